@@ -1,0 +1,83 @@
+# mcp-bridge — every target a newcomer needs. `make run` and `make test` are the two that matter.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+ROOT       := $(abspath .)
+TOOLS      := $(ROOT)/.tools
+TOOLS_BIN  := $(TOOLS)/bin
+NODE_DIR   := $(TOOLS)/node
+BIN        := $(ROOT)/bin/mcp-bridge
+export PATH := $(TOOLS_BIN):$(NODE_DIR)/node_modules/.bin:$(PATH)
+
+# Pinned code generators, installed from the Go module proxy into .tools/bin.
+PROTOC_GEN_GO_VERSION       := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION  := v1.6.2
+GRPC_GATEWAY_VERSION        := v2.32.0
+
+GO_PACKAGES := ./...
+
+.PHONY: build run test test-go test-e2e test-python test-java conformance lint generate check-generate \
+        tools node-tools bench clean fmt
+
+build: ## Build bin/mcp-bridge.
+	go build -o $(BIN) ./cmd/mcp-bridge
+
+run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server.
+	$(BIN) $(ARGS)
+
+tools: $(TOOLS)/.go-tools-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION) node-tools
+
+$(TOOLS)/.go-tools-%:
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS_BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN=$(TOOLS_BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+	GOBIN=$(TOOLS_BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+	touch $@
+
+node-tools: $(NODE_DIR)/.installed ## buf, googleapis protos, MCP conformance suite and reference servers (npm, pinned).
+
+$(NODE_DIR)/.installed: tools/package.json tools/package-lock.json
+	mkdir -p $(NODE_DIR)
+	cp tools/package.json tools/package-lock.json $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+generate: tools ## Regenerate gen/ from proto/ (buf, local plugins, no network registry).
+	scripts/generate.sh
+
+check-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
+	scripts/check-generate.sh
+
+lint: tools ## buf lint + buf format check + go vet.
+	buf lint
+	buf format --diff --exit-code
+	go vet $(GO_PACKAGES)
+
+test: tools lint check-generate test-go test-e2e test-python test-java conformance ## Everything CI runs.
+
+test-go: ## Go unit and integration tests with the race detector.
+	go test -race -count=1 $(GO_PACKAGES)
+
+test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
+	scripts/test-e2e.sh
+
+test-python: build ## Python client tests against the real binary.
+	scripts/test-python.sh
+
+test-java: build ## Java client tests against the real binary.
+	scripts/test-java.sh
+
+conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets.
+	scripts/conformance.sh
+
+bench: build node-tools ## Benchmarks; rewrites BENCHMARKS.md and bench/results.json.
+	scripts/bench.sh
+
+fmt:
+	gofmt -w $$(git ls-files '*.go' | grep -v '^gen/')
+	buf format -w
+
+clean:
+	rm -rf bin .tools

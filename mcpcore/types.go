@@ -1,0 +1,423 @@
+// Package mcpcore is mcp-bridge's MCP client core. It holds many sessions to upstream MCP servers, keeps them
+// alive, and turns everything a server asks of a client — sampling, elicitation, roots, whether pushed as a
+// legacy JSON-RPC request or returned inside a 2026-07-28 input_required result — into pending requests that a
+// host answers when it can.
+//
+// It is built on the official MCP Go SDK (github.com/modelcontextprotocol/go-sdk), which speaks the wire
+// protocol of both eras, and adds what a bridge needs: a session registry with owners and states,
+// supervision, dispatch of server-initiated requests with deadlines and tombstones, ordered per-session
+// events, cancellation mapping and limits. It never imports gRPC: the service in package server sits on top
+// of it and owns the mapping of errors to status codes.
+//
+// The package's public types use the SDK's own MCP types (mcp.CallToolResult and so on) for MCP payloads.
+package mcpcore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TransportKind is how the bridge reaches an upstream MCP server.
+type TransportKind string
+
+// The transports the core speaks.
+const (
+	// TransportStdio launches the server as a supervised subprocess and speaks newline-delimited JSON-RPC
+	// over its stdin and stdout.
+	TransportStdio TransportKind = "stdio"
+	// TransportStreamableHTTP is the Streamable HTTP transport (2025-03-26 and later).
+	TransportStreamableHTTP TransportKind = "streamable-http"
+	// TransportSSE is the deprecated HTTP+SSE transport (2024-11-05).
+	TransportSSE TransportKind = "sse"
+)
+
+// ServerConfig describes one configured upstream MCP server. The zero value of every optional field means
+// "the default".
+type ServerConfig struct {
+	// Name is the server's name in the bridge configuration; hosts open sessions by this name.
+	Name string
+	// Transport is how to reach the server.
+	Transport TransportKind
+	// Command, Args, Env and Dir launch a stdio server. Env entries are added to a minimal inherited
+	// environment (PATH, HOME, LANG, TMPDIR); the bridge's own secrets are not passed down.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	// URL and Headers reach an HTTP server (Streamable HTTP or HTTP+SSE). Header values are secrets: they
+	// never appear in logs or errors.
+	URL     string
+	Headers map[string]string
+	// ProtocolVersion pins the MCP protocol version for this server. Empty means negotiate: try 2026-07-28
+	// (server/discover) and fall back to the initialize handshake.
+	ProtocolVersion string
+	// Roots are the session's default roots, used when a host declares the roots capability without a list
+	// of its own, and as the answer to roots/list when a pending roots request reaches its deadline.
+	Roots []*mcp.Root
+	// Restart governs supervision of a crashed stdio server.
+	Restart RestartPolicy
+}
+
+// RestartPolicy is exponential backoff with jitter for restarting crashed stdio servers.
+type RestartPolicy struct {
+	// MaxRestarts bounds consecutive restarts without a successful handshake; 0 means the default (5),
+	// a negative value disables restarts.
+	MaxRestarts int
+	// InitialBackoff is the first delay (default 200ms); MaxBackoff caps it (default 30s).
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+}
+
+// Limits bound what a host or a server can make the core hold. Zero means the documented default.
+type Limits struct {
+	// MaxMessageBytes bounds one JSON-RPC message from a server (default 16 MiB). A larger frame fails
+	// the request it belongs to, or the session if it cannot be attributed, and is counted.
+	MaxMessageBytes int
+	// MaxSessions bounds open sessions in the core (default 1024).
+	MaxSessions int
+	// MaxSessionsPerOwner bounds open sessions per owner (default 64).
+	MaxSessionsPerOwner int
+	// MaxPendingPerSession bounds server-initiated requests waiting for a host answer in one session
+	// (default 64). A request over the bound is answered with an error at once.
+	MaxPendingPerSession int
+	// MaxStdioProcesses bounds concurrently running stdio server processes (default 256).
+	MaxStdioProcesses int
+	// EventBuffer is the per-subscriber event buffer (default 1024); a subscriber that falls further
+	// behind loses events, and the loss is counted and reported as an EventDropped event.
+	EventBuffer int
+}
+
+// PendingPolicy sets deadlines for server-initiated requests and what happens when one passes.
+// At the deadline: elicitation → the request is answered {"action":"cancel"}; sampling → a JSON-RPC error;
+// roots → the session's configured roots.
+type PendingPolicy struct {
+	SamplingTimeout    time.Duration // default 5m
+	ElicitationTimeout time.Duration // default 10m
+	RootsTimeout       time.Duration // default 30s
+}
+
+// Options configure a Core. The zero value is usable: no servers, default limits, slog.Default.
+type Options struct {
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Servers are the configured upstreams, by name.
+	Servers map[string]ServerConfig
+	// AllowUnconfigured lets OpenParams.Server carry an ad-hoc ServerConfig (off by default: hosts may
+	// open sessions only to configured servers).
+	AllowUnconfigured bool
+	Limits            Limits
+	Pending           PendingPolicy
+	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
+	ClientInfo *mcp.Implementation
+}
+
+// HostCapabilities are what the host declared when it opened a session. The session advertises exactly
+// these upstream; a server request for anything else is answered -32601 by the core without reaching
+// the host.
+type HostCapabilities struct {
+	Sampling         bool // sampling/createMessage
+	SamplingTools    bool // sampling with tools / toolChoice (2025-11-25)
+	SamplingContext  bool // includeContext other than "none"
+	ElicitationForm  bool // elicitation/create, form mode
+	ElicitationURL   bool // elicitation/create, URL mode
+	Roots            bool // roots/list
+	RootsListChanged bool // the host may change roots; handshake-era servers get list_changed
+}
+
+// OpenParams open a session.
+type OpenParams struct {
+	// Owner is the principal that owns the session; only it may see, use or answer for it.
+	Owner string
+	// Server names a configured server.
+	Server string
+	// AdHoc is an unconfigured server; only honoured when Options.AllowUnconfigured is set.
+	AdHoc *ServerConfig
+	// Capabilities the host declared.
+	Capabilities HostCapabilities
+	// Roots the host exposes; nil means the server's configured roots.
+	Roots []*mcp.Root
+	// ProtocolVersion overrides the server's configured pin for this session; empty keeps it.
+	ProtocolVersion string
+	// ClientInfo, when set, is presented upstream instead of Options.ClientInfo.
+	ClientInfo *mcp.Implementation
+}
+
+// SessionState is where a session is in its life.
+type SessionState int
+
+// Session states. A session moves Connecting → Ready; Ready → Reconnecting → Ready when supervision
+// restarts or re-initializes it; any state → Closed, which is final.
+const (
+	StateConnecting SessionState = iota + 1
+	StateReady
+	StateReconnecting
+	StateClosed
+)
+
+func (s SessionState) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateReady:
+		return "ready"
+	case StateReconnecting:
+		return "reconnecting"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("SessionState(%d)", int(s))
+}
+
+// SessionInfo is what the session negotiated with its server. It changes only when supervision redoes
+// the handshake.
+type SessionInfo struct {
+	ProtocolVersion string
+	ServerInfo      *mcp.Implementation
+	Capabilities    *mcp.ServerCapabilities
+	Instructions    string
+}
+
+// CallOptions accompany a host call into a session.
+type CallOptions struct {
+	// CallID identifies the host call bridge-wide; pending requests and progress events raised by this
+	// call carry it. Empty means the core assigns one (see Call.ID in OnStart).
+	CallID string
+	// Meta is _meta to send with the request (merged under the core's own keys).
+	Meta map[string]any
+	// OnProgress, if set, makes the core send a progress token and receive this call's
+	// notifications/progress; it is called in order, never concurrently, and must not block for long.
+	OnProgress func(Progress)
+	// OnLog, if set, receives log messages the server sends while this call runs (2026-07-28 sends them on
+	// the request's own stream; on the handshake era they are the session's log messages during the call).
+	OnLog func(*mcp.LoggingMessageParams)
+	// OnRequest, if set, is told of each pending request this call raises (both legacy pushes attributed to
+	// it and MRTR input requests), so a streaming call can show them to its caller.
+	OnRequest func(*PendingRequest)
+	// Task asks the server to run a tools/call as a task with this TTL (0: no task).
+	TaskTTL time.Duration
+}
+
+// Progress is one notifications/progress routed to the call that asked for it.
+type Progress struct {
+	CallID   string
+	Token    any
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
+}
+
+// RequestKind is what a server asks of the client.
+type RequestKind int
+
+// Kinds of server-initiated requests.
+const (
+	KindSampling RequestKind = iota + 1
+	KindElicitation
+	KindRoots
+)
+
+func (k RequestKind) String() string {
+	switch k {
+	case KindSampling:
+		return "sampling"
+	case KindElicitation:
+		return "elicitation"
+	case KindRoots:
+		return "roots"
+	}
+	return fmt.Sprintf("RequestKind(%d)", int(k))
+}
+
+// Delivery is how a server request reached the bridge.
+type Delivery int
+
+// Deliveries.
+const (
+	// DeliveryPush is a handshake-era server→client JSON-RPC request.
+	DeliveryPush Delivery = iota + 1
+	// DeliveryMRTR is an input request inside a 2026-07-28 input_required result; the answer goes into the
+	// retried call's inputResponses.
+	DeliveryMRTR
+)
+
+func (d Delivery) String() string {
+	switch d {
+	case DeliveryPush:
+		return "push"
+	case DeliveryMRTR:
+		return "mrtr"
+	}
+	return fmt.Sprintf("Delivery(%d)", int(d))
+}
+
+// PendingRequest is one server-initiated request waiting for a host's answer. Its fields are immutable
+// after creation; the outcome is learned from the dispatcher (Wait, events).
+type PendingRequest struct {
+	// ID is bridge-wide unique ("req-…"), never reused.
+	ID        string
+	SessionID string
+	Owner     string
+	// OriginCallID is the host call that led to this request (SEP-2260 ties every server request to a
+	// client request); empty only when a legacy server pushed a request outside any call.
+	OriginCallID string
+	// OriginMethod and OriginName describe that call ("tools/call", tool name; "prompts/get", prompt name;
+	// "resources/read", URI).
+	OriginMethod string
+	OriginName   string
+	Delivery     Delivery
+	// InputKey is the key in inputRequests for DeliveryMRTR.
+	InputKey string
+	Kind     RequestKind
+	Created  time.Time
+	Deadline time.Time
+	// Exactly one payload is set, matching Kind.
+	Sampling    *mcp.CreateMessageWithToolsParams
+	Elicitation *mcp.ElicitParams
+	Roots       *mcp.ListRootsParams
+}
+
+// Answer is a host's reply to a pending request: exactly one of the fields is set, and it must match the
+// request's kind.
+type Answer struct {
+	Sampling    *mcp.CreateMessageWithToolsResult
+	Elicitation *mcp.ElicitResult
+	Roots       *mcp.ListRootsResult
+	// Error answers with a JSON-RPC error (e.g. the user rejected sampling: code -1).
+	Error *RPCError
+}
+
+// RPCError is a JSON-RPC error a host sends as its answer.
+type RPCError struct {
+	Code    int64
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// Outcome is how a pending request ended.
+type Outcome int
+
+// Outcomes.
+const (
+	// OutcomeAnswered: a host answered and the answer went upstream.
+	OutcomeAnswered Outcome = iota + 1
+	// OutcomeCancelledByServer: the server sent notifications/cancelled, or the originating call ended.
+	OutcomeCancelledByServer
+	// OutcomeCancelledByHost: a host withdrew the request (the server gets an error answer).
+	OutcomeCancelledByHost
+	// OutcomeTimedOut: the deadline passed and the policy default was sent upstream.
+	OutcomeTimedOut
+	// OutcomeSessionClosed: the session closed first; shutdown drains with the policy default.
+	OutcomeSessionClosed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeAnswered:
+		return "answered"
+	case OutcomeCancelledByServer:
+		return "cancelled-by-server"
+	case OutcomeCancelledByHost:
+		return "cancelled-by-host"
+	case OutcomeTimedOut:
+		return "timed-out"
+	case OutcomeSessionClosed:
+		return "session-closed"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// EventKind tells which field of an Event is set.
+type EventKind int
+
+// Event kinds.
+const (
+	EventRequestCreated EventKind = iota + 1 // Request
+	EventRequestEnded                        // Ended
+	EventProgress                            // Progress
+	EventLog                                 // Log
+	EventToolsListChanged
+	EventPromptsListChanged
+	EventResourcesListChanged
+	EventResourceUpdated     // URI
+	EventElicitationComplete // ElicitationID
+	EventTaskStatus          // Task (raw task object as the server sent it)
+	EventCancelled           // CancelledRequestID, Reason: the server cancelled one of its requests
+	EventStateChanged        // State, Reason, Restarts
+	EventDropped             // Dropped: events this subscriber lost because it was too slow
+)
+
+// Event is one thing that happened in a session, delivered to subscribers in order.
+type Event struct {
+	// Seq increases by one per event within a session, starting at 1; gaps seen by a subscriber equal the
+	// drops it was told of.
+	Seq       uint64
+	SessionID string
+	Time      time.Time
+	Kind      EventKind
+
+	Request            *PendingRequest
+	Ended              *RequestEnded
+	Progress           *Progress
+	Log                *mcp.LoggingMessageParams
+	URI                string
+	ElicitationID      string
+	Task               json.RawMessage
+	CancelledRequestID string
+	Reason             string
+	State              SessionState
+	Restarts           int
+	Dropped            uint64
+}
+
+// RequestEnded reports the end of a pending request.
+type RequestEnded struct {
+	RequestID string
+	Outcome   Outcome
+	Detail    string
+}
+
+// Sentinel errors callers branch on. The server package maps them to status codes.
+var (
+	ErrSessionNotFound    = errors.New("session not found")
+	ErrServerNotFound     = errors.New("server not configured")
+	ErrRequestNotFound    = errors.New("pending request not found")
+	ErrRequestEnded       = errors.New("pending request already ended") // tombstone: late or duplicate answer
+	ErrWrongAnswerKind    = errors.New("answer does not match the request kind")
+	ErrTooManySessions    = errors.New("too many sessions")
+	ErrTooManyPending     = errors.New("too many pending requests")
+	ErrSessionClosed      = errors.New("session closed")
+	ErrUnavailable        = errors.New("upstream unavailable")
+	ErrCapabilityMissing  = errors.New("capability not negotiated")
+	ErrNotSupportedByEra  = errors.New("not supported by the negotiated protocol version")
+	ErrPermissionDenied   = errors.New("permission denied")
+	ErrInvalidAnswer      = errors.New("invalid answer")
+	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")
+)
+
+// FieldViolation names a field of a host's input and what is wrong with it.
+type FieldViolation struct {
+	Field       string
+	Description string
+}
+
+// InvalidError is a host input error with field violations; it wraps ErrInvalidAnswer or is standalone.
+type InvalidError struct {
+	Err        error
+	Violations []FieldViolation
+}
+
+func (e *InvalidError) Error() string {
+	if len(e.Violations) == 0 {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%v: %s: %s", e.Err, e.Violations[0].Field, e.Violations[0].Description)
+}
+
+func (e *InvalidError) Unwrap() error { return e.Err }
