@@ -1,0 +1,816 @@
+package mcpcore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// JSON-RPC error codes of the answers the dispatcher itself makes up. MCP defines none for these cases; the
+// values follow the TypeScript SDK (RequestTimeout -32001, ConnectionClosed -32000) and LSP's
+// RequestCancelled (-32800), which MCP implementations commonly recognise.
+const (
+	// CodeRequestCancelled is sent upstream when a host cancels a sampling or roots request
+	// (Dispatcher.Cancel), and is what submit returns when the server itself cancelled the request.
+	CodeRequestCancelled = -32800
+	// CodeRequestTimedOut is the default answer to a sampling request whose deadline passed, when the
+	// caller of submit supplies no fallback.
+	CodeRequestTimedOut = -32001
+	// CodeSessionClosed is the default answer to a sampling or roots request drained by a closing session,
+	// when the caller of submit supplies no fallback.
+	CodeSessionClosed = -32000
+)
+
+// The defaults of PendingPolicy and Limits the dispatcher applies (defaultSamplingTimeout,
+// defaultMaxPendingPerSession, …) are declared with the others in core.go.
+const (
+	// Tombstones of ended requests (and markers of closed sessions) are kept this long and at most this
+	// many, whichever bound is hit first; a late answer after that gets ErrRequestNotFound instead of
+	// ErrRequestEnded. The bounds keep the memory of a long-running bridge flat.
+	defaultTombstoneTTL  = 10 * time.Minute
+	defaultMaxTombstones = 10_000
+)
+
+// Dispatcher is the bridge-wide registry of pending requests: every server-initiated request (sampling,
+// elicitation, roots), whether a legacy push or an MRTR input request, is registered here by the session
+// that received it, and waits until a host answers it, a host cancels it, the server cancels it, its
+// deadline passes or its session closes — whichever comes first, decided atomically. Every request has
+// exactly one outcome, and it is published as EventRequestEnded after the request's EventRequestCreated.
+//
+// All methods are safe for concurrent use. The dispatcher starts no goroutines: a pending request is
+// waited for by the goroutine that called submit (the session's request handler), which also owns the
+// request's deadline timer.
+type Dispatcher struct {
+	logger        *slog.Logger
+	policy        PendingPolicy // defaults applied
+	maxPerSession int
+	publish       func(sessionID string, ev Event)
+
+	// mu guards everything below: the registry, the per-session counts, every pendingEntry's end state
+	// (ended, outcome, answer, detail), the tombstones and the closed-session markers. It is never held
+	// while calling out (publish hook, fallback, logger) or while validating an answer.
+	mu       sync.Mutex
+	pending  map[string]*pendingEntry // by request id; only requests that have not ended
+	sessions map[string]int           // pending requests per session id; a key is deleted at zero
+	tombs    expiring[tombstone]      // ended requests, by id
+	closed   expiring[struct{}]       // sessions that closeSession drained, by session id
+	now      func() time.Time         // time.Now; replaced in tests
+}
+
+// pendingEntry is the dispatcher's record of one pending request.
+type pendingEntry struct {
+	req *PendingRequest
+	// done is closed (under Dispatcher.mu) when the request ends; after that the end state below is
+	// immutable and may be read without the lock by whoever received from done.
+	done chan struct{}
+
+	// End state, guarded by Dispatcher.mu until done is closed.
+	ended   bool
+	outcome Outcome
+	answer  Answer // the host's answer (OutcomeAnswered) or the cancel answer (OutcomeCancelledByHost)
+	detail  string
+
+	// pubMu orders this request's two events: submit holds it while publishing EventRequestCreated, and
+	// whoever ends the request takes it to publish EventRequestEnded, so Ended never precedes Created even
+	// when a host answers (having seen the request through List) before Created has been published.
+	pubMu sync.Mutex
+
+	// The elicitation schema, compiled once, on the first answer that needs it.
+	schemaOnce sync.Once
+	schema     *elicitSchema
+}
+
+// tombstone is what remains of an ended request: enough to refuse a late answer to the right owner and to
+// answer Wait, without keeping the request's payload alive.
+type tombstone struct {
+	owner     string
+	sessionID string
+	ended     RequestEnded
+}
+
+// newDispatcher returns a dispatcher with policy and limits defaults applied. publish receives the
+// dispatcher's events (EventRequestCreated, EventRequestEnded) for the session's event log; it must not
+// block for long and must not call back into the dispatcher. A nil logger means slog.Default(); a nil
+// publish drops the events.
+func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, publish func(sessionID string, ev Event)) *Dispatcher {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if publish == nil {
+		publish = func(string, Event) {}
+	}
+	if policy.SamplingTimeout <= 0 {
+		policy.SamplingTimeout = defaultSamplingTimeout
+	}
+	if policy.ElicitationTimeout <= 0 {
+		policy.ElicitationTimeout = defaultElicitationTimeout
+	}
+	if policy.RootsTimeout <= 0 {
+		policy.RootsTimeout = defaultRootsTimeout
+	}
+	maxPer := limits.MaxPendingPerSession
+	if maxPer <= 0 {
+		maxPer = defaultMaxPendingPerSession
+	}
+	return &Dispatcher{
+		logger:        logger,
+		policy:        policy,
+		maxPerSession: maxPer,
+		publish:       publish,
+		pending:       make(map[string]*pendingEntry),
+		sessions:      make(map[string]int),
+		tombs:         newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
+		closed:        newExpiring[struct{}](defaultTombstoneTTL, defaultMaxTombstones),
+		now:           time.Now,
+	}
+}
+
+// timeout is the policy deadline for a request kind.
+func (d *Dispatcher) timeout(k RequestKind) time.Duration {
+	switch k {
+	case KindSampling:
+		return d.policy.SamplingTimeout
+	case KindElicitation:
+		return d.policy.ElicitationTimeout
+	case KindRoots:
+		return d.policy.RootsTimeout
+	}
+	return d.policy.SamplingTimeout
+}
+
+// submit registers req and blocks until it ends; it returns what to send upstream (exactly one of the
+// answer's fields set) and how the request ended.
+//
+// submit fills in req.ID ("req-" and 128 random bits), req.Created (now) and req.Deadline (Created plus the
+// policy timeout of req.Kind) where they are empty; the caller must not modify req afterwards. It publishes
+// EventRequestCreated once the request is visible to List, Get and Respond, and EventRequestEnded when it
+// ends. The request ends when
+//
+//   - a host answers (Respond): the host's answer, OutcomeAnswered;
+//   - a host cancels (Cancel): {"action":"cancel"} for elicitation, a CodeRequestCancelled error otherwise,
+//     OutcomeCancelledByHost;
+//   - ctx is done — the server sent notifications/cancelled or the originating call ended; use
+//     context.WithCancelCause to give the reason, which becomes RequestEnded.Detail: a CodeRequestCancelled
+//     error (which the caller should not send: a cancelled request gets no response), OutcomeCancelledByServer;
+//   - req.Deadline passes: fallback(), OutcomeTimedOut;
+//   - closeSession(req.SessionID): fallback(), OutcomeSessionClosed. A request submitted after its session
+//     was closed ends so at once, without being registered.
+//
+// fallback supplies the policy default and is called at most once, on the calling goroutine, without
+// locks held. A nil fallback means the built-in default: {"action":"cancel"} for elicitation, an empty root
+// list for roots, a JSON-RPC error for sampling (CodeRequestTimedOut or CodeSessionClosed).
+//
+// The error is non-nil only when the request was refused and never registered: ErrTooManyPending when the
+// session already has Limits.MaxPendingPerSession pending requests (the caller answers upstream with an
+// error at once), or a duplicate req.ID.
+func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback func() Answer) (Answer, Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return serverCancelledAnswer(), OutcomeCancelledByServer, nil
+	}
+	now := d.now()
+	if req.Created.IsZero() {
+		req.Created = now
+	}
+	if req.Deadline.IsZero() {
+		req.Deadline = req.Created.Add(d.timeout(req.Kind))
+	}
+	id := req.ID
+	if id == "" {
+		id = newRequestID()
+	}
+	e := &pendingEntry{req: req, done: make(chan struct{})}
+
+	e.pubMu.Lock()
+	d.mu.Lock()
+	if _, closed := d.closed.get(req.SessionID, now); closed {
+		d.mu.Unlock()
+		e.pubMu.Unlock()
+		return runFallback(req.Kind, fallback, OutcomeSessionClosed), OutcomeSessionClosed, nil
+	}
+	if d.sessions[req.SessionID] >= d.maxPerSession {
+		d.mu.Unlock()
+		e.pubMu.Unlock()
+		return Answer{}, 0, ErrTooManyPending
+	}
+	for d.idTakenLocked(id, now) {
+		if req.ID != "" {
+			d.mu.Unlock()
+			e.pubMu.Unlock()
+			return Answer{}, 0, fmt.Errorf("mcpcore: pending request id %q already used", req.ID)
+		}
+		id = newRequestID() // 128 random bits: practically never taken, but never reuse an id
+	}
+	req.ID = id
+	d.pending[id] = e
+	d.sessions[req.SessionID]++
+	d.mu.Unlock()
+	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
+	e.pubMu.Unlock()
+
+	timer := time.NewTimer(req.Deadline.Sub(now))
+	select {
+	case <-e.done:
+	case <-timer.C:
+		d.finish(e, OutcomeTimedOut, Answer{}, "deadline passed")
+	case <-ctx.Done():
+		d.finish(e, OutcomeCancelledByServer, Answer{}, context.Cause(ctx).Error())
+	}
+	timer.Stop()
+	<-e.done // closed by whoever won; its end state is now safe to read
+
+	switch e.outcome {
+	case OutcomeAnswered, OutcomeCancelledByHost:
+		return e.answer, e.outcome, nil
+	case OutcomeCancelledByServer:
+		return serverCancelledAnswer(), e.outcome, nil
+	default: // OutcomeTimedOut, OutcomeSessionClosed
+		return runFallback(req.Kind, fallback, e.outcome), e.outcome, nil
+	}
+}
+
+func (d *Dispatcher) idTakenLocked(id string, now time.Time) bool {
+	if _, ok := d.pending[id]; ok {
+		return true
+	}
+	_, ok := d.tombs.get(id, now)
+	return ok
+}
+
+// finish ends e with the given outcome unless it has already ended; it reports whether it did.
+func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string) bool {
+	d.mu.Lock()
+	if e.ended {
+		d.mu.Unlock()
+		return false
+	}
+	d.endLocked(e, o, a, detail)
+	d.mu.Unlock()
+	d.publishEnded(e)
+	if o == OutcomeTimedOut {
+		d.logger.Info("pending request timed out; policy default sent upstream",
+			"request_id", e.req.ID, "session_id", e.req.SessionID, "kind", e.req.Kind.String())
+	}
+	return true
+}
+
+// endLocked records e's end, moves it from the registry to the tombstones and wakes its waiters. The
+// caller holds d.mu and must call publishEnded(e) after releasing it.
+func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail string) {
+	e.ended, e.outcome, e.answer, e.detail = true, o, a, detail
+	id, sid := e.req.ID, e.req.SessionID
+	delete(d.pending, id)
+	if n := d.sessions[sid] - 1; n > 0 {
+		d.sessions[sid] = n
+	} else {
+		delete(d.sessions, sid)
+	}
+	d.tombs.add(id, tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo()}, d.now())
+	close(e.done)
+}
+
+// publishEnded publishes e's EventRequestEnded, after its EventRequestCreated.
+func (d *Dispatcher) publishEnded(e *pendingEntry) {
+	ended := e.endedInfo()
+	e.pubMu.Lock()
+	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &ended})
+	e.pubMu.Unlock()
+}
+
+// endedInfo reports e's end; e must have ended (d.mu held or done received).
+func (e *pendingEntry) endedInfo() RequestEnded {
+	return RequestEnded{RequestID: e.req.ID, Outcome: e.outcome, Detail: e.detail}
+}
+
+// closeSession drains a closing session: every request of it still pending ends with
+// OutcomeSessionClosed (its submit returns the fallback answer) and its EventRequestEnded is published
+// before closeSession returns, so a caller that closes the session's event log afterwards has delivered
+// them. Requests submitted for the session afterwards end the same way at once. closeSession does not wait
+// for the submit calls to return. Calling it again is harmless.
+func (d *Dispatcher) closeSession(sessionID string) {
+	d.mu.Lock()
+	now := d.now()
+	d.closed.add(sessionID, struct{}{}, now)
+	var drained []*pendingEntry
+	if d.sessions[sessionID] > 0 {
+		for _, e := range d.pending {
+			if e.req.SessionID == sessionID {
+				drained = append(drained, e)
+			}
+		}
+	}
+	slices.SortFunc(drained, func(a, b *pendingEntry) int { return compareRequests(a.req, b.req) })
+	for _, e := range drained {
+		d.endLocked(e, OutcomeSessionClosed, Answer{}, "session closed")
+	}
+	d.mu.Unlock()
+	for _, e := range drained {
+		d.publishEnded(e)
+	}
+}
+
+// List returns the pending requests (not yet ended) of owner in sessionID, oldest first. An empty owner
+// matches every owner (admin and internal use); an empty sessionID matches every session. The returned
+// requests are shared and must not be modified.
+func (d *Dispatcher) List(owner, sessionID string) []*PendingRequest {
+	d.mu.Lock()
+	var out []*PendingRequest
+	for _, e := range d.pending {
+		if (owner == "" || e.req.Owner == owner) && (sessionID == "" || e.req.SessionID == sessionID) {
+			out = append(out, e.req)
+		}
+	}
+	d.mu.Unlock()
+	slices.SortFunc(out, compareRequests)
+	return out
+}
+
+func compareRequests(a, b *PendingRequest) int {
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// Get returns the pending request id if owner owns it. It returns ErrRequestEnded (wrapped, with the
+// outcome) for a request of owner that has ended and is still remembered, and ErrRequestNotFound for an id
+// that never existed, is forgotten, or belongs to another owner — requests of others are invisible. Unlike
+// List, an empty owner matches only requests whose owner is empty.
+func (d *Dispatcher) Get(owner, id string) (*PendingRequest, error) {
+	e, err := d.lookup(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.req, nil
+}
+
+// lookup finds the pending entry id of owner, or says why not (ErrRequestNotFound, ErrRequestEnded).
+func (d *Dispatcher) lookup(owner, id string) (*pendingEntry, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if e, ok := d.pending[id]; ok {
+		if e.req.Owner != owner {
+			return nil, ErrRequestNotFound
+		}
+		return e, nil
+	}
+	if t, ok := d.tombs.get(id, d.now()); ok && t.owner == owner {
+		return nil, endedError(t.ended.Outcome)
+	}
+	return nil, ErrRequestNotFound
+}
+
+func endedError(o Outcome) error { return fmt.Errorf("%w: %s", ErrRequestEnded, o) }
+
+// Respond delivers a host's answer to the pending request id of owner. The first valid answer wins,
+// atomically; the request's submit returns it and EventRequestEnded (OutcomeAnswered) is published before
+// Respond returns.
+//
+// Errors:
+//   - ErrRequestNotFound: no such request for this owner (never existed, forgotten, or another owner's);
+//   - ErrRequestEnded (wrapped, with the outcome): the request already ended — answered, cancelled, timed
+//     out or drained. The answer is dropped and logged (a tombstone hit), never delivered elsewhere;
+//   - ErrWrongAnswerKind (wrapped): the answer's result does not match the request's kind;
+//   - *InvalidError wrapping ErrInvalidAnswer, with field violations: not exactly one of the answer's fields
+//     set (field "answer"), or a result that is not valid for the request. Violation fields are JSON paths
+//     relative to the result that is set: "model", "role", "content[0].mimeType" for sampling;
+//     "action", "content", "content.age", "content.colors[1]" for elicitation; "roots[0].uri" for roots;
+//     "message" for an error answer;
+//   - ctx's error if ctx is done before the answer is recorded.
+//
+// What is checked: a sampling result needs a role (assistant or user), a model and content; without tools
+// offered in the request the content is one text, image or audio block; tool_use blocks are allowed only
+// when tools were offered (and toolChoice is not "none"), each naming an offered tool. An elicitation result
+// has action accept, decline or cancel; content only with accept; in form mode, accept content must match
+// the request's requestedSchema (see elicitschema.go); in URL mode, accept carries no content. Roots must be
+// file:// URIs (MCP spec: "This *must* start with file:// for now"). An error answer needs a message.
+func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e, err := d.lookup(owner, id)
+	if err != nil {
+		if errors.Is(err, ErrRequestEnded) {
+			d.logLate(owner, id, "answer")
+		}
+		return err
+	}
+	if err := d.validateAnswer(e, a); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if e.ended {
+		o := e.outcome
+		d.mu.Unlock()
+		d.logLate(owner, id, "answer")
+		return endedError(o)
+	}
+	d.endLocked(e, OutcomeAnswered, a, "")
+	d.mu.Unlock()
+	d.publishEnded(e)
+	return nil
+}
+
+// logLate records an answer or cancel that came after its request ended. The answer itself is not logged:
+// it may carry user data.
+func (d *Dispatcher) logLate(owner, id, what string) {
+	d.logger.Info("late "+what+" for an ended pending request dropped", "request_id", id, "owner", owner)
+}
+
+// Cancel withdraws the pending request id of owner on the host's behalf: the server gets
+// {"action":"cancel"} for an elicitation (the spec's answer for "the user dismissed it", which servers
+// handle as a normal outcome) and a JSON-RPC error CodeRequestCancelled "request cancelled by host" (with
+// reason appended) for sampling and roots. The outcome is OutcomeCancelledByHost with reason as detail.
+// Errors are those of Get; a request that ended meanwhile gives ErrRequestEnded.
+func (d *Dispatcher) Cancel(owner, id, reason string) error {
+	e, err := d.lookup(owner, id)
+	if err != nil {
+		if errors.Is(err, ErrRequestEnded) {
+			d.logLate(owner, id, "cancel")
+		}
+		return err
+	}
+	if !d.finish(e, OutcomeCancelledByHost, hostCancelAnswer(e.req.Kind, reason), reason) {
+		d.logLate(owner, id, "cancel")
+		<-e.done
+		return endedError(e.outcome)
+	}
+	return nil
+}
+
+// Wait blocks until the request id ends and reports how; for a request that has already ended and is still
+// remembered it returns at once. It returns ErrRequestNotFound for an unknown or forgotten id and ctx's
+// error when ctx is done first. Wait does not check the owner: callers on behalf of a host check it with
+// Get first.
+func (d *Dispatcher) Wait(ctx context.Context, id string) (RequestEnded, error) {
+	d.mu.Lock()
+	e, ok := d.pending[id]
+	if !ok {
+		t, ok := d.tombs.get(id, d.now())
+		d.mu.Unlock()
+		if ok {
+			return t.ended, nil
+		}
+		return RequestEnded{}, ErrRequestNotFound
+	}
+	d.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.endedInfo(), nil
+	case <-ctx.Done():
+		return RequestEnded{}, ctx.Err()
+	}
+}
+
+// hostCancelAnswer is what goes upstream when a host cancels a request.
+func hostCancelAnswer(k RequestKind, reason string) Answer {
+	if k == KindElicitation {
+		return Answer{Elicitation: &mcp.ElicitResult{Action: "cancel"}}
+	}
+	msg := "request cancelled by host"
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: msg}}
+}
+
+func serverCancelledAnswer() Answer {
+	return Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "request cancelled by server"}}
+}
+
+// runFallback returns fallback() or, for a nil fallback, the built-in default for k and the outcome.
+func runFallback(k RequestKind, fallback func() Answer, o Outcome) Answer {
+	if fallback != nil {
+		return fallback()
+	}
+	switch k {
+	case KindElicitation:
+		return Answer{Elicitation: &mcp.ElicitResult{Action: "cancel"}}
+	case KindRoots:
+		return Answer{Roots: &mcp.ListRootsResult{Roots: []*mcp.Root{}}}
+	}
+	if o == OutcomeSessionClosed {
+		return Answer{Error: &RPCError{Code: CodeSessionClosed, Message: "session closed before the host answered"}}
+	}
+	return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered before the deadline"}}
+}
+
+// requestIDEncoding renders 128 random bits as 26 lower-case characters.
+var requestIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newRequestID returns "req-" followed by 128 bits from crypto/rand: unguessable, so that knowing one id
+// tells nothing about another.
+func newRequestID() string {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never returns an error (Go 1.24+); it crashes instead
+	var buf [4 + 26]byte
+	copy(buf[:], "req-")
+	requestIDEncoding.Encode(buf[4:], raw[:])
+	return string(buf[:])
+}
+
+// --- answer validation ---
+
+// validateAnswer checks a against e's request; see Respond.
+func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
+	n := 0
+	for _, set := range [...]bool{a.Sampling != nil, a.Elicitation != nil, a.Roots != nil, a.Error != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return invalid(FieldViolation{Field: "answer", Description: "exactly one of sampling, elicitation, roots or error must be set"})
+	}
+	req := e.req
+	if a.Error != nil {
+		if strings.TrimSpace(a.Error.Message) == "" {
+			return invalid(FieldViolation{Field: "message", Description: "an error answer needs a message"})
+		}
+		return nil
+	}
+	got := answerKind(a)
+	if got != req.Kind {
+		return fmt.Errorf("%w: request is %s, answer is %s", ErrWrongAnswerKind, req.Kind, got)
+	}
+	var vs []FieldViolation
+	switch req.Kind {
+	case KindSampling:
+		vs = validateSamplingResult(req.Sampling, a.Sampling)
+	case KindElicitation:
+		vs = validateElicitResult(req.Elicitation, e.compiledSchema(d.logger), a.Elicitation)
+	case KindRoots:
+		vs = validateRootsResult(a.Roots)
+	}
+	if len(vs) > 0 {
+		return &InvalidError{Err: ErrInvalidAnswer, Violations: vs}
+	}
+	return nil
+}
+
+func invalid(vs ...FieldViolation) error { return &InvalidError{Err: ErrInvalidAnswer, Violations: vs} }
+
+func answerKind(a Answer) RequestKind {
+	switch {
+	case a.Sampling != nil:
+		return KindSampling
+	case a.Elicitation != nil:
+		return KindElicitation
+	case a.Roots != nil:
+		return KindRoots
+	}
+	return 0
+}
+
+// compiledSchema compiles the request's requestedSchema once. A schema that does not compile is logged
+// and not enforced (see elicitschema.go).
+func (e *pendingEntry) compiledSchema(logger *slog.Logger) *elicitSchema {
+	e.schemaOnce.Do(func() {
+		if e.req.Elicitation == nil {
+			return
+		}
+		s, err := compileElicitSchema(e.req.Elicitation.RequestedSchema)
+		if err != nil {
+			logger.Debug("elicitation requestedSchema not enforced", "request_id", e.req.ID, "err", err)
+			return
+		}
+		e.schema = s
+	})
+	return e.schema
+}
+
+// elicitMode is the request's mode, inferred as the SDK does when the server left it empty.
+func elicitMode(p *mcp.ElicitParams) string {
+	switch {
+	case p == nil:
+		return "form"
+	case p.Mode != "":
+		return p.Mode
+	case p.URL != "" || p.ElicitationID != "":
+		return "url"
+	}
+	return "form"
+}
+
+// validateElicitResult checks an elicitation answer; schema may be nil (nothing to enforce).
+func validateElicitResult(req *mcp.ElicitParams, schema *elicitSchema, r *mcp.ElicitResult) []FieldViolation {
+	switch r.Action {
+	case "accept":
+	case "decline", "cancel":
+		if len(r.Content) > 0 {
+			return []FieldViolation{{Field: "content", Description: "must be empty unless action is accept"}}
+		}
+		return nil
+	case "":
+		return []FieldViolation{{Field: "action", Description: "required: accept, decline or cancel"}}
+	default:
+		return []FieldViolation{{Field: "action", Description: "must be accept, decline or cancel, got " + strconv.Quote(r.Action)}}
+	}
+	if elicitMode(req) == "url" {
+		if len(r.Content) > 0 {
+			return []FieldViolation{{Field: "content", Description: "must be empty for a URL-mode elicitation"}}
+		}
+		return nil
+	}
+	if r.Content == nil && schema != nil && schema.properties > 0 {
+		return []FieldViolation{{Field: "content", Description: "required when action is accept"}}
+	}
+	return schema.validate(r.Content)
+}
+
+// validateSamplingResult checks a sampling answer against its request (spec 2025-11-25,
+// client/sampling: CreateMessageResult; tool use only when the request offered tools).
+func validateSamplingResult(req *mcp.CreateMessageWithToolsParams, r *mcp.CreateMessageWithToolsResult) []FieldViolation {
+	var vs []FieldViolation
+	switch r.Role {
+	case "assistant", "user":
+	case "":
+		vs = append(vs, FieldViolation{Field: "role", Description: "required"})
+	default:
+		vs = append(vs, FieldViolation{Field: "role", Description: "must be assistant or user"})
+	}
+	if strings.TrimSpace(r.Model) == "" {
+		vs = append(vs, FieldViolation{Field: "model", Description: "required: the name of the model that produced the message"})
+	}
+	var tools []*mcp.Tool
+	toolsAllowed := false
+	if req != nil {
+		tools = req.Tools
+		toolsAllowed = len(tools) > 0 && (req.ToolChoice == nil || req.ToolChoice.Mode != "none")
+	}
+	switch {
+	case len(r.Content) == 0:
+		vs = append(vs, FieldViolation{Field: "content", Description: "required"})
+	case len(r.Content) > 1 && len(tools) == 0:
+		vs = append(vs, FieldViolation{Field: "content", Description: "must be a single block: the request offered no tools"})
+	}
+	for i, c := range r.Content {
+		f := "content[" + strconv.Itoa(i) + "]"
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			if c == nil {
+				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+			}
+		case *mcp.ImageContent:
+			if c == nil {
+				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				continue
+			}
+			vs = checkMedia(vs, f, c.Data, c.MIMEType)
+		case *mcp.AudioContent:
+			if c == nil {
+				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				continue
+			}
+			vs = checkMedia(vs, f, c.Data, c.MIMEType)
+		case *mcp.ToolUseContent:
+			switch {
+			case c == nil:
+				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				continue
+			case len(tools) == 0:
+				vs = append(vs, FieldViolation{Field: f, Description: "tool_use is allowed only when the request offered tools"})
+				continue
+			case !toolsAllowed:
+				vs = append(vs, FieldViolation{Field: f, Description: `tool_use is not allowed: the request's toolChoice is "none"`})
+				continue
+			}
+			if c.ID == "" {
+				vs = append(vs, FieldViolation{Field: f + ".id", Description: "required"})
+			}
+			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil && t.Name == c.Name }) {
+				vs = append(vs, FieldViolation{Field: f + ".name", Description: "must name a tool the request offered, got " + strconv.Quote(c.Name)})
+			}
+		case nil:
+			vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+		default:
+			vs = append(vs, FieldViolation{Field: f, Description: fmt.Sprintf("content type %s is not allowed in a sampling result (text, image, audio, tool_use)", contentTypeName(c))})
+		}
+	}
+	return vs
+}
+
+func checkMedia(vs []FieldViolation, f string, data []byte, mime string) []FieldViolation {
+	if len(data) == 0 {
+		vs = append(vs, FieldViolation{Field: f + ".data", Description: "required"})
+	}
+	if mime == "" {
+		vs = append(vs, FieldViolation{Field: f + ".mimeType", Description: "required"})
+	}
+	return vs
+}
+
+func contentTypeName(c mcp.Content) string {
+	switch c.(type) {
+	case *mcp.ToolResultContent:
+		return "tool_result"
+	case *mcp.ResourceLink:
+		return "resource_link"
+	case *mcp.EmbeddedResource:
+		return "resource"
+	}
+	return fmt.Sprintf("%T", c)
+}
+
+// validateRootsResult checks a roots answer: every root a file:// URI (spec 2025-11-25, client/roots).
+func validateRootsResult(r *mcp.ListRootsResult) []FieldViolation {
+	var vs []FieldViolation
+	for i, root := range r.Roots {
+		f := "roots[" + strconv.Itoa(i) + "]"
+		if root == nil {
+			vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+			continue
+		}
+		u, err := url.Parse(root.URI)
+		switch {
+		case root.URI == "":
+			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "required"})
+		case err != nil:
+			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "must be a valid URI"})
+		case !strings.HasPrefix(root.URI, "file://") || u.Scheme != "file":
+			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "must be a file:// URI"})
+		}
+	}
+	return vs
+}
+
+// --- bounded memory of ended things ---
+
+// expiring is a map whose entries are forgotten after ttl or when more than max are held, oldest first.
+// Insertion order is the age order, so eviction is amortised O(1). It is not safe for concurrent use (the
+// Dispatcher guards it with its mutex).
+type expiring[V any] struct {
+	ttl   time.Duration
+	max   int
+	m     map[string]expiringValue[V]
+	order []expiringKey // oldest first, from head
+	head  int
+}
+
+type expiringValue[V any] struct {
+	v  V
+	at time.Time
+}
+
+type expiringKey struct {
+	key string
+	at  time.Time
+}
+
+func newExpiring[V any](ttl time.Duration, maxEntries int) expiring[V] {
+	return expiring[V]{ttl: ttl, max: maxEntries, m: make(map[string]expiringValue[V])}
+}
+
+func (x *expiring[V]) add(key string, v V, now time.Time) {
+	x.m[key] = expiringValue[V]{v: v, at: now}
+	x.order = append(x.order, expiringKey{key: key, at: now})
+	x.prune(now)
+}
+
+// get returns the value of key if it is held and not expired.
+func (x *expiring[V]) get(key string, now time.Time) (V, bool) {
+	ev, ok := x.m[key]
+	if !ok || now.Sub(ev.at) > x.ttl {
+		var zero V
+		return zero, false
+	}
+	return ev.v, true
+}
+
+// prune forgets what is older than ttl and what exceeds max.
+func (x *expiring[V]) prune(now time.Time) {
+	for x.head < len(x.order) {
+		k := x.order[x.head]
+		if len(x.order)-x.head <= x.max && now.Sub(k.at) <= x.ttl {
+			break
+		}
+		// The key may have been added again later (a session closed twice); delete only its own entry.
+		if ev, ok := x.m[k.key]; ok && ev.at.Equal(k.at) {
+			delete(x.m, k.key)
+		}
+		x.order[x.head] = expiringKey{}
+		x.head++
+	}
+	if x.head > 1024 && x.head > len(x.order)/2 {
+		n := copy(x.order, x.order[x.head:])
+		clear(x.order[n:])
+		x.order = x.order[:n]
+		x.head = 0
+	}
+}
+
+func (x *expiring[V]) len() int { return len(x.m) }

@@ -1,0 +1,457 @@
+package mcpcore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/mail"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// This file validates the content of an accepted form-mode elicitation against the server's requestedSchema,
+// so that a host that sends a wrong value learns which field is wrong (a FieldViolation per field, e.g.
+// "content.age") instead of the server receiving content that does not match what it asked for.
+//
+// The MCP elicitation schema (spec 2025-11-25, client/elicitation, "Requested Schema") is a restricted JSON
+// Schema: a flat object whose properties are primitives —
+//
+//   - string: title, description, minLength, maxLength, format (email, uri, date, date-time), default;
+//     a single-select enum as "enum" (with optional legacy "enumNames") or as "oneOf" of {const, title};
+//   - number / integer: minimum, maximum, default;
+//   - boolean: default;
+//   - array: a multi-select enum whose "items" carry "enum" or "anyOf" of {const, title}, with minItems and
+//     maxItems.
+//
+// Those keywords are checked here field by field. Anything else a server put in the schema (pattern,
+// multipleOf, exclusive bounds, …) is checked afterwards by github.com/google/jsonschema-go, the validator
+// the SDK itself uses, as a backstop; its failure is reported on the field "content" with its message.
+// Unknown formats are annotations and accepted, as in JSON Schema. Properties not in the schema are accepted
+// unless the schema says additionalProperties: false (JSON Schema semantics).
+//
+// A schema that cannot be parsed, or whose root is not an object, does not block the host: the content is
+// then not validated here (the SDK rejects such a schema on push before the request is ever created).
+
+// elicitSchema is a requestedSchema compiled for validating accept content. It is immutable once built and
+// safe for concurrent use.
+type elicitSchema struct {
+	names      []string // property names, sorted, so violations come in a stable order
+	props      map[string]*jsonschema.Schema
+	required   []string
+	noExtra    bool                 // additionalProperties: false
+	resolved   *jsonschema.Resolved // backstop; nil when the schema does not resolve
+	properties int                  // len(props), kept for the "accept without content" check
+}
+
+// errSchemaNotObject reports a requestedSchema whose root is not an object schema.
+var errSchemaNotObject = errors.New("requested schema is not an object schema")
+
+// compileElicitSchema parses a requestedSchema as the SDK carries it (map[string]any from the wire,
+// json.RawMessage, *jsonschema.Schema or anything that marshals to a JSON Schema). A nil schema compiles to
+// nil: nothing to validate.
+func compileElicitSchema(raw any) (*elicitSchema, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var s *jsonschema.Schema
+	switch v := raw.(type) {
+	case *jsonschema.Schema:
+		// Work on a copy: Resolve records state about the tree and the request's payload must stay immutable.
+		if v == nil {
+			return nil, nil
+		}
+		s = v.CloneSchemas()
+	default:
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("marshal requested schema: %w", err)
+		}
+		if string(b) == "null" {
+			return nil, nil
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("parse requested schema: %w", err)
+		}
+		if s == nil {
+			return nil, nil
+		}
+	}
+	if (s.Type != "" && s.Type != "object") || (s.Types != nil && !slices.Contains(s.Types, "object")) {
+		return nil, errSchemaNotObject
+	}
+	es := &elicitSchema{props: s.Properties, required: s.Required, properties: len(s.Properties)}
+	for name, p := range s.Properties {
+		if p != nil {
+			es.names = append(es.names, name)
+		}
+	}
+	slices.Sort(es.names)
+	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && isEmptySchema(ap.Not) {
+		es.noExtra = true // "additionalProperties": false unmarshals as {"not": {}}
+	}
+	if r, err := s.Resolve(nil); err == nil {
+		es.resolved = r
+	}
+	return es, nil
+}
+
+func isEmptySchema(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "{}"
+}
+
+// validate checks content against the schema and returns the violations, fields named "content.<property>"
+// (and "content.<property>[i]" for array items). A nil schema accepts any content.
+func (es *elicitSchema) validate(content map[string]any) []FieldViolation {
+	if es == nil {
+		return nil
+	}
+	var vs []FieldViolation
+	for _, name := range es.required {
+		if _, ok := content[name]; !ok {
+			vs = append(vs, FieldViolation{Field: "content." + name, Description: "required by the requested schema"})
+		}
+	}
+	for _, name := range es.names {
+		v, ok := content[name]
+		if !ok {
+			continue
+		}
+		vs = checkElicitValue(vs, "content."+name, es.props[name], v)
+	}
+	if es.noExtra {
+		var extra []string
+		for name := range content {
+			if _, ok := es.props[name]; !ok {
+				extra = append(extra, name)
+			}
+		}
+		slices.Sort(extra)
+		for _, name := range extra {
+			vs = append(vs, FieldViolation{Field: "content." + name, Description: "not a property of the requested schema"})
+		}
+	}
+	if len(vs) == 0 && es.resolved != nil {
+		if err := backstopValidate(es.resolved, content); err != nil {
+			vs = append(vs, FieldViolation{Field: "content", Description: err.Error()})
+		}
+	}
+	return vs
+}
+
+// backstopValidate runs the full JSON Schema validator. It recovers from a panic in the library: content
+// comes from a host and must never crash the process.
+func backstopValidate(r *jsonschema.Resolved, content map[string]any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("content cannot be validated against the requested schema")
+		}
+	}()
+	if content == nil {
+		content = map[string]any{}
+	}
+	return r.Validate(content)
+}
+
+// checkElicitValue appends the violations of one property value to vs.
+func checkElicitValue(vs []FieldViolation, field string, s *jsonschema.Schema, v any) []FieldViolation {
+	bad := func(format string, args ...any) []FieldViolation {
+		return append(vs, FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
+	}
+	typ := schemaType(s)
+	if v == nil {
+		if typ == "" || typ == "null" || slices.Contains(s.Types, "null") {
+			return vs
+		}
+		return bad("must be a %s, not null", typ)
+	}
+	switch typ {
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return bad("must be a string, got %s", jsonKind(v))
+		}
+		return checkElicitString(vs, field, s, str)
+	case "number", "integer":
+		f, ok := toFloat(v)
+		if !ok {
+			return bad("must be a %s, got %s", typ, jsonKind(v))
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return bad("must be a finite number")
+		}
+		if typ == "integer" && f != math.Trunc(f) {
+			return bad("must be an integer, got %s", formatNum(f))
+		}
+		if s.Minimum != nil && f < *s.Minimum {
+			return bad("must be at least %s, got %s", formatNum(*s.Minimum), formatNum(f))
+		}
+		if s.Maximum != nil && f > *s.Maximum {
+			return bad("must be at most %s, got %s", formatNum(*s.Maximum), formatNum(f))
+		}
+		if s.ExclusiveMinimum != nil && f <= *s.ExclusiveMinimum {
+			return bad("must be greater than %s, got %s", formatNum(*s.ExclusiveMinimum), formatNum(f))
+		}
+		if s.ExclusiveMaximum != nil && f >= *s.ExclusiveMaximum {
+			return bad("must be less than %s, got %s", formatNum(*s.ExclusiveMaximum), formatNum(f))
+		}
+		if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { g, ok := toFloat(e); return ok && g == f }) {
+			return bad("must be one of the allowed values")
+		}
+		return vs
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return bad("must be a boolean, got %s", jsonKind(v))
+		}
+		return vs
+	case "array":
+		return checkElicitArray(vs, field, s, v)
+	case "object":
+		// Not allowed by the restricted schema; the backstop checks what the server asked for.
+		if k := reflect.ValueOf(v).Kind(); k != reflect.Map {
+			return bad("must be an object, got %s", jsonKind(v))
+		}
+		return vs
+	case "":
+		// No type: any primitive; const/enum still apply below through the backstop.
+		return vs
+	default:
+		return vs
+	}
+}
+
+func checkElicitString(vs []FieldViolation, field string, s *jsonschema.Schema, str string) []FieldViolation {
+	bad := func(format string, args ...any) []FieldViolation {
+		return append(vs, FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
+	}
+	if len(s.Enum) > 0 {
+		if !slices.ContainsFunc(s.Enum, func(e any) bool { es, ok := e.(string); return ok && es == str }) {
+			return bad("must be one of %s", quoteList(s.Enum))
+		}
+		return vs
+	}
+	if len(s.OneOf) > 0 {
+		consts := constValues(s.OneOf)
+		if consts != nil {
+			if !slices.ContainsFunc(consts, func(e any) bool { es, ok := e.(string); return ok && es == str }) {
+				return bad("must be one of %s", quoteList(consts))
+			}
+			return vs
+		}
+	}
+	if s.Const != nil {
+		if c, ok := (*s.Const).(string); !ok || c != str {
+			return bad("must equal the schema's const value")
+		}
+	}
+	n := utf8.RuneCountInString(str)
+	if s.MinLength != nil && n < *s.MinLength {
+		return bad("must be at least %d characters, got %d", *s.MinLength, n)
+	}
+	if s.MaxLength != nil && n > *s.MaxLength {
+		return bad("must be at most %d characters, got %d", *s.MaxLength, n)
+	}
+	if s.Format != "" {
+		if err := checkStringFormat(s.Format, str); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return vs
+}
+
+func checkElicitArray(vs []FieldViolation, field string, s *jsonschema.Schema, v any) []FieldViolation {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return append(vs, FieldViolation{Field: field, Description: "must be an array, got " + jsonKind(v)})
+	}
+	n := rv.Len()
+	if s.MinItems != nil && n < *s.MinItems {
+		return append(vs, FieldViolation{Field: field, Description: fmt.Sprintf("must have at least %d items, got %d", *s.MinItems, n)})
+	}
+	if s.MaxItems != nil && n > *s.MaxItems {
+		return append(vs, FieldViolation{Field: field, Description: fmt.Sprintf("must have at most %d items, got %d", *s.MaxItems, n)})
+	}
+	var allowed []any
+	if it := s.Items; it != nil {
+		switch {
+		case len(it.Enum) > 0:
+			allowed = it.Enum
+		case len(it.AnyOf) > 0:
+			allowed = constValues(it.AnyOf)
+		case len(it.OneOf) > 0:
+			allowed = constValues(it.OneOf)
+		}
+	}
+	seen := make(map[string]bool, n)
+	for i := range n {
+		item := rv.Index(i).Interface()
+		itemField := field + "[" + strconv.Itoa(i) + "]"
+		str, ok := item.(string)
+		if !ok {
+			if s.Items != nil && schemaType(s.Items) != "" && schemaType(s.Items) != "string" {
+				vs = checkElicitValue(vs, itemField, s.Items, item)
+				continue
+			}
+			vs = append(vs, FieldViolation{Field: itemField, Description: "must be a string, got " + jsonKind(item)})
+			continue
+		}
+		if allowed != nil && !slices.ContainsFunc(allowed, func(e any) bool { es, ok := e.(string); return ok && es == str }) {
+			vs = append(vs, FieldViolation{Field: itemField, Description: "must be one of " + quoteList(allowed)})
+			continue
+		}
+		if s.UniqueItems && seen[str] {
+			vs = append(vs, FieldViolation{Field: itemField, Description: "duplicates an earlier item"})
+		}
+		seen[str] = true
+	}
+	return vs
+}
+
+// checkStringFormat checks the string formats the MCP elicitation schema allows. Other formats are
+// annotations and always pass.
+func checkStringFormat(format, s string) error {
+	switch format {
+	case "email":
+		a, err := mail.ParseAddress(s)
+		if err != nil || a.Address != s || a.Name != "" {
+			return errors.New("must be an email address")
+		}
+	case "uri":
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return errors.New("must be an absolute URI")
+		}
+	case "date":
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return errors.New("must be a date (RFC 3339 full-date, YYYY-MM-DD)")
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return errors.New("must be a date-time (RFC 3339)")
+		}
+	}
+	return nil
+}
+
+// schemaType is the JSON type a property schema asks for, inferring "string" for enums and oneOf lists and
+// "array" for items, as the SDK does for untyped enum schemas.
+func schemaType(s *jsonschema.Schema) string {
+	switch {
+	case s.Type != "":
+		return s.Type
+	case len(s.Types) > 0:
+		for _, t := range s.Types {
+			if t != "null" {
+				return t
+			}
+		}
+		return "null"
+	case len(s.Enum) > 0, len(s.OneOf) > 0 && constValues(s.OneOf) != nil:
+		return "string"
+	case s.Items != nil:
+		return "array"
+	}
+	return ""
+}
+
+// constValues returns the const of every entry, or nil if an entry has none (then the list is not a
+// titled enum and the backstop validates it).
+func constValues(entries []*jsonschema.Schema) []any {
+	out := make([]any, 0, len(entries))
+	for _, e := range entries {
+		if e == nil || e.Const == nil {
+			return nil
+		}
+		out = append(out, *e.Const)
+	}
+	return out
+}
+
+// toFloat converts the numeric types a host may put in content (float64 from JSON, ints from Go code,
+// json.Number) to float64.
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return float64(rv.Int()), true
+	case rv.CanUint():
+		return float64(rv.Uint()), true
+	case rv.CanFloat():
+		return rv.Float(), true
+	}
+	return 0, false
+}
+
+// jsonKind names the JSON type of a Go value for messages.
+func jsonKind(v any) string {
+	if v == nil {
+		return "null"
+	}
+	if _, ok := v.(json.Number); ok {
+		return "number"
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt(), rv.CanUint(), rv.CanFloat():
+		return "number"
+	}
+	switch rv.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	}
+	return "unsupported value"
+}
+
+func formatNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// quoteList renders allowed values for a message, bounded so a huge enum does not make a huge error.
+func quoteList(vals []any) string {
+	const maxShown = 10
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range vals {
+		if i == maxShown {
+			fmt.Fprintf(&b, ", … %d more", len(vals)-maxShown)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s, ok := v.(string); ok {
+			b.WriteString(strconv.Quote(s))
+		} else {
+			fmt.Fprint(&b, v)
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}

@@ -1,0 +1,183 @@
+package mcpcore
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// eventLog is one session's ordered stream of events, fanned out to any number of subscriptions.
+//
+// publish never blocks: each subscription has a bounded channel, and an event that does not fit is dropped
+// for that subscription only and counted. Once the subscription has room again, the next delivery to it is
+// first an EventDropped carrying the count, then the newer event — so every subscriber sees events in
+// publish order, and every gap in Seq it sees was announced by an EventDropped.
+//
+// The notice is delivered at the next publish (or at close) after room frees up: a channel cannot tell the
+// sender when its reader has caught up, and a goroutine per subscription to find out is not worth it.
+// Subscription.Dropped is always current.
+//
+// An eventLog starts no goroutines.
+type eventLog struct {
+	sessionID string
+	buf       int // default subscription buffer
+
+	// mu guards seq, subs, closed, and the delivery state of every subscription in subs (unreported,
+	// lastDropped, closed). publish holds it while it numbers the event and hands it to every
+	// subscription with a non-blocking send: that is what makes each subscriber's order the publish order
+	// and lets Subscription.Close close the channel without racing a send. Nothing blocks while it is
+	// held.
+	mu     sync.Mutex
+	seq    uint64
+	subs   []*Subscription
+	closed bool
+}
+
+// newEventLog returns the event log of a session. limits.EventBuffer is the default subscription buffer
+// (defaultEventBuffer when zero).
+func newEventLog(sessionID string, limits Limits) *eventLog {
+	buf := limits.EventBuffer
+	if buf <= 0 {
+		buf = defaultEventBuffer
+	}
+	return &eventLog{sessionID: sessionID, buf: buf}
+}
+
+// publish numbers ev (Seq: 1, 2, 3, … per session), stamps its Time and SessionID, and delivers it to every
+// subscription without blocking. It is safe for concurrent use; concurrent publishers are ordered by
+// whoever takes the lock first, so a caller that needs an order between two events publishes them from one
+// goroutine. After close, publish does nothing.
+func (l *eventLog) publish(ev Event) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.seq++
+	ev.Seq = l.seq
+	ev.SessionID = l.sessionID
+	ev.Time = time.Now()
+	for _, s := range l.subs {
+		s.deliverLocked(&ev)
+	}
+	l.mu.Unlock()
+}
+
+// subscribe adds a subscription that receives every event published from now on. buf is its channel
+// capacity; zero or less means the log's default. On a closed log the subscription's channel is already
+// closed.
+func (l *eventLog) subscribe(buf int) *Subscription {
+	if buf <= 0 {
+		buf = l.buf
+	}
+	s := &Subscription{log: l, ch: make(chan Event, buf)}
+	l.mu.Lock()
+	if l.closed {
+		s.closed = true
+		close(s.ch)
+	} else {
+		l.subs = append(l.subs, s)
+	}
+	l.mu.Unlock()
+	return s
+}
+
+// close ends the log: a subscription that still owes a drop notice gets it if it has room, then every
+// subscription's channel is closed, after any events already in it. Publish after close does nothing; the
+// caller publishes the session's final state event before closing. close is idempotent.
+func (l *eventLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	now := time.Now()
+	for _, s := range l.subs {
+		if s.unreported > 0 {
+			select {
+			case s.ch <- s.dropNotice(now):
+				s.unreported = 0
+			default:
+			}
+		}
+		s.closed = true
+		close(s.ch)
+	}
+	l.subs = nil
+}
+
+// Subscription receives a session's events in order. Obtain one from Session.Subscribe.
+//
+// Receive from C until it is closed — when the session's event log closes or Close is called. A subscriber
+// that stops receiving does not slow the session: it loses events (counted by Dropped, announced by an
+// EventDropped once it catches up). A subscription abandoned without Close holds its buffer until the
+// session closes.
+type Subscription struct {
+	log *eventLog
+	ch  chan Event
+
+	// Guarded by log.mu.
+	unreported  uint64 // drops not yet announced by an EventDropped
+	lastDropped uint64 // Seq of the newest dropped event
+	closed      bool
+
+	dropped atomic.Uint64 // all drops so far; read by Dropped without the lock
+}
+
+// C returns the channel of events. It is closed when the subscription ends.
+func (s *Subscription) C() <-chan Event { return s.ch }
+
+// Dropped reports how many events this subscription has lost because its buffer was full.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Close ends the subscription: no further events are delivered and C is closed (events already buffered
+// stay readable). It is idempotent and safe to call concurrently with publish and with the log's close.
+func (s *Subscription) Close() {
+	if s == nil || s.log == nil {
+		return
+	}
+	l := s.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if i := slices.Index(l.subs, s); i >= 0 {
+		l.subs = slices.Delete(l.subs, i, i+1)
+	}
+	close(s.ch)
+}
+
+// deliverLocked hands ev to the subscription without blocking: first an owed drop notice, then ev; what does
+// not fit is dropped and counted. The caller holds s.log.mu.
+func (s *Subscription) deliverLocked(ev *Event) {
+	if s.unreported > 0 {
+		select {
+		case s.ch <- s.dropNotice(ev.Time):
+			s.unreported = 0
+		default:
+			s.dropLocked(ev.Seq)
+			return
+		}
+	}
+	select {
+	case s.ch <- *ev:
+	default:
+		s.dropLocked(ev.Seq)
+	}
+}
+
+// dropNotice is the EventDropped owed to this subscription. Its Seq is that of the newest event it lost, so
+// a subscriber's Seqs never go backwards and the gap before the notice equals Dropped.
+func (s *Subscription) dropNotice(now time.Time) Event {
+	return Event{Seq: s.lastDropped, SessionID: s.log.sessionID, Time: now, Kind: EventDropped, Dropped: s.unreported}
+}
+
+func (s *Subscription) dropLocked(seq uint64) {
+	s.unreported++
+	s.lastDropped = seq
+	s.dropped.Add(1)
+}
