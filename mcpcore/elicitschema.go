@@ -94,18 +94,15 @@ func compileElicitSchema(raw any) (*elicitSchema, error) {
 		}
 	}
 	slices.Sort(es.names)
-	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && isEmptySchema(ap.Not) {
-		es.noExtra = true // "additionalProperties": false unmarshals as {"not": {}}
+	if ap := s.AdditionalProperties; ap != nil {
+		if b, err := json.Marshal(ap); err == nil && string(b) == "false" {
+			es.noExtra = true
+		}
 	}
 	if r, err := s.Resolve(nil); err == nil {
 		es.resolved = r
 	}
 	return es, nil
-}
-
-func isEmptySchema(s *jsonschema.Schema) bool {
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "{}"
 }
 
 // validate checks content against the schema and returns the violations, fields named "content.<property>"

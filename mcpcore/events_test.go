@@ -1,0 +1,333 @@
+package mcpcore
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+// etDrain reads everything buffered in s without blocking.
+func etDrain(s *Subscription) []Event {
+	var out []Event
+	for {
+		select {
+		case ev, ok := <-s.C():
+			if !ok {
+				return out
+			}
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+// etSeqs renders events as "seq" or "dropped(n)@seq" for compact comparisons.
+func etSeqs(evs []Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Kind == EventDropped {
+			out = append(out, fmt.Sprintf("dropped(%d)@%d", ev.Dropped, ev.Seq))
+			continue
+		}
+		out = append(out, fmt.Sprint(ev.Seq))
+	}
+	return out
+}
+
+func etIsClosed(s *Subscription) bool {
+	select {
+	case _, ok := <-s.C():
+		return !ok
+	default:
+		return false
+	}
+}
+
+func TestEventOrderMultipleSubscribers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{})
+	subs := []*Subscription{l.subscribe(0), l.subscribe(100), l.subscribe(2000)}
+	const n = 100
+	start := time.Now()
+	for i := range n {
+		l.publish(Event{Kind: EventLog, Reason: fmt.Sprint(i), Seq: 999, SessionID: "spoofed"})
+	}
+	for i, s := range subs {
+		evs := etDrain(s)
+		if len(evs) != n {
+			t.Fatalf("subscriber %d got %d events, want %d", i, len(evs), n)
+		}
+		last := start
+		for j, ev := range evs {
+			if ev.Seq != uint64(j+1) || ev.SessionID != "s1" || ev.Reason != fmt.Sprint(j) {
+				t.Fatalf("subscriber %d event %d = seq %d session %q reason %q", i, j, ev.Seq, ev.SessionID, ev.Reason)
+			}
+			if ev.Time.Before(last) {
+				t.Fatalf("subscriber %d: time went backwards at %d", i, j)
+			}
+			last = ev.Time
+		}
+		if s.Dropped() != 0 {
+			t.Errorf("subscriber %d dropped %d", i, s.Dropped())
+		}
+	}
+}
+
+func TestEventConcurrentPublishers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{EventBuffer: 10_000})
+	a, b := l.subscribe(0), l.subscribe(0)
+	const publishers, each = 8, 200
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			for i := range each {
+				l.publish(Event{Kind: EventProgress, Reason: fmt.Sprintf("%d/%d", p, i)})
+			}
+		})
+	}
+	wg.Wait()
+	ea, eb := etDrain(a), etDrain(b)
+	if len(ea) != publishers*each {
+		t.Fatalf("got %d events, want %d", len(ea), publishers*each)
+	}
+	if diff := cmp.Diff(ea, eb); diff != "" {
+		t.Fatalf("subscribers saw different streams (-a +b):\n%s", diff)
+	}
+	next := map[int]int{}
+	for i, ev := range ea {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+		var p, k int
+		fmt.Sscanf(ev.Reason, "%d/%d", &p, &k)
+		if k != next[p] {
+			t.Fatalf("publisher %d: event %d delivered when %d was expected", p, k, next[p])
+		}
+		next[p]++
+	}
+}
+
+func TestEventSlowSubscriberDrops(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{})
+	fast, slow := l.subscribe(100), l.subscribe(4)
+	for range 10 {
+		l.publish(Event{Kind: EventLog})
+	}
+	if got := slow.Dropped(); got != 6 {
+		t.Fatalf("slow dropped %d, want 6", got)
+	}
+	if diff := cmp.Diff([]string{"1", "2", "3", "4"}, etSeqs(etDrain(slow))); diff != "" {
+		t.Errorf("slow before catching up (-want +got):\n%s", diff)
+	}
+	// Room again: the notice comes first, with the seq of the newest lost event, then the new event.
+	l.publish(Event{Kind: EventLog})
+	if diff := cmp.Diff([]string{"dropped(6)@10", "11"}, etSeqs(etDrain(slow))); diff != "" {
+		t.Errorf("slow after catching up (-want +got):\n%s", diff)
+	}
+	if got := slow.Dropped(); got != 6 {
+		t.Errorf("slow dropped %d after catching up, want 6", got)
+	}
+	if got := etSeqs(etDrain(fast)); len(got) != 11 || fast.Dropped() != 0 {
+		t.Errorf("fast got %v, dropped %d", got, fast.Dropped())
+	}
+}
+
+func TestEventDropNoticeWithoutRoom(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name    string
+		buf     int
+		publish int // after the first fill
+		read    int // events read between fills
+		want    []string
+		dropped uint64
+	}{
+		// Full with 2, 3 lost; one read frees one slot: the notice takes it and the next event is lost too.
+		{"notice takes the last slot", 2, 1, 1, []string{"2", "dropped(3)@5", "dropped(1)@6"}, 4},
+		// Two slots free: notice and event both fit.
+		{"notice and event fit", 2, 1, 2, []string{"dropped(3)@5", "6"}, 3},
+		// Nothing read: everything is lost and counted, one notice later.
+		{"nothing read", 2, 3, 0, []string{"1", "2", "dropped(6)@8"}, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newEventLog("s", Limits{})
+			s := l.subscribe(tt.buf)
+			for range 5 {
+				l.publish(Event{Kind: EventLog})
+			}
+			var got []Event
+			for range tt.read {
+				got = append(got, <-s.C())
+			}
+			for range tt.publish {
+				l.publish(Event{Kind: EventLog})
+			}
+			got = append(got, etDrain(s)...)
+			l.close() // delivers a notice still owed, now that there is room
+			got = append(got, etDrain(s)...)
+			if diff := cmp.Diff(tt.want, etSeqs(got[tt.read:])); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if s.Dropped() != tt.dropped {
+				t.Errorf("dropped %d, want %d", s.Dropped(), tt.dropped)
+			}
+		})
+	}
+}
+
+func TestEventSubscriptionClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{})
+	s, other := l.subscribe(8), l.subscribe(8)
+	l.publish(Event{Kind: EventLog})
+	s.Close()
+	s.Close() // idempotent
+	l.publish(Event{Kind: EventLog})
+	if diff := cmp.Diff([]string{"1"}, etSeqs(etDrain(s))); diff != "" {
+		t.Errorf("closed subscription (-want +got):\n%s", diff)
+	}
+	if !etIsClosed(s) {
+		t.Error("C not closed after Close")
+	}
+	if got := etSeqs(etDrain(other)); len(got) != 2 {
+		t.Errorf("other subscription got %v", got)
+	}
+	l.close()
+	s.Close() // after the log closed
+	other.Close()
+	if !etIsClosed(other) {
+		t.Error("other not closed after the log closed")
+	}
+	var zero *Subscription
+	zero.Close() // a nil subscription is harmless
+}
+
+func TestEventCloseRacesPublish(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{EventBuffer: 4})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				l.publish(Event{Kind: EventProgress})
+			}
+		}
+	})
+	var subs []*Subscription
+	for range 50 {
+		s := l.subscribe(0)
+		subs = append(subs, s)
+		wg.Go(func() {
+			for range s.C() { // exits when C closes
+			}
+		})
+		wg.Go(s.Close)
+		wg.Go(s.Close)
+	}
+	close(stop)
+	l.close()
+	l.close()
+	wg.Wait()
+	for i, s := range subs {
+		if !etIsClosed(s) {
+			t.Errorf("subscription %d not closed", i)
+		}
+	}
+}
+
+func TestEventLogClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s1", Limits{})
+	s := l.subscribe(4)
+	l.publish(Event{Kind: EventStateChanged, State: StateClosed, Reason: "bye"})
+	l.close()
+	l.publish(Event{Kind: EventLog}) // nothing after close
+	evs := etDrain(s)
+	if len(evs) != 1 || evs[0].State != StateClosed || !etIsClosed(s) {
+		t.Errorf("after close got %+v (closed %v)", evs, etIsClosed(s))
+	}
+	late := l.subscribe(4)
+	if !etIsClosed(late) {
+		t.Error("subscription to a closed log is open")
+	}
+	late.Close()
+}
+
+func TestEventBufferSizes(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name   string
+		limits Limits
+		buf    int
+		want   int
+	}{
+		{"default", Limits{}, 0, defaultEventBuffer},
+		{"limit", Limits{EventBuffer: 16}, 0, 16},
+		{"negative means default", Limits{EventBuffer: 16}, -1, 16},
+		{"explicit", Limits{EventBuffer: 16}, 3, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newEventLog("s", tt.limits).subscribe(tt.buf)
+			if got := cap(s.C()); got != tt.want {
+				t.Errorf("cap = %d, want %d", got, tt.want)
+			}
+			s.Close()
+		})
+	}
+}
+
+// TestEventDispatcherIntegration routes the dispatcher's events through an event log, as the core does.
+func TestEventDispatcherIntegration(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l := newEventLog("s", Limits{})
+	sub := l.subscribe(16)
+	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{RootsTimeout: time.Millisecond}, Limits{}, func(_ string, ev Event) { l.publish(ev) })
+	_, o, err := d.submit(t.Context(), dtRootsReq("o", "s"), nil)
+	if err != nil || o != OutcomeTimedOut {
+		t.Fatal(o, err)
+	}
+	evs := etDrain(sub)
+	if len(evs) != 2 || evs[0].Kind != EventRequestCreated || evs[1].Kind != EventRequestEnded ||
+		evs[1].Ended.RequestID != evs[0].Request.ID || evs[1].Seq != 2 {
+		t.Errorf("events = %+v", evs)
+	}
+	l.close()
+}
+
+func BenchmarkPublish(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+			l := newEventLog("s", Limits{})
+			var wg sync.WaitGroup
+			for range n {
+				s := l.subscribe(0)
+				wg.Go(func() {
+					for range s.C() { // drains until the log closes
+					}
+				})
+			}
+			p := &Progress{CallID: "c", Progress: 1}
+			b.ReportAllocs()
+			for b.Loop() {
+				l.publish(Event{Kind: EventProgress, Progress: p})
+			}
+			b.StopTimer()
+			l.close()
+			wg.Wait()
+		})
+	}
+}
