@@ -77,8 +77,7 @@ fi
 mkdir -p "$tmp/against"
 git archive "$against_commit" proto buf.yaml | tar -x -C "$tmp/against"
 ln -s "$root/.tools" "$tmp/against/.tools"
-(cd "$tmp/against" && buf build -o "$tmp/against.binpb")
-if ! buf breaking --against "$tmp/against.binpb"; then
+if ! buf breaking --against "$tmp/against"; then
   echo "check-generate: proto/ has breaking changes against $against ($against_commit)." >&2
   echo "mcpbridge.v1 is a published API: add new fields, messages and RPCs instead of changing old ones." >&2
   exit 1
