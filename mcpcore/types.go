@@ -127,6 +127,10 @@ type HostCapabilities struct {
 	ElicitationURL   bool // elicitation/create, URL mode
 	Roots            bool // roots/list
 	RootsListChanged bool // the host may change roots; handshake-era servers get list_changed
+	// Tasks: the host takes task results of tools/call (CallToolOrTask). On 2026-07-28 the session then
+	// declares the io.modelcontextprotocol/tasks extension, and the server may answer any tools/call with a
+	// task; on 2025-11-25 a task is only created when CallOptions.TaskTTL asks for one.
+	Tasks bool
 }
 
 // OpenParams open a session.

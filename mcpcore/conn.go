@@ -1,0 +1,424 @@
+package mcpcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file holds the wire tap: the core's view of every JSON-RPC message of a connection, below the SDK.
+// It ties outgoing requests to the host calls that sent them, ties server requests to the call they
+// belong to (SEP-2260) by annotating their _meta with a private reference the core's handlers remove,
+// captures task results the SDK's types cannot hold, answers bad frames, and surfaces notifications the
+// SDK does not know (task status) and the server's cancellations.
+//
+// The tap sits inside the core's stdio connection, inside a Connection wrapper for in-memory and HTTP+SSE
+// transports, and inside the HTTP RoundTripper for Streamable HTTP (whose SDK connection cannot be
+// wrapped: the SDK feeds it session updates through an unexported interface).
+
+// metaRef is the private _meta key under which the tap hands a server request's reference to the core's
+// handlers; the handlers delete it before anything reaches a host.
+const metaRef = "mcp-bridge.internal/ref"
+
+// localErrorMarker marks, in error.data, a JSON-RPC error the core synthesized for a bad frame (RPC-11:
+// local errors must not be mistaken for the peer's); see asUpstreamError.
+const localErrorMarker = "mcp-bridge.local"
+
+// callKey is the context key of the *activeCall a request is sent for.
+type callKey struct{}
+
+func callFrom(ctx context.Context) *activeCall {
+	c, _ := ctx.Value(callKey{}).(*activeCall)
+	return c
+}
+
+// activeCall is one host call in flight (several JSON-RPC requests for MRTR rounds).
+type activeCall struct {
+	id     string
+	method string
+	name   string
+	opts   CallOptions
+	ctx    context.Context
+	token  string // progress token, "" when the host asked for no progress
+	taskOK bool   // the call may be answered with a task (CallToolOrTask)
+
+	mu     sync.Mutex // guards the fields below and serializes OnProgress
+	task   json.RawMessage
+	logErr bool
+}
+
+func (c *activeCall) setTask(raw json.RawMessage) {
+	c.mu.Lock()
+	c.task = raw
+	c.mu.Unlock()
+}
+
+func (c *activeCall) takeTask() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.task
+	c.task = nil
+	return t
+}
+
+// outgoingCall is a request the client sent and awaits a response for.
+type outgoingCall struct {
+	method string
+	call   *activeCall
+}
+
+// serverRequestRef ties a server→client request to its origin call while its handler runs.
+type serverRequestRef struct {
+	tap       *wireTap
+	rpcID     jsonrpc.ID
+	call      *activeCall
+	pendingID string // set by the handler before it submits the pending request
+}
+
+// wireTap is the per-connection state of the tap. Its methods are safe for concurrent use.
+type wireTap struct {
+	s *Session
+	g *generation
+
+	mu       sync.Mutex // guards the maps and the refs' pendingID
+	outgoing map[jsonrpc.ID]*outgoingCall
+	byRPC    map[jsonrpc.ID]*serverRequestRef // server requests being handled, by JSON-RPC id
+}
+
+func newWireTap(s *Session, g *generation) *wireTap {
+	return &wireTap{s: s, g: g, outgoing: map[jsonrpc.ID]*outgoingCall{}, byRPC: map[jsonrpc.ID]*serverRequestRef{}}
+}
+
+// sent records an outgoing message. For a task-augmented tools/call on a handshake-era session it returns
+// the request with params.task added (the SDK's CallToolParams has no such field).
+func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return msg
+	}
+	call := callFrom(ctx)
+	t.mu.Lock()
+	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call}
+	t.mu.Unlock()
+	if call != nil && req.Method == "tools/call" && call.opts.TaskTTL > 0 && !t.s.Info().modern() {
+		if p, err := setParam(req.Params, "task", map[string]any{"ttl": call.opts.TaskTTL.Milliseconds()}); err == nil {
+			return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: p, Extra: req.Extra}
+		}
+	}
+	return msg
+}
+
+// sendFailed forgets an outgoing request that never reached the server.
+func (t *wireTap) sendFailed(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		t.mu.Lock()
+		delete(t.outgoing, req.ID)
+		t.mu.Unlock()
+	}
+}
+
+// received processes an incoming message. origin is the call whose response stream carried it (Streamable
+// HTTP), or nil. It returns the message to deliver to the SDK, or false to drop it.
+func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Message, bool) {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		t.mu.Lock()
+		rec := t.outgoing[m.ID]
+		delete(t.outgoing, m.ID)
+		t.mu.Unlock()
+		if rec == nil {
+			if isLocalError(m.Error) {
+				return nil, false // a synthesized answer for a request we are not waiting for
+			}
+			return msg, true
+		}
+		if rec.method == "tools/call" && rec.call != nil && rec.call.taskOK && m.Error == nil && bytes.Contains(m.Result, []byte(`"task`)) {
+			if raw, ok := taskFromResult(m.Result); ok {
+				rec.call.setTask(raw)
+			}
+		}
+		return msg, true
+	case *jsonrpc.Request:
+		if m.IsCall() {
+			switch m.Method {
+			case "sampling/createMessage", "elicitation/create", "roots/list":
+				if origin == nil {
+					origin = t.singleInFlight()
+				}
+				if origin == nil {
+					t.s.core.stats.unattributable.Add(1)
+				}
+				r := &serverRequestRef{tap: t, rpcID: m.ID, call: origin}
+				ref := t.s.addRef(r)
+				t.mu.Lock()
+				t.byRPC[m.ID] = r
+				t.mu.Unlock()
+				if p, err := setMeta(m.Params, metaRef, ref); err == nil {
+					return &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: p, Extra: m.Extra}, true
+				}
+			}
+			return msg, true
+		}
+		switch m.Method {
+		case "notifications/cancelled":
+			t.serverCancelled(m.Params)
+		case "notifications/tasks/status", "notifications/tasks":
+			t.s.events.publish(Event{Kind: EventTaskStatus, Task: taskFromNotification(m.Params)})
+			return nil, false // the SDK does not know these; it would only log them
+		}
+		return msg, true
+	}
+	return msg, true
+}
+
+// singleInFlight returns the host call with requests in flight when there is exactly one.
+func (t *wireTap) singleInFlight() *activeCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var only *activeCall
+	for _, o := range t.outgoing {
+		if o.call == nil {
+			continue
+		}
+		if only != nil && only != o.call {
+			return nil
+		}
+		only = o.call
+	}
+	return only
+}
+
+// addRef registers r under a new reference, unique in the session.
+func (s *Session) addRef(r *serverRequestRef) string {
+	ref := strconv.FormatUint(s.refSeq.Add(1), 10)
+	s.refs.Store(ref, r)
+	return ref
+}
+
+// takeRef removes the reference a handler found in its params' _meta and returns what it names.
+func (s *Session) takeRef(meta map[string]any) *serverRequestRef {
+	v, ok := meta[metaRef]
+	if !ok {
+		return nil
+	}
+	delete(meta, metaRef)
+	ref, _ := v.(string)
+	r, ok := s.refs.LoadAndDelete(ref)
+	if !ok {
+		return nil
+	}
+	return r.(*serverRequestRef)
+}
+
+// setPending records the pending request raised for r, so a server cancellation can name it.
+func (r *serverRequestRef) setPending(id string) {
+	r.tap.mu.Lock()
+	r.pendingID = id
+	r.tap.mu.Unlock()
+}
+
+// done forgets r once its handler returned.
+func (r *serverRequestRef) done() {
+	if r == nil {
+		return
+	}
+	r.tap.mu.Lock()
+	if r.tap.byRPC[r.rpcID] == r {
+		delete(r.tap.byRPC, r.rpcID)
+	}
+	r.tap.mu.Unlock()
+}
+
+// serverCancelled publishes EventCancelled for a server's notifications/cancelled naming one of its
+// requests to the client; the SDK cancels the handler's context, which ends the pending request.
+func (t *wireTap) serverCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any    `json:"requestId"`
+		Reason    string `json:"reason"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	var pendingID string
+	if r, ok := t.byRPC[id]; ok {
+		pendingID = r.pendingID
+	}
+	t.mu.Unlock()
+	if pendingID != "" {
+		t.s.events.publish(Event{Kind: EventCancelled, CancelledRequestID: pendingID, Reason: p.Reason})
+	}
+}
+
+// badFrame handles a frame from the server that is too large or not valid JSON-RPC: it is counted and
+// logged, and when its id can be read from its beginning the request it answers fails with a local
+// error (a server request gets an error response instead). It returns the message to deliver, or nil.
+func (t *wireTap) badFrame(prefix []byte, size int, oversized bool, cause error, reply func(jsonrpc.Message)) jsonrpc.Message {
+	what := "malformed"
+	if oversized {
+		t.s.core.stats.oversized.Add(1)
+		what = "oversized"
+	} else {
+		t.s.core.stats.malformed.Add(1)
+	}
+	t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix))
+	id, isRequest, ok := salvageID(prefix)
+	if !ok {
+		return nil
+	}
+	if isRequest {
+		if reply != nil {
+			reply(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "message is " + what}})
+		}
+		return nil
+	}
+	t.mu.Lock()
+	_, waiting := t.outgoing[id]
+	t.mu.Unlock()
+	if !waiting {
+		return nil
+	}
+	data, _ := json.Marshal(map[string]string{localErrorMarker: what})
+	return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server's response was " + what, Data: data}}
+}
+
+func isLocalError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && bytes.Contains(we.Data, []byte(localErrorMarker))
+}
+
+var (
+	idPattern     = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+	methodPattern = regexp.MustCompile(`"method"\s*:`)
+)
+
+// salvageID reads the JSON-RPC id from the beginning of a bad frame.
+func salvageID(prefix []byte) (id jsonrpc.ID, isRequest, ok bool) {
+	m := idPattern.FindSubmatch(prefix)
+	if m == nil {
+		return id, false, false
+	}
+	var v any
+	if m[1][0] == '"' {
+		var s string
+		if json.Unmarshal(m[1], &s) != nil {
+			return id, false, false
+		}
+		v = s
+	} else {
+		n, err := strconv.ParseInt(string(m[1]), 10, 64)
+		if err != nil {
+			return id, false, false
+		}
+		v = float64(n)
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return id, false, false
+	}
+	return id, methodPattern.Match(prefix), true
+}
+
+func preview(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
+
+// setParam returns params (a JSON object or empty) with key set to v.
+func setParam(params json.RawMessage, key string, v any) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+		if err := json.Unmarshal(params, &obj); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	obj[key] = raw
+	return json.Marshal(obj)
+}
+
+// setMeta returns params with _meta[key] = v.
+func setMeta(params json.RawMessage, key string, v any) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 && !bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+		if err := json.Unmarshal(params, &obj); err != nil {
+			return nil, err
+		}
+	}
+	meta := map[string]any{}
+	if raw, ok := obj["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
+			meta = map[string]any{}
+		}
+	}
+	meta[key] = v
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = raw
+	return json.Marshal(obj)
+}
+
+// trackTransport wraps a transport whose connections the core may wrap (in-memory, HTTP+SSE).
+type trackTransport struct {
+	inner mcp.Transport
+	tap   *wireTap
+}
+
+func (t *trackTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &trackConn{inner: c, tap: t.tap}, nil
+}
+
+// trackConn runs the wire tap on a wrapped connection.
+type trackConn struct {
+	inner mcp.Connection
+	tap   *wireTap
+}
+
+func (c *trackConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.inner.Read(ctx)
+		if err != nil {
+			c.tap.g.markDead(fmt.Sprintf("connection lost: %v", err))
+			return nil, err
+		}
+		if out, ok := c.tap.received(msg, nil); ok {
+			return out, nil
+		}
+	}
+}
+
+func (c *trackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	out := c.tap.sent(ctx, msg)
+	err := c.inner.Write(ctx, out)
+	if err != nil {
+		c.tap.sendFailed(msg)
+	}
+	return err
+}
+
+func (c *trackConn) Close() error      { return c.inner.Close() }
+func (c *trackConn) SessionID() string { return c.inner.SessionID() }

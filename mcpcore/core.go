@@ -1,0 +1,403 @@
+package mcpcore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is the version mcp-bridge presents upstream in clientInfo when Options.ClientInfo is nil.
+var Version = "0.1.0-dev"
+
+// Defaults for Limits, PendingPolicy and RestartPolicy (see their field comments).
+const (
+	defaultMaxMessageBytes      = 16 << 20
+	defaultMaxSessions          = 1024
+	defaultMaxSessionsPerOwner  = 64
+	defaultMaxPendingPerSession = 64
+	defaultMaxStdioProcesses    = 256
+	defaultEventBuffer          = 1024
+
+	defaultSamplingTimeout    = 5 * time.Minute
+	defaultElicitationTimeout = 10 * time.Minute
+	defaultRootsTimeout       = 30 * time.Second
+
+	defaultMaxRestarts    = 5
+	defaultInitialBackoff = 200 * time.Millisecond
+	defaultMaxBackoff     = 30 * time.Second
+)
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxMessageBytes, defaultMaxMessageBytes)
+	def(&l.MaxSessions, defaultMaxSessions)
+	def(&l.MaxSessionsPerOwner, defaultMaxSessionsPerOwner)
+	def(&l.MaxPendingPerSession, defaultMaxPendingPerSession)
+	def(&l.MaxStdioProcesses, defaultMaxStdioProcesses)
+	def(&l.EventBuffer, defaultEventBuffer)
+	return l
+}
+
+func (p PendingPolicy) withDefaults() PendingPolicy {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&p.SamplingTimeout, defaultSamplingTimeout)
+	def(&p.ElicitationTimeout, defaultElicitationTimeout)
+	def(&p.RootsTimeout, defaultRootsTimeout)
+	return p
+}
+
+func (r RestartPolicy) withDefaults() RestartPolicy {
+	if r.MaxRestarts == 0 {
+		r.MaxRestarts = defaultMaxRestarts
+	}
+	if r.InitialBackoff <= 0 {
+		r.InitialBackoff = defaultInitialBackoff
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = defaultMaxBackoff
+	}
+	if r.MaxBackoff < r.InitialBackoff {
+		r.MaxBackoff = r.InitialBackoff
+	}
+	return r
+}
+
+// Core is the bridge's MCP client core: a registry of sessions to upstream servers and the dispatcher of
+// their server-initiated requests.
+//
+// All methods are safe for concurrent use. The Core owns every Session it opened: Close closes them all.
+type Core struct {
+	logger     *slog.Logger
+	opts       Options // normalized: defaults filled in, Servers copied
+	limits     Limits
+	clientInfo *mcp.Implementation
+	dispatcher *Dispatcher
+	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
+	stats      coreStats
+
+	httpOnce sync.Once
+	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
+
+	// testDial, set only by tests, supplies the transport for servers of kind transportTest.
+	testDial func(ServerConfig) (mcp.Transport, error)
+
+	mu       sync.Mutex          // guards the fields below
+	sessions map[string]*Session // open sessions, by id
+	live     map[string]*Session // sessions from the start of Open to the end of Close, for event routing
+	reserved int                 // sessions being opened, counted against MaxSessions
+	perOwner map[string]int      // open + opening sessions per owner
+	closed   bool
+}
+
+// coreStats are the core's counters of bad input from servers; all fields are updated atomically.
+type coreStats struct {
+	malformed      atomic.Uint64
+	oversized      atomic.Uint64
+	stderrDropped  atomic.Uint64
+	restarts       atomic.Uint64
+	reinitialized  atomic.Uint64
+	unattributable atomic.Uint64
+}
+
+// Stats are counters of what the core has seen since New; they only grow.
+type Stats struct {
+	// MalformedMessages counts messages from servers that were not valid JSON-RPC and were dropped.
+	MalformedMessages uint64
+	// OversizedMessages counts messages from servers larger than Limits.MaxMessageBytes.
+	OversizedMessages uint64
+	// StderrLinesDropped counts stdio servers' stderr lines not logged because of the rate bound.
+	StderrLinesDropped uint64
+	// Restarts counts stdio server restarts; Reinitialized counts re-initialized HTTP sessions.
+	Restarts      uint64
+	Reinitialized uint64
+}
+
+// New returns a Core configured by opts. It starts no goroutines; sessions start their own.
+func New(opts Options) *Core {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.Servers = maps.Clone(opts.Servers)
+	opts.Limits = opts.Limits.withDefaults()
+	opts.Pending = opts.Pending.withDefaults()
+	info := opts.ClientInfo
+	if info == nil {
+		info = &mcp.Implementation{Name: "mcp-bridge", Version: Version}
+	}
+	c := &Core{
+		logger:     opts.Logger,
+		opts:       opts,
+		limits:     opts.Limits,
+		clientInfo: info,
+		procs:      make(chan struct{}, opts.Limits.MaxStdioProcesses),
+		sessions:   map[string]*Session{},
+		live:       map[string]*Session{},
+		perOwner:   map[string]int{},
+	}
+	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c.publish)
+	return c
+}
+
+// Dispatcher returns the registry of pending server-initiated requests of all sessions.
+func (c *Core) Dispatcher() *Dispatcher { return c.dispatcher }
+
+// Stats returns the core's counters.
+func (c *Core) Stats() Stats {
+	return Stats{
+		MalformedMessages:  c.stats.malformed.Load(),
+		OversizedMessages:  c.stats.oversized.Load(),
+		StderrLinesDropped: c.stats.stderrDropped.Load(),
+		Restarts:           c.stats.restarts.Load(),
+		Reinitialized:      c.stats.reinitialized.Load(),
+	}
+}
+
+// Servers returns the configured servers sorted by name. Header values and environment are included:
+// callers that show them to hosts must redact them.
+func (c *Core) Servers() []ServerConfig {
+	out := slices.Collect(maps.Values(c.opts.Servers))
+	for i := range out {
+		if out[i].Name == "" {
+			for name, s := range c.opts.Servers {
+				if s.Name == "" && sameServer(s, out[i]) {
+					out[i].Name = name
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b ServerConfig) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+func sameServer(a, b ServerConfig) bool {
+	return a.Transport == b.Transport && a.Command == b.Command && a.URL == b.URL && slices.Equal(a.Args, b.Args)
+}
+
+// Session returns the open session with the given id, or ErrSessionNotFound. It does not check the owner:
+// callers compare Session.Owner with their principal.
+func (c *Core) Session(id string) (*Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sessions[id]
+	if !ok {
+		return nil, ErrSessionNotFound
+	}
+	return s, nil
+}
+
+// Sessions returns the open sessions of owner ("" means every owner), oldest first.
+func (c *Core) Sessions(owner string) []*Session {
+	c.mu.Lock()
+	var out []*Session
+	for _, s := range c.sessions {
+		if owner == "" || s.owner == owner {
+			out = append(out, s)
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Session) int {
+		if d := a.created.Compare(b.created); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	return out
+}
+
+// Open opens a session to a configured server (or, when allowed, an ad-hoc one) for p.Owner. It returns
+// once the session is Ready: the transport is connected and the protocol era negotiated (server/discover
+// for 2026-07-28, else the initialize handshake). ctx bounds only the opening; the session lives until
+// Session.Close or Core.Close.
+//
+// Errors: ErrServerNotFound, ErrUnconfiguredServer, ErrTooManySessions (also when MaxStdioProcesses is
+// reached), ErrSessionClosed after Close, *InvalidError for a bad config, and ErrUnavailable wrapping the
+// cause when the server cannot be reached or the handshake fails (a *jsonrpc.Error from the server stays
+// reachable with errors.As).
+func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
+	cfg, err := c.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.reserve(p.Owner); err != nil {
+		return nil, err
+	}
+	s := newSession(c, newID("s-"), p, cfg)
+	c.mu.Lock()
+	c.live[s.id] = s
+	c.mu.Unlock()
+	if err := s.start(ctx); err != nil {
+		c.mu.Lock()
+		delete(c.live, s.id)
+		c.mu.Unlock()
+		c.release(p.Owner)
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.reserved--
+		c.dropOwnerLocked(p.Owner)
+		delete(c.live, s.id)
+		c.mu.Unlock()
+		_ = s.Close(context.Background())
+		return nil, ErrSessionClosed
+	}
+	c.reserved--
+	c.sessions[s.id] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
+	var cfg ServerConfig
+	if p.AdHoc != nil {
+		if !c.opts.AllowUnconfigured {
+			return cfg, ErrUnconfiguredServer
+		}
+		cfg = *p.AdHoc
+		if cfg.Name == "" {
+			cfg.Name = p.Server
+		}
+	} else {
+		var ok bool
+		cfg, ok = c.opts.Servers[p.Server]
+		if !ok {
+			return cfg, fmt.Errorf("%w: %q", ErrServerNotFound, p.Server)
+		}
+		if cfg.Name == "" {
+			cfg.Name = p.Server
+		}
+	}
+	if p.ProtocolVersion != "" {
+		cfg.ProtocolVersion = p.ProtocolVersion
+	}
+	cfg.Restart = cfg.Restart.withDefaults()
+	var v []FieldViolation
+	switch cfg.Transport {
+	case TransportStdio:
+		if cfg.Command == "" {
+			v = append(v, FieldViolation{Field: "command", Description: "required for the stdio transport"})
+		}
+	case TransportStreamableHTTP, TransportSSE:
+		if cfg.URL == "" {
+			v = append(v, FieldViolation{Field: "url", Description: "required for HTTP transports"})
+		}
+	case transportTest:
+		if c.testDial == nil {
+			v = append(v, FieldViolation{Field: "transport", Description: "test transport without a dialer"})
+		}
+	case "":
+		v = append(v, FieldViolation{Field: "transport", Description: "required"})
+	default:
+		v = append(v, FieldViolation{Field: "transport", Description: fmt.Sprintf("unknown transport %q", cfg.Transport)})
+	}
+	if cfg.ProtocolVersion != "" && !slices.Contains(mcp.SupportedProtocolVersions(), cfg.ProtocolVersion) {
+		v = append(v, FieldViolation{Field: "protocolVersion", Description: fmt.Sprintf("unsupported protocol version %q", cfg.ProtocolVersion)})
+	}
+	if len(v) > 0 {
+		return cfg, &InvalidError{Err: errInvalidServerConfig, Violations: v}
+	}
+	return cfg, nil
+}
+
+var errInvalidServerConfig = errors.New("invalid server configuration")
+
+// reserve counts a session being opened against the limits.
+func (c *Core) reserve(owner string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrSessionClosed
+	}
+	if len(c.sessions)+c.reserved >= c.limits.MaxSessions {
+		return fmt.Errorf("%w: the core holds %d sessions", ErrTooManySessions, c.limits.MaxSessions)
+	}
+	if c.perOwner[owner] >= c.limits.MaxSessionsPerOwner {
+		return fmt.Errorf("%w: owner holds %d sessions", ErrTooManySessions, c.limits.MaxSessionsPerOwner)
+	}
+	c.reserved++
+	c.perOwner[owner]++
+	return nil
+}
+
+// release undoes reserve for a session that failed to open.
+func (c *Core) release(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reserved--
+	c.dropOwnerLocked(owner)
+}
+
+func (c *Core) dropOwnerLocked(owner string) {
+	if c.perOwner[owner]--; c.perOwner[owner] <= 0 {
+		delete(c.perOwner, owner)
+	}
+}
+
+// remove unregisters a closed session.
+func (c *Core) remove(s *Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessions[s.id] == s {
+		delete(c.sessions, s.id)
+		c.dropOwnerLocked(s.owner)
+	}
+	if c.live[s.id] == s {
+		delete(c.live, s.id)
+	}
+}
+
+// Close drains the core: it refuses new sessions, answers every pending request with its policy default,
+// closes every session (stdio servers are shut down in the spec's order and their process groups killed)
+// and returns when all are gone or ctx ends; on ctx's end the remaining servers are killed at once and
+// ctx's error is returned. Close is idempotent.
+func (c *Core) Close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	sessions := slices.Collect(maps.Values(c.sessions))
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(sessions))
+	for i, s := range sessions {
+		wg.Go(func() { errs[i] = s.Close(ctx) })
+	}
+	wg.Wait()
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// publish routes an event raised by the dispatcher to the session's log and to the call that caused it.
+func (c *Core) publish(sessionID string, ev Event) {
+	c.mu.Lock()
+	s := c.live[sessionID]
+	c.mu.Unlock()
+	if s != nil {
+		s.onDispatcherEvent(ev)
+	}
+}
+
+// newID returns prefix followed by 26 characters of crypto/rand base32: unguessable and unique.
+func newID(prefix string) string { return prefix + rand.Text() }

@@ -1,0 +1,364 @@
+package mcpcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// clientCapabilities are exactly what the host declared (DESIGN: capabilities follow the host).
+func (s *Session) clientCapabilities() *mcp.ClientCapabilities {
+	h := s.caps
+	caps := &mcp.ClientCapabilities{}
+	if h.Roots {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: h.RootsListChanged}
+	}
+	if h.Sampling {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+		if h.SamplingTools {
+			caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+		}
+		if h.SamplingContext {
+			caps.Sampling.Context = &mcp.SamplingContextCapabilities{}
+		}
+	}
+	if h.ElicitationForm || h.ElicitationURL {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+		if h.ElicitationForm {
+			caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if h.ElicitationURL {
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	if h.Tasks {
+		caps.AddExtension(tasksExtension, nil)
+	}
+	return caps
+}
+
+// clientOptions configure the SDK client of one connection. Handlers for sampling and elicitation are set
+// only when the host declared them; the SDK's automatic MRTR middleware is disabled because the core runs
+// MRTR itself (each input request becomes a pending request a host answers).
+func (s *Session) clientOptions() *mcp.ClientOptions {
+	o := &mcp.ClientOptions{
+		Logger:         s.logger,
+		Capabilities:   s.clientCapabilities(),
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.events.publish(Event{Kind: EventToolsListChanged})
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			s.events.publish(Event{Kind: EventPromptsListChanged})
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			s.events.publish(Event{Kind: EventResourcesListChanged})
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if r.Params != nil {
+				s.events.publish(Event{Kind: EventResourceUpdated, URI: r.Params.URI})
+			}
+		},
+		ElicitationCompleteHandler: func(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+			if r.Params != nil {
+				s.events.publish(Event{Kind: EventElicitationComplete, ElicitationID: r.Params.ElicitationID})
+			}
+		},
+		LoggingMessageHandler:       s.onLog,
+		ProgressNotificationHandler: s.onProgress,
+	}
+	if s.caps.Sampling {
+		o.CreateMessageWithToolsHandler = func(ctx context.Context, r *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			ref := pushRef(ctx)
+			return s.handleSampling(ctx, r.Params, DeliveryPush, "", originOf(ref), ref)
+		}
+	}
+	if s.caps.ElicitationForm || s.caps.ElicitationURL {
+		o.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			ref := pushRef(ctx)
+			return s.handleElicitation(ctx, r.Params, DeliveryPush, "", originOf(ref), ref)
+		}
+	}
+	return o
+}
+
+// pushKey carries a server request's reference from the receiving middleware to the handler.
+type pushKey struct{}
+
+func pushRef(ctx context.Context) *serverRequestRef {
+	r, _ := ctx.Value(pushKey{}).(*serverRequestRef)
+	return r
+}
+
+func originOf(r *serverRequestRef) *activeCall {
+	if r == nil {
+		return nil
+	}
+	return r.call
+}
+
+// receivingMiddleware sees every request the server sends. It answers -32601 for capabilities the host
+// did not declare (the SDK would answer roots/list from its own empty list and report other errors with
+// other codes), answers roots/list itself, and moves the tap's reference from _meta into the context.
+func (s *Session) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var declared bool
+		switch method {
+		case "sampling/createMessage":
+			declared = s.caps.Sampling
+		case "elicitation/create":
+			declared = s.caps.ElicitationForm || s.caps.ElicitationURL
+		case "roots/list":
+			declared = s.caps.Roots
+		default:
+			return next(ctx, method, req)
+		}
+		var ref *serverRequestRef
+		if p := req.GetParams(); p != nil {
+			if m := p.GetMeta(); m != nil {
+				ref = s.takeRef(m)
+			}
+		}
+		defer ref.done()
+		if !declared {
+			s.logger.Info("refused a server request for an undeclared capability", "method", method)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+		}
+		if method == "roots/list" {
+			p, _ := req.GetParams().(*mcp.ListRootsParams)
+			return s.handleRoots(ctx, p, DeliveryPush, "", originOf(ref), ref)
+		}
+		return next(context.WithValue(ctx, pushKey{}, ref), method, req)
+	}
+}
+
+func rpcError(code int64, format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// newPending builds a pending request of s for kind, raised by call (may be nil).
+func (s *Session) newPending(kind RequestKind, d Delivery, key string, call *activeCall) *PendingRequest {
+	r := &PendingRequest{ID: newID("req-"), SessionID: s.id, Owner: s.owner, Delivery: d, InputKey: key, Kind: kind}
+	if call != nil {
+		r.OriginCallID, r.OriginMethod, r.OriginName = call.id, call.method, call.name
+	}
+	return r
+}
+
+// submit hands req to the dispatcher and waits for the answer. ctx is the server request's context
+// (push: cancelled by the server's notifications/cancelled or the connection's end) or the originating
+// call's (MRTR); a push request also ends when the call it belongs to ends.
+func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeCall, ref *serverRequestRef, fallback func() Answer) (Answer, error) {
+	if call != nil && req.Delivery == DeliveryPush {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(call.ctx, cancel)
+		defer stop()
+	}
+	if ref != nil {
+		ref.setPending(req.ID)
+	}
+	a, _, err := s.core.dispatcher.submit(ctx, req, fallback)
+	if err != nil {
+		// Refused (ErrTooManyPending): the server gets an error at once.
+		return Answer{}, rpcError(jsonrpc.CodeInternalError, "%v", err)
+	}
+	// A request the server cancelled or whose call ended carries an error answer nobody reads.
+	return a, nil
+}
+
+// answerError turns a host's error answer into the JSON-RPC error sent upstream.
+func answerError(e *RPCError) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
+var errWrongAnswer = errors.New("the dispatcher returned an answer of the wrong kind")
+
+// handleSampling serves sampling/createMessage, pushed or as an MRTR input request (MCP 2025-11-25
+// client/sampling). A request with tools from a server when the host did not declare sampling.tools is
+// refused with -32602 (the schema's MUST).
+func (s *Session) handleSampling(ctx context.Context, p *mcp.CreateMessageWithToolsParams, d Delivery, key string, call *activeCall, ref *serverRequestRef) (*mcp.CreateMessageWithToolsResult, error) {
+	if !s.caps.Sampling {
+		return nil, rpcError(jsonrpc.CodeMethodNotFound, "method not found: sampling/createMessage")
+	}
+	if p == nil {
+		return nil, rpcError(jsonrpc.CodeInvalidParams, "missing params")
+	}
+	if !s.caps.SamplingTools && (len(p.Tools) > 0 || p.ToolChoice != nil) {
+		return nil, rpcError(jsonrpc.CodeInvalidParams, "sampling with tools is not supported by this client")
+	}
+	req := s.newPending(KindSampling, d, key, call)
+	req.Sampling = p
+	a, err := s.submit(ctx, req, call, ref, func() Answer {
+		return Answer{Error: &RPCError{Code: -1, Message: "sampling request was not answered"}}
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case a.Error != nil:
+		return nil, answerError(a.Error)
+	case a.Sampling != nil:
+		return a.Sampling, nil
+	}
+	return nil, errWrongAnswer
+}
+
+// handleElicitation serves elicitation/create (MCP 2025-11-25 client/elicitation). A missing mode is
+// form; a mode the host did not declare is refused with -32602.
+func (s *Session) handleElicitation(ctx context.Context, p *mcp.ElicitParams, d Delivery, key string, call *activeCall, ref *serverRequestRef) (*mcp.ElicitResult, error) {
+	if !s.caps.ElicitationForm && !s.caps.ElicitationURL {
+		return nil, rpcError(jsonrpc.CodeMethodNotFound, "method not found: elicitation/create")
+	}
+	if p == nil {
+		return nil, rpcError(jsonrpc.CodeInvalidParams, "missing params")
+	}
+	switch mode := cmpOr(p.Mode, "form"); mode {
+	case "form":
+		if !s.caps.ElicitationForm {
+			return nil, rpcError(jsonrpc.CodeInvalidParams, "form elicitation is not supported by this client")
+		}
+	case "url":
+		if !s.caps.ElicitationURL {
+			return nil, rpcError(jsonrpc.CodeInvalidParams, "URL elicitation is not supported by this client")
+		}
+		if p.URL == "" {
+			return nil, rpcError(jsonrpc.CodeInvalidParams, "URL elicitation without a url")
+		}
+	default:
+		return nil, rpcError(jsonrpc.CodeInvalidParams, "unsupported elicitation mode %q", mode)
+	}
+	req := s.newPending(KindElicitation, d, key, call)
+	req.Elicitation = p
+	a, err := s.submit(ctx, req, call, ref, func() Answer {
+		return Answer{Elicitation: &mcp.ElicitResult{Action: "cancel"}}
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case a.Error != nil:
+		return nil, answerError(a.Error)
+	case a.Elicitation != nil:
+		return a.Elicitation, nil
+	}
+	return nil, errWrongAnswer
+}
+
+func cmpOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// handleRoots serves roots/list (MCP 2025-11-25 client/roots). When the host gave the session a list
+// (OpenParams.Roots or SetRoots) it is the answer; otherwise the host is asked, and at the deadline the
+// server's configured roots are the answer.
+func (s *Session) handleRoots(ctx context.Context, p *mcp.ListRootsParams, d Delivery, key string, call *activeCall, ref *serverRequestRef) (*mcp.ListRootsResult, error) {
+	if !s.caps.Roots {
+		return nil, rpcError(jsonrpc.CodeMethodNotFound, "method not found: roots/list")
+	}
+	s.mu.Lock()
+	roots, local := slices.Clone(s.roots), s.hostRoots
+	s.mu.Unlock()
+	if roots == nil {
+		roots = []*mcp.Root{}
+	}
+	if local {
+		return &mcp.ListRootsResult{Roots: roots}, nil
+	}
+	if p == nil {
+		p = &mcp.ListRootsParams{}
+	}
+	req := s.newPending(KindRoots, d, key, call)
+	req.Roots = p
+	a, err := s.submit(ctx, req, call, ref, func() Answer {
+		return Answer{Roots: &mcp.ListRootsResult{Roots: roots}}
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case a.Error != nil:
+		return nil, answerError(a.Error)
+	case a.Roots != nil:
+		if a.Roots.Roots == nil {
+			a.Roots.Roots = []*mcp.Root{}
+		}
+		return a.Roots, nil
+	}
+	return nil, errWrongAnswer
+}
+
+// onProgress routes notifications/progress to the call that owns the token (in order: the SDK handles
+// notifications one at a time) and publishes it as an event.
+func (s *Session) onProgress(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	if r.Params == nil {
+		return
+	}
+	tok := fmt.Sprint(r.Params.ProgressToken)
+	s.mu.Lock()
+	call := s.tokens[tok]
+	s.mu.Unlock()
+	pr := Progress{Token: r.Params.ProgressToken, Progress: r.Params.Progress, Total: r.Params.Total, Message: r.Params.Message}
+	if call != nil {
+		pr.CallID = call.id
+		if f := call.opts.OnProgress; f != nil {
+			call.mu.Lock()
+			safeCall(s, "OnProgress", func() { f(pr) })
+			call.mu.Unlock()
+		}
+	}
+	s.events.publish(Event{Kind: EventProgress, Progress: &pr})
+}
+
+// onLog publishes notifications/message and hands it to the calls in flight that asked for logs.
+func (s *Session) onLog(_ context.Context, r *mcp.LoggingMessageRequest) {
+	if r.Params == nil {
+		return
+	}
+	s.mu.Lock()
+	var calls []*activeCall
+	for _, c := range s.calls {
+		if c.opts.OnLog != nil {
+			calls = append(calls, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range calls {
+		c.mu.Lock()
+		safeCall(s, "OnLog", func() { c.opts.OnLog(r.Params) })
+		c.mu.Unlock()
+	}
+	s.events.publish(Event{Kind: EventLog, Log: r.Params})
+}
+
+// onDispatcherEvent receives the dispatcher's events for this session: they go to the session's log, and
+// a new pending request is told to the call that raised it.
+func (s *Session) onDispatcherEvent(ev Event) {
+	if ev.Kind == EventRequestCreated && ev.Request != nil && ev.Request.OriginCallID != "" {
+		s.mu.Lock()
+		call := s.calls[ev.Request.OriginCallID]
+		s.mu.Unlock()
+		if call != nil && call.opts.OnRequest != nil {
+			safeCall(s, "OnRequest", func() { call.opts.OnRequest(ev.Request) })
+		}
+	}
+	s.events.publish(ev)
+}
+
+// safeCall runs a host callback; a panic in it is logged, never breaks the session (DESIGN 7).
+func safeCall(s *Session, name string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("host callback panicked", "callback", name, "panic", fmt.Sprint(r))
+		}
+	}()
+	f()
+}

@@ -1,0 +1,265 @@
+package mcpcore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// transport returns the transport for a new generation of s.
+func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) {
+	cfg := s.server
+	max := s.core.limits.MaxMessageBytes
+	switch cfg.Transport {
+	case TransportStdio:
+		return &stdioTransport{s: s, g: g, tap: tap}, nil
+	case TransportStreamableHTTP:
+		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, tap: tap, max: max}}
+		return &mcp.StreamableClientTransport{
+			Endpoint:   cfg.URL,
+			HTTPClient: hc,
+			// The tap bounds frames first; the SDK's bound is a backstop above it.
+			MaxEventSize: max + 64<<10,
+		}, nil
+	case TransportSSE:
+		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, max: max}}
+		return &trackTransport{inner: &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxEventSize: max}, tap: tap}, nil
+	case transportTest:
+		t, err := s.core.testDial(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &trackTransport{inner: t, tap: tap}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", cfg.Transport)
+}
+
+// transportTest is a transport kind only tests use: Core.testDial supplies the transport.
+const transportTest TransportKind = "test"
+
+// httpTransport is the core's shared HTTP transport; Close releases its idle connections.
+func (c *Core) httpTransport() http.RoundTripper {
+	c.httpOnce.Do(func() {
+		c.http = http.DefaultTransport.(*http.Transport).Clone()
+	})
+	return c.http
+}
+
+// httpTap is the RoundTripper of the core's HTTP transports. It adds the configured headers (secrets:
+// never logged) and, when tap is set (Streamable HTTP), runs the wire tap on every message: POST bodies
+// going out, JSON and SSE bodies coming in. It bounds incoming frames to max bytes.
+type httpTap struct {
+	base    http.RoundTripper
+	headers map[string]string
+	tap     *wireTap
+	max     int
+}
+
+func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.headers {
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
+	if h.tap == nil {
+		return h.base.RoundTrip(req)
+	}
+	var sent jsonrpc.Message
+	var origin *activeCall
+	if req.Method == http.MethodPost && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			out := h.tap.sent(req.Context(), msg)
+			if out != msg {
+				if b, err := jsonrpc.EncodeMessage(out); err == nil {
+					body = b
+				}
+			}
+			sent = msg
+			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+				origin = callFrom(req.Context())
+			}
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := h.base.RoundTrip(req)
+	if err != nil {
+		if sent != nil {
+			h.tap.sendFailed(sent)
+		}
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		// MCP 2025-11-25 transports, session management: 404 means the session is gone; the client must
+		// start a new one. The SDK fails the connection; supervision re-initializes at once.
+		h.tap.g.lost.Store(true)
+		h.tap.g.markDead("server lost the session")
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp, nil
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
+	case "text/event-stream":
+		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), tap: h.tap, origin: origin, max: h.max}
+	}
+	return resp, nil
+}
+
+// jsonBodyTap runs the tap over a single-message JSON response body, read lazily (the SDK reads it in its
+// own goroutine; reading it in RoundTrip would hold up the SDK's writes).
+type jsonBodyTap struct {
+	body   io.ReadCloser
+	tap    *wireTap
+	origin *activeCall
+	max    int
+
+	once sync.Once
+	out  *bytes.Reader
+}
+
+func (j *jsonBodyTap) Read(p []byte) (int, error) {
+	j.once.Do(func() {
+		data, err := io.ReadAll(io.LimitReader(j.body, int64(j.max)+1))
+		if err != nil {
+			j.out = bytes.NewReader(nil)
+			return
+		}
+		var msg jsonrpc.Message
+		if len(data) > j.max {
+			msg = j.tap.badFrame(data[:min(len(data), 4<<10)], len(data), true, nil, nil)
+		} else if m, derr := jsonrpc.DecodeMessage(data); derr != nil {
+			msg = j.tap.badFrame(data, len(data), false, derr, nil)
+		} else if out, ok := j.tap.received(m, j.origin); ok {
+			msg = out
+		}
+		if msg == nil {
+			// Nothing to deliver: the SDK fails the connection on the empty body and supervision
+			// reconnects.
+			j.out = bytes.NewReader(nil)
+			return
+		}
+		b, _ := jsonrpc.EncodeMessage(msg)
+		j.out = bytes.NewReader(b)
+	})
+	return j.out.Read(p)
+}
+
+func (j *jsonBodyTap) Close() error { return j.body.Close() }
+
+// sseTap runs the tap over an SSE body line by line, rewriting data lines: annotated server requests,
+// dropped or synthesized frames. Multi-line data fields pass through untouched.
+type sseTap struct {
+	body   io.ReadCloser
+	br     *bufio.Reader
+	tap    *wireTap
+	origin *activeCall
+	max    int
+
+	out []byte
+	err error
+}
+
+func (s *sseTap) Read(p []byte) (int, error) {
+	for len(s.out) == 0 && s.err == nil {
+		line, size, oversized, err := readSSELine(s.br, s.max)
+		s.out = s.transform(line, size, oversized)
+		s.err = err
+	}
+	if len(s.out) > 0 {
+		n := copy(p, s.out)
+		s.out = s.out[n:]
+		return n, nil
+	}
+	return 0, s.err
+}
+
+func (s *sseTap) Close() error { return s.body.Close() }
+
+func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
+	data, isData := bytes.CutPrefix(line, []byte("data:"))
+	if !isData {
+		return line
+	}
+	if oversized {
+		return s.frame(s.tap.badFrame(bytes.TrimSpace(data), size, true, nil, nil))
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return line
+	}
+	msg, err := jsonrpc.DecodeMessage(trimmed)
+	if err != nil {
+		if !bytes.HasSuffix(trimmed, []byte("}")) {
+			return line // probably the first line of a multi-line data field
+		}
+		return s.frame(s.tap.badFrame(trimmed, size, false, err, nil))
+	}
+	out, ok := s.tap.received(msg, s.origin)
+	if !ok {
+		return s.frame(nil)
+	}
+	if out == msg {
+		return line
+	}
+	return s.frame(out)
+}
+
+// frame renders msg as a data line; nil becomes an empty data line, which the SDK skips.
+func (s *sseTap) frame(msg jsonrpc.Message) []byte {
+	if msg == nil {
+		return []byte("data:\n")
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return []byte("data:\n")
+	}
+	return append(append([]byte("data: "), b...), '\n')
+}
+
+// readSSELine reads one line, keeping at most 4 KiB of a line longer than max (oversized).
+func readSSELine(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
+	for {
+		frag, ferr := br.ReadSlice('\n')
+		size += len(frag)
+		switch {
+		case oversized:
+		case len(line)+len(frag) > max+16:
+			oversized = true
+			line = append(line, frag...)
+			line = line[:min(len(line), 4<<10)]
+		default:
+			line = append(line, frag...)
+		}
+		if errors.Is(ferr, bufio.ErrBufferFull) {
+			continue
+		}
+		if oversized && !bytes.HasSuffix(line, []byte("\n")) {
+			line = append(line, '\n')
+		}
+		return line, size, oversized, ferr
+	}
+}
+
+// isSessionMissing reports whether err says the HTTP server lost the session.
+func isSessionMissing(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || strings.Contains(fmt.Sprint(err), "session not found")
+}

@@ -1,0 +1,626 @@
+package mcpcore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MRTR bounds (MCP 2026-07-28 basic/patterns/mrtr: the client loops with a bound).
+const (
+	maxInputRounds    = 10 // input_required results answered per call
+	maxLoadShedRounds = 3  // input_required results without inputRequests, retried at once
+)
+
+// metaLogLevel is the 2026-07-28 per-request log level key (SEP-2577 logging, LOG-03).
+const metaLogLevel = "io.modelcontextprotocol/logLevel"
+
+// beginCall registers a host call: it gets an id (opts.CallID or a new "call-…"), a progress token when
+// the host wants progress, and a context that ends with the host's, with the session, or at end().
+func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func()) {
+	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts}
+	if call.id == "" {
+		call.id = newID("call-")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	ctx = context.WithValue(ctx, callKey{}, call)
+	call.ctx = ctx
+	if opts.OnProgress != nil {
+		call.token = newID("p-")
+	}
+	s.mu.Lock()
+	s.calls[call.id] = call
+	if call.token != "" {
+		s.tokens[call.token] = call
+	}
+	s.mu.Unlock()
+	return call, ctx, func() {
+		stop()
+		cancel()
+		s.mu.Lock()
+		if s.calls[call.id] == call {
+			delete(s.calls, call.id)
+		}
+		delete(s.tokens, call.token)
+		s.mu.Unlock()
+	}
+}
+
+// meta builds a request's _meta: the params' own keys, the host's (CallOptions.Meta), the progress token,
+// and on 2026-07-28 the log level. The caller's maps are not modified.
+func (s *Session) meta(call *activeCall, g *generation, own mcp.Meta) mcp.Meta {
+	m := mcp.Meta{}
+	maps.Copy(m, own)
+	maps.Copy(m, call.opts.Meta)
+	if call.token != "" {
+		m["progressToken"] = call.token
+	}
+	if g.modern() {
+		s.mu.Lock()
+		lvl := s.logLevel
+		s.mu.Unlock()
+		if lvl != "" {
+			m[metaLogLevel] = string(lvl)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func (g *generation) modern() bool {
+	r := g.cs.InitializeResult()
+	return r != nil && r.ProtocolVersion >= "2026-07-28"
+}
+
+func (g *generation) serverCaps() *mcp.ServerCapabilities {
+	if r := g.cs.InitializeResult(); r != nil && r.Capabilities != nil {
+		return r.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}
+
+// call runs one host call: it waits for a live connection, runs op on it and classifies the error. An
+// idempotent op that failed because the HTTP server lost the session is retried once on the
+// re-initialized session.
+func (s *Session) call(ctx context.Context, method, name string, opts CallOptions, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
+	call, ctx, end := s.beginCall(ctx, method, name, opts)
+	defer end()
+	return s.run(ctx, call, idempotent, op)
+}
+
+func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
+	for attempt := 0; ; attempt++ {
+		g, err := s.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		err = op(ctx, g, call)
+		if err == nil {
+			return nil
+		}
+		err = s.classify(ctx, g, err)
+		if idempotent && attempt == 0 && g.lost.Load() && errors.Is(err, ErrUnavailable) {
+			s.logger.Info("retrying on the re-initialized session", "method", call.method)
+			continue
+		}
+		return err
+	}
+}
+
+// classify maps an error from the SDK: the caller's cancellation stays a context error; a broken
+// connection becomes ErrUnavailable; a frame the core refused becomes ErrBadMessage; a server's JSON-RPC
+// error stays a *jsonrpc.Error.
+func (s *Session) classify(ctx context.Context, g *generation, err error) error {
+	if ctx.Err() != nil && s.ctx.Err() == nil {
+		return ctx.Err()
+	}
+	if s.ctx.Err() != nil {
+		return fmt.Errorf("%w: %v", ErrSessionClosed, err)
+	}
+	if isLocalError(err) {
+		return fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return err
+	}
+	if g.dead.Load() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || isSessionMissing(err) {
+		if isSessionMissing(err) {
+			g.lost.Store(true)
+		}
+		g.markDead("connection lost")
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return err
+}
+
+// requireCap fails with ErrCapabilityMissing when the server did not declare what an op needs
+// (MCP 2025-11-25 lifecycle, operation: only use negotiated capabilities).
+func requireCap(ok bool, what string) error {
+	if !ok {
+		return fmt.Errorf("%w: the server does not offer %s", ErrCapabilityMissing, what)
+	}
+	return nil
+}
+
+// ListTools lists one page of the server's tools (MCP tools/list; params may be nil, params.Cursor selects the page).
+// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, opts CallOptions) (*mcp.ListToolsResult, error) {
+	var res *mcp.ListToolsResult
+	err := s.call(ctx, "tools/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
+			return err
+		}
+		var p mcp.ListToolsParams
+		if params != nil {
+			p = *params
+		}
+		p.Meta = s.meta(call, g, p.Meta)
+		r, err := g.cs.ListTools(ctx, &p)
+		res = r
+		return err
+	})
+	return res, err
+}
+
+// ListResources lists one page of the server's resources (MCP resources/list; params may be nil, params.Cursor selects the page).
+// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams, opts CallOptions) (*mcp.ListResourcesResult, error) {
+	var res *mcp.ListResourcesResult
+	err := s.call(ctx, "resources/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
+			return err
+		}
+		var p mcp.ListResourcesParams
+		if params != nil {
+			p = *params
+		}
+		p.Meta = s.meta(call, g, p.Meta)
+		r, err := g.cs.ListResources(ctx, &p)
+		res = r
+		return err
+	})
+	return res, err
+}
+
+// ListResourceTemplates lists one page of the server's resource templates (MCP resources/templates/list; params may be nil, params.Cursor selects the page).
+// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams, opts CallOptions) (*mcp.ListResourceTemplatesResult, error) {
+	var res *mcp.ListResourceTemplatesResult
+	err := s.call(ctx, "resources/templates/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
+			return err
+		}
+		var p mcp.ListResourceTemplatesParams
+		if params != nil {
+			p = *params
+		}
+		p.Meta = s.meta(call, g, p.Meta)
+		r, err := g.cs.ListResourceTemplates(ctx, &p)
+		res = r
+		return err
+	})
+	return res, err
+}
+
+// ListPrompts lists one page of the server's prompts (MCP prompts/list; params may be nil, params.Cursor selects the page).
+// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams, opts CallOptions) (*mcp.ListPromptsResult, error) {
+	var res *mcp.ListPromptsResult
+	err := s.call(ctx, "prompts/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
+			return err
+		}
+		var p mcp.ListPromptsParams
+		if params != nil {
+			p = *params
+		}
+		p.Meta = s.meta(call, g, p.Meta)
+		r, err := g.cs.ListPrompts(ctx, &p)
+		res = r
+		return err
+	})
+	return res, err
+}
+
+// errInvalidArguments is the error of an *InvalidError for a host's bad call input.
+var errInvalidArguments = errors.New("invalid arguments")
+
+// toolArguments accepts nil, a JSON object as json.RawMessage or []byte, or any value that marshals to a
+// JSON object (map[string]any, a struct).
+func toolArguments(args any) (any, error) {
+	var raw []byte
+	switch a := args.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: err.Error()}}}
+		}
+		raw = b
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	if raw[0] != '{' || !json.Valid(raw) {
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: "must be a JSON object"}}}
+	}
+	return json.RawMessage(raw), nil
+}
+
+// CallTool calls a tool (MCP tools/call). params.Arguments is nil, a JSON object (json.RawMessage) or a
+// value that marshals to one; params is not modified, and its InputResponses and RequestState are
+// ignored (the core runs MRTR). A tool's failure is a result with IsError set, not an error. On
+// 2026-07-28 the core answers input_required results itself — each input request becomes a DeliveryMRTR
+// pending request that a host answers — and retries, up to a bound. If the server answers with a task,
+// CallTool fails with a *TaskCreatedError (errors.Is ErrTaskCreated); use CallToolOrTask to take tasks.
+func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, error) {
+	res, task, err := s.callTool(ctx, params, opts)
+	if err == nil && task != nil {
+		return nil, &TaskCreatedError{Task: task}
+	}
+	return res, err
+}
+
+// CallToolOrTask is CallTool that also accepts a task: when err is nil exactly one of the result and the
+// task is non-nil. A task is created when opts.TaskTTL is set on a 2025-11-25 session whose server
+// supports task-augmented tools/call, or when the host declared HostCapabilities.Tasks on 2026-07-28 and
+// the server chose to run the call as a task.
+func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {
+	return s.callTool(ctx, params, opts)
+}
+
+func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {
+	if params == nil || params.Name == "" {
+		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	args, err := toolArguments(params.Arguments)
+	if err != nil {
+		return nil, nil, err
+	}
+	var res *mcp.CallToolResult
+	var task *Task
+	err = s.call(ctx, "tools/call", params.Name, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
+			return err
+		}
+		call.taskOK = true // a task result is captured even for CallTool, to report it
+		res, task = nil, nil
+		var err error
+		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+			r, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
+			if err != nil {
+				return nil, err
+			}
+			if raw := call.takeTask(); raw != nil {
+				t, perr := parseTask(raw)
+				if perr != nil {
+					return nil, fmt.Errorf("%w: task result: %v", ErrBadMessage, perr)
+				}
+				task = t
+			}
+			return r, nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if task != nil {
+		return nil, task, nil
+	}
+	return res, nil, nil
+}
+
+// ReadResource reads a resource (MCP resources/read), answering input_required results like CallTool.
+func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourceParams, opts CallOptions) (*mcp.ReadResourceResult, error) {
+	if params == nil || params.URI == "" {
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
+	}
+	var res *mcp.ReadResourceResult
+	err := s.call(ctx, "resources/read", params.URI, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
+			return err
+		}
+		var err error
+		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			return g.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.meta(call, g, params.Meta), URI: params.URI, InputResponses: in, RequestState: state})
+		})
+		return err
+	})
+	return res, err
+}
+
+// GetPrompt gets a prompt (MCP prompts/get), answering input_required results like CallTool.
+func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, opts CallOptions) (*mcp.GetPromptResult, error) {
+	if params == nil || params.Name == "" {
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	var res *mcp.GetPromptResult
+	err := s.call(ctx, "prompts/get", params.Name, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
+			return err
+		}
+		var err error
+		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+			return g.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: params.Arguments, InputResponses: in, RequestState: state})
+		})
+		return err
+	})
+	return res, err
+}
+
+// Complete asks for argument completions (MCP completion/complete). params.Meta is merged under opts.Meta.
+func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts CallOptions) (*mcp.CompleteResult, error) {
+	if params == nil || params.Ref == nil {
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "ref", Description: "required"}}}
+	}
+	var res *mcp.CompleteResult
+	err := s.call(ctx, "completion/complete", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
+		if err := requireCap(g.serverCaps().Completions != nil, "completions"); err != nil {
+			return err
+		}
+		p := *params
+		p.Meta = s.meta(call, g, params.Meta)
+		r, err := g.cs.Complete(ctx, &p)
+		res = r
+		return err
+	})
+	return res, err
+}
+
+// SubscribeResource asks for notifications/resources/updated for uri (EventResourceUpdated). On the
+// handshake era it sends resources/subscribe; on 2026-07-28 the SDK opens a subscriptions/listen stream
+// for the URI. Subscriptions are renewed after supervision reconnects.
+func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
+	err := s.call(ctx, "resources/subscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
+		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
+			return requireCap(false, "resource subscriptions")
+		}
+		return g.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	})
+	if err == nil {
+		s.mu.Lock()
+		s.subs[uri] = true
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// UnsubscribeResource ends a subscription made with SubscribeResource.
+func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
+	s.mu.Lock()
+	delete(s.subs, uri)
+	s.mu.Unlock()
+	return s.call(ctx, "resources/unsubscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
+		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
+			return requireCap(false, "resource subscriptions")
+		}
+		return g.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	})
+}
+
+// resubscribe renews the session's resource subscriptions on a new connection (best effort, logged).
+func (s *Session) resubscribe(g *generation) {
+	s.mu.Lock()
+	uris := slices.Sorted(maps.Keys(s.subs))
+	s.mu.Unlock()
+	for _, uri := range uris {
+		ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
+		if err := g.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			s.logger.Warn("renewing a resource subscription failed", "uri", uri, "error", err)
+		}
+		cancel()
+	}
+}
+
+// SetLogLevel sets the level of log messages the server sends (EventLog, CallOptions.OnLog). On the
+// handshake era it sends logging/setLevel (the server must declare logging); on 2026-07-28, which removed
+// logging/setLevel, the level is remembered and sent as _meta["io.modelcontextprotocol/logLevel"] on
+// every later request, which is how that era asks for log messages.
+func (s *Session) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	return s.call(ctx, "logging/setLevel", "", CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
+		if g.modern() {
+			s.mu.Lock()
+			s.logLevel = level
+			s.mu.Unlock()
+			return nil
+		}
+		if err := requireCap(g.serverCaps().Logging != nil, "logging"); err != nil {
+			return err
+		}
+		return g.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+	})
+}
+
+// Ping sends ping (handshake era). 2026-07-28 removed ping and offers no other request without side
+// effects the SDK lets a client send at will (server/discover is internal to its Connect), so Ping
+// returns ErrNotSupportedByEra there; Session.State tells whether the connection stands.
+func (s *Session) Ping(ctx context.Context) error {
+	return s.call(ctx, "ping", "", CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
+		if g.modern() {
+			return fmt.Errorf("%w: ping was removed in 2026-07-28", ErrNotSupportedByEra)
+		}
+		return g.cs.Ping(ctx, nil)
+	})
+}
+
+// SetRoots replaces the roots the session exposes; from now on roots/list is answered with them without
+// asking the host. On the handshake era, when the host declared RootsListChanged, the server is sent
+// notifications/roots/list_changed (2026-07-28 removed it: servers ask for roots in each request).
+func (s *Session) SetRoots(ctx context.Context, roots []*mcp.Root) error {
+	if !s.caps.Roots {
+		return fmt.Errorf("%w: the host did not declare roots", ErrCapabilityMissing)
+	}
+	s.mu.Lock()
+	s.roots, s.hostRoots = slices.Clone(roots), true
+	s.mu.Unlock()
+	if !s.caps.RootsListChanged {
+		return nil
+	}
+	return s.call(ctx, "notifications/roots/list_changed", "", CallOptions{}, false, func(ctx context.Context, g *generation, _ *activeCall) error {
+		if g.modern() {
+			return nil
+		}
+		return g.notify(ctx, "notifications/roots/list_changed")
+	})
+}
+
+// notify sends a notification through the connection's SDK session.
+func (g *generation) notify(ctx context.Context, method string) error {
+	// The SDK has no public way to send notifications/roots/list_changed other than Client.AddRoots, whose
+	// list the core does not use (it answers roots/list itself); AddRoots on a private client-side set is
+	// exactly one notification per call.
+	g.client.AddRoots(&mcp.Root{URI: "mcp-bridge:roots-changed"})
+	return nil
+}
+
+// mrtrResult is a result that may be input_required (MCP 2026-07-28 basic/patterns/mrtr).
+type mrtrResult interface {
+	NeedsInput() bool
+}
+
+// mrtrLoop runs one MRTR exchange: send, and while the result is input_required, have hosts answer its
+// input requests (concurrently, each a DeliveryMRTR pending request) and retry with inputResponses and
+// the echoed requestState under a new JSON-RPC id. A result with requestState but no inputRequests
+// (load shedding) is retried at once, a bounded number of times.
+func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
+	var zero R
+	var in mcp.InputResponseMap
+	var state string
+	shed := 0
+	for round := 0; ; round++ {
+		res, err := send(ctx, in, state)
+		if err != nil || !res.NeedsInput() {
+			return res, err
+		}
+		reqs, st := inputOf(res)
+		if len(reqs) == 0 {
+			if shed++; shed > maxLoadShedRounds {
+				return zero, fmt.Errorf("%w: the server kept asking to retry (%d times)", ErrUnavailable, maxLoadShedRounds)
+			}
+			in, state = nil, st
+			continue
+		}
+		if round >= maxInputRounds {
+			return zero, fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds)
+		}
+		in, err = s.fulfill(ctx, call, reqs)
+		if err != nil {
+			return zero, err
+		}
+		state = st
+	}
+}
+
+func inputOf(r any) (mcp.InputRequestMap, string) {
+	switch r := r.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.GetPromptResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.ReadResourceResult:
+		return r.InputRequests, r.RequestState
+	}
+	return nil, ""
+}
+
+// fulfill has every input request answered, concurrently; the first failure cancels the others.
+func (s *Session) fulfill(ctx context.Context, call *activeCall, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		out   = make(mcp.InputResponseMap, len(reqs))
+		first error
+		wg    sync.WaitGroup
+	)
+	for key, ir := range reqs {
+		wg.Go(func() {
+			resp, err := s.answerInput(ctx, call, key, ir)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = fmt.Errorf("input request %q: %w", key, err)
+					cancel()
+				}
+				return
+			}
+			out[key] = resp
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// answerInput runs the same handler (validation, pending request) as the pushed request of the same kind.
+func (s *Session) answerInput(ctx context.Context, call *activeCall, key string, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	var (
+		resp mcp.InputResponse
+		err  error
+	)
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		if !s.caps.ElicitationForm && !s.caps.ElicitationURL {
+			return nil, fmt.Errorf("%w: the server asked for elicitation", ErrCapabilityMissing)
+		}
+		var r *mcp.ElicitResult
+		r, err = s.handleElicitation(ctx, p, DeliveryMRTR, key, call, nil)
+		resp = r
+	case *mcp.CreateMessageWithToolsParams:
+		if !s.caps.Sampling {
+			return nil, fmt.Errorf("%w: the server asked for sampling", ErrCapabilityMissing)
+		}
+		var r *mcp.CreateMessageWithToolsResult
+		r, err = s.handleSampling(ctx, p, DeliveryMRTR, key, call, nil)
+		resp = r
+	case *mcp.CreateMessageParams:
+		return s.answerInput(ctx, call, key, samplingWithTools(p))
+	case *mcp.ListRootsParams:
+		if !s.caps.Roots {
+			return nil, fmt.Errorf("%w: the server asked for roots", ErrCapabilityMissing)
+		}
+		var r *mcp.ListRootsResult
+		r, err = s.handleRoots(ctx, p, DeliveryMRTR, key, call, nil)
+		resp = r
+	default:
+		return nil, fmt.Errorf("%w: unknown input request %T", ErrBadMessage, ir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func samplingWithTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
+	var msgs []*mcp.SamplingMessageV2
+	for _, m := range p.Messages {
+		msgs = append(msgs, &mcp.SamplingMessageV2{Role: m.Role, Content: []mcp.Content{m.Content}})
+	}
+	return &mcp.CreateMessageWithToolsParams{
+		Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens, Messages: msgs, Metadata: p.Metadata,
+		ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt, Temperature: p.Temperature,
+	}
+}

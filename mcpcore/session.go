@@ -1,0 +1,466 @@
+package mcpcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// handshakeTimeout bounds a reconnection's handshake (the first one is bounded by Open's context).
+const handshakeTimeout = 30 * time.Second
+
+// stableAfter is how long a connection must have lived for the supervisor to reset its backoff.
+const stableAfter = 30 * time.Second
+
+// Session is one host's session with one upstream MCP server. It survives crashes and lost HTTP sessions
+// of the server (supervision reconnects it), and ends only with Close, Core.Close, or when supervision
+// gives up.
+//
+// Every method is safe for concurrent use. Operations block while the session is connecting or
+// reconnecting (bounded by their context), fail with ErrSessionClosed once it is closed, and fail with an
+// error wrapping ErrUnavailable when the connection is lost while they run. A JSON-RPC error the server
+// returned is a *jsonrpc.Error (see UpstreamCode); a tool's own failure is a result with IsError set.
+//
+// A Session owns one supervisor goroutine, which exits when the session closes, and, through the SDK,
+// the goroutines of its current connection.
+type Session struct {
+	core       *Core
+	id         string
+	owner      string
+	server     ServerConfig
+	caps       HostCapabilities
+	clientInfo *mcp.Implementation
+	created    time.Time
+	logger     *slog.Logger
+	events     *eventLog
+
+	// ctx ends when Close begins; every call and connection of the session derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex // guards the fields below
+	state     SessionState
+	reason    string
+	restarts  int
+	changed   chan struct{} // closed and replaced at every state change
+	gen       *generation   // the live connection; nil unless Ready
+	info      SessionInfo
+	roots     []*mcp.Root // the host's roots (hostRoots) or the configured ones
+	hostRoots bool        // the host gave a list: roots/list is answered from it without asking
+	logLevel  mcp.LoggingLevel
+	calls     map[string]*activeCall // in-flight host calls by call id
+	tokens    map[string]*activeCall // progress tokens of in-flight calls
+	subs      map[string]bool        // resource URIs subscribed to, renewed after a reconnection
+	closing   bool
+
+	refs   sync.Map // string → *serverRequestRef: server requests on their way to a handler
+	refSeq atomic.Uint64
+
+	closeOnce  sync.Once
+	closeDone  chan struct{} // closed when Close has finished
+	closeErr   error
+	superDone  chan struct{} // closed when the supervisor goroutine has exited
+	superStart sync.Once
+}
+
+func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	info := p.ClientInfo
+	if info == nil {
+		info = c.clientInfo
+	}
+	s := &Session{
+		core:       c,
+		id:         id,
+		owner:      p.Owner,
+		server:     cfg,
+		caps:       p.Capabilities,
+		clientInfo: info,
+		created:    time.Now(),
+		logger:     c.logger.With("session", id, "server", cfg.Name),
+		events:     newEventLog(id, c.limits),
+		ctx:        ctx,
+		cancel:     cancel,
+		state:      StateConnecting,
+		changed:    make(chan struct{}),
+		calls:      map[string]*activeCall{},
+		tokens:     map[string]*activeCall{},
+		subs:       map[string]bool{},
+		closeDone:  make(chan struct{}),
+		superDone:  make(chan struct{}),
+	}
+	if p.Roots != nil {
+		s.roots, s.hostRoots = slices.Clone(p.Roots), true
+	} else {
+		s.roots = slices.Clone(cfg.Roots)
+	}
+	return s
+}
+
+// ID is the session's bridge-wide id ("s-…"), unguessable.
+func (s *Session) ID() string { return s.id }
+
+// Owner is the principal that opened the session.
+func (s *Session) Owner() string { return s.owner }
+
+// Server is the configuration of the session's server.
+func (s *Session) Server() ServerConfig { return s.server }
+
+// Capabilities are what the host declared when it opened the session.
+func (s *Session) Capabilities() HostCapabilities { return s.caps }
+
+// Created is when the session was opened.
+func (s *Session) Created() time.Time { return s.created }
+
+// State returns the session's state and the reason for the last change.
+func (s *Session) State() (SessionState, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.reason
+}
+
+// Restarts is how many times supervision has reconnected the session.
+func (s *Session) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// Info returns what the session negotiated; it changes only when supervision redoes the handshake.
+func (s *Session) Info() SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:
+// Limits.EventBuffer). The caller must Close it; it is closed by the session after the final state event.
+func (s *Session) Subscribe(buf int) *Subscription {
+	if buf <= 0 {
+		buf = s.core.limits.EventBuffer
+	}
+	return s.events.subscribe(buf)
+}
+
+// modern reports whether the negotiated version is 2026-07-28 or later (stateless era).
+func (info SessionInfo) modern() bool { return info.ProtocolVersion >= "2026-07-28" }
+
+// setState changes the state and publishes the change; it is a no-op once Closed.
+func (s *Session) setState(st SessionState, reason string, g *generation, info *SessionInfo) {
+	s.mu.Lock()
+	if s.state == StateClosed {
+		s.mu.Unlock()
+		return
+	}
+	if st == StateReady && g != nil && s.state == StateReconnecting {
+		s.restarts++
+	}
+	s.state, s.reason, s.gen = st, reason, g
+	if info != nil {
+		s.info = *info
+	}
+	restarts := s.restarts
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	s.logger.Info("session state", "state", st.String(), "reason", reason, "restarts", restarts)
+	s.events.publish(Event{Kind: EventStateChanged, State: st, Reason: reason, Restarts: restarts})
+}
+
+// start makes the first connection (bounded by ctx) and starts the supervisor.
+func (s *Session) start(ctx context.Context) error {
+	s.events.publish(Event{Kind: EventStateChanged, State: StateConnecting, Reason: "opening"})
+	g, err := s.connect(ctx)
+	if err != nil {
+		s.cancel()
+		s.mu.Lock()
+		s.state, s.reason = StateClosed, err.Error()
+		s.mu.Unlock()
+		s.events.close()
+		close(s.superDone)
+		close(s.closeDone)
+		s.closeOnce.Do(func() {})
+		return err
+	}
+	s.setState(StateReady, "connected", g, g.info())
+	go s.supervise(g)
+	return nil
+}
+
+// generation is one connection of a session: one SDK client session over one transport connection (and,
+// for stdio, one process).
+type generation struct {
+	s      *Session
+	ctx    context.Context // parent of the connection's reads and of its handlers; cancelled when it ends
+	cancel context.CancelFunc
+	client *mcp.Client
+	cs     *mcp.ClientSession
+	tap    *wireTap
+	start  time.Time
+
+	proc atomic.Pointer[process] // stdio only
+
+	// lost is set when the HTTP server reported the session missing (404): the supervisor re-initializes
+	// at once instead of backing off.
+	lost atomic.Bool
+	// dead is set as soon as the connection is known to be broken (read error, write error, close).
+	dead atomic.Bool
+	done chan struct{} // closed by the supervisor when the connection has ended
+}
+
+func (g *generation) info() *SessionInfo {
+	r := g.cs.InitializeResult()
+	if r == nil {
+		return &SessionInfo{}
+	}
+	return &SessionInfo{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo, Capabilities: r.Capabilities, Instructions: r.Instructions}
+}
+
+// markDead records that g's connection is broken; if g is the live generation the session leaves Ready
+// at once, so new calls wait for supervision instead of using a dead connection.
+func (g *generation) markDead(reason string) {
+	if g.dead.Swap(true) {
+		return
+	}
+	s := g.s
+	s.mu.Lock()
+	live := s.gen == g && !s.closing
+	s.mu.Unlock()
+	if live {
+		s.setState(StateReconnecting, reason, nil, nil)
+	}
+}
+
+// connect dials the server and negotiates the protocol era. ctx bounds the handshake only.
+func (s *Session) connect(ctx context.Context) (*generation, error) {
+	gctx, gcancel := context.WithCancel(s.ctx)
+	g := &generation{s: s, ctx: gctx, cancel: gcancel, start: time.Now(), done: make(chan struct{})}
+	g.tap = newWireTap(s, g)
+	tr, err := s.transport(g, g.tap)
+	if err != nil {
+		gcancel()
+		return nil, err
+	}
+	client := mcp.NewClient(s.clientInfo, s.clientOptions())
+	client.AddReceivingMiddleware(s.receivingMiddleware)
+	if err := registerTaskMethods(client); err != nil {
+		gcancel()
+		return nil, err
+	}
+	g.client = client
+	// The SDK uses the Connect context both for the handshake and as the parent of the connection's
+	// lifetime, so connect with gctx and let ctx cut only the handshake short.
+	stop := context.AfterFunc(ctx, gcancel)
+	cs, err := client.Connect(gctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: s.server.ProtocolVersion})
+	if !stop() && err == nil {
+		// ctx ended just as the handshake finished; the connection is already being torn down.
+		_ = cs.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		gcancel()
+		if p := g.proc.Load(); p != nil {
+			p.kill()
+			p.waitExit(context.Background())
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, err)
+	}
+	g.cs = cs
+	return g, nil
+}
+
+// supervise owns the session's connections: it waits for the live one to end and, unless the session is
+// closing, reconnects with backoff (exponential, with jitter, bounded by the server's RestartPolicy). It
+// exits when the session closes or supervision gives up (the session then closes itself).
+func (s *Session) supervise(g *generation) {
+	defer close(s.superDone)
+	pol := s.server.Restart
+	failures := 0 // consecutive failed reconnections
+	streak := 0   // reconnections of short-lived connections, for the backoff
+	for {
+		err := g.cs.Wait()
+		g.dead.Store(true)
+		g.cancel()
+		close(g.done)
+		if s.ctx.Err() != nil {
+			return
+		}
+		reason := "connection lost"
+		if err != nil && !errors.Is(err, io.EOF) {
+			reason = "connection lost: " + err.Error()
+		}
+		if p := g.proc.Load(); p != nil {
+			reason = "server process exited: " + p.exitStatus()
+		}
+		lost := g.lost.Load()
+		if lost {
+			reason = "server lost the session; re-initializing"
+		}
+		s.setState(StateReconnecting, reason, nil, nil)
+		if pol.MaxRestarts < 0 {
+			s.giveUp(reason + "; restarts are disabled")
+			return
+		}
+		if time.Since(g.start) >= stableAfter {
+			streak = 0
+		}
+		delay := backoff(pol, streak)
+		if lost {
+			delay = 0
+		}
+		for {
+			if delay > 0 {
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+				case <-s.ctx.Done():
+					t.Stop()
+					return
+				}
+			}
+			ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
+			ng, err := s.connect(ctx)
+			cancel()
+			if s.ctx.Err() != nil {
+				if ng != nil {
+					_ = ng.cs.Close()
+				}
+				return
+			}
+			if err == nil {
+				if lost {
+					s.core.stats.reinitialized.Add(1)
+				} else {
+					s.core.stats.restarts.Add(1)
+				}
+				g, failures = ng, 0
+				streak++
+				s.setState(StateReady, "reconnected", ng, ng.info())
+				s.resubscribe(ng)
+				break
+			}
+			failures++
+			s.logger.Warn("reconnect failed", "attempt", failures, "error", err)
+			if failures > pol.MaxRestarts {
+				s.giveUp(fmt.Sprintf("gave up after %d failed reconnections: %v", failures, err))
+				return
+			}
+			delay = backoff(pol, streak+failures)
+		}
+	}
+}
+
+// backoff is InitialBackoff·2^n capped at MaxBackoff, with jitter: a uniform value in [d/2, d].
+func backoff(pol RestartPolicy, n int) time.Duration {
+	d := pol.InitialBackoff
+	for i := 0; i < n && d < pol.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, pol.MaxBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+// giveUp closes the session from the supervisor: Close waits for the supervisor, so it runs in its own
+// goroutine, which ends when Close has finished.
+func (s *Session) giveUp(reason string) {
+	s.logger.Error("session failed", "reason", reason)
+	s.mu.Lock()
+	s.reason = reason
+	s.mu.Unlock()
+	go func() { _ = s.closeWith(context.Background(), reason) }()
+}
+
+// acquire returns the live connection, waiting while the session (re)connects.
+func (s *Session) acquire(ctx context.Context) (*generation, error) {
+	for {
+		s.mu.Lock()
+		st, g, ch := s.state, s.gen, s.changed
+		s.mu.Unlock()
+		switch {
+		case st == StateClosed:
+			return nil, ErrSessionClosed
+		case st == StateReady && g != nil && !g.dead.Load():
+			return g, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: session is %s: %w", ErrUnavailable, st, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// Close closes the session: pending requests get their policy defaults (sent upstream while the connection
+// still stands), in-flight calls are cancelled, the connection is closed (stdio servers: stdin closed,
+// then SIGTERM and SIGKILL to the process group after bounded waits), the final state event is published
+// and subscriptions are closed. If ctx ends first the server is killed at once and ctx's error returned.
+// Close is idempotent; concurrent calls wait for the first.
+func (s *Session) Close(ctx context.Context) error { return s.closeWith(ctx, "closed by the host") }
+
+func (s *Session) closeWith(ctx context.Context, reason string) error {
+	s.closeOnce.Do(func() {
+		go func() { // owned by Close; ends when the teardown is complete
+			s.closeErr = s.shutdown(reason)
+			close(s.closeDone)
+		}()
+	})
+	select {
+	case <-s.closeDone:
+		return s.closeErr
+	case <-ctx.Done():
+		s.kill()
+		<-s.closeDone
+		return ctx.Err()
+	}
+}
+
+// kill ends the live server process at once (used when a Close deadline passes).
+func (s *Session) kill() {
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g != nil {
+		if p := g.proc.Load(); p != nil {
+			p.kill()
+		}
+		g.cancel()
+	}
+}
+
+func (s *Session) shutdown(reason string) error {
+	s.mu.Lock()
+	s.closing = true
+	g := s.gen
+	s.mu.Unlock()
+	// Pending requests first, so their defaults still reach the server.
+	s.core.dispatcher.closeSession(s.id)
+	s.cancel() // cancels in-flight calls and stops the supervisor
+	if g != nil && g.cs != nil {
+		if err := g.cs.Close(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+			s.logger.Debug("closing the connection", "error", err)
+		}
+		if p := g.proc.Load(); p != nil {
+			p.waitExit(context.Background())
+		}
+	}
+	<-s.superDone
+	if g != nil {
+		g.cancel()
+	}
+	s.setState(StateClosed, reason, nil, nil)
+	s.events.close()
+	s.core.remove(s)
+	return nil
+}

@@ -1,0 +1,392 @@
+package mcpcore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Shutdown waits for stdio servers (MCP 2025-11-25 basic/lifecycle "Shutdown"; no timings are specified).
+// Variables so tests can shorten them.
+var (
+	stdioExitWait = 3 * time.Second // after closing stdin, before SIGTERM
+	stdioTermWait = 3 * time.Second // after SIGTERM, before SIGKILL
+)
+
+// Bounds on a stdio server's stderr in the logs.
+const (
+	stderrMaxLine    = 4 << 10 // longer lines are truncated
+	stderrRate       = 50      // lines per second, sustained
+	stderrBurst      = 200     // lines logged at once before the rate applies
+	stdoutReadBuffer = 64 << 10
+)
+
+// inheritedEnv are the only variables of the bridge's environment a stdio server inherits.
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"}
+
+// stdioTransport launches a stdio server for one generation of a session. The core uses its own
+// transport instead of the SDK's CommandTransport to put the server in its own process group (so no
+// grandchild outlives it), to bound and log its stderr, to bound the server's frames without breaking the
+// connection on one bad line, and to count bad frames.
+type stdioTransport struct {
+	s   *Session
+	g   *generation
+	tap *wireTap
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	p, err := startProcess(t.s)
+	if err != nil {
+		return nil, err
+	}
+	t.g.proc.Store(p)
+	c := &stdioConn{p: p, tap: t.tap, max: t.s.core.limits.MaxMessageBytes, incoming: make(chan stdioFrame), closed: make(chan struct{})}
+	go c.readLoop()
+	return c, nil
+}
+
+// process is a running stdio server, leader of its own process group.
+type process struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  *os.File
+	stdout *os.File
+	logger *slog.Logger
+	exited chan struct{} // closed when the leader has exited and been reaped
+	err    error         // the leader's exit status; valid after exited
+	token  func()        // releases the core's process slot
+}
+
+func startProcess(s *Session) (*process, error) {
+	c := s.core
+	select {
+	case c.procs <- struct{}{}:
+	default:
+		return nil, fmt.Errorf("%w: %d stdio servers are running", ErrTooManySessions, cap(c.procs))
+	}
+	release := sync.OnceFunc(func() { <-c.procs })
+	cfg := s.server
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = serverEnv(cfg.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pipes are *os.File on our side, so exec starts no copying goroutines and Wait never closes what we
+	// are still reading.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		release()
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		release()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		release()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		release()
+		return nil, fmt.Errorf("starting %q: %w", cfg.Command, err)
+	}
+	closeAll(inR, outW, errW) // the child holds these now
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR, logger: s.logger, exited: make(chan struct{}), token: release}
+	s.logger.Info("started stdio server", "pid", p.pgid, "command", cfg.Command)
+	go p.reap()                    // ends when the leader exits
+	go pumpStderr(s, errR, p.pgid) // ends at EOF: when every process of the group has closed stderr
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// serverEnv is the minimal inherited environment plus the configured variables.
+func serverEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, override := extra[k]; !override {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// reap waits for the leader, then kills what is left of its process group: a server that exited has no
+// business leaving children behind.
+func (p *process) reap() {
+	p.err = p.cmd.Wait()
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.token()
+	close(p.exited)
+}
+
+func (p *process) exitStatus() string {
+	select {
+	case <-p.exited:
+		if p.err == nil {
+			return "exit status 0"
+		}
+		return p.err.Error()
+	default:
+		return "running"
+	}
+}
+
+// kill sends SIGKILL to the whole process group.
+func (p *process) kill() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
+
+func (p *process) waitExit(ctx context.Context) {
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+	}
+}
+
+// shutdown follows the spec's order: close stdin, wait, SIGTERM, wait, SIGKILL (to the process group).
+func (p *process) shutdown() {
+	_ = p.stdin.Close()
+	if p.waitFor(stdioExitWait) {
+		return
+	}
+	p.logger.Info("stdio server did not exit after stdin closed; sending SIGTERM", "pid", p.pgid)
+	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	if p.waitFor(stdioTermWait) {
+		return
+	}
+	p.logger.Warn("stdio server did not exit after SIGTERM; sending SIGKILL", "pid", p.pgid)
+	p.kill()
+	<-p.exited
+}
+
+func (p *process) waitFor(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// pumpStderr logs a stdio server's stderr line by line, truncating long lines and dropping lines beyond a
+// token-bucket rate (counted; the count is logged when logging resumes). stderr is not an error channel
+// (MCP 2025-11-25 transports: clients SHOULD NOT assume it indicates an error), so lines log at Info.
+func pumpStderr(s *Session, r *os.File, pid int) {
+	defer r.Close()
+	br := bufio.NewReaderSize(r, stderrMaxLine)
+	tokens, last := float64(stderrBurst), time.Now()
+	var dropped uint64
+	for {
+		line, err := readBoundedLine(br, stderrMaxLine)
+		if len(line) > 0 {
+			now := time.Now()
+			tokens = min(float64(stderrBurst), tokens+now.Sub(last).Seconds()*stderrRate)
+			last = now
+			if tokens >= 1 {
+				tokens--
+				if dropped > 0 {
+					s.logger.Warn("server stderr lines dropped", "pid", pid, "lines", dropped)
+					dropped = 0
+				}
+				s.logger.Info("server stderr", "pid", pid, "line", strings.TrimRight(string(bytes.ToValidUTF8(line, []byte("?"))), "\r\n"))
+			} else {
+				dropped++
+				s.core.stats.stderrDropped.Add(1)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readBoundedLine reads one line, keeping at most max bytes of it.
+func readBoundedLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if room := max - len(line); room > 0 {
+			line = append(line, frag[:min(len(frag), room)]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+// stdioFrame is one message (or the terminal error) read from a stdio server.
+type stdioFrame struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// stdioConn is the newline-delimited JSON-RPC connection to a stdio server (MCP transports, stdio).
+type stdioConn struct {
+	p        *process
+	tap      *wireTap
+	max      int
+	incoming chan stdioFrame
+	closed   chan struct{}
+
+	writeMu   sync.Mutex // serializes writes to stdin
+	closeOnce sync.Once
+}
+
+// readLoop reads stdout line by line. It is owned by the connection and exits at EOF or on a read error
+// (the process exited, or Close closed stdout), after handing the error to Read, or when Close is called.
+func (c *stdioConn) readLoop() {
+	br := bufio.NewReaderSize(c.p.stdout, stdoutReadBuffer)
+	for {
+		line, size, oversized, err := readFrame(br, c.max)
+		if size > 0 {
+			var f stdioFrame
+			switch {
+			case oversized:
+				f.msg = c.tap.badFrame(line, size, true, nil, c.reply)
+			default:
+				if msg, derr := jsonrpc.DecodeMessage(line); derr != nil {
+					f.msg = c.tap.badFrame(line, size, false, derr, c.reply)
+				} else if out, ok := c.tap.received(msg, nil); ok {
+					f.msg = out
+				}
+			}
+			if f.msg != nil {
+				select {
+				case c.incoming <- f:
+				case <-c.closed:
+					return
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				err = io.EOF
+			}
+			select {
+			case c.incoming <- stdioFrame{err: err}:
+			case <-c.closed:
+			}
+			return
+		}
+	}
+}
+
+// reply writes a response to the server from the read loop (used to refuse a bad server request).
+func (c *stdioConn) reply(msg jsonrpc.Message) {
+	_ = c.Write(context.Background(), msg)
+}
+
+// readFrame reads one line of at most max bytes (not counting the newline). For a longer line it returns
+// the line's first 4 KiB with oversized set, having discarded the rest. size is the line's full length;
+// blank lines have size 0.
+func readFrame(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
+	for {
+		frag, ferr := br.ReadSlice('\n')
+		size += len(frag)
+		switch {
+		case oversized:
+		case len(line)+len(frag) > max+2: // room for "\r\n"
+			oversized = true
+			line = append(line, frag...)
+			line = line[:min(len(line), 4<<10)]
+		default:
+			line = append(line, frag...)
+		}
+		if errors.Is(ferr, bufio.ErrBufferFull) {
+			continue
+		}
+		if !oversized {
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				size = 0
+			}
+		}
+		return line, size, oversized, ferr
+	}
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case f := <-c.incoming:
+		if f.err != nil {
+			c.tap.g.markDead("server process closed its output")
+			return nil, f.err
+		}
+		return f.msg, nil
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	out := c.tap.sent(ctx, msg)
+	data, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		c.tap.sendFailed(msg)
+		return fmt.Errorf("encoding message: %w", err)
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	_, err = c.p.stdin.Write(data)
+	c.writeMu.Unlock()
+	if err != nil {
+		c.tap.sendFailed(msg)
+		c.tap.g.markDead("writing to the server failed")
+		return fmt.Errorf("writing to the server: %w", err)
+	}
+	return nil
+}
+
+// Close shuts the server down in the spec's order and releases the pipes. It is idempotent; the SDK calls
+// it once the connection is idle or broken.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.tap.g.markDead("connection closed")
+		c.p.shutdown()
+		_ = c.p.stdout.Close() // unblocks readLoop
+	})
+	return nil
+}
+
+func (c *stdioConn) SessionID() string { return "" }
