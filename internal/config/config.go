@@ -1,0 +1,283 @@
+// Package config loads the mcp-bridge configuration file.
+//
+// One file, YAML or JSON, holds the upstream MCP servers and the bridge's own settings. Its
+// mcpServers block is the format desktop MCP hosts use (command/args/env for stdio servers,
+// url/headers for HTTP servers), so an existing Claude Desktop or VS Code style file loads as it
+// is. Decoding is strict: an unknown key, a value of the wrong type, a duplicate key or an invalid
+// setting is an *Error naming the file, the line and the key path. docs/configuration.md is the
+// reference for every key.
+//
+// A *Config is immutable after Load returns and safe for concurrent reads.
+package config
+
+import (
+	"crypto/subtle"
+	"os"
+	"slices"
+	"time"
+)
+
+// Transport is how the bridge reaches an upstream MCP server.
+type Transport string
+
+// The transports an upstream server can use (MCP spec "Transports").
+const (
+	// TransportStdio runs Command as a subprocess and speaks over its stdin/stdout.
+	TransportStdio Transport = "stdio"
+	// TransportStreamableHTTP posts to URL (Streamable HTTP).
+	TransportStreamableHTTP Transport = "streamable-http"
+	// TransportSSE uses the deprecated HTTP+SSE transport at URL.
+	TransportSSE Transport = "sse"
+)
+
+// DemoServerName is the name of the built-in demo server in the default configuration.
+const DemoServerName = "demo"
+
+// Config is the whole configuration. Durations are time.Duration values; in the file they are
+// strings such as "30s" or "5m".
+type Config struct {
+	// File is the path the configuration was loaded from; empty for the defaults.
+	File string `yaml:"-"`
+
+	// MCPServers are the upstream servers hosts may open sessions to, by name. When the file has
+	// no mcpServers key the map holds the demo server alone (see Default).
+	MCPServers map[string]*Server `yaml:"mcpServers"`
+
+	Listen   Listen   `yaml:"listen"`
+	TLS      TLS      `yaml:"tls"`
+	Auth     Auth     `yaml:"auth"`
+	Limits   Limits   `yaml:"limits"`
+	Sessions Sessions `yaml:"sessions"`
+	Pending  Pending  `yaml:"pending"`
+
+	// AllowUnconfiguredServers lets a host open a session to a server described in the request
+	// itself (a command to run or a URL) instead of naming a configured one. Off by default:
+	// with it on, anyone who can reach the API can make the bridge run programs.
+	AllowUnconfiguredServers bool `yaml:"allowUnconfiguredServers"`
+
+	// positions maps key paths (e.g. "mcpServers.foo.url") to where they were in the file.
+	positions map[string]position
+}
+
+// Server is one upstream MCP server.
+type Server struct {
+	// Name is the server's key under mcpServers.
+	Name string `yaml:"-"`
+
+	// Command, Args, Env and Cwd describe a stdio server: the program to run, its arguments,
+	// extra environment variables (added to the bridge's own environment) and its working
+	// directory (relative paths are relative to the config file's directory).
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Cwd     string            `yaml:"cwd"`
+
+	// URL and Headers describe an HTTP server: its endpoint (http or https) and headers sent
+	// with every request, such as Authorization.
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+
+	// Transport is stdio, streamable-http or sse. When the file does not say, it is stdio for a
+	// command and streamable-http for a url. The key "type" is accepted as a synonym (with
+	// "http" meaning streamable-http), as desktop hosts write it.
+	Transport Transport `yaml:"transport"`
+
+	// ProtocolVersion, if set, pins the MCP protocol version the bridge offers this server
+	// (one the SDK supports, e.g. "2025-11-25" or "2026-07-28"); empty negotiates the newest.
+	ProtocolVersion string `yaml:"protocolVersion"`
+
+	// Roots are the roots sessions to this server expose unless the host supplies its own.
+	Roots []Root `yaml:"roots"`
+
+	// Description is free text shown by ListServers.
+	Description string `yaml:"description"`
+
+	// Restart is the supervision policy for a stdio server that exits or a connection that breaks.
+	Restart Restart `yaml:"restart"`
+
+	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
+	typeAlias string
+}
+
+// Root is a root (MCP spec "Client features: Roots"): a file:// URI and an optional name.
+type Root struct {
+	URI  string `yaml:"uri"`
+	Name string `yaml:"name"`
+}
+
+// Restart is the backoff policy for restarting a crashed stdio server or reconnecting a broken
+// HTTP session: after a failure wait InitialBackoff, doubling up to MaxBackoff, at most
+// MaxRestarts times in a row (0 means never restart).
+type Restart struct {
+	MaxRestarts    int           `yaml:"maxRestarts"`
+	InitialBackoff time.Duration `yaml:"initialBackoff"`
+	MaxBackoff     time.Duration `yaml:"maxBackoff"`
+}
+
+// Listen says where the bridge serves. An empty address turns that listener off.
+type Listen struct {
+	// GRPC is the TCP address of the gRPC server (host:port).
+	GRPC string `yaml:"grpc"`
+	// HTTP is the TCP address of the REST gateway, /healthz and /openapi.json (host:port).
+	HTTP string `yaml:"http"`
+	// GRPCSocket, if set, is a Unix socket path where the gRPC server also listens.
+	GRPCSocket string `yaml:"grpcSocket"`
+}
+
+// TLS turns on TLS for both TCP listeners when CertFile and KeyFile are set, and mutual TLS
+// (clients must present a certificate signed by a CA in ClientCAFile) when ClientCAFile is set
+// too. Relative paths are relative to the config file's directory.
+type TLS struct {
+	CertFile     string `yaml:"certFile"`
+	KeyFile      string `yaml:"keyFile"`
+	ClientCAFile string `yaml:"clientCAFile"`
+}
+
+// Enabled reports whether the listeners serve TLS.
+func (t TLS) Enabled() bool { return t.CertFile != "" }
+
+// MutualTLS reports whether clients must present a certificate.
+func (t TLS) MutualTLS() bool { return t.ClientCAFile != "" }
+
+// Auth configures bearer-token authentication.
+type Auth struct {
+	// TokensFile, if set, names the file of accepted bearer tokens and the principal each one
+	// authenticates (see LoadTokens for the format). Relative to the config file's directory.
+	TokensFile string `yaml:"tokensFile"`
+
+	// Tokens holds the tokens read from TokensFile by Load; nil when TokensFile is empty.
+	Tokens Tokens `yaml:"-"`
+}
+
+// Limits bound what hosts and servers can make the bridge hold. Zero means the default; see
+// docs/configuration.md for the defaults.
+type Limits struct {
+	// MaxMessageBytes caps one gRPC message, one REST body and one MCP frame from a server.
+	MaxMessageBytes int `yaml:"maxMessageBytes"`
+	// MaxSessions caps the open sessions of the whole bridge.
+	MaxSessions int `yaml:"maxSessions"`
+	// MaxSessionsPerPrincipal caps the open sessions one principal may own.
+	MaxSessionsPerPrincipal int `yaml:"maxSessionsPerPrincipal"`
+	// MaxPendingPerSession caps the server-initiated requests waiting for a host answer in one session.
+	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
+	// MaxStdioProcesses caps the stdio server processes running at once.
+	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
+}
+
+// Sessions configures session lifetime.
+type Sessions struct {
+	// IdleTimeout closes a session no host has used (no call, no attached stream) for this long.
+	// "0s" keeps idle sessions forever.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+}
+
+// Pending configures how long a server-initiated request waits for a host's answer before the
+// bridge answers it by policy (sampling: error, elicitation: cancel, roots: the configured roots).
+type Pending struct {
+	SamplingTimeout    time.Duration `yaml:"samplingTimeout"`
+	ElicitationTimeout time.Duration `yaml:"elicitationTimeout"`
+	RootsTimeout       time.Duration `yaml:"rootsTimeout"`
+}
+
+// Defaults of the bridge settings. docs/configuration.md lists them too; keep both in step.
+const (
+	DefaultGRPCAddr                = "127.0.0.1:50051"
+	DefaultHTTPAddr                = "127.0.0.1:8080"
+	DefaultMaxMessageBytes         = 16 << 20
+	DefaultMaxSessions             = 1000
+	DefaultMaxSessionsPerPrincipal = 100
+	DefaultMaxPendingPerSession    = 100
+	DefaultMaxStdioProcesses       = 64
+	DefaultIdleTimeout             = 30 * time.Minute
+	DefaultSamplingTimeout         = 5 * time.Minute
+	DefaultElicitationTimeout      = 10 * time.Minute
+	DefaultRootsTimeout            = 30 * time.Second
+	DefaultMaxRestarts             = 5
+	DefaultInitialBackoff          = 500 * time.Millisecond
+	DefaultMaxBackoff              = 30 * time.Second
+)
+
+// newConfig returns a Config holding every default except the servers.
+func newConfig() *Config {
+	return &Config{
+		Listen: Listen{GRPC: DefaultGRPCAddr, HTTP: DefaultHTTPAddr},
+		Limits: Limits{
+			MaxMessageBytes:         DefaultMaxMessageBytes,
+			MaxSessions:             DefaultMaxSessions,
+			MaxSessionsPerPrincipal: DefaultMaxSessionsPerPrincipal,
+			MaxPendingPerSession:    DefaultMaxPendingPerSession,
+			MaxStdioProcesses:       DefaultMaxStdioProcesses,
+		},
+		Sessions: Sessions{IdleTimeout: DefaultIdleTimeout},
+		Pending: Pending{
+			SamplingTimeout:    DefaultSamplingTimeout,
+			ElicitationTimeout: DefaultElicitationTimeout,
+			RootsTimeout:       DefaultRootsTimeout,
+		},
+		positions: map[string]position{},
+	}
+}
+
+// newServer returns a Server holding the per-server defaults; the decoder calls it for every
+// entry of mcpServers before filling in the keys the file sets.
+func newServer() *Server {
+	return &Server{Restart: Restart{
+		MaxRestarts:    DefaultMaxRestarts,
+		InitialBackoff: DefaultInitialBackoff,
+		MaxBackoff:     DefaultMaxBackoff,
+	}}
+}
+
+// Default returns the configuration used when no file is given: the bridge defaults and one
+// server, "demo", which runs this program's own demo-server subcommand over stdio.
+func Default() *Config {
+	c := newConfig()
+	c.MCPServers = map[string]*Server{DemoServerName: DemoServer()}
+	return c
+}
+
+// DemoServer returns the built-in demo server entry: the running executable with the argument
+// demo-server. If the executable's path cannot be found it falls back to "mcp-bridge" on PATH.
+func DemoServer() *Server {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "mcp-bridge"
+	}
+	s := newServer()
+	s.Name = DemoServerName
+	s.Command = exe
+	s.Args = []string{"demo-server"}
+	s.Transport = TransportStdio
+	s.Description = "built-in demo MCP server (mcp-bridge demo-server)"
+	return s
+}
+
+// ServerNames returns the configured server names in sorted order.
+func (c *Config) ServerNames() []string {
+	names := make([]string, 0, len(c.MCPServers))
+	for name := range c.MCPServers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Server returns the configured server with the given name.
+func (c *Config) Server(name string) (*Server, bool) {
+	s, ok := c.MCPServers[name]
+	return s, ok
+}
+
+// Tokens maps bearer tokens to the principal each authenticates.
+type Tokens map[string]string
+
+// Lookup returns the principal of token. It compares against every token in constant time per
+// token, so that the time taken does not reveal how much of a guess was right.
+func (t Tokens) Lookup(token string) (principal string, ok bool) {
+	for tok, p := range t {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(token)) == 1 {
+			principal, ok = p, true
+		}
+	}
+	return principal, ok
+}
