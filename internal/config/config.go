@@ -11,9 +11,11 @@
 package config
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -65,8 +67,9 @@ type Server struct {
 	Name string `yaml:"-"`
 
 	// Command, Args, Env and Cwd describe a stdio server: the program to run, its arguments,
-	// extra environment variables (added to the bridge's own environment) and its working
-	// directory (relative paths are relative to the config file's directory).
+	// its environment variables (added to a minimal inherited environment: PATH, HOME, LANG,
+	// TMPDIR; the bridge's other variables are not passed down) and its working directory
+	// (relative paths are relative to the config file's directory).
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args"`
 	Env     map[string]string `yaml:"env"`
@@ -184,16 +187,16 @@ const (
 	DefaultGRPCAddr                = "127.0.0.1:50051"
 	DefaultHTTPAddr                = "127.0.0.1:8080"
 	DefaultMaxMessageBytes         = 16 << 20
-	DefaultMaxSessions             = 1000
-	DefaultMaxSessionsPerPrincipal = 100
-	DefaultMaxPendingPerSession    = 100
-	DefaultMaxStdioProcesses       = 64
+	DefaultMaxSessions             = 1024
+	DefaultMaxSessionsPerPrincipal = 64
+	DefaultMaxPendingPerSession    = 64
+	DefaultMaxStdioProcesses       = 256
 	DefaultIdleTimeout             = 30 * time.Minute
 	DefaultSamplingTimeout         = 5 * time.Minute
 	DefaultElicitationTimeout      = 10 * time.Minute
 	DefaultRootsTimeout            = 30 * time.Second
 	DefaultMaxRestarts             = 5
-	DefaultInitialBackoff          = 500 * time.Millisecond
+	DefaultInitialBackoff          = 200 * time.Millisecond
 	DefaultMaxBackoff              = 30 * time.Second
 )
 
@@ -252,13 +255,20 @@ func DemoServer() *Server {
 	return s
 }
 
-// ServerNames returns the configured server names in sorted order.
+// ServerNames returns the configured server names in the order of the file (sorted by name
+// for servers that did not come from a file).
 func (c *Config) ServerNames() []string {
 	names := make([]string, 0, len(c.MCPServers))
 	for name := range c.MCPServers {
 		names = append(names, name)
 	}
-	slices.Sort(names)
+	slices.SortFunc(names, func(a, b string) int {
+		pa, pb := c.positions[joinPath("mcpServers", a)], c.positions[joinPath("mcpServers", b)]
+		if d := cmp.Or(cmp.Compare(pa.line, pb.line), cmp.Compare(pa.column, pb.column)); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
 	return names
 }
 

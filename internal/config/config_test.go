@@ -652,3 +652,19 @@ func TestParseErrors(t *testing.T) {
 func supportedVersions() string {
 	return strings.Join(mcp.SupportedProtocolVersions(), ", ")
 }
+
+// ListServers lists servers in configuration order, so ServerNames keeps the file's order.
+func TestServerNamesInFileOrder(t *testing.T) {
+	for _, tt := range []struct{ file, content string }{
+		{"c.yaml", "mcpServers:\n  zeta: {command: z}\n  alpha: {command: a}\n  mid: {url: 'http://m/'}\n"},
+		{"c.json", `{"mcpServers": {"zeta": {"command": "z"}, "alpha": {"command": "a"}, "mid": {"url": "http://m/"}}}`},
+	} {
+		c, err := Parse(tt.file, []byte(tt.content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"zeta", "alpha", "mid"}, c.ServerNames()); diff != "" {
+			t.Errorf("%s: ServerNames (-want +got):\n%s", tt.file, diff)
+		}
+	}
+}
