@@ -1,0 +1,1094 @@
+package server
+
+// Conversions between the MCP SDK's types (as mcpcore hands them over) and the mcpbridge.v1 messages.
+// Functions named …ToProto take what a server sent (outside input: they fail with an error wrapping
+// mcpcore.ErrBadMessage rather than guess); functions named …FromProto take what a host sent (outside
+// input: they fail with an *mcpcore.InvalidError naming the field).
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// badMessage wraps a conversion failure of server data.
+func badMessage(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v", mcpcore.ErrBadMessage, what, err)
+}
+
+// --- enums ---
+
+func roleToProto(r mcp.Role) pb.Role {
+	switch r {
+	case "user":
+		return pb.Role_ROLE_USER
+	case "assistant":
+		return pb.Role_ROLE_ASSISTANT
+	}
+	return pb.Role_ROLE_UNSPECIFIED
+}
+
+func roleFromProto(r pb.Role) mcp.Role {
+	switch r {
+	case pb.Role_ROLE_USER:
+		return "user"
+	case pb.Role_ROLE_ASSISTANT:
+		return "assistant"
+	}
+	return ""
+}
+
+var logLevels = []struct {
+	mcp mcp.LoggingLevel
+	pb  pb.LoggingLevel
+}{
+	{"debug", pb.LoggingLevel_LOGGING_LEVEL_DEBUG},
+	{"info", pb.LoggingLevel_LOGGING_LEVEL_INFO},
+	{"notice", pb.LoggingLevel_LOGGING_LEVEL_NOTICE},
+	{"warning", pb.LoggingLevel_LOGGING_LEVEL_WARNING},
+	{"error", pb.LoggingLevel_LOGGING_LEVEL_ERROR},
+	{"critical", pb.LoggingLevel_LOGGING_LEVEL_CRITICAL},
+	{"alert", pb.LoggingLevel_LOGGING_LEVEL_ALERT},
+	{"emergency", pb.LoggingLevel_LOGGING_LEVEL_EMERGENCY},
+}
+
+func logLevelToProto(l mcp.LoggingLevel) pb.LoggingLevel {
+	for _, e := range logLevels {
+		if e.mcp == l {
+			return e.pb
+		}
+	}
+	return pb.LoggingLevel_LOGGING_LEVEL_UNSPECIFIED
+}
+
+func logLevelFromProto(l pb.LoggingLevel) (mcp.LoggingLevel, bool) {
+	for _, e := range logLevels {
+		if e.pb == l {
+			return e.mcp, true
+		}
+	}
+	return "", false
+}
+
+func taskStatusToProto(s string) pb.TaskStatus {
+	switch s {
+	case "working":
+		return pb.TaskStatus_TASK_STATUS_WORKING
+	case "input_required":
+		return pb.TaskStatus_TASK_STATUS_INPUT_REQUIRED
+	case "completed":
+		return pb.TaskStatus_TASK_STATUS_COMPLETED
+	case "failed":
+		return pb.TaskStatus_TASK_STATUS_FAILED
+	case "cancelled":
+		return pb.TaskStatus_TASK_STATUS_CANCELLED
+	}
+	return pb.TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func stateToProto(s mcpcore.SessionState) pb.SessionState {
+	switch s {
+	case mcpcore.StateConnecting:
+		return pb.SessionState_SESSION_STATE_CONNECTING
+	case mcpcore.StateReady:
+		return pb.SessionState_SESSION_STATE_READY
+	case mcpcore.StateReconnecting:
+		return pb.SessionState_SESSION_STATE_RECONNECTING
+	case mcpcore.StateClosed:
+		return pb.SessionState_SESSION_STATE_CLOSED
+	}
+	return pb.SessionState_SESSION_STATE_UNSPECIFIED
+}
+
+func transportToProto(t mcpcore.TransportKind) pb.Transport {
+	switch t {
+	case mcpcore.TransportStdio:
+		return pb.Transport_TRANSPORT_STDIO
+	case mcpcore.TransportStreamableHTTP:
+		return pb.Transport_TRANSPORT_STREAMABLE_HTTP
+	case mcpcore.TransportSSE:
+		return pb.Transport_TRANSPORT_SSE
+	}
+	return pb.Transport_TRANSPORT_UNSPECIFIED
+}
+
+// --- small shapes ---
+
+func metaToProto(m mcp.Meta) (*structpb.Struct, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	s, err := structFromMap(m)
+	if err != nil {
+		return nil, badMessage("_meta", err)
+	}
+	return s, nil
+}
+
+func metaFromProto(s *structpb.Struct, path string) (mcp.Meta, error) {
+	m, err := mapFromStruct(s, path)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	return mcp.Meta(m), nil
+}
+
+func iconsToProto(icons []mcp.Icon) []*pb.Icon {
+	var out []*pb.Icon
+	for _, i := range icons {
+		p := &pb.Icon{Src: i.Source, MimeType: i.MIMEType, Sizes: i.Sizes}
+		switch i.Theme {
+		case mcp.IconThemeLight:
+			p.Theme = pb.IconTheme_ICON_THEME_LIGHT
+		case mcp.IconThemeDark:
+			p.Theme = pb.IconTheme_ICON_THEME_DARK
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func iconsFromProto(icons []*pb.Icon) []mcp.Icon {
+	var out []mcp.Icon
+	for _, i := range icons {
+		if i == nil {
+			continue
+		}
+		ic := mcp.Icon{Source: i.GetSrc(), MIMEType: i.GetMimeType(), Sizes: i.GetSizes()}
+		switch i.GetTheme() {
+		case pb.IconTheme_ICON_THEME_LIGHT:
+			ic.Theme = mcp.IconThemeLight
+		case pb.IconTheme_ICON_THEME_DARK:
+			ic.Theme = mcp.IconThemeDark
+		}
+		out = append(out, ic)
+	}
+	return out
+}
+
+func annotationsToProto(a *mcp.Annotations) *pb.Annotations {
+	if a == nil {
+		return nil
+	}
+	p := &pb.Annotations{LastModified: a.LastModified}
+	for _, r := range a.Audience {
+		p.Audience = append(p.Audience, roleToProto(r))
+	}
+	if a.Priority != 0 {
+		p.Priority = &a.Priority
+	}
+	return p
+}
+
+func annotationsFromProto(a *pb.Annotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	m := &mcp.Annotations{LastModified: a.GetLastModified(), Priority: a.GetPriority()}
+	for _, r := range a.GetAudience() {
+		if role := roleFromProto(r); role != "" {
+			m.Audience = append(m.Audience, role)
+		}
+	}
+	return m
+}
+
+func implementationToProto(i *mcp.Implementation) *pb.Implementation {
+	if i == nil {
+		return nil
+	}
+	return &pb.Implementation{Name: i.Name, Title: i.Title, Version: i.Version, WebsiteUrl: i.WebsiteURL, Description: i.Description, Icons: iconsToProto(i.Icons)}
+}
+
+func implementationFromProto(i *pb.Implementation) *mcp.Implementation {
+	if i == nil {
+		return nil
+	}
+	return &mcp.Implementation{Name: i.GetName(), Title: i.GetTitle(), Version: i.GetVersion(), WebsiteURL: i.GetWebsiteUrl(), Description: i.GetDescription(), Icons: iconsFromProto(i.GetIcons())}
+}
+
+func rootsToProto(roots []*mcp.Root) ([]*pb.Root, error) {
+	var out []*pb.Root
+	for _, r := range roots {
+		if r == nil {
+			continue
+		}
+		meta, err := metaToProto(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &pb.Root{Uri: r.URI, Name: r.Name, Meta: meta})
+	}
+	return out, nil
+}
+
+// rootsFromProto converts a host's roots; path names the repeated field ("roots").
+func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
+	out := make([]*mcp.Root, 0, len(roots))
+	var vs []mcpcore.FieldViolation
+	for i, r := range roots {
+		f := path + "[" + strconv.Itoa(i) + "]"
+		if r == nil {
+			vs = append(vs, mcpcore.FieldViolation{Field: f, Description: "must not be null"})
+			continue
+		}
+		if r.GetUri() == "" {
+			vs = append(vs, required(f+".uri"))
+		}
+		var meta map[string]any
+		if r.GetMeta() != nil {
+			meta = mapFromStructPath(r.GetMeta(), f+"._meta", &vs)
+		}
+		out = append(out, &mcp.Root{URI: r.GetUri(), Name: r.GetName(), Meta: meta})
+	}
+	if len(vs) > 0 {
+		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
+	}
+	return out, nil
+}
+
+// --- content ---
+
+// contentToProto converts one content block a server sent.
+func contentToProto(c mcp.Content) (*pb.ContentBlock, error) {
+	b := &pb.ContentBlock{}
+	var meta mcp.Meta
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		b.Content = &pb.ContentBlock_Text{Text: &pb.TextContent{Text: c.Text}}
+		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
+	case *mcp.ImageContent:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		b.Content = &pb.ContentBlock_Image{Image: &pb.ImageContent{Data: c.Data, MimeType: c.MIMEType}}
+		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
+	case *mcp.AudioContent:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		b.Content = &pb.ContentBlock_Audio{Audio: &pb.AudioContent{Data: c.Data, MimeType: c.MIMEType}}
+		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
+	case *mcp.ResourceLink:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		b.Content = &pb.ContentBlock_ResourceLink{ResourceLink: &pb.ResourceLink{
+			Uri: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MimeType: c.MIMEType, Size: c.Size, Icons: iconsToProto(c.Icons),
+		}}
+		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
+	case *mcp.EmbeddedResource:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		rc, err := resourceContentsToProto(c.Resource)
+		if err != nil {
+			return nil, err
+		}
+		b.Content = &pb.ContentBlock_Resource{Resource: &pb.EmbeddedResource{Resource: rc}}
+		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
+	case *mcp.ToolUseContent:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		in, err := structFromMap(c.Input)
+		if err != nil {
+			return nil, badMessage("tool_use input", err)
+		}
+		b.Content = &pb.ContentBlock_ToolUse{ToolUse: &pb.ToolUseContent{Id: c.ID, Name: c.Name, Input: in}}
+		meta = c.Meta
+	case *mcp.ToolResultContent:
+		if c == nil {
+			return nil, badMessage("content", fmt.Errorf("null block"))
+		}
+		tr := &pb.ToolResultContent{ToolUseId: c.ToolUseID, IsError: c.IsError}
+		for _, inner := range c.Content {
+			ib, err := contentToProto(inner)
+			if err != nil {
+				return nil, err
+			}
+			tr.Content = append(tr.Content, ib)
+		}
+		if c.StructuredContent != nil {
+			v, err := valueFromAny(c.StructuredContent)
+			if err != nil {
+				return nil, badMessage("tool_result structuredContent", err)
+			}
+			tr.StructuredContent = v
+		}
+		b.Content = &pb.ContentBlock_ToolResult{ToolResult: tr}
+		meta = c.Meta
+	case nil:
+		return nil, badMessage("content", fmt.Errorf("null block"))
+	default:
+		return nil, badMessage("content", fmt.Errorf("unknown content type %T", c))
+	}
+	m, err := metaToProto(meta)
+	if err != nil {
+		return nil, err
+	}
+	b.Meta = m
+	return b, nil
+}
+
+func contentsToProto(cs []mcp.Content) ([]*pb.ContentBlock, error) {
+	out := make([]*pb.ContentBlock, 0, len(cs))
+	for _, c := range cs {
+		b, err := contentToProto(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// contentFromProto converts a content block a host sent (in a sampling answer); path names it.
+func contentFromProto(b *pb.ContentBlock, path string, vs *[]mcpcore.FieldViolation) mcp.Content {
+	if b == nil {
+		*vs = append(*vs, mcpcore.FieldViolation{Field: path, Description: "must not be null"})
+		return nil
+	}
+	var meta mcp.Meta
+	if b.GetMeta() != nil {
+		meta = mapFromStructPath(b.GetMeta(), path+"._meta", vs)
+	}
+	ann := annotationsFromProto(b.GetAnnotations())
+	switch c := b.GetContent().(type) {
+	case *pb.ContentBlock_Text:
+		return &mcp.TextContent{Text: c.Text.GetText(), Meta: meta, Annotations: ann}
+	case *pb.ContentBlock_Image:
+		return &mcp.ImageContent{Data: c.Image.GetData(), MIMEType: c.Image.GetMimeType(), Meta: meta, Annotations: ann}
+	case *pb.ContentBlock_Audio:
+		return &mcp.AudioContent{Data: c.Audio.GetData(), MIMEType: c.Audio.GetMimeType(), Meta: meta, Annotations: ann}
+	case *pb.ContentBlock_ResourceLink:
+		l := c.ResourceLink
+		return &mcp.ResourceLink{URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(), Description: l.GetDescription(), MIMEType: l.GetMimeType(), Size: l.Size, Icons: iconsFromProto(l.GetIcons()), Meta: meta, Annotations: ann}
+	case *pb.ContentBlock_Resource:
+		rc := c.Resource.GetResource()
+		if rc == nil {
+			*vs = append(*vs, required(path+".resource.resource"))
+			return nil
+		}
+		return &mcp.EmbeddedResource{Resource: resourceContentsFromProto(rc, path+".resource.resource", vs), Meta: meta, Annotations: ann}
+	case *pb.ContentBlock_ToolUse:
+		var in map[string]any
+		if c.ToolUse.GetInput() != nil {
+			in = mapFromStructPath(c.ToolUse.GetInput(), path+".toolUse.input", vs)
+		}
+		return &mcp.ToolUseContent{ID: c.ToolUse.GetId(), Name: c.ToolUse.GetName(), Input: in, Meta: meta}
+	case *pb.ContentBlock_ToolResult:
+		tr := c.ToolResult
+		out := &mcp.ToolResultContent{ToolUseID: tr.GetToolUseId(), IsError: tr.GetIsError(), Meta: meta}
+		for i, inner := range tr.GetContent() {
+			out.Content = append(out.Content, contentFromProto(inner, path+".toolResult.content["+strconv.Itoa(i)+"]", vs))
+		}
+		if tr.GetStructuredContent() != nil {
+			out.StructuredContent = anyFromValue(tr.GetStructuredContent(), path+".toolResult.structuredContent", vs)
+		}
+		return out
+	}
+	*vs = append(*vs, mcpcore.FieldViolation{Field: path, Description: "exactly one of text, image, audio, resourceLink, resource, toolUse, toolResult must be set"})
+	return nil
+}
+
+func resourceContentsToProto(r *mcp.ResourceContents) (*pb.ResourceContents, error) {
+	if r == nil {
+		return nil, badMessage("resource contents", fmt.Errorf("null"))
+	}
+	p := &pb.ResourceContents{Uri: r.URI, MimeType: r.MIMEType}
+	if r.Blob != nil {
+		p.Contents = &pb.ResourceContents_Blob{Blob: r.Blob}
+	} else {
+		p.Contents = &pb.ResourceContents_Text{Text: r.Text}
+	}
+	m, err := metaToProto(r.Meta)
+	if err != nil {
+		return nil, err
+	}
+	p.Meta = m
+	return p, nil
+}
+
+func resourceContentsFromProto(r *pb.ResourceContents, path string, vs *[]mcpcore.FieldViolation) *mcp.ResourceContents {
+	out := &mcp.ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
+	switch c := r.GetContents().(type) {
+	case *pb.ResourceContents_Text:
+		out.Text = c.Text
+	case *pb.ResourceContents_Blob:
+		out.Blob = c.Blob
+		if out.Blob == nil {
+			out.Blob = []byte{}
+		}
+	}
+	if r.GetMeta() != nil {
+		out.Meta = mapFromStructPath(r.GetMeta(), path+"._meta", vs)
+	}
+	return out
+}
+
+// --- tools, resources, prompts ---
+
+func toolToProto(t *mcp.Tool) (*pb.Tool, error) {
+	if t == nil {
+		return nil, badMessage("tool", fmt.Errorf("null"))
+	}
+	p := &pb.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Icons: iconsToProto(t.Icons)}
+	var err error
+	if t.InputSchema != nil {
+		if p.InputSchema, err = schemaFromAny(t.InputSchema); err != nil {
+			return nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
+		}
+	}
+	if t.OutputSchema != nil {
+		if p.OutputSchema, err = schemaFromAny(t.OutputSchema); err != nil {
+			return nil, badMessage("tool "+strconv.Quote(t.Name)+" outputSchema", err)
+		}
+	}
+	if a := t.Annotations; a != nil {
+		p.Annotations = &pb.ToolAnnotations{
+			Title:           a.Title,
+			ReadOnlyHint:    &a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint,
+			IdempotentHint:  &a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint,
+		}
+	}
+	if p.Meta, err = metaToProto(t.Meta); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// toolFromProto is used for the tools of a sampling request only in tests (hosts never send tools); it is
+// the inverse of toolToProto for round-trip checks.
+func toolFromProto(t *pb.Tool) *mcp.Tool {
+	var vs []mcpcore.FieldViolation
+	m := &mcp.Tool{Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(), Icons: iconsFromProto(t.GetIcons())}
+	if t.GetInputSchema() != nil {
+		m.InputSchema = mapFromStructPath(t.GetInputSchema(), "inputSchema", &vs)
+	}
+	if t.GetOutputSchema() != nil {
+		m.OutputSchema = mapFromStructPath(t.GetOutputSchema(), "outputSchema", &vs)
+	}
+	if a := t.GetAnnotations(); a != nil {
+		m.Annotations = &mcp.ToolAnnotations{Title: a.GetTitle(), ReadOnlyHint: a.GetReadOnlyHint(), IdempotentHint: a.GetIdempotentHint(), DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint}
+	}
+	if t.GetMeta() != nil {
+		m.Meta = mapFromStructPath(t.GetMeta(), "_meta", &vs)
+	}
+	return m
+}
+
+func callToolResultToProto(r *mcp.CallToolResult) (*pb.CallToolResult, error) {
+	if r == nil {
+		return nil, badMessage("tool result", fmt.Errorf("null"))
+	}
+	content, err := contentsToProto(r.Content)
+	if err != nil {
+		return nil, err
+	}
+	p := &pb.CallToolResult{Content: content, IsError: r.IsError}
+	if r.StructuredContent != nil {
+		if p.StructuredContent, err = valueFromAny(r.StructuredContent); err != nil {
+			return nil, badMessage("structuredContent", err)
+		}
+	}
+	if p.Meta, err = metaToProto(r.Meta); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func resourceToProto(r *mcp.Resource) (*pb.Resource, error) {
+	if r == nil {
+		return nil, badMessage("resource", fmt.Errorf("null"))
+	}
+	p := &pb.Resource{Uri: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MimeType: r.MIMEType, Annotations: annotationsToProto(r.Annotations), Icons: iconsToProto(r.Icons)}
+	if r.Size != 0 {
+		p.Size = &r.Size
+	}
+	var err error
+	p.Meta, err = metaToProto(r.Meta)
+	return p, err
+}
+
+func resourceTemplateToProto(r *mcp.ResourceTemplate) (*pb.ResourceTemplate, error) {
+	if r == nil {
+		return nil, badMessage("resource template", fmt.Errorf("null"))
+	}
+	p := &pb.ResourceTemplate{UriTemplate: r.URITemplate, Name: r.Name, Title: r.Title, Description: r.Description, MimeType: r.MIMEType, Annotations: annotationsToProto(r.Annotations), Icons: iconsToProto(r.Icons)}
+	var err error
+	p.Meta, err = metaToProto(r.Meta)
+	return p, err
+}
+
+func promptToProto(r *mcp.Prompt) (*pb.Prompt, error) {
+	if r == nil {
+		return nil, badMessage("prompt", fmt.Errorf("null"))
+	}
+	p := &pb.Prompt{Name: r.Name, Title: r.Title, Description: r.Description, Icons: iconsToProto(r.Icons)}
+	for _, a := range r.Arguments {
+		if a == nil {
+			continue
+		}
+		p.Arguments = append(p.Arguments, &pb.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+	}
+	var err error
+	p.Meta, err = metaToProto(r.Meta)
+	return p, err
+}
+
+func getPromptResultToProto(r *mcp.GetPromptResult) (*pb.GetPromptResponse, error) {
+	if r == nil {
+		return nil, badMessage("prompt result", fmt.Errorf("null"))
+	}
+	p := &pb.GetPromptResponse{Description: r.Description}
+	for _, m := range r.Messages {
+		if m == nil {
+			return nil, badMessage("prompt message", fmt.Errorf("null"))
+		}
+		c, err := contentToProto(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		p.Messages = append(p.Messages, &pb.PromptMessage{Role: roleToProto(m.Role), Content: c})
+	}
+	var err error
+	p.Meta, err = metaToProto(r.Meta)
+	return p, err
+}
+
+// --- capabilities ---
+
+// tasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+func serverCapsToProto(c *mcp.ServerCapabilities) (*pb.ServerCapabilities, error) {
+	if c == nil {
+		return nil, nil
+	}
+	p := &pb.ServerCapabilities{}
+	if c.Tools != nil {
+		p.Tools = &pb.ToolsCapability{ListChanged: c.Tools.ListChanged}
+	}
+	if c.Prompts != nil {
+		p.Prompts = &pb.PromptsCapability{ListChanged: c.Prompts.ListChanged}
+	}
+	if c.Resources != nil {
+		p.Resources = &pb.ResourcesCapability{ListChanged: c.Resources.ListChanged, Subscribe: c.Resources.Subscribe}
+	}
+	if c.Logging != nil {
+		p.Logging = &pb.LoggingCapability{}
+	}
+	if c.Completions != nil {
+		p.Completions = &pb.CompletionsCapability{}
+	}
+	if _, ok := c.Extensions[tasksExtension]; ok {
+		p.Tasks = &pb.TasksCapability{Cancel: true, ToolCall: true}
+	}
+	var err error
+	if p.Experimental, err = structFromMap(c.Experimental); err != nil {
+		return nil, badMessage("capabilities.experimental", err)
+	}
+	if p.Extensions, err = structFromMap(c.Extensions); err != nil {
+		return nil, badMessage("capabilities.extensions", err)
+	}
+	return p, nil
+}
+
+// hostCapsFromProto turns the host's declaration into mcpcore's. An elicitation capability with neither
+// mode set means form only, as in MCP.
+func hostCapsFromProto(h *pb.HostCapabilities) mcpcore.HostCapabilities {
+	var c mcpcore.HostCapabilities
+	if s := h.GetSampling(); s != nil {
+		c.Sampling, c.SamplingTools, c.SamplingContext = true, s.GetTools(), s.GetContext()
+	}
+	if e := h.GetElicitation(); e != nil {
+		c.ElicitationForm, c.ElicitationURL = e.GetForm(), e.GetUrl()
+		if !c.ElicitationForm && !c.ElicitationURL {
+			c.ElicitationForm = true
+		}
+	}
+	if r := h.GetRoots(); r != nil {
+		c.Roots, c.RootsListChanged = true, r.GetListChanged()
+	}
+	return c
+}
+
+func hostCapsToProto(c mcpcore.HostCapabilities) *pb.HostCapabilities {
+	p := &pb.HostCapabilities{}
+	if c.Sampling {
+		p.Sampling = &pb.SamplingCapability{Tools: c.SamplingTools, Context: c.SamplingContext}
+	}
+	if c.ElicitationForm || c.ElicitationURL {
+		p.Elicitation = &pb.ElicitationCapability{Form: c.ElicitationForm, Url: c.ElicitationURL}
+	}
+	if c.Roots {
+		p.Roots = &pb.RootsCapability{ListChanged: c.RootsListChanged}
+	}
+	return p
+}
+
+// --- server requests and host answers ---
+
+func samplingToProto(p *mcp.CreateMessageWithToolsParams) (*pb.CreateMessageRequest, error) {
+	if p == nil {
+		return nil, badMessage("sampling request", fmt.Errorf("null"))
+	}
+	out := &pb.CreateMessageRequest{SystemPrompt: p.SystemPrompt, StopSequences: p.StopSequences}
+	out.MaxTokens = int32(min(max(p.MaxTokens, 0), math.MaxInt32))
+	for _, m := range p.Messages {
+		if m == nil {
+			return nil, badMessage("sampling message", fmt.Errorf("null"))
+		}
+		content, err := contentsToProto(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		out.Messages = append(out.Messages, &pb.SamplingMessage{Role: roleToProto(m.Role), Content: content})
+	}
+	if mp := p.ModelPreferences; mp != nil {
+		pp := &pb.ModelPreferences{}
+		for _, h := range mp.Hints {
+			if h != nil {
+				pp.Hints = append(pp.Hints, &pb.ModelHint{Name: h.Name})
+			}
+		}
+		if mp.CostPriority != 0 {
+			pp.CostPriority = &mp.CostPriority
+		}
+		if mp.SpeedPriority != 0 {
+			pp.SpeedPriority = &mp.SpeedPriority
+		}
+		if mp.IntelligencePriority != 0 {
+			pp.IntelligencePriority = &mp.IntelligencePriority
+		}
+		out.ModelPreferences = pp
+	}
+	switch p.IncludeContext {
+	case "none":
+		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_NONE
+	case "thisServer":
+		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_THIS_SERVER
+	case "allServers":
+		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_ALL_SERVERS
+	}
+	if p.Temperature != 0 {
+		t := p.Temperature
+		out.Temperature = &t
+	}
+	if p.Metadata != nil {
+		md, err := structFromAny(p.Metadata)
+		if err != nil {
+			return nil, badMessage("sampling metadata", err)
+		}
+		out.Metadata = md
+	}
+	for _, t := range p.Tools {
+		pt, err := toolToProto(t)
+		if err != nil {
+			return nil, err
+		}
+		out.Tools = append(out.Tools, pt)
+	}
+	if tc := p.ToolChoice; tc != nil {
+		c := &pb.ToolChoice{}
+		switch tc.Mode {
+		case "auto":
+			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO
+		case "required":
+			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED
+		case "none":
+			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_NONE
+		}
+		out.ToolChoice = c
+	}
+	var err error
+	out.Meta, err = metaToProto(p.Meta)
+	return out, err
+}
+
+func elicitationToProto(p *mcp.ElicitParams) (*pb.ElicitRequest, error) {
+	if p == nil {
+		return nil, badMessage("elicitation request", fmt.Errorf("null"))
+	}
+	out := &pb.ElicitRequest{Message: p.Message, Url: p.URL, ElicitationId: p.ElicitationID}
+	mode := p.Mode
+	if mode == "" {
+		mode = "form"
+		if p.URL != "" || p.ElicitationID != "" {
+			mode = "url"
+		}
+	}
+	switch mode {
+	case "form":
+		out.Mode = pb.ElicitationMode_ELICITATION_MODE_FORM
+	case "url":
+		out.Mode = pb.ElicitationMode_ELICITATION_MODE_URL
+	}
+	if p.RequestedSchema != nil {
+		s, err := schemaFromAny(p.RequestedSchema)
+		if err != nil {
+			return nil, badMessage("requestedSchema", err)
+		}
+		out.RequestedSchema = s
+	}
+	var err error
+	out.Meta, err = metaToProto(p.Meta)
+	return out, err
+}
+
+// serverRequestToProto converts a pending request for delivery to a host.
+func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) {
+	out := &pb.ServerRequest{
+		RequestId:    r.ID,
+		SessionId:    r.SessionID,
+		OriginCallId: r.OriginCallID,
+		OriginMethod: r.OriginMethod,
+		OriginName:   r.OriginName,
+		InputKey:     r.InputKey,
+	}
+	switch r.Delivery {
+	case mcpcore.DeliveryPush:
+		out.Delivery = pb.Delivery_DELIVERY_LEGACY_PUSH
+	case mcpcore.DeliveryMRTR:
+		out.Delivery = pb.Delivery_DELIVERY_MULTI_ROUND_TRIP
+	}
+	if !r.Deadline.IsZero() {
+		out.Deadline = timestamppb.New(r.Deadline)
+	}
+	if !r.Created.IsZero() {
+		out.CreateTime = timestamppb.New(r.Created)
+	}
+	switch r.Kind {
+	case mcpcore.KindSampling:
+		s, err := samplingToProto(r.Sampling)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.ServerRequest_Sampling{Sampling: s}
+	case mcpcore.KindElicitation:
+		e, err := elicitationToProto(r.Elicitation)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.ServerRequest_Elicitation{Elicitation: e}
+	case mcpcore.KindRoots:
+		rr := &pb.ListRootsRequest{}
+		if r.Roots != nil {
+			m, err := metaToProto(r.Roots.Meta)
+			if err != nil {
+				return nil, err
+			}
+			rr.Meta = m
+		}
+		out.Payload = &pb.ServerRequest_Roots{Roots: rr}
+	default:
+		return nil, badMessage("server request", fmt.Errorf("unknown kind %v", r.Kind))
+	}
+	return out, nil
+}
+
+// answerFromProto converts a host's answer. Field violations are relative to the HostAnswer
+// ("sampling.content[0]"); the caller prefixes the path of the answer in its request.
+func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
+	var vs []mcpcore.FieldViolation
+	var out mcpcore.Answer
+	switch x := a.GetAnswer().(type) {
+	case *pb.HostAnswer_Sampling:
+		r := x.Sampling
+		res := &mcp.CreateMessageWithToolsResult{Model: r.GetModel(), StopReason: r.GetStopReason(), Role: roleFromProto(r.GetRole())}
+		if r.GetRole() == pb.Role_ROLE_UNSPECIFIED {
+			res.Role = "assistant" // the usual speaker of a sampled message; saves curl users a field
+		}
+		for i, c := range r.GetContent() {
+			res.Content = append(res.Content, contentFromProto(c, "sampling.content["+strconv.Itoa(i)+"]", &vs))
+		}
+		if r.GetMeta() != nil {
+			res.Meta = mapFromStructPath(r.GetMeta(), "sampling._meta", &vs)
+		}
+		out.Sampling = res
+	case *pb.HostAnswer_Elicitation:
+		r := x.Elicitation
+		res := &mcp.ElicitResult{}
+		switch r.GetAction() {
+		case pb.ElicitAction_ELICIT_ACTION_ACCEPT:
+			res.Action = "accept"
+		case pb.ElicitAction_ELICIT_ACTION_DECLINE:
+			res.Action = "decline"
+		case pb.ElicitAction_ELICIT_ACTION_CANCEL:
+			res.Action = "cancel"
+		default:
+			vs = append(vs, mcpcore.FieldViolation{Field: "elicitation.action", Description: "required: ELICIT_ACTION_ACCEPT, ELICIT_ACTION_DECLINE or ELICIT_ACTION_CANCEL"})
+		}
+		if r.GetContent() != nil {
+			res.Content = mapFromStructPath(r.GetContent(), "elicitation.content", &vs)
+		}
+		if r.GetMeta() != nil {
+			res.Meta = mapFromStructPath(r.GetMeta(), "elicitation._meta", &vs)
+		}
+		out.Elicitation = res
+	case *pb.HostAnswer_Roots:
+		r := x.Roots
+		res := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		for i, root := range r.GetRoots() {
+			f := "roots.roots[" + strconv.Itoa(i) + "]"
+			if root == nil {
+				vs = append(vs, mcpcore.FieldViolation{Field: f, Description: "must not be null"})
+				continue
+			}
+			mr := &mcp.Root{URI: root.GetUri(), Name: root.GetName()}
+			if root.GetMeta() != nil {
+				mr.Meta = mapFromStructPath(root.GetMeta(), f+"._meta", &vs)
+			}
+			res.Roots = append(res.Roots, mr)
+		}
+		if r.GetMeta() != nil {
+			res.Meta = mapFromStructPath(r.GetMeta(), "roots._meta", &vs)
+		}
+		out.Roots = res
+	case *pb.HostAnswer_Error:
+		e := x.Error
+		re := &mcpcore.RPCError{Code: int64(e.GetCode()), Message: e.GetMessage()}
+		if e.GetData() != nil {
+			var dvs []mcpcore.FieldViolation
+			d := anyFromValue(e.GetData(), "error.data", &dvs)
+			vs = append(vs, dvs...)
+			if len(dvs) == 0 {
+				raw, _ := json.Marshal(d)
+				re.Data = raw
+			}
+		}
+		out.Error = re
+	default:
+		vs = append(vs, mcpcore.FieldViolation{Field: "", Description: "exactly one of sampling, elicitation, roots or error must be set"})
+	}
+	if len(vs) > 0 {
+		return mcpcore.Answer{}, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
+	}
+	return out, nil
+}
+
+// answerViolationPrefix is the path, inside a HostAnswer, of the result mcpcore validated: its violations
+// are relative to the result ("content.age"), ours to the HostAnswer.
+func answerViolationPrefix(a mcpcore.Answer) string {
+	switch {
+	case a.Sampling != nil:
+		return "sampling"
+	case a.Elicitation != nil:
+		return "elicitation"
+	case a.Roots != nil:
+		return "roots"
+	case a.Error != nil:
+		return "error"
+	}
+	return ""
+}
+
+// --- events ---
+
+func outcomeToProto(o mcpcore.Outcome) pb.RequestOutcome {
+	switch o {
+	case mcpcore.OutcomeAnswered:
+		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
+	case mcpcore.OutcomeCancelledByServer:
+		return pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_SERVER
+	case mcpcore.OutcomeCancelledByHost:
+		return pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST
+	case mcpcore.OutcomeTimedOut:
+		return pb.RequestOutcome_REQUEST_OUTCOME_TIMED_OUT
+	case mcpcore.OutcomeSessionClosed:
+		return pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED
+	}
+	return pb.RequestOutcome_REQUEST_OUTCOME_UNSPECIFIED
+}
+
+func progressToProto(p *mcpcore.Progress) (*pb.ProgressNotification, error) {
+	tok, err := valueFromAny(p.Token)
+	if err != nil {
+		return nil, badMessage("progress token", err)
+	}
+	out := &pb.ProgressNotification{ProgressToken: tok, Progress: p.Progress, Message: p.Message, CallId: p.CallID}
+	if p.Total != 0 {
+		t := p.Total
+		out.Total = &t
+	}
+	return out, nil
+}
+
+func logToProto(l *mcp.LoggingMessageParams, callID string) (*pb.LoggingMessage, error) {
+	data, err := valueFromAny(l.Data)
+	if err != nil {
+		return nil, badMessage("log data", err)
+	}
+	return &pb.LoggingMessage{Level: logLevelToProto(l.Level), Logger: l.Logger, Data: data, CallId: callID}, nil
+}
+
+// taskToProto converts a task the core parsed.
+func taskToProto(t *mcpcore.Task) *pb.Task {
+	if t == nil {
+		return nil
+	}
+	out := &pb.Task{TaskId: t.ID, Status: taskStatusToProto(t.Status), StatusMessage: t.StatusMessage,
+		CreateTime: parseTime(t.CreatedAt), LastUpdateTime: parseTime(t.LastUpdatedAt)}
+	if t.TTL != nil {
+		out.Ttl = durationpb.New(*t.TTL)
+	}
+	if t.PollInterval > 0 {
+		out.PollInterval = durationpb.New(t.PollInterval)
+	}
+	out.Meta = rawMeta(t.Raw)
+	return out
+}
+
+// taskFromRaw converts a task object as a server sent it (notifications/tasks/status).
+func taskFromRaw(raw json.RawMessage) (*pb.Task, error) {
+	var w struct {
+		TaskID         string   `json:"taskId"`
+		Status         string   `json:"status"`
+		StatusMessage  string   `json:"statusMessage"`
+		CreatedAt      string   `json:"createdAt"`
+		LastUpdatedAt  string   `json:"lastUpdatedAt"`
+		TTL            *float64 `json:"ttl"`
+		TTLMs          *float64 `json:"ttlMs"`
+		PollInterval   *float64 `json:"pollInterval"`
+		PollIntervalMs *float64 `json:"pollIntervalMs"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, badMessage("task", err)
+	}
+	out := &pb.Task{TaskId: w.TaskID, Status: taskStatusToProto(w.Status), StatusMessage: w.StatusMessage,
+		CreateTime: parseTime(w.CreatedAt), LastUpdateTime: parseTime(w.LastUpdatedAt), Meta: rawMeta(raw)}
+	ms := func(a, b *float64) *durationpb.Duration {
+		v := a
+		if v == nil {
+			v = b
+		}
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 || *v > float64(math.MaxInt64/int64(time.Millisecond)) {
+			return nil
+		}
+		return durationpb.New(time.Duration(*v * float64(time.Millisecond)))
+	}
+	out.Ttl = ms(w.TTLMs, w.TTL)
+	out.PollInterval = ms(w.PollIntervalMs, w.PollInterval)
+	return out, nil
+}
+
+func parseTime(s string) *timestamppb.Timestamp {
+	if s == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+// rawMeta returns the _meta of a JSON object, or nil.
+func rawMeta(raw json.RawMessage) *structpb.Struct {
+	var w struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &w) != nil || len(w.Meta) == 0 {
+		return nil
+	}
+	s, err := structFromMap(w.Meta)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// eventToProto converts a session event. answered decides the outcome of an answered request for this
+// receiver (ANSWERED or ANSWERED_ELSEWHERE); nil means ANSWERED.
+func eventToProto(ev mcpcore.Event, answered func(requestID string) pb.RequestOutcome) (*pb.Event, error) {
+	out := &pb.Event{Sequence: ev.Seq, SessionId: ev.SessionID}
+	if !ev.Time.IsZero() {
+		out.Time = timestamppb.New(ev.Time)
+	}
+	switch ev.Kind {
+	case mcpcore.EventRequestCreated:
+		if ev.Request == nil {
+			return nil, badMessage("event", fmt.Errorf("request event without a request"))
+		}
+		r, err := serverRequestToProto(ev.Request)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.Event_ServerRequest{ServerRequest: r}
+	case mcpcore.EventRequestEnded:
+		if ev.Ended == nil {
+			return nil, badMessage("event", fmt.Errorf("ended event without an outcome"))
+		}
+		o := outcomeToProto(ev.Ended.Outcome)
+		if o == pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED && answered != nil {
+			o = answered(ev.Ended.RequestID)
+		}
+		out.Payload = &pb.Event_RequestEnded{RequestEnded: &pb.RequestEnded{RequestId: ev.Ended.RequestID, SessionId: ev.SessionID, Outcome: o, Detail: ev.Ended.Detail}}
+	case mcpcore.EventProgress:
+		if ev.Progress == nil {
+			return nil, badMessage("event", fmt.Errorf("progress event without progress"))
+		}
+		p, err := progressToProto(ev.Progress)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.Event_Progress{Progress: p}
+	case mcpcore.EventLog:
+		if ev.Log == nil {
+			return nil, badMessage("event", fmt.Errorf("log event without a message"))
+		}
+		l, err := logToProto(ev.Log, "")
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.Event_Log{Log: l}
+	case mcpcore.EventToolsListChanged:
+		out.Payload = &pb.Event_ToolsListChanged{ToolsListChanged: &pb.ListChanged{}}
+	case mcpcore.EventPromptsListChanged:
+		out.Payload = &pb.Event_PromptsListChanged{PromptsListChanged: &pb.ListChanged{}}
+	case mcpcore.EventResourcesListChanged:
+		out.Payload = &pb.Event_ResourcesListChanged{ResourcesListChanged: &pb.ListChanged{}}
+	case mcpcore.EventResourceUpdated:
+		out.Payload = &pb.Event_ResourceUpdated{ResourceUpdated: &pb.ResourceUpdated{Uri: ev.URI}}
+	case mcpcore.EventElicitationComplete:
+		out.Payload = &pb.Event_ElicitationComplete{ElicitationComplete: &pb.ElicitationComplete{ElicitationId: ev.ElicitationID}}
+	case mcpcore.EventTaskStatus:
+		t, err := taskFromRaw(ev.Task)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.Event_TaskStatus{TaskStatus: t}
+	case mcpcore.EventCancelled:
+		out.Payload = &pb.Event_Cancelled{Cancelled: &pb.Cancelled{RequestId: ev.CancelledRequestID, Reason: ev.Reason}}
+	case mcpcore.EventStateChanged:
+		out.Payload = &pb.Event_SessionState{SessionState: &pb.SessionStateChange{State: stateToProto(ev.State), Reason: ev.Reason, Restarts: uint32(max(ev.Restarts, 0))}}
+	case mcpcore.EventDropped:
+		out.Payload = &pb.Event_EventsDropped{EventsDropped: &pb.EventsDropped{Count: ev.Dropped}}
+	default:
+		return nil, badMessage("event", fmt.Errorf("unknown kind %d", ev.Kind))
+	}
+	return out, nil
+}
+
+func timestamp(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// ErrorDomain is the google.rpc.ErrorInfo domain of every error the bridge returns.
+const ErrorDomain = "mcp-bridge"
+
+// Reasons of google.rpc.ErrorInfo, stable for clients to branch on (UPPER_SNAKE_CASE, as AIP-193 asks).
+const (
+	ReasonUpstreamError      = "UPSTREAM_ERROR" // the server answered with a JSON-RPC error; metadata has it
+	ReasonUpstreamBadMessage = "UPSTREAM_BAD_MESSAGE"
+	ReasonUnavailable        = "UPSTREAM_UNAVAILABLE"
+	ReasonSessionNotFound    = "SESSION_NOT_FOUND"
+	ReasonServerNotFound     = "SERVER_NOT_FOUND"
+	ReasonRequestNotFound    = "REQUEST_NOT_FOUND"
+	ReasonRequestEnded       = "REQUEST_ENDED"
+	ReasonWrongAnswerKind    = "WRONG_ANSWER_KIND"
+	ReasonInvalidInput       = "INVALID_INPUT"
+	ReasonTooManySessions    = "TOO_MANY_SESSIONS"
+	ReasonTooManyPending     = "TOO_MANY_PENDING_REQUESTS"
+	ReasonSessionClosed      = "SESSION_CLOSED"
+	ReasonCapabilityMissing  = "CAPABILITY_NOT_NEGOTIATED"
+	ReasonNotSupportedByEra  = "NOT_SUPPORTED_BY_PROTOCOL_VERSION"
+	ReasonPermissionDenied   = "PERMISSION_DENIED"
+	ReasonUnconfiguredServer = "UNCONFIGURED_SERVER"
+	ReasonDeadlineExceeded   = "DEADLINE_EXCEEDED"
+	ReasonCancelled          = "CANCELLED"
+	ReasonUnauthenticated    = "UNAUTHENTICATED"
+	ReasonShuttingDown       = "SHUTTING_DOWN"
+	ReasonInternal           = "INTERNAL"
+)
+
+// Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
+const (
+	MetaJSONRPCCode    = "jsonrpcCode"
+	MetaJSONRPCMessage = "jsonrpcMessage"
+	MetaJSONRPCData    = "jsonrpcData"
+)
+
+// maxErrorData bounds the JSON-RPC error data copied into ErrorInfo metadata.
+const maxErrorData = 4096
+
+// sentinelTable is the one table from mcpcore's sentinel errors to gRPC codes and ErrorInfo reasons.
+// Order matters only where errors wrap each other (InvalidError wraps ErrInvalidAnswer: both map alike).
+var sentinelTable = []struct {
+	err    error
+	code   codes.Code
+	reason string
+}{
+	{mcpcore.ErrSessionNotFound, codes.NotFound, ReasonSessionNotFound},
+	{mcpcore.ErrServerNotFound, codes.NotFound, ReasonServerNotFound},
+	{mcpcore.ErrRequestNotFound, codes.NotFound, ReasonRequestNotFound},
+	{mcpcore.ErrRequestEnded, codes.FailedPrecondition, ReasonRequestEnded},
+	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
+	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
+	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
+	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
+	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
+	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
+	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
+	{mcpcore.ErrNotSupportedByEra, codes.Unimplemented, ReasonNotSupportedByEra},
+	// A call cut short by DeleteSession or shutdown: the API contract says in-flight calls fail CANCELLED.
+	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
+	{mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage},
+	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
+	{errShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},
+	{context.Canceled, codes.Canceled, ReasonCancelled},
+}
+
+// jsonrpcCodes maps JSON-RPC error codes a server returns to gRPC codes. Codes not listed are UNKNOWN.
+var jsonrpcCodes = map[int64]codes.Code{
+	jsonrpc.CodeParseError:       codes.Internal, // the server could not parse what the bridge sent
+	jsonrpc.CodeInvalidRequest:   codes.InvalidArgument,
+	jsonrpc.CodeMethodNotFound:   codes.Unimplemented,
+	jsonrpc.CodeInvalidParams:    codes.InvalidArgument,
+	jsonrpc.CodeInternalError:    codes.Internal,
+	-32002:                       codes.NotFound,           // resource not found (MCP before SEP-2164)
+	-32042:                       codes.FailedPrecondition, // URL elicitation required
+	-32021:                       codes.FailedPrecondition, // missing required client capabilities
+	-32022:                       codes.FailedPrecondition, // unsupported protocol version
+	-32020:                       codes.InvalidArgument,    // header mismatch
+	mcpcore.CodeRequestCancelled: codes.Canceled,
+	mcpcore.CodeRequestTimedOut:  codes.DeadlineExceeded,
+	-1:                           codes.PermissionDenied, // user rejected (sampling)
+}
+
+var errShuttingDown = errors.New("the bridge is shutting down")
+
+// toStatus is the one function that turns an error into a gRPC status error. It understands gRPC status
+// errors (returned unchanged), *mcpcore.InvalidError (INVALID_ARGUMENT with google.rpc.BadRequest), upstream
+// JSON-RPC errors (ErrorInfo with the code, message and data), mcpcore sentinels and context errors.
+// Anything else is INTERNAL, with a generic message: its text may hold details hosts need not see.
+func toStatus(err error) error {
+	return toStatusPrefixed(err, "")
+}
+
+// toStatusPrefixed is toStatus with fieldPrefix prepended to the field of every BadRequest violation, so
+// that violations mcpcore reports relative to an answer ("content.age") name the request field
+// ("answer.elicitation.content.age").
+func toStatusPrefixed(err error, fieldPrefix string) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	// Upstream JSON-RPC error (the core's own synthesized frame errors are not).
+	var we *jsonrpc.Error
+	if code, ok := mcpcore.UpstreamCode(err); ok && errors.As(err, &we) {
+		c, known := jsonrpcCodes[code]
+		if !known {
+			c = codes.Unknown
+		}
+		md := map[string]string{
+			MetaJSONRPCCode:    strconv.FormatInt(code, 10),
+			MetaJSONRPCMessage: we.Message,
+		}
+		if len(we.Data) > 0 && len(we.Data) <= maxErrorData && json.Valid(we.Data) {
+			md[MetaJSONRPCData] = string(we.Data)
+		}
+		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+	}
+	var inv *mcpcore.InvalidError
+	if errors.As(err, &inv) {
+		reason := ReasonInvalidInput
+		br := &errdetails.BadRequest{}
+		for _, v := range inv.Violations {
+			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
+				Field:       joinField(fieldPrefix, v.Field),
+				Description: v.Description,
+			})
+		}
+		return withDetails(codes.InvalidArgument, err.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, br)
+	}
+	for _, row := range sentinelTable {
+		if errors.Is(err, row.err) {
+			info := &errdetails.ErrorInfo{Reason: row.reason, Domain: ErrorDomain}
+			if row.err == mcpcore.ErrWrongAnswerKind {
+				br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
+					Field: joinField(fieldPrefix, ""), Description: err.Error(),
+				}}}
+				return withDetails(row.code, err.Error(), info, br)
+			}
+			return withDetails(row.code, err.Error(), info)
+		}
+	}
+	return withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
+}
+
+// invalidArgument is INVALID_ARGUMENT for a host's bad input, with one violation per field.
+func invalidArgument(vs ...mcpcore.FieldViolation) error {
+	return toStatus(&mcpcore.InvalidError{Err: errInvalidInput, Violations: vs})
+}
+
+var errInvalidInput = errors.New("invalid request")
+
+// required is the violation of a missing required field.
+func required(field string) mcpcore.FieldViolation {
+	return mcpcore.FieldViolation{Field: field, Description: "required"}
+}
+
+// notFound is the NOT_FOUND of a session that does not exist or belongs to another principal; the two are
+// indistinguishable on purpose.
+func sessionNotFound(id string) error {
+	return withDetails(codes.NotFound, "session "+strconv.Quote(id)+" not found",
+		&errdetails.ErrorInfo{Reason: ReasonSessionNotFound, Domain: ErrorDomain})
+}
+
+func joinField(prefix, field string) string {
+	switch {
+	case prefix == "":
+		return field
+	case field == "":
+		return prefix
+	case field[0] == '[':
+		return prefix + field
+	}
+	return prefix + "." + field
+}
+
+func withDetails(c codes.Code, msg string, details ...protoadapt.MessageV1) error {
+	st := status.New(c, msg)
+	for _, d := range details {
+		if ds, err := st.WithDetails(d); err == nil {
+			st = ds
+		}
+	}
+	return st.Err()
+}

@@ -1,0 +1,425 @@
+package server
+
+// The host side of the API: server requests delivered over Connect and WatchEvents, answered with
+// HostReply or RespondToRequest.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"slices"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// ListPendingRequests lists the session's requests waiting for a host, oldest first.
+func (s *Service) ListPendingRequests(ctx context.Context, req *pb.ListPendingRequestsRequest) (*pb.ListPendingRequestsResponse, error) {
+	sess, err := s.lookup(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.ListPendingRequestsResponse{}
+	for _, pr := range s.core.Dispatcher().List(Principal(ctx), sess.ID()) {
+		r, err := serverRequestToProto(pr)
+		if err != nil {
+			s.logger.Warn("pending request not shown", "request", pr.ID, "error", err)
+			continue
+		}
+		out.Requests = append(out.Requests, r)
+	}
+	return out, nil
+}
+
+// RespondToRequest answers a pending request of one of the caller's sessions.
+func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequestRequest) (*pb.RespondToRequestResponse, error) {
+	var vs []mcpcore.FieldViolation
+	if req.GetSessionId() == "" {
+		vs = append(vs, required("session_id"))
+	}
+	if req.GetRequestId() == "" {
+		vs = append(vs, required("request_id"))
+	}
+	if req.GetAnswer() == nil {
+		vs = append(vs, required("answer"))
+	}
+	if len(vs) > 0 {
+		return nil, invalidArgument(vs...)
+	}
+	sess, err := s.lookup(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.answer(ctx, sess.ID(), req.GetRequestId(), req.GetAnswer(), respondKey, "answer"); err != nil {
+		return nil, err
+	}
+	return &pb.RespondToRequestResponse{}, nil
+}
+
+// answer converts and delivers a host's answer to request id of sessionID for the receiver key; path is
+// where the answer sits in the host's message, for field violations. It returns a status error.
+func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) error {
+	owner := Principal(ctx)
+	pr, err := s.core.Dispatcher().Get(owner, id)
+	if err != nil {
+		return toStatus(err)
+	}
+	if pr.SessionID != sessionID && sessionID != "" {
+		return toStatus(mcpcore.ErrRequestNotFound)
+	}
+	a, err := answerFromProto(ans)
+	if err != nil {
+		return toStatusPrefixed(err, path)
+	}
+	if err := s.respond(ctx, owner, id, key, a); err != nil {
+		return toStatusPrefixed(err, joinField(path, answerViolationPrefix(a)))
+	}
+	return nil
+}
+
+// pendingEvent wraps a pending request listed (not published) for a stream that attaches. It carries
+// sequence 0: it is a replay, not a position in the session's stream.
+func pendingEvent(pr *mcpcore.PendingRequest) (*pb.Event, error) {
+	r, err := serverRequestToProto(pr)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Event{SessionId: pr.SessionID, Time: timestamppb.Now(), Payload: &pb.Event_ServerRequest{ServerRequest: r}}, nil
+}
+
+// eventFeed turns one session's subscription into API events for one receiver: first the requests
+// pending at subscription time (when replay is set), then the session's events in order, without
+// delivering a request twice.
+type eventFeed struct {
+	svc     *Service
+	owner   string
+	session string
+	sub     *mcpcore.Subscription
+	outcome func(string) pb.RequestOutcome
+	seen    map[string]bool // requests delivered and not yet ended
+}
+
+// newEventFeed subscribes first and lists second, so no request falls between the two.
+func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
+	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sess.Subscribe(0), outcome: s.outcomeFor(key), seen: map[string]bool{}}
+}
+
+// replay returns the session's pending requests as events.
+func (f *eventFeed) replay() []*pb.Event {
+	var out []*pb.Event
+	for _, pr := range f.svc.core.Dispatcher().List(f.owner, f.session) {
+		ev, err := pendingEvent(pr)
+		if err != nil {
+			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
+			continue
+		}
+		f.seen[pr.ID] = true
+		out = append(out, ev)
+	}
+	return out
+}
+
+// convert turns a core event into an API event; ok is false for events this receiver must skip.
+func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
+	switch ev.Kind {
+	case mcpcore.EventRequestCreated:
+		if ev.Request != nil {
+			if f.seen[ev.Request.ID] {
+				return nil, false
+			}
+			f.seen[ev.Request.ID] = true
+		}
+	case mcpcore.EventRequestEnded:
+		if ev.Ended != nil {
+			delete(f.seen, ev.Ended.RequestID)
+		}
+	}
+	out, err := eventToProto(ev, f.outcome)
+	if err != nil {
+		f.svc.logger.Warn("event not delivered", "session", f.session, "seq", ev.Seq, "error", err)
+		return nil, false
+	}
+	return out, true
+}
+
+// WatchEvents streams one session's events: its pending requests first (unless include_pending is false),
+// then every event in order. It ends when the session closes (after its final state event), when the client
+// goes away, or at shutdown (UNAVAILABLE). A watcher keeps the session from being closed as idle.
+func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	ctx := stream.Context()
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return err
+	}
+	defer release()
+	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
+	defer feed.sub.Close()
+	if req.IncludePending == nil || req.GetIncludePending() {
+		for _, ev := range feed.replay() {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
+				return err
+			}
+		}
+	}
+	// Headers go out at once even when nothing is pending, so that a REST client sees the stream open.
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.done:
+			return statusShuttingDown()
+		case ev, ok := <-feed.sub.C():
+			if !ok {
+				return nil // the session closed; its final state event was the last
+			}
+			if pe, ok := feed.convert(ev); ok {
+				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// --- Connect ---
+
+// hostStream is one Connect stream. Its handler goroutine is the only one that sends on the stream (gRPC
+// allows one sender); the receiver goroutine and one forwarder per attached session queue messages in out,
+// which is bounded: a forwarder blocked on a full queue stops draining its subscription, whose own bounded
+// buffer then drops (and counts) events — the session itself is never slowed down.
+type hostStream struct {
+	svc   *Service
+	owner string
+	key   string // identifies this stream as the answerer of requests
+	out   chan *pb.ConnectResponse
+	ctx   context.Context // ends when the handler returns
+	wg    sync.WaitGroup  // forwarders
+
+	mu       sync.Mutex             // guards attached
+	attached map[string]*attachment // by session id
+}
+
+// attachment is one attached session: a forwarder goroutine that ends when stop is closed, the stream
+// ends, or the session's event stream closes.
+type attachment struct {
+	feed    *eventFeed
+	stop    chan struct{}
+	release func()
+}
+
+// Connect runs the host stream: see the API's documentation. The stream ends when the client closes its
+// side or goes away, or at shutdown (UNAVAILABLE); pending requests stay pending.
+func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	h := &hostStream{
+		svc:      s,
+		owner:    Principal(ctx),
+		key:      "stream-" + rand.Text(),
+		out:      make(chan *pb.ConnectResponse, s.opts.StreamBuffer),
+		ctx:      ctx,
+		attached: map[string]*attachment{},
+	}
+	defer h.detachAll()
+	recvDone := make(chan error, 1)
+	// The receiver ends when Recv fails: the client closed its side, or the stream ended (which it does once
+	// this handler returns, so the goroutine never outlives the stream).
+	go func() {
+		defer logPanic(s.logger, "connect receiver")
+		recvDone <- h.receive(stream)
+	}()
+	for {
+		select {
+		case m := <-h.out:
+			if err := stream.Send(m); err != nil {
+				return err
+			}
+		case err := <-recvDone:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.done:
+			return statusShuttingDown()
+		}
+	}
+}
+
+// queue hands m to the sender; false when the stream has ended.
+func (h *hostStream) queue(m *pb.ConnectResponse) bool {
+	select {
+	case h.out <- m:
+		return true
+	case <-h.ctx.Done():
+		return false
+	}
+}
+
+// receive handles the host's messages until Recv fails.
+func (h *hostStream) receive(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		switch a := req.GetAction().(type) {
+		case *pb.ConnectRequest_Attach:
+			h.attach(a.Attach.GetSessionIds())
+		case *pb.ConnectRequest_Detach:
+			h.detach(a.Detach.GetSessionIds())
+		case *pb.ConnectRequest_Reply:
+			h.reply(a.Reply)
+		case *pb.ConnectRequest_Cancel:
+			h.cancel(a.Cancel)
+		default:
+			h.ack("", invalidArgument(mcpcore.FieldViolation{Field: "action", Description: "one of attach, detach, reply or cancel is required"}))
+		}
+	}
+}
+
+func (h *hostStream) ack(requestID string, err error) {
+	ack := &pb.ReplyAck{RequestId: requestID, Accepted: err == nil}
+	if err != nil {
+		ack.Error = status.Convert(err).Proto()
+	}
+	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_ReplyAck{ReplyAck: ack}})
+}
+
+func (h *hostStream) reply(r *pb.HostReply) {
+	var vs []mcpcore.FieldViolation
+	if r.GetRequestId() == "" {
+		vs = append(vs, required("reply.request_id"))
+	}
+	if r.GetAnswer() == nil {
+		vs = append(vs, required("reply.answer"))
+	}
+	if len(vs) > 0 {
+		h.ack(r.GetRequestId(), invalidArgument(vs...))
+		return
+	}
+	ctx := WithPrincipal(h.ctx, h.owner)
+	h.ack(r.GetRequestId(), h.svc.answer(ctx, "", r.GetRequestId(), r.GetAnswer(), h.key, "reply.answer"))
+}
+
+func (h *hostStream) cancel(c *pb.CancelServerRequest) {
+	if c.GetRequestId() == "" {
+		h.ack("", invalidArgument(required("cancel.request_id")))
+		return
+	}
+	h.ack(c.GetRequestId(), toStatus(h.svc.core.Dispatcher().Cancel(h.owner, c.GetRequestId(), c.GetReason())))
+}
+
+// attach attaches sessions and acknowledges with the stream's sessions; each new attachment's forwarder
+// then delivers the session's pending requests before its new events.
+func (h *hostStream) attach(ids []string) {
+	ctx := WithPrincipal(h.ctx, h.owner)
+	var failures []*pb.AttachFailure
+	var started []*attachment
+	h.mu.Lock()
+	for _, id := range ids {
+		if _, ok := h.attached[id]; ok {
+			continue
+		}
+		sess, release, err := h.svc.use(ctx, id)
+		if err != nil {
+			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
+			continue
+		}
+		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: release}
+		h.attached[id] = a
+		started = append(started, a)
+	}
+	ack := &pb.AttachedSessions{SessionIds: h.idsLocked(), Failures: failures}
+	h.mu.Unlock()
+	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
+	for _, a := range started {
+		h.wg.Add(1)
+		go h.forward(a) // ends on detach, stream end, or the session's end
+	}
+}
+
+func (h *hostStream) idsLocked() []string {
+	ids := make([]string, 0, len(h.attached))
+	for id := range h.attached {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (h *hostStream) detach(ids []string) {
+	h.mu.Lock()
+	for _, id := range ids {
+		if a, ok := h.attached[id]; ok {
+			delete(h.attached, id)
+			close(a.stop)
+		}
+	}
+	ack := &pb.AttachedSessions{SessionIds: h.idsLocked()}
+	h.mu.Unlock()
+	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
+}
+
+// detachAll ends every attachment and waits for the forwarders.
+func (h *hostStream) detachAll() {
+	h.mu.Lock()
+	for id, a := range h.attached {
+		delete(h.attached, id)
+		close(a.stop)
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// forward delivers one attached session's pending requests, then its events.
+func (h *hostStream) forward(a *attachment) {
+	defer h.wg.Done()
+	defer logPanic(h.svc.logger, "connect forwarder")
+	defer a.release()
+	defer a.feed.sub.Close()
+	send := func(ev *pb.Event) bool {
+		select {
+		case h.out <- &pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}:
+			return true
+		case <-a.stop:
+		case <-h.ctx.Done():
+		}
+		return false
+	}
+	for _, ev := range a.feed.replay() {
+		if !send(ev) {
+			return
+		}
+	}
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-h.ctx.Done():
+			return
+		case ev, ok := <-a.feed.sub.C():
+			if !ok { // the session closed
+				h.mu.Lock()
+				if h.attached[a.feed.session] == a {
+					delete(h.attached, a.feed.session)
+				}
+				h.mu.Unlock()
+				return
+			}
+			if pe, ok := a.feed.convert(ev); ok && !send(pe) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,472 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// reservedMetaPrefix marks _meta keys the bridge sets itself; hosts may not send them.
+const reservedMetaPrefix = "io.modelcontextprotocol/"
+
+// defaultTaskTTL is asked for when a host wants a task without saying for how long (the API cannot express
+// "let the server decide" through mcpcore, which needs a TTL to ask for a task).
+const defaultTaskTTL = time.Hour
+
+// hostMeta converts a host's _meta, refusing keys reserved to the bridge.
+func hostMeta(s *structpb.Struct) (map[string]any, error) {
+	var vs []mcpcore.FieldViolation
+	for k := range s.GetFields() {
+		if strings.HasPrefix(k, reservedMetaPrefix) || k == "progressToken" {
+			vs = append(vs, mcpcore.FieldViolation{Field: "_meta." + k, Description: "reserved to the bridge"})
+		}
+	}
+	if len(vs) > 0 {
+		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
+	}
+	return mapFromStruct(s, "_meta")
+}
+
+// ListTools lists one page of the server's tools; page tokens are MCP cursors.
+func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListToolsResponse{NextPageToken: r.NextCursor}
+	for _, t := range r.Tools {
+		pt, err := toolToProto(t)
+		if err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+		out.Tools = append(out.Tools, pt)
+	}
+	return out, nil
+}
+
+// upstreamBad logs a server's result the service could not convert and returns its status.
+func (s *Service) upstreamBad(sess *mcpcore.Session, err error) error {
+	s.logger.Warn("unusable result from the server", "session", sess.ID(), "server", sess.Server().Name, "error", err)
+	return toStatus(err)
+}
+
+type toolCall struct {
+	params *mcp.CallToolParams
+	opts   mcpcore.CallOptions
+}
+
+// prepareToolCall converts a CallTool or StreamCallTool request.
+func prepareToolCall(name string, args, meta *structpb.Struct, task *pb.TaskOptions) (toolCall, error) {
+	if name == "" {
+		return toolCall{}, invalidArgument(required("name"))
+	}
+	rawArgs, err := jsonFromStruct(args, "arguments")
+	if err != nil {
+		return toolCall{}, toStatus(err)
+	}
+	m, err := hostMeta(meta)
+	if err != nil {
+		return toolCall{}, toStatus(err)
+	}
+	tc := toolCall{params: &mcp.CallToolParams{Name: name}, opts: mcpcore.CallOptions{Meta: m}}
+	if rawArgs != nil {
+		tc.params.Arguments = rawArgs
+	}
+	if task != nil {
+		tc.opts.TaskTTL = defaultTaskTTL
+		if d := task.GetTtl(); d != nil {
+			if err := d.CheckValid(); err != nil || d.AsDuration() <= 0 {
+				return toolCall{}, invalidArgument(mcpcore.FieldViolation{Field: "task.ttl", Description: "must be a positive duration"})
+			}
+			tc.opts.TaskTTL = d.AsDuration()
+		}
+	}
+	return tc, nil
+}
+
+// callResultToProto converts CallToolOrTask's outcome.
+func callResultToProto(res *mcp.CallToolResult, task *mcpcore.Task) (*pb.CallToolResult, error) {
+	if task != nil {
+		return &pb.CallToolResult{Task: taskToProto(task)}, nil
+	}
+	return callToolResultToProto(res)
+}
+
+// CallTool calls a tool. The gRPC deadline and cancellation reach the server as an MCP cancellation,
+// because the call runs under the RPC's context. A tool's failure is a result with is_error.
+func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
+	if err != nil {
+		return nil, err
+	}
+	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	tc.opts.CallID = callID
+	res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out, err := callResultToProto(res, task)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
+	}
+	return &pb.CallToolResponse{Result: out, CallId: callID}, nil
+}
+
+// ListResources lists one page of the server's resources.
+func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListResourcesResponse{NextPageToken: r.NextCursor}
+	for _, x := range r.Resources {
+		p, err := resourceToProto(x)
+		if err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+		out.Resources = append(out.Resources, p)
+	}
+	return out, nil
+}
+
+// ListResourceTemplates lists one page of the server's resource templates.
+func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourceTemplatesRequest) (*pb.ListResourceTemplatesResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListResourceTemplatesResponse{NextPageToken: r.NextCursor}
+	for _, x := range r.ResourceTemplates {
+		p, err := resourceTemplateToProto(x)
+		if err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+		out.ResourceTemplates = append(out.ResourceTemplates, p)
+	}
+	return out, nil
+}
+
+// ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
+func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetUri() == "" {
+		return nil, invalidArgument(required("uri"))
+	}
+	m, err := hostMeta(req.GetMeta())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	r, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.GetUri()}, mcpcore.CallOptions{CallID: callID, Meta: m})
+	if err != nil {
+		return nil, resourceStatus(err)
+	}
+	out := &pb.ReadResourceResponse{}
+	for _, c := range r.Contents {
+		pc, err := resourceContentsToProto(c)
+		if err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+		out.Contents = append(out.Contents, pc)
+	}
+	if out.Meta, err = metaToProto(r.Meta); err != nil {
+		return nil, s.upstreamBad(sess, err)
+	}
+	return out, nil
+}
+
+// resourceStatus is toStatus for resources/read: since SEP-2164 a missing resource is -32602 with the URI
+// in the error data (earlier -32002), and the API promises NOT_FOUND for it.
+func resourceStatus(err error) error {
+	st := status.Convert(toStatus(err))
+	if code, ok := mcpcore.UpstreamCode(err); ok && code == jsonrpc.CodeInvalidParams && st.Code() == codes.InvalidArgument {
+		if strings.Contains(strings.ToLower(st.Message()), "not found") {
+			p := st.Proto()
+			p.Code = int32(codes.NotFound)
+			return status.FromProto(p).Err()
+		}
+	}
+	return st.Err()
+}
+
+// SubscribeResource subscribes to a resource's updates (resource_updated events).
+func (s *Service) SubscribeResource(ctx context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetUri() == "" {
+		return nil, invalidArgument(required("uri"))
+	}
+	if err := sess.SubscribeResource(ctx, req.GetUri()); err != nil {
+		return nil, resourceStatus(err)
+	}
+	return &pb.SubscribeResourceResponse{}, nil
+}
+
+// UnsubscribeResource ends a resource subscription.
+func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeResourceRequest) (*pb.UnsubscribeResourceResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetUri() == "" {
+		return nil, invalidArgument(required("uri"))
+	}
+	if err := sess.UnsubscribeResource(ctx, req.GetUri()); err != nil {
+		return nil, resourceStatus(err)
+	}
+	return &pb.UnsubscribeResourceResponse{}, nil
+}
+
+// ListPrompts lists one page of the server's prompts.
+func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListPromptsResponse{NextPageToken: r.NextCursor}
+	for _, x := range r.Prompts {
+		p, err := promptToProto(x)
+		if err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+		out.Prompts = append(out.Prompts, p)
+	}
+	return out, nil
+}
+
+// GetPrompt renders a prompt.
+func (s *Service) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetName() == "" {
+		return nil, invalidArgument(required("name"))
+	}
+	m, err := hostMeta(req.GetMeta())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	r, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: req.GetName(), Arguments: req.GetArguments()}, mcpcore.CallOptions{CallID: callID, Meta: m})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out, err := getPromptResultToProto(r)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
+	}
+	return out, nil
+}
+
+// Complete asks for argument completions.
+func (s *Service) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	p := &mcp.CompleteParams{Argument: mcp.CompleteParamsArgument{Name: req.GetArgumentName(), Value: req.GetArgumentValue()}}
+	var vs []mcpcore.FieldViolation
+	switch r := req.GetRef().(type) {
+	case *pb.CompleteRequest_PromptName:
+		if r.PromptName == "" {
+			vs = append(vs, required("prompt_name"))
+		}
+		p.Ref = &mcp.CompleteReference{Type: "ref/prompt", Name: r.PromptName}
+	case *pb.CompleteRequest_ResourceTemplateUri:
+		if r.ResourceTemplateUri == "" {
+			vs = append(vs, required("resource_template_uri"))
+		}
+		p.Ref = &mcp.CompleteReference{Type: "ref/resource", URI: r.ResourceTemplateUri}
+	default:
+		vs = append(vs, mcpcore.FieldViolation{Field: "ref", Description: "one of prompt_name or resource_template_uri is required"})
+	}
+	if req.GetArgumentName() == "" {
+		vs = append(vs, required("argument_name"))
+	}
+	if len(vs) > 0 {
+		return nil, invalidArgument(vs...)
+	}
+	if len(req.GetContextArguments()) > 0 {
+		p.Context = &mcp.CompleteContext{Arguments: req.GetContextArguments()}
+	}
+	r, err := sess.Complete(ctx, p, mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.CompleteResponse{Values: r.Completion.Values, HasMore: r.Completion.HasMore}
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	if r.Completion.Total > 0 {
+		t := int32(min(r.Completion.Total, 1<<31-1))
+		out.Total = &t
+	}
+	return out, nil
+}
+
+// SetLogLevel sets the level of log messages the server sends.
+func (s *Service) SetLogLevel(ctx context.Context, req *pb.SetLogLevelRequest) (*pb.SetLogLevelResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	lvl, ok := logLevelFromProto(req.GetLevel())
+	if !ok {
+		return nil, invalidArgument(mcpcore.FieldViolation{Field: "level", Description: "required: one of LOGGING_LEVEL_DEBUG … LOGGING_LEVEL_EMERGENCY"})
+	}
+	if err := sess.SetLogLevel(ctx, lvl); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SetLogLevelResponse{}, nil
+}
+
+// Ping checks that the server answers and measures the round trip.
+func (s *Service) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	start := time.Now()
+	if err := sess.Ping(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.PingResponse{Latency: durationpb.New(time.Since(start))}, nil
+}
+
+// SetRoots replaces the session's roots.
+func (s *Service) SetRoots(ctx context.Context, req *pb.SetRootsRequest) (*pb.SetRootsResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	roots, err := rootsFromProto(req.GetRoots(), "roots")
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := sess.SetRoots(ctx, roots); err != nil {
+		return nil, toStatus(err)
+	}
+	s.mu.Lock()
+	t := s.trackLocked(sess.ID())
+	t.roots, t.hostSet = roots, true
+	s.mu.Unlock()
+	out, err := rootsToProto(roots)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SetRootsResponse{Roots: out}, nil
+}
+
+// GetTask polls a task the server runs.
+func (s *Service) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetTaskId() == "" {
+		return nil, invalidArgument(required("task_id"))
+	}
+	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.GetTaskResponse{Task: taskToProto(t)}
+	if t.Result != nil {
+		if out.Result, err = callToolResultToProto(t.Result); err != nil {
+			return nil, s.upstreamBad(sess, err)
+		}
+	}
+	if t.Error != nil {
+		e := &pb.JsonRpcError{Code: int32(max(min(t.Error.Code, 1<<31-1), -1<<31)), Message: t.Error.Message}
+		if len(t.Error.Data) > 0 {
+			if e.Data, err = valueFromJSON(t.Error.Data); err != nil {
+				return nil, s.upstreamBad(sess, badMessage("task error data", err))
+			}
+		}
+		out.Error = e
+	}
+	return out, nil
+}
+
+// CancelTask asks the server to cancel a task and reports the task's state afterwards.
+func (s *Service) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*pb.CancelTaskResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.GetTaskId() == "" {
+		return nil, invalidArgument(required("task_id"))
+	}
+	if err := sess.CancelTask(ctx, req.GetTaskId(), mcpcore.CallOptions{}); err != nil {
+		return nil, toStatus(err)
+	}
+	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
+	if err != nil {
+		// The cancellation went through; the state is just unknown.
+		return &pb.CancelTaskResponse{Task: &pb.Task{TaskId: req.GetTaskId()}}, nil
+	}
+	return &pb.CancelTaskResponse{Task: taskToProto(t)}, nil
+}

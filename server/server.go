@@ -1,0 +1,337 @@
+// Package server is mcp-bridge's gRPC service, mcpbridge.v1.BridgeService, on top of the MCP client core
+// (package mcpcore). It converts between the API's messages and the MCP SDK's types, maps errors to gRPC
+// statuses in one place (errors.go), authenticates callers (auth.go), keeps every session invisible to all
+// but its owner, and runs the host streams (Connect, WatchEvents, StreamCallTool) through which hosts see and
+// answer what upstream servers ask of them.
+//
+// REST is served by grpc-gateway in front of the same service over a real gRPC connection (see
+// cmd/mcp-bridge), so the interceptors apply to REST calls too.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// Defaults of Options.
+const (
+	defaultStreamBuffer = 256
+	// idleCloseTimeout bounds closing one idle session (stdio shutdown has its own bounded waits).
+	idleCloseTimeout = 30 * time.Second
+	// winnerTTL is how long the service remembers which host answered a request, for RequestEnded events.
+	winnerTTL = 10 * time.Minute
+)
+
+// Options configure a Service. The zero value is valid: no bearer auth (every caller is LocalPrincipal),
+// idle sessions kept, default buffers.
+type Options struct {
+	// Logger receives the service's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Tokens maps bearer tokens to the principal each one authenticates (the config's auth.tokensFile).
+	// Empty turns bearer auth off and every caller is LocalPrincipal (docs/adr/0004-principals.md).
+	Tokens map[string]string
+	// IdleTimeout closes a session that has had no call in flight and no attached stream (Connect,
+	// WatchEvents) for this long. Zero keeps idle sessions until they are deleted.
+	IdleTimeout time.Duration
+	// Descriptions are the operator's descriptions of the configured servers, by name, for ListServers.
+	Descriptions map[string]string
+	// StreamBuffer bounds the messages queued for one host stream (Connect, WatchEvents, StreamCallTool)
+	// waiting to be sent; default 256. A host that reads slower than events arrive loses events (announced
+	// by an EventsDropped event); server requests stay pending and are listed by ListPendingRequests.
+	StreamBuffer int
+}
+
+// Service implements mcpbridgev1.BridgeServiceServer. Create it with New, register it on a grpc.Server
+// created with ServerOptions (auth, panic recovery), and Close it on shutdown.
+//
+// All methods are safe for concurrent use.
+type Service struct {
+	pb.UnimplementedBridgeServiceServer
+
+	core   *mcpcore.Core
+	logger *slog.Logger
+	auth   *authenticator
+	opts   Options
+
+	// done is closed by Close: host streams end and the idle reaper exits.
+	done      chan struct{}
+	reaperWG  sync.WaitGroup
+	closeOnce sync.Once
+
+	mu      sync.Mutex          // guards tracked and closing
+	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
+	closing bool
+
+	// answerMu is held across Dispatcher.Respond and the recording of its winner, so that a stream turning
+	// the resulting RequestEnded into ANSWERED or ANSWERED_ELSEWHERE sees who answered. It guards winners.
+	answerMu sync.Mutex
+	winners  map[string]winner
+}
+
+// tracked is what the service keeps per session.
+type tracked struct {
+	busy     int       // calls in flight plus attached streams
+	lastUsed time.Time // when busy last dropped to zero (or the session was created)
+	closing  bool      // the idle reaper is closing it
+	calls    map[string]bool
+	roots    []*mcp.Root // the host's roots (CreateSession or SetRoots); nil: the server's configured roots
+	hostSet  bool
+}
+
+type winner struct {
+	key string // the answering stream's key, or respondKey for RespondToRequest
+	at  time.Time
+}
+
+// respondKey is the winner key of answers given with RespondToRequest.
+const respondKey = "respond"
+
+// New returns the service for core. The service owns core from now on: Close closes it. It starts one
+// goroutine, the idle reaper, when opts.IdleTimeout is set; Close stops it.
+func New(core *mcpcore.Core, opts Options) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.StreamBuffer <= 0 {
+		opts.StreamBuffer = defaultStreamBuffer
+	}
+	s := &Service{
+		core:    core,
+		logger:  opts.Logger,
+		auth:    newAuthenticator(opts.Tokens),
+		opts:    opts,
+		done:    make(chan struct{}),
+		tracked: map[string]*tracked{},
+		winners: map[string]winner{},
+	}
+	if opts.IdleTimeout > 0 {
+		s.reaperWG.Add(1)
+		go s.reapIdle() // ends when Close closes s.done
+	}
+	return s
+}
+
+// Close shuts the service down: new sessions are refused, the core drains (pending requests get their
+// policy defaults, sessions close, stdio servers exit) bounded by ctx, host streams end with UNAVAILABLE,
+// and the idle reaper stops. Call it before the gRPC server's GracefulStop so that long-lived streams do
+// not hold the stop up. Close is idempotent; later calls return nil.
+func (s *Service) Close(ctx context.Context) error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
+		err = s.core.Close(ctx)
+		close(s.done)
+		s.reaperWG.Wait()
+	})
+	return err
+}
+
+// Core returns the core the service runs on.
+func (s *Service) Core() *mcpcore.Core { return s.core }
+
+// lookup returns the caller's session id, or NOT_FOUND when it does not exist or belongs to another
+// principal (the two are indistinguishable).
+func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, error) {
+	if id == "" {
+		return nil, invalidArgument(required("session_id"))
+	}
+	sess, err := s.core.Session(id)
+	if err != nil || sess.Owner() != Principal(ctx) {
+		return nil, sessionNotFound(id)
+	}
+	return sess, nil
+}
+
+// use is lookup that also marks the session busy until release is called, so that the idle reaper leaves
+// it alone.
+func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
+	sess, err = s.lookup(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	t := s.trackLocked(id)
+	if t.closing {
+		s.mu.Unlock()
+		return nil, nil, sessionNotFound(id)
+	}
+	t.busy++
+	s.mu.Unlock()
+	var once sync.Once
+	return sess, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if t.busy--; t.busy == 0 {
+				t.lastUsed = time.Now()
+			}
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+// trackLocked returns the record of session id, creating it. The caller holds s.mu.
+func (s *Service) trackLocked(id string) *tracked {
+	t := s.tracked[id]
+	if t == nil {
+		t = &tracked{lastUsed: time.Now(), calls: map[string]bool{}}
+		s.tracked[id] = t
+	}
+	return t
+}
+
+// beginCall registers a host call id in the session; it fails when the id is in use by a call in flight.
+func (s *Service) beginCall(sessionID, callID string) (string, func(), error) {
+	if callID == "" {
+		callID = "call-" + rand.Text()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.trackLocked(sessionID)
+	if t.calls[callID] {
+		return "", nil, invalidArgument(mcpcore.FieldViolation{Field: "call_id", Description: "already used by a call in flight in this session"})
+	}
+	t.calls[callID] = true
+	return callID, func() {
+		s.mu.Lock()
+		delete(t.calls, callID)
+		s.mu.Unlock()
+	}, nil
+}
+
+func (s *Service) forget(id string) {
+	s.mu.Lock()
+	delete(s.tracked, id)
+	s.mu.Unlock()
+}
+
+// reapIdle closes sessions idle for longer than Options.IdleTimeout. It checks at a quarter of the timeout
+// (at least every 10ms, at most every minute) and exits when Close closes s.done.
+func (s *Service) reapIdle() {
+	defer s.reaperWG.Done()
+	defer logPanic(s.logger, "idle reaper")
+	every := min(max(s.opts.IdleTimeout/4, 10*time.Millisecond), time.Minute)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		open := map[string]*mcpcore.Session{}
+		for _, sess := range s.core.Sessions("") {
+			open[sess.ID()] = sess
+		}
+		var idle []*mcpcore.Session
+		s.mu.Lock()
+		for id := range open {
+			s.trackLocked(id) // sessions opened by others are tracked from the first time they are seen
+		}
+		for id, t := range s.tracked {
+			sess, ok := open[id]
+			switch {
+			case !ok:
+				delete(s.tracked, id)
+			case t.busy == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
+				t.closing = true
+				idle = append(idle, sess)
+			}
+		}
+		s.mu.Unlock()
+		for _, sess := range idle {
+			s.logger.Info("closing idle session", "session", sess.ID(), "idle_timeout", s.opts.IdleTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), idleCloseTimeout)
+			if err := sess.Close(ctx); err != nil {
+				s.logger.Warn("closing idle session", "session", sess.ID(), "error", err)
+			}
+			cancel()
+			s.forget(sess.ID())
+		}
+	}
+}
+
+// recordWinner remembers who answered request id; the caller holds answerMu.
+func (s *Service) recordWinnerLocked(id, key string) {
+	now := time.Now()
+	s.winners[id] = winner{key: key, at: now}
+	if len(s.winners)%64 == 0 {
+		maps.DeleteFunc(s.winners, func(_ string, w winner) bool { return now.Sub(w.at) > winnerTTL })
+	}
+}
+
+// outcomeFor returns how an answered request looks to the receiver with key: ANSWERED if it answered it,
+// else ANSWERED_ELSEWHERE. Watchers (key "") see answers given with RespondToRequest as their own.
+func (s *Service) outcomeFor(key string) func(string) pb.RequestOutcome {
+	return func(id string) pb.RequestOutcome {
+		s.answerMu.Lock()
+		w, ok := s.winners[id]
+		s.answerMu.Unlock()
+		if ok && (w.key == key || (key == "" && w.key == respondKey)) {
+			return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
+		}
+		if !ok && key == "" {
+			return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
+		}
+		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE
+	}
+}
+
+// respond delivers an answer on behalf of the receiver with key (see outcomeFor).
+func (s *Service) respond(ctx context.Context, owner, id, key string, a mcpcore.Answer) error {
+	s.answerMu.Lock()
+	defer s.answerMu.Unlock()
+	if err := s.core.Dispatcher().Respond(ctx, owner, id, a); err != nil {
+		return err
+	}
+	s.recordWinnerLocked(id, key)
+	return nil
+}
+
+// sessionToProto describes a session.
+func (s *Service) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
+	st, reason := sess.State()
+	info := sess.Info()
+	caps, err := serverCapsToProto(info.Capabilities)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var roots []*mcp.Root
+	if t := s.tracked[sess.ID()]; t != nil && t.hostSet {
+		roots = slices.Clone(t.roots)
+	} else {
+		roots = sess.Server().Roots
+	}
+	s.mu.Unlock()
+	pr, err := rootsToProto(roots)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Session{
+		SessionId:          sess.ID(),
+		Server:             sess.Server().Name,
+		State:              stateToProto(st),
+		StateReason:        reason,
+		ProtocolVersion:    info.ProtocolVersion,
+		ServerInfo:         implementationToProto(info.ServerInfo),
+		ServerCapabilities: caps,
+		Instructions:       info.Instructions,
+		CreateTime:         timestamp(sess.Created()),
+		HostCapabilities:   hostCapsToProto(sess.Capabilities()),
+		Roots:              pr,
+		Restarts:           uint32(max(sess.Restarts(), 0)),
+	}, nil
+}

@@ -1,0 +1,204 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// Page sizes of ListSessions.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// ListServers lists the configured servers, without secrets (no command line, environment, URL or
+// headers).
+func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
+	out := &pb.ListServersResponse{}
+	for _, c := range s.core.Servers() {
+		out.Servers = append(out.Servers, &pb.UpstreamServer{
+			Name:            c.Name,
+			Transport:       transportToProto(c.Transport),
+			Description:     s.opts.Descriptions[c.Name],
+			ProtocolVersion: c.ProtocolVersion,
+		})
+	}
+	return out, nil
+}
+
+// CreateSession opens a session to a configured server for the caller and returns it once it is ready.
+// Hosts name configured servers only: the API has no way to describe an ad-hoc server, whatever
+// mcpcore.Options.AllowUnconfigured says.
+func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (*pb.CreateSessionResponse, error) {
+	if req.GetServer() == "" {
+		return nil, invalidArgument(required("server"))
+	}
+	var roots []*mcp.Root
+	if len(req.GetRoots()) > 0 {
+		r, err := rootsFromProto(req.GetRoots(), "roots")
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		roots = r
+	}
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		return nil, toStatus(errShuttingDown)
+	}
+	sess, err := s.core.Open(ctx, mcpcore.OpenParams{
+		Owner:           Principal(ctx),
+		Server:          req.GetServer(),
+		Capabilities:    hostCapsFromProto(req.GetHostCapabilities()),
+		Roots:           roots,
+		ProtocolVersion: req.GetProtocolVersion(),
+		ClientInfo:      implementationFromProto(req.GetClientInfo()),
+	})
+	if err != nil {
+		if errors.Is(err, mcpcore.ErrSessionClosed) {
+			err = errShuttingDown // Open after Core.Close
+		}
+		return nil, toStatus(err)
+	}
+	s.mu.Lock()
+	t := s.trackLocked(sess.ID())
+	t.lastUsed = time.Now()
+	if roots != nil {
+		t.roots, t.hostSet = roots, true
+	}
+	s.mu.Unlock()
+	s.logger.Info("session created", "session", sess.ID(), "server", req.GetServer(), "principal", Principal(ctx), "protocol", sess.Info().ProtocolVersion)
+	ps, err := s.sessionToProto(sess)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CreateSessionResponse{Session: ps}, nil
+}
+
+// GetSession returns one of the caller's sessions.
+func (s *Service) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*pb.GetSessionResponse, error) {
+	sess, err := s.lookup(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.sessionToProto(sess)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetSessionResponse{Session: ps}, nil
+}
+
+// ListSessions lists the caller's sessions, newest first, in pages. The page token names the last session
+// of the previous page (its creation time and id), so pages stay consistent while sessions come and go.
+func (s *Service) ListSessions(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, invalidArgument(mcpcore.FieldViolation{Field: "page_size", Description: "must not be negative"})
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	var after *pageKey
+	if tok := req.GetPageToken(); tok != "" {
+		k, ok := decodePageToken(tok)
+		if !ok {
+			return nil, invalidArgument(mcpcore.FieldViolation{Field: "page_token", Description: "not a token returned by ListSessions"})
+		}
+		after = &k
+	}
+	all := s.core.Sessions(Principal(ctx))
+	slices.Reverse(all) // newest first
+	out := &pb.ListSessionsResponse{}
+	for _, sess := range all {
+		k := pageKey{created: sess.Created().UnixNano(), id: sess.ID()}
+		if after != nil && k.compare(*after) >= 0 {
+			continue // not older than the previous page's last session
+		}
+		if len(out.Sessions) == size {
+			last := out.Sessions[len(out.Sessions)-1]
+			out.NextPageToken = encodePageToken(pageKey{created: last.GetCreateTime().AsTime().UnixNano(), id: last.GetSessionId()})
+			break
+		}
+		ps, err := s.sessionToProto(sess)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		out.Sessions = append(out.Sessions, ps)
+	}
+	return out, nil
+}
+
+// pageKey orders sessions by creation time, then id.
+type pageKey struct {
+	created int64
+	id      string
+}
+
+func (k pageKey) compare(o pageKey) int {
+	if c := cmp.Compare(k.created, o.created); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.id, o.id)
+}
+
+const pageTokenPrefix = "s1:"
+
+func encodePageToken(k pageKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + strconv.FormatInt(k.created, 10) + ":" + k.id))
+}
+
+func decodePageToken(tok string) (pageKey, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return pageKey{}, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), pageTokenPrefix)
+	if !ok {
+		return pageKey{}, false
+	}
+	ts, id, ok := strings.Cut(rest, ":")
+	if !ok || id == "" {
+		return pageKey{}, false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return pageKey{}, false
+	}
+	return pageKey{created: n, id: id}, true
+}
+
+// DeleteSession closes one of the caller's sessions and returns when it is closed: pending requests ended,
+// in-flight calls cancelled, the stdio server process gone.
+func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionRequest) (*pb.DeleteSessionResponse, error) {
+	sess, err := s.lookup(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if err := sess.Close(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	s.forget(sess.ID())
+	s.logger.Info("session deleted", "session", sess.ID(), "principal", Principal(ctx))
+	return &pb.DeleteSessionResponse{}, nil
+}
+
+// statusShuttingDown is the status of calls refused during shutdown.
+func statusShuttingDown() error {
+	return withDetails(codes.Unavailable, errShuttingDown.Error(), &errdetails.ErrorInfo{Reason: ReasonShuttingDown, Domain: ErrorDomain})
+}
