@@ -1,0 +1,614 @@
+"""The synchronous client: :class:`Client` and :class:`Session`.
+
+Calls block the calling thread. Handlers run on a thread pool, and the host stream (gRPC ``Connect``) runs on
+a background thread that reconnects with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import queue
+import random
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import grpc
+
+from . import _base
+from . import _convert as cv
+from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
+from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
+from ._gen.mcpbridge.v1 import host_pb2
+from ._host import HostCore
+from .errors import BridgeError, from_rpc_error
+from .handler import ServerRequest, request_from
+from .types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Implementation,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Root,
+    ServerInfo,
+    SessionInfo,
+    StreamEvent,
+    Task,
+    Tool,
+)
+
+log = logging.getLogger("mcp_bridge")
+
+R = TypeVar("R")
+
+_STOP = object()
+
+
+class Client:
+    """A connection to an mcp-bridge over gRPC.
+
+    Args:
+        target: the bridge's gRPC address, ``host:port`` or ``unix:///path/to.sock``.
+        token: a bearer token, sent as ``authorization: Bearer <token>`` on every call.
+        credentials: ``grpc.ssl_channel_credentials(...)`` for TLS / mTLS; plaintext when None.
+        timeout: default timeout in seconds of every call (None: no timeout). Each method also takes one.
+        max_workers: threads that run handler methods.
+        reconnect_backoff: (initial, maximum) seconds between reconnects of the host stream.
+        attach_timeout: seconds ``create_session`` waits for the host stream to attach the session.
+        options: extra gRPC channel options.
+        metadata: extra metadata sent with every call.
+
+    Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        target: str = _base.DEFAULT_TARGET,
+        *,
+        token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        timeout: float | None = None,
+        max_workers: int = 16,
+        reconnect_backoff: tuple[float, float] = (0.1, 5.0),
+        attach_timeout: float = 15.0,
+        max_message_bytes: int | None = 16 << 20,
+        options: Iterable[tuple[str, Any]] | None = None,
+        metadata: Iterable[tuple[str, str]] | None = None,
+    ) -> None:
+        opts = _base.channel_options(max_message_bytes, options)
+        if credentials is not None:
+            self._channel = grpc.secure_channel(target, credentials, options=opts)
+        else:
+            self._channel = grpc.insecure_channel(target, options=opts)
+        self._stub = pb_grpc.BridgeServiceStub(self._channel)
+        self._metadata = _base.metadata(token, metadata)
+        self._timeout = timeout
+        self._attach_timeout = attach_timeout
+        self._host = _SyncHostStream(self._stub, self._metadata, max_workers, reconnect_backoff)
+        self.target = target
+
+    # -------------------------------------------------------------------------------------- plumbing
+
+    def _call(self, rpc: Callable[..., R], request: Any, timeout: float | None = None) -> R:
+        try:
+            return rpc(request, metadata=self._metadata, timeout=timeout if timeout is not None else self._timeout)
+        except grpc.RpcError as err:
+            raise from_rpc_error(err) from None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the host stream and close the channel. Sessions stay open on the bridge (see Session.close)."""
+        self._host.close()
+        self._channel.close()
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Block until the channel to the bridge is connected; raises UnavailableError after ``timeout``."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise BridgeError(grpc.StatusCode.UNAVAILABLE, f"bridge at {self.target} not reachable within {timeout}s") from None
+
+    # ---------------------------------------------------------------------------------------- servers
+
+    def list_servers(self, *, timeout: float | None = None) -> list[ServerInfo]:
+        """The upstream MCP servers the operator configured."""
+        resp = self._call(self._stub.ListServers, pb.ListServersRequest(), timeout)
+        return [cv.server_from(s) for s in resp.servers]
+
+    # --------------------------------------------------------------------------------------- sessions
+
+    def create_session(
+        self,
+        server: str,
+        handler: Any = None,
+        *,
+        roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
+        protocol_version: str = "",
+        client_info: Implementation | Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Session:
+        """Open a session to the configured server ``server`` and wait until it is ready.
+
+        ``handler`` (a :class:`~mcp_bridge.Handler`) answers the server's requests; the capabilities declared
+        are exactly the methods it overrides. ``roots`` are static roots: they declare the roots capability and
+        answer roots requests when the handler has no ``list_roots``. With a handler or roots, the session is
+        attached to this client's host stream before this returns.
+        """
+        req, root_list = _base.create_session_request(server, handler, roots, protocol_version, client_info)
+        resp = self._call(self._stub.CreateSession, req, timeout)
+        session = Session(self, cv.session_from(resp.session))
+        if handler is not None or root_list:
+            try:
+                self._host.attach(session.id, handler, root_list, self._attach_timeout)
+            except BaseException:
+                try:
+                    session.close()
+                finally:
+                    pass
+                raise
+        return session
+
+    def session(
+        self,
+        session_id: str,
+        handler: Any = None,
+        *,
+        roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
+        timeout: float | None = None,
+    ) -> Session:
+        """Use an existing session (e.g. after this process restarted), attaching ``handler`` to it.
+
+        Requests the server made meanwhile are still pending and are delivered to the handler right away. The
+        capabilities were fixed when the session was created.
+        """
+        info = self.get_session(session_id, timeout=timeout)
+        session = Session(self, info)
+        root_list = [cv.coerce_root(r) for r in roots] if roots is not None else None
+        if handler is not None or root_list:
+            self._host.attach(session.id, handler, root_list, self._attach_timeout)
+        return session
+
+    def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
+        """A session's current state."""
+        resp = self._call(self._stub.GetSession, pb.GetSessionRequest(session_id=session_id), timeout)
+        return cv.session_from(resp.session)
+
+    def list_sessions(self, *, timeout: float | None = None) -> list[SessionInfo]:
+        """The caller's sessions, newest first (all pages)."""
+        out: list[SessionInfo] = []
+        token, seen = "", set()  # type: ignore[var-annotated]
+        while True:
+            resp = self._call(self._stub.ListSessions, pb.ListSessionsRequest(page_token=token), timeout)
+            out.extend(cv.session_from(s) for s in resp.sessions)
+            token = resp.next_page_token
+            if not token:
+                return out
+            _base.check_page_token(seen, token, "list_sessions")
+
+    def delete_session(self, session_id: str, *, timeout: float | None = None) -> None:
+        """Close a session on the bridge."""
+        self._host.detach(session_id)
+        self._call(self._stub.DeleteSession, pb.DeleteSessionRequest(session_id=session_id), timeout)
+
+    # ------------------------------------------------------------------------------------------ tests
+
+    def _drop_host_stream(self) -> None:
+        """Cancel the current host stream as if the connection broke; it reconnects (for tests and demos)."""
+        self._host.drop()
+
+
+class Session:
+    """One session to an upstream MCP server. Every method is a blocking call to the bridge.
+
+    Protocol failures raise :class:`~mcp_bridge.BridgeError` (NotFoundError, InvalidArgumentError, ...); a tool
+    that fails returns a result with ``is_error`` set. Use it as a context manager to close it at the end.
+    """
+
+    def __init__(self, client: Client, info: SessionInfo) -> None:
+        self._client = client
+        self.info = info
+        self.id = info.session_id
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, server={self.info.server!r}, protocol={self.info.protocol_version!r})"
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, rpc: Callable[..., R], request: Any, timeout: float | None) -> R:
+        return self._client._call(rpc, request, timeout)
+
+    @property
+    def _stub(self) -> pb_grpc.BridgeServiceStub:
+        return self._client._stub
+
+    def refresh(self, *, timeout: float | None = None) -> SessionInfo:
+        """Fetch the session's current state into ``info`` and return it."""
+        self.info = self._client.get_session(self.id, timeout=timeout)
+        return self.info
+
+    def close(self, *, timeout: float | None = None) -> None:
+        """Close the session: detach it from the host stream and delete it on the bridge."""
+        try:
+            self._client.delete_session(self.id, timeout=timeout)
+        except BridgeError as err:
+            if err.code != grpc.StatusCode.NOT_FOUND:
+                raise
+
+    # ------------------------------------------------------------------------------------------ tools
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """All the server's tools (every page)."""
+        out: list[Tool] = []
+        token, seen = "", set()  # type: ignore[var-annotated]
+        while True:
+            resp = self._call(self._stub.ListTools, pb.ListToolsRequest(session_id=self.id, page_token=token), timeout)
+            out.extend(cv.tool_from(t) for t in resp.tools)
+            token = resp.next_page_token
+            if not token:
+                return out
+            _base.check_page_token(seen, token, "list_tools")
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        call_id: str = "",
+        task_ttl: float | None = None,
+        timeout: float | None = None,
+    ) -> CallToolResult:
+        """Call a tool with ``arguments`` (a dict) and return its result.
+
+        ``call_id`` tags the call so the handler can match server requests to it
+        (``request.origin_call_id``). ``task_ttl`` (seconds, 0 for the server's default) asks the server to run
+        the call as a task. A timeout or a KeyboardInterrupt cancels the call upstream.
+        """
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
+        resp = self._call(self._stub.CallTool, req, timeout)
+        return cv.call_tool_result_from(resp.result, resp.call_id)
+
+    def call_tool_stream(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        call_id: str = "",
+        task_ttl: float | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[StreamEvent]:
+        """Call a tool and yield its :class:`Progress` and :class:`LogMessage` events (and notices of server
+        requests it caused) as they happen, then its :class:`CallToolResult`, last. Closing the iterator early
+        cancels the call."""
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
+        client = self._client
+        call = self._stub.StreamCallTool(
+            req, metadata=client._metadata, timeout=timeout if timeout is not None else client._timeout
+        )
+        try:
+            for resp in call:
+                ev = _base.stream_event(resp)
+                if ev is not None:
+                    yield ev
+        except grpc.RpcError as err:
+            raise from_rpc_error(err) from None
+        finally:
+            call.cancel()
+
+    # -------------------------------------------------------------------------------------- resources
+
+    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        """All the server's resources (every page)."""
+        out: list[Resource] = []
+        token, seen = "", set()  # type: ignore[var-annotated]
+        while True:
+            resp = self._call(
+                self._stub.ListResources, pb.ListResourcesRequest(session_id=self.id, page_token=token), timeout
+            )
+            out.extend(cv.resource_from(r) for r in resp.resources)
+            token = resp.next_page_token
+            if not token:
+                return out
+            _base.check_page_token(seen, token, "list_resources")
+
+    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        """All the server's resource templates (every page)."""
+        out: list[ResourceTemplate] = []
+        token, seen = "", set()  # type: ignore[var-annotated]
+        while True:
+            resp = self._call(
+                self._stub.ListResourceTemplates,
+                pb.ListResourceTemplatesRequest(session_id=self.id, page_token=token),
+                timeout,
+            )
+            out.extend(cv.template_from(t) for t in resp.resource_templates)
+            token = resp.next_page_token
+            if not token:
+                return out
+            _base.check_page_token(seen, token, "list_resource_templates")
+
+    def read_resource(
+        self, uri: str, *, meta: Mapping[str, Any] | None = None, call_id: str = "", timeout: float | None = None
+    ) -> ReadResourceResult:
+        """Read a resource. Raises NotFoundError if the server has no such resource."""
+        req = pb.ReadResourceRequest(session_id=self.id, uri=uri, call_id=call_id)
+        cv.set_struct(req, "meta", meta)
+        return cv.read_resource_result_from(self._call(self._stub.ReadResource, req, timeout))
+
+    def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Subscribe to updates of a resource; they reach the handler as ``notifications/resources/updated``."""
+        self._call(self._stub.SubscribeResource, pb.SubscribeResourceRequest(session_id=self.id, uri=uri), timeout)
+
+    def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """End a subscription made with :meth:`subscribe`."""
+        self._call(self._stub.UnsubscribeResource, pb.UnsubscribeResourceRequest(session_id=self.id, uri=uri), timeout)
+
+    # ---------------------------------------------------------------------------------------- prompts
+
+    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        """All the server's prompts (every page)."""
+        out: list[Prompt] = []
+        token, seen = "", set()  # type: ignore[var-annotated]
+        while True:
+            resp = self._call(self._stub.ListPrompts, pb.ListPromptsRequest(session_id=self.id, page_token=token), timeout)
+            out.extend(cv.prompt_from(p) for p in resp.prompts)
+            token = resp.next_page_token
+            if not token:
+                return out
+            _base.check_page_token(seen, token, "list_prompts")
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        call_id: str = "",
+        timeout: float | None = None,
+    ) -> GetPromptResult:
+        """Render a prompt with ``arguments`` (a dict of strings)."""
+        req = pb.GetPromptRequest(session_id=self.id, name=name, arguments=dict(arguments or {}), call_id=call_id)
+        cv.set_struct(req, "meta", meta)
+        return cv.get_prompt_result_from(self._call(self._stub.GetPrompt, req, timeout))
+
+    def complete(
+        self,
+        *,
+        argument: str,
+        value: str = "",
+        prompt: str | None = None,
+        resource_template: str | None = None,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Completion:
+        """Ask for completions of a prompt argument (``prompt=``) or a template variable (``resource_template=``)."""
+        req = _base.complete_request(self.id, prompt, resource_template, argument, value, context)
+        return cv.completion_from(self._call(self._stub.Complete, req, timeout))
+
+    # ---------------------------------------------------------------------------------------- utility
+
+    def set_log_level(self, level: str, *, timeout: float | None = None) -> None:
+        """Set the lowest level of log messages the server sends (``debug`` ... ``emergency``)."""
+        req = pb.SetLogLevelRequest(session_id=self.id, level=_base.level(level))
+        self._call(self._stub.SetLogLevel, req, timeout)
+
+    def ping(self, *, timeout: float | None = None) -> float:
+        """Check that the server responds; returns the round-trip time in seconds as the bridge measured it."""
+        resp = self._call(self._stub.Ping, pb.PingRequest(session_id=self.id), timeout)
+        return float(resp.latency.seconds + resp.latency.nanos / 1e9)
+
+    def set_roots(self, roots: Iterable[Root | Mapping[str, Any] | str], *, timeout: float | None = None) -> list[Root]:
+        """Replace the session's roots; servers are told (``notifications/roots/list_changed``)."""
+        req, root_list = _base.set_roots_request(self.id, roots)
+        resp = self._call(self._stub.SetRoots, req, timeout)
+        self._client._host.core.set_roots(self.id, root_list)
+        return [cv.root_from(r) for r in resp.roots]
+
+    def get_task(self, task_id: str, *, timeout: float | None = None) -> tuple[Task, CallToolResult | None]:
+        """A task's state and, once it completed, its result."""
+        return _base.get_task_result(self._call(self._stub.GetTask, pb.GetTaskRequest(session_id=self.id, task_id=task_id), timeout))
+
+    def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """Ask the server to cancel a task."""
+        resp = self._call(self._stub.CancelTask, pb.CancelTaskRequest(session_id=self.id, task_id=task_id), timeout)
+        return cv.task_from(resp.task)
+
+    # -------------------------------------------------------------------------------- server requests
+
+    def pending_requests(self, *, timeout: float | None = None) -> list[ServerRequest]:
+        """The server's requests waiting for an answer, oldest first. Answer one with ``request.respond(...)``
+        (sent with RespondToRequest) -- for hosts that poll instead of attaching a handler."""
+        resp = self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id=self.id), timeout)
+        out: list[ServerRequest] = []
+        for sr in resp.requests:
+            r = request_from(sr)
+            if r is not None:
+                r._responder = _RpcResponder(self)
+                out.append(r)
+        return out
+
+
+class _RpcResponder:
+    """Answers requests with the RespondToRequest RPC (requests from Session.pending_requests)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def send_answer(self, request: ServerRequest, answer: host_pb2.HostAnswer) -> bool:
+        req = pb.RespondToRequestRequest(session_id=request.session_id, request_id=request.request_id, answer=answer)
+        self._session._call(self._session._stub.RespondToRequest, req, None)
+        return True
+
+    def send_cancel(self, request: ServerRequest, reason: str) -> bool:
+        return self.send_answer(request, _base.cancel_answer(request, reason))
+
+
+# ------------------------------------------------------------------------------------ the host stream
+
+
+async def _await(a: Any) -> Any:
+    return await a
+
+
+class _SyncHostStream:
+    """Runs the Connect stream on a background thread, reconnecting with exponential backoff."""
+
+    def __init__(
+        self,
+        stub: pb_grpc.BridgeServiceStub,
+        metadata: tuple[tuple[str, str], ...],
+        max_workers: int,
+        backoff: tuple[float, float],
+    ) -> None:
+        self._stub = stub
+        self._metadata = metadata
+        self._backoff = backoff
+        self.core = HostCore()
+        self.core.spawn = self._spawn
+        self.core.notify = self._notify
+        self._workers = concurrent.futures.ThreadPoolExecutor(max_workers, thread_name_prefix="mcp-bridge-handler")
+        self._notifier = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcp-bridge-notify")
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._wake = threading.Event()
+        self._call: Any = None
+        self.connects = 0  # streams opened so far (for tests)
+
+    def attach(self, session_id: str, handler: Any, roots: list[Root] | None, timeout: float) -> None:
+        fut = self.core.add_session(session_id, handler, roots)
+        self._ensure_started()
+        try:
+            fut.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            self.core.remove_session(session_id)
+            raise BridgeError(
+                grpc.StatusCode.UNAVAILABLE, f"the host stream did not attach session {session_id} within {timeout}s"
+            ) from None
+
+    def detach(self, session_id: str) -> None:
+        self.core.remove_session(session_id)
+
+    def _ensure_started(self) -> None:
+        with self._lock:
+            if self._thread is None and not self._closed.is_set():
+                self._thread = threading.Thread(target=self._run, name="mcp-bridge-host-stream", daemon=True)
+                self._thread.start()
+
+    def drop(self) -> None:
+        call = self._call
+        if call is not None:
+            call.cancel()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._wake.set()
+        self.drop()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._notifier.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self) -> None:
+        initial, maximum = self._backoff
+        delay = initial
+        while not self._closed.is_set():
+            outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+            def requests() -> Iterator[host_pb2.ConnectRequest]:
+                while True:
+                    msg = outbox.get()
+                    if msg is _STOP:
+                        return
+                    yield msg
+
+            got_response = False
+            try:
+                call = self._stub.Connect(requests(), metadata=self._metadata)
+                self._call = call
+                self.connects += 1
+                self.core.stream_up(outbox.put)
+                if self._closed.is_set():
+                    call.cancel()
+                for resp in call:
+                    if not got_response:
+                        got_response = True
+                        delay = initial
+                    self.core.on_response(resp)
+                log.info("host stream ended by the bridge; reconnecting")
+            except grpc.RpcError as err:
+                if not self._closed.is_set():
+                    code = err.code() if hasattr(err, "code") else None
+                    level = logging.ERROR if code is not None and _base.is_terminal(code) else logging.INFO
+                    log.log(level, "host stream broke (%s: %s); reconnecting in %.2fs", code, err.details() if hasattr(err, "details") else err, delay)
+            except Exception:  # noqa: BLE001 - never let the stream thread die
+                log.exception("host stream failed; reconnecting")
+            finally:
+                self.core.stream_down()
+                outbox.put(_STOP)
+                self._call = None
+            if self._closed.is_set():
+                return
+            self._wake.wait(delay * random.uniform(0.8, 1.2))
+            self._wake.clear()
+            delay = min(delay * 2, maximum)
+
+    # handler invocation
+
+    def _spawn(self, request: ServerRequest, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._workers.submit(self._invoke, request, fn, args)
+        except RuntimeError:  # executor shut down: the client is closing
+            log.debug("client closing; not handling %s", request.request_id)
+
+    def _invoke(self, request: ServerRequest, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            result = fn(*args)
+            if isinstance(result, concurrent.futures.Future):
+                result.add_done_callback(lambda f: self._future_done(request, f))
+                return
+            if inspect.isawaitable(result):
+                result = asyncio.run(_await(result))
+            self.core.finish(request, result)
+        except Exception as exc:  # noqa: BLE001 - a handler error is answered, never raised
+            self.core.fail(request, exc)
+
+    def _future_done(self, request: ServerRequest, fut: concurrent.futures.Future[Any]) -> None:
+        try:
+            result = fut.result()
+        except BaseException as exc:  # noqa: BLE001
+            self.core.fail(request, exc)
+            return
+        self.core.finish(request, result)
+
+    def _notify(self, handler: Any, method: str, params: dict[str, Any]) -> None:
+        try:
+            self._notifier.submit(self._deliver, handler, method, params)
+        except RuntimeError:
+            pass
+
+    @staticmethod
+    def _deliver(handler: Any, method: str, params: dict[str, Any]) -> None:
+        try:
+            result = handler.handle_notification(method, params)
+            if inspect.isawaitable(result):
+                asyncio.run(_await(result))
+        except Exception:  # noqa: BLE001 - a failing observer never breaks the stream
+            log.exception("handle_notification(%r) failed", method)
