@@ -79,7 +79,7 @@ func newServer(opts *Options) (*mcp.Server, *demo) {
 			"echo, add, long_operation (progress), sample (sampling), elicit and elicit_url " +
 			"(elicitation), list_roots (roots), structured (structured output), fail (isError), " +
 			"log (log messages) and increment (resource updates for demo://counter).",
-		Logger:             o.Logger,
+		Logger:             slog.New(minLevel{Handler: o.Logger.Handler(), min: slog.LevelWarn}),
 		CompletionHandler:  d.complete,
 		SubscribeHandler:   d.subscribe,
 		UnsubscribeHandler: d.unsubscribe,
@@ -95,4 +95,23 @@ func newServer(opts *Options) (*mcp.Server, *demo) {
 // stdin (the stdio transport's end of session, MCP spec "Transports: stdio").
 func Run(ctx context.Context, opts *Options) error {
 	return New(opts).Run(ctx, &mcp.StdioTransport{})
+}
+
+// minLevel drops records below min. The SDK logs every connect and disconnect at Info; for a
+// server whose stderr ends up in the bridge's log that is noise, so only its warnings pass.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }

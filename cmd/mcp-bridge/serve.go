@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
+	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// listening holds the addresses the bridge actually listens on (a port 0 resolved); an empty
+// field is a listener that is off.
+type listening struct {
+	GRPC       string
+	HTTP       string
+	GRPCSocket string
+}
+
+// shutdownTimeouts bound the graceful shutdown. Zero fields take the defaults.
+type shutdownTimeouts struct {
+	// http bounds the HTTP server's Shutdown (in-flight REST calls, open event streams).
+	http time.Duration
+	// grpc bounds GracefulStop before the gRPC server is stopped hard.
+	grpc time.Duration
+	// total bounds everything, closing the service's sessions included.
+	total time.Duration
+}
+
+func (t shutdownTimeouts) withDefaults() shutdownTimeouts {
+	if t.http == 0 {
+		t.http = 5 * time.Second
+	}
+	if t.grpc == 0 {
+		t.grpc = 10 * time.Second
+	}
+	if t.total == 0 {
+		t.total = 25 * time.Second
+	}
+	return t
+}
+
+// bridgeServiceName is the name grpc.health.v1 reports the BridgeService's status under.
+var bridgeServiceName = mcpbridgev1.BridgeService_ServiceDesc.ServiceName
+
+// inprocBufferSize is the buffer of the in-process gateway connection.
+const inprocBufferSize = 1 << 20
+
+// bridge is one running bridge: listeners, servers and the service.
+type bridge struct {
+	cfg    *config.Config
+	logger *slog.Logger
+	tls    *tls.Config // nil without TLS
+
+	grpcLn, httpLn, socketLn net.Listener // nil when off
+	inprocLn                 *inprocListener
+
+	svc        bridgeService
+	grpcServer *grpc.Server
+	health     *health.Server
+	gwConn     *grpc.ClientConn // the gateway's connection to grpcServer, over inprocLn
+	httpServer *http.Server     // nil when the HTTP listener is off
+
+	// serving counts the Serve goroutines; each ends when its server stops (shutdown).
+	serving sync.WaitGroup
+	// serveErr receives the first error of a Serve that failed on its own.
+	serveErr chan error
+}
+
+func serve(ctx context.Context, fl *flags, o runOptions) int {
+	logger := fl.newLogger(o.stderr)
+	cfg, err := fl.loadConfig()
+	if err != nil {
+		return badInput(o.stderr, err)
+	}
+	tlsConf, err := serverTLS(cfg.TLS)
+	if err != nil {
+		return badInput(o.stderr, err)
+	}
+	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, serveErr: make(chan error, 4)}
+	if err := b.listen(); err != nil {
+		b.closeListeners()
+		return badInput(o.stderr, err)
+	}
+	newService := o.newService
+	if newService == nil {
+		newService = newBridgeService
+	}
+	svc, svcOpts, err := newService(cfg, logger)
+	if err != nil {
+		b.closeListeners()
+		fmt.Fprintf(o.stderr, "mcp-bridge: starting the service: %s\n", oneLine(err.Error()))
+		return exitFailure
+	}
+	b.svc = svc
+	if err := b.start(svcOpts); err != nil {
+		b.closeListeners()
+		_ = svc.Close(context.Background())
+		fmt.Fprintf(o.stderr, "mcp-bridge: %s\n", oneLine(err.Error()))
+		return exitFailure
+	}
+	addrs := b.addrs()
+	logger.Info("mcp-bridge serving", "version", buildVersion(), "grpc", addrs.GRPC, "http", addrs.HTTP,
+		"grpc_socket", addrs.GRPCSocket, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
+		"config", cfg.File, "servers", strings.Join(cfg.ServerNames(), ","))
+	if o.ready != nil {
+		o.ready(addrs)
+	}
+
+	status := exitOK
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "reason", context.Cause(ctx))
+	case err := <-b.serveErr:
+		logger.Error("server failed, shutting down", "error", err)
+		status = exitFailure
+	}
+	b.shutdown(o.shutdownTimeout.withDefaults())
+	return status
+}
+
+// listen opens every configured listener; an error names the listener and the address.
+func (b *bridge) listen() error {
+	l := b.cfg.Listen
+	var err error
+	if l.GRPC != "" {
+		if b.grpcLn, err = net.Listen("tcp", l.GRPC); err != nil {
+			return listenError("gRPC", l.GRPC, err)
+		}
+	}
+	if l.HTTP != "" {
+		if b.httpLn, err = net.Listen("tcp", l.HTTP); err != nil {
+			return listenError("HTTP", l.HTTP, err)
+		}
+	}
+	if l.GRPCSocket != "" {
+		if b.socketLn, err = listenUnix(l.GRPCSocket); err != nil {
+			return listenError("gRPC socket", l.GRPCSocket, err)
+		}
+	}
+	b.inprocLn = newInprocListener()
+	return nil
+}
+
+// listenError is the one line for a listener that cannot open, e.g. "cannot listen on
+// 127.0.0.1:8080 (HTTP): address already in use".
+func listenError(what, addr string, err error) error {
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		err = opErr.Err
+		var sysErr *os.SyscallError
+		if errors.As(err, &sysErr) {
+			err = sysErr.Err
+		}
+	}
+	return fmt.Errorf("cannot listen on %s (%s): %v", addr, what, err)
+}
+
+// listenUnix listens on a Unix socket at path, replacing a stale socket file that nothing
+// listens on any more (left by a bridge that was killed), and makes it accessible to the owner
+// and group only.
+func listenUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", path)
+		}
+		conn, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			conn.Close()
+			return nil, syscall.EADDRINUSE
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+func (b *bridge) closeListeners() {
+	for _, ln := range []net.Listener{b.grpcLn, b.httpLn, b.socketLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	if b.inprocLn != nil {
+		b.inprocLn.Close()
+	}
+}
+
+func (b *bridge) addrs() listening {
+	var a listening
+	if b.grpcLn != nil {
+		a.GRPC = b.grpcLn.Addr().String()
+	}
+	if b.httpLn != nil {
+		a.HTTP = b.httpLn.Addr().String()
+	}
+	if b.socketLn != nil {
+		a.GRPCSocket = b.socketLn.Addr().String()
+	}
+	return a
+}
+
+// start builds the gRPC server, the gateway and the HTTP server and starts serving on every
+// listener.
+func (b *bridge) start(svcOpts []grpc.ServerOption) error {
+	maxBytes := b.cfg.Limits.MaxMessageBytes
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes), grpc.MaxSendMsgSize(maxBytes)}
+	if b.tls != nil {
+		opts = append(opts, grpc.Creds(listenerCredentials{tls: credentials.NewTLS(b.tls.Clone())}))
+	}
+	opts = append(opts, svcOpts...)
+	b.grpcServer = grpc.NewServer(opts...)
+	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
+	b.health = health.NewServer()
+	healthpb.RegisterHealthServer(b.grpcServer, b.health)
+	reflection.Register(b.grpcServer)
+
+	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
+	// pass through the same interceptors as gRPC calls (docs/adr/0003).
+	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork,
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return b.inprocLn.DialContext(ctx)
+		}),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBytes), grpc.MaxCallSendMsgSize(maxBytes)),
+	)
+	if err != nil {
+		return fmt.Errorf("gateway connection: %w", err)
+	}
+	b.gwConn = conn
+	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+		}}),
+		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
+		runtime.WithMetadata(forwardClientCert),
+	)
+	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+
+	b.serveGRPC(b.inprocLn)
+	if b.grpcLn != nil {
+		b.serveGRPC(b.grpcLn)
+	}
+	if b.socketLn != nil {
+		b.serveGRPC(b.socketLn)
+	}
+	if b.httpLn != nil {
+		b.httpServer = &http.Server{
+			Handler:           b.httpHandler(gw),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
+		}
+		b.serving.Go(func() {
+			var err error
+			if b.tls != nil {
+				tc := b.tls.Clone()
+				tc.NextProtos = []string{"h2", "http/1.1"}
+				b.httpServer.TLSConfig = tc
+				err = b.httpServer.ServeTLS(b.httpLn, "", "")
+			} else {
+				err = b.httpServer.Serve(b.httpLn)
+			}
+			if !errors.Is(err, http.ErrServerClosed) {
+				b.reportServeErr(fmt.Errorf("HTTP server: %w", err))
+			}
+		})
+	}
+	b.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	b.health.SetServingStatus(bridgeServiceName, healthpb.HealthCheckResponse_SERVING)
+	return nil
+}
+
+// serveGRPC serves the gRPC server on ln until the server stops.
+func (b *bridge) serveGRPC(ln net.Listener) {
+	b.serving.Go(func() {
+		// Serve returns nil once Stop or GracefulStop was called.
+		if err := b.grpcServer.Serve(ln); err != nil {
+			b.reportServeErr(fmt.Errorf("gRPC server on %s: %w", ln.Addr(), err))
+		}
+	})
+}
+
+func (b *bridge) reportServeErr(err error) {
+	select {
+	case b.serveErr <- err:
+	default: // one is enough to shut down
+	}
+}
+
+// shutdown stops the bridge in a fixed order, each step bounded: health reports NOT_SERVING (so
+// that load balancers stop sending), the HTTP server finishes in-flight requests, the gRPC server
+// finishes in-flight calls (then is stopped hard), and last the service closes its sessions.
+func (b *bridge) shutdown(t shutdownTimeouts) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), t.total)
+	defer cancel()
+
+	b.health.Shutdown()
+
+	if b.httpServer != nil {
+		hctx, hcancel := context.WithTimeout(ctx, t.http)
+		if err := b.httpServer.Shutdown(hctx); err != nil {
+			b.logger.Warn("HTTP shutdown timed out; closing connections", "after", t.http)
+			b.httpServer.Close()
+		}
+		hcancel()
+	}
+	if err := b.gwConn.Close(); err != nil {
+		b.logger.Debug("closing the gateway connection", "error", err)
+	}
+
+	stopped := make(chan struct{})
+	go func() { // ends when GracefulStop returns, at the latest after Stop below
+		b.grpcServer.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(min(t.grpc, time.Until(deadline(ctx))))
+	select {
+	case <-stopped:
+	case <-timer.C:
+		b.logger.Warn("gRPC graceful stop timed out; stopping", "after", t.grpc)
+		b.grpcServer.Stop()
+		<-stopped
+	}
+	timer.Stop()
+
+	if err := b.svc.Close(ctx); err != nil {
+		b.logger.Warn("closing the service", "error", err)
+	}
+	b.serving.Wait()
+	b.logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// httpHandler routes /healthz, /openapi.json and the REST API under /v1/.
+func (b *bridge) httpHandler(gw http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", b.healthz)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapiv2.SwaggerJSON)
+	})
+	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{
+			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
+			"message": fmt.Sprintf("no such path %s: the API is under /v1/, its description at /openapi.json", r.URL.Path),
+		})
+	})
+	return mux
+}
+
+// healthz answers with the gRPC health server's status for the whole bridge, or for the
+// service named in ?service=: 200 {"status":"SERVING"} or 503 with another status.
+func (b *bridge) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(b.gwConn).Check(ctx, &healthpb.HealthCheckRequest{Service: r.URL.Query().Get("service")})
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "UNKNOWN", "error": err.Error()})
+		return
+	}
+	code := http.StatusOK
+	if resp.Status != healthpb.HealthCheckResponse_SERVING {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]string{"status": resp.Status.String()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// reservedMetadataPrefix is the metadata namespace only the bridge itself may set.
+const reservedMetadataPrefix = "x-mcpbridge-"
+
+// incomingHeaderMatcher forwards headers as the gateway does by default, except that a client
+// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…).
+func incomingHeaderMatcher(key string) (string, bool) {
+	if strings.HasPrefix(strings.ToLower(key), strings.ToLower(runtime.MetadataHeaderPrefix)+reservedMetadataPrefix) {
+		return "", false
+	}
+	return runtime.DefaultHeaderMatcher(key)
+}
+
+// forwardClientCert passes the REST client's verified TLS certificate to the gRPC side.
+func forwardClientCert(_ context.Context, r *http.Request) metadata.MD {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	return metadata.Pairs(clientCertMetadataKey, string(r.TLS.VerifiedChains[0][0].Raw))
+}
+
+// inprocListener is an in-memory listener whose connections report the network gatewayNetwork,
+// so that the gRPC side can tell gateway calls apart.
+type inprocListener struct {
+	*bufconn.Listener
+}
+
+func newInprocListener() *inprocListener {
+	return &inprocListener{Listener: bufconn.Listen(inprocBufferSize)}
+}
+
+type inprocAddr struct{}
+
+func (inprocAddr) Network() string { return gatewayNetwork }
+func (inprocAddr) String() string  { return gatewayNetwork }
+
+type inprocConn struct{ net.Conn }
+
+func (inprocConn) LocalAddr() net.Addr  { return inprocAddr{} }
+func (inprocConn) RemoteAddr() net.Addr { return inprocAddr{} }
+
+func (l *inprocListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return inprocConn{c}, nil
+}
+
+func (l *inprocListener) Addr() net.Addr { return inprocAddr{} }
+
+func (l *inprocListener) DialContext(ctx context.Context) (net.Conn, error) {
+	c, err := l.Listener.DialContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inprocConn{c}, nil
+}
