@@ -1,0 +1,476 @@
+package dev.mcpbridge.client;
+
+import dev.mcpbridge.v1.BridgeServiceGrpc;
+import dev.mcpbridge.v1.CreateSessionRequest;
+import dev.mcpbridge.v1.DeleteSessionRequest;
+import dev.mcpbridge.v1.GetSessionRequest;
+import dev.mcpbridge.v1.HostCapabilities;
+import dev.mcpbridge.v1.Implementation;
+import dev.mcpbridge.v1.ListServersRequest;
+import dev.mcpbridge.v1.ListSessionsRequest;
+import dev.mcpbridge.v1.ListSessionsResponse;
+import dev.mcpbridge.v1.Session;
+import dev.mcpbridge.v1.UpstreamServer;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A connection to an mcp-bridge: opens sessions to the MCP servers the bridge is configured with, and keeps one
+ * host stream (gRPC {@code Connect}) on which the sessions' {@link HostHandler}s answer what the servers ask.
+ *
+ * <pre>{@code
+ * try (McpBridgeClient client = McpBridgeClient.connect("127.0.0.1:50051")) {
+ *   McpSession session = client.openSession("demo", new HostHandler() {
+ *     @Override public CreateMessageResult handleSampling(CreateMessageRequest req, RequestContext ctx) {
+ *       return Mcp.samplingReply("my-model", "Hello!");
+ *     }
+ *   });
+ *   System.out.println(Mcp.text(session.callTool("echo", Map.of("text", "hi"))));
+ * }
+ * }</pre>
+ *
+ * <p>Every operation has a blocking form, which throws {@link McpBridgeException}, and an {@code ...Async} form
+ * returning a {@link CompletableFuture} that fails with it; cancelling such a future cancels the call (an MCP
+ * cancellation upstream). The client is thread-safe. {@link #close()} detaches the host stream, deletes the
+ * sessions this client opened (unless {@link Builder#keepSessionsOnClose}) and shuts the channel down.
+ */
+public final class McpBridgeClient implements AutoCloseable {
+  private static final Logger LOG = System.getLogger(McpBridgeClient.class.getName());
+
+  private final ManagedChannel ownedChannel;
+  private final Channel channel;
+  private final Duration defaultTimeout;
+  private final Duration attachTimeout;
+  private final boolean keepSessionsOnClose;
+  private final Implementation clientInfo;
+  private final Executor handlerExecutor;
+  private final ExecutorService ownedHandlerExecutor;
+  private final ScheduledExecutorService scheduler;
+  private final BridgeServiceGrpc.BridgeServiceStub asyncStub;
+  private final HostStream hostStream;
+  private final Map<String, McpSession> sessions = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  private McpBridgeClient(Builder b) {
+    if (b.channel != null) {
+      this.ownedChannel = null;
+      this.channel = b.channel;
+    } else {
+      ManagedChannelBuilder<?> cb = ManagedChannelBuilder.forTarget(Objects.requireNonNull(b.target, "target"));
+      if (b.tls) {
+        cb.useTransportSecurity();
+      } else {
+        cb.usePlaintext();
+      }
+      cb.maxInboundMessageSize(b.maxInboundMessageBytes);
+      this.ownedChannel = cb.build();
+      this.channel = ownedChannel;
+    }
+    Channel ch = channel;
+    if (b.bearerToken != null) {
+      ch = ClientInterceptors.intercept(ch, new BearerInterceptor(b.bearerToken));
+    }
+    this.defaultTimeout = b.defaultTimeout;
+    this.attachTimeout = b.attachTimeout;
+    this.keepSessionsOnClose = b.keepSessionsOnClose;
+    this.clientInfo = b.clientInfo;
+    if (b.handlerExecutor != null) {
+      this.handlerExecutor = b.handlerExecutor;
+      this.ownedHandlerExecutor = null;
+    } else {
+      this.ownedHandlerExecutor = Executors.newCachedThreadPool(daemonThreads("mcp-bridge-handler"));
+      this.handlerExecutor = ownedHandlerExecutor;
+    }
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("mcp-bridge-reconnect"));
+    this.asyncStub = BridgeServiceGrpc.newStub(ch);
+    this.hostStream = new HostStream(asyncStub, handlerExecutor, scheduler, b.initialBackoff, b.maxBackoff);
+  }
+
+  /** A client for the bridge at {@code target} ("host:port", or any gRPC target), plaintext, no token. */
+  public static McpBridgeClient connect(String target) {
+    return builder().target(target).build();
+  }
+
+  /** A builder for a client with more options. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  // ---- servers and sessions ----
+
+  /** The upstream servers the bridge is configured with. */
+  public List<UpstreamServer> listServers() {
+    return Rpc.await(listServersAsync());
+  }
+
+  /** Async form of {@link #listServers()}. */
+  public CompletableFuture<List<UpstreamServer>> listServersAsync() {
+    return Rpc.<ListServersRequest, dev.mcpbridge.v1.ListServersResponse>unary(
+            stub(null)::listServers, ListServersRequest.getDefaultInstance())
+        .thenApply(r -> r.getServersList());
+  }
+
+  /** Opens a session to a configured server without a handler: it declares no client capabilities. */
+  public McpSession openSession(String server) {
+    return openSession(SessionOptions.forServer(server));
+  }
+
+  /**
+   * Opens a session to a configured server whose requests {@code handler} answers; the session declares the
+   * capabilities the handler implements. Returns once the session is READY and attached to the host stream.
+   */
+  public McpSession openSession(String server, HostHandler handler) {
+    return openSession(SessionOptions.forServer(server).handler(handler));
+  }
+
+  /** Opens a session as {@code options} say. */
+  public McpSession openSession(SessionOptions options) {
+    return Rpc.await(openSessionAsync(options));
+  }
+
+  /** Async form of {@link #openSession(SessionOptions)}. */
+  public CompletableFuture<McpSession> openSessionAsync(SessionOptions options) {
+    ensureOpen();
+    HostCapabilities caps = options.effectiveCapabilities();
+    CreateSessionRequest.Builder req = CreateSessionRequest.newBuilder()
+        .setServer(options.server())
+        .setHostCapabilities(caps)
+        .addAllRoots(options.roots())
+        .setProtocolVersion(options.protocolVersion());
+    Implementation info = options.clientInfo() != null ? options.clientInfo() : clientInfo;
+    if (info != null) {
+      req.setClientInfo(info);
+    }
+    HostHandler handler = options.handler();
+    if (handler == null && !caps.equals(HostCapabilities.getDefaultInstance())) {
+      handler = new HostHandler() {}; // answers roots from the session's list
+    }
+    HostHandler h = handler;
+    return Rpc.<CreateSessionRequest, dev.mcpbridge.v1.CreateSessionResponse>unary(stub(null)::createSession, req.build())
+        .thenCompose(resp -> {
+          McpSession s = new McpSession(this, resp.getSession(), options.roots());
+          sessions.put(s.id(), s);
+          if (h == null) {
+            return CompletableFuture.completedFuture(s);
+          }
+          return hostStream.attach(s, h)
+              .orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
+              .handle((v, err) -> {
+                if (err == null) {
+                  return CompletableFuture.completedFuture(s);
+                }
+                // Without its handler the session would leave the server's requests unanswered: delete it.
+                Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                    ? err.getCause() : err;
+                McpBridgeException e = cause instanceof TimeoutException
+                    ? new McpBridgeException(io.grpc.Status.Code.DEADLINE_EXCEEDED,
+                        "DEADLINE_EXCEEDED: session " + s.id() + " not attached to the host stream within "
+                            + attachTimeout, null, cause)
+                    : McpBridgeException.from(cause);
+                return s.closeAsync().handle((x, y) -> (McpSession) null)
+                    .thenCompose(x -> CompletableFuture.<McpSession>failedFuture(e));
+              })
+              .thenCompose(f -> f);
+        });
+  }
+
+  /**
+   * A session object for an existing session of this principal (e.g. one another process opened), attached
+   * to the host stream with {@code handler} if it is not null. Its capabilities were fixed when it was created.
+   */
+  public McpSession attachSession(String sessionId, HostHandler handler) {
+    Session info = getSession(sessionId);
+    McpSession s = new McpSession(this, info, info.getRootsList());
+    sessions.put(s.id(), s);
+    if (handler != null) {
+      Rpc.await(hostStream.attach(s, handler).orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
+          .exceptionally(e -> {
+            throw new java.util.concurrent.CompletionException(e instanceof java.util.concurrent.CompletionException
+                && e.getCause() instanceof TimeoutException
+                ? new McpBridgeException(io.grpc.Status.Code.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED: attach timed out", null, e)
+                : e);
+          }));
+    }
+    return s;
+  }
+
+  /** A session's current state. */
+  public Session getSession(String sessionId) {
+    return Rpc.await(getSessionAsync(sessionId));
+  }
+
+  /** Async form of {@link #getSession}. */
+  public CompletableFuture<Session> getSessionAsync(String sessionId) {
+    return Rpc.<GetSessionRequest, dev.mcpbridge.v1.GetSessionResponse>unary(
+            stub(null)::getSession, GetSessionRequest.newBuilder().setSessionId(sessionId).build())
+        .thenApply(r -> r.getSession());
+  }
+
+  /** All of this principal's sessions on the bridge, newest first (every page). */
+  public List<Session> listSessions() {
+    return Rpc.await(listSessionsAsync());
+  }
+
+  /** Async form of {@link #listSessions()}. */
+  public CompletableFuture<List<Session>> listSessionsAsync() {
+    return Paging.all(
+        token -> Rpc.<ListSessionsRequest, ListSessionsResponse>unary(
+            stub(null)::listSessions, ListSessionsRequest.newBuilder().setPageToken(token).build()),
+        ListSessionsResponse::getSessionsList,
+        ListSessionsResponse::getNextPageToken);
+  }
+
+  /** Closes a session by id (see {@link McpSession#close()}). */
+  public void deleteSession(String sessionId) {
+    Rpc.await(deleteSessionAsync(sessionId));
+  }
+
+  /** Async form of {@link #deleteSession}. */
+  public CompletableFuture<Void> deleteSessionAsync(String sessionId) {
+    hostStream.detach(sessionId);
+    sessions.remove(sessionId);
+    return Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
+            stub(null)::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(sessionId).build())
+        .thenApply(r -> null);
+  }
+
+  // ---- plumbing ----
+
+  /**
+   * The generated async stub on this client's channel (with its bearer token), for RPCs this class does not
+   * wrap. Use {@code BridgeServiceGrpc.newBlockingStub(client.channel())} style access via {@link #channel()}.
+   */
+  public BridgeServiceGrpc.BridgeServiceStub asyncStub() {
+    return asyncStub;
+  }
+
+  /** The channel, with the bearer token interceptor if one was configured. */
+  public Channel channel() {
+    return asyncStub.getChannel();
+  }
+
+  /** The executor handler methods run on. */
+  public Executor handlerExecutor() {
+    return handlerExecutor;
+  }
+
+  BridgeServiceGrpc.BridgeServiceStub stub(Duration timeout) {
+    Duration t = timeout != null ? timeout : defaultTimeout;
+    return t == null ? asyncStub : asyncStub.withDeadlineAfter(t.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** A stub for server streams: only an explicit timeout applies, never the default one. */
+  BridgeServiceGrpc.BridgeServiceStub streamStub(Duration timeout) {
+    return timeout == null ? asyncStub : asyncStub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  HostStream hostStream() {
+    return hostStream;
+  }
+
+  void forget(String sessionId) {
+    sessions.remove(sessionId);
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("McpBridgeClient is closed");
+    }
+  }
+
+  /**
+   * Detaches the host stream, deletes the sessions this client opened (unless configured to keep them), and
+   * shuts the channel down if the client created it.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    hostStream.close();
+    if (!keepSessionsOnClose) {
+      List<CompletableFuture<?>> deletes = new ArrayList<>();
+      for (String id : List.copyOf(sessions.keySet())) {
+        deletes.add(Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
+                stub(Duration.ofSeconds(5))::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(id).build())
+            .exceptionally(e -> {
+              LOG.log(Level.DEBUG, "mcp-bridge: deleting session {0} on close failed: {1}", id, e.getMessage());
+              return null;
+            }));
+      }
+      try {
+        CompletableFuture.allOf(deletes.toArray(new CompletableFuture<?>[0])).get(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        LOG.log(Level.DEBUG, "mcp-bridge: deleting sessions on close: {0}", e.toString());
+      }
+    }
+    sessions.clear();
+    scheduler.shutdownNow();
+    if (ownedChannel != null) {
+      ownedChannel.shutdown();
+      try {
+        if (!ownedChannel.awaitTermination(5, TimeUnit.SECONDS)) {
+          ownedChannel.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        ownedChannel.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (ownedHandlerExecutor != null) {
+      ownedHandlerExecutor.shutdownNow();
+    }
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Adds "authorization: Bearer <token>" to every call. */
+  private static final class BearerInterceptor implements ClientInterceptor {
+    private static final Metadata.Key<String> AUTHORIZATION =
+        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    private final String value;
+
+    BearerInterceptor(String token) {
+      this.value = "Bearer " + token;
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+        @Override
+        public void start(Listener<RespT> responseListener, Metadata headers) {
+          headers.put(AUTHORIZATION, value);
+          super.start(responseListener, headers);
+        }
+      };
+    }
+  }
+
+  /** Options of a {@link McpBridgeClient}. */
+  public static final class Builder {
+    private String target = "127.0.0.1:50051";
+    private ManagedChannel channel;
+    private boolean tls;
+    private String bearerToken;
+    private Duration defaultTimeout;
+    private Duration attachTimeout = Duration.ofSeconds(30);
+    private Duration initialBackoff = Duration.ofMillis(100);
+    private Duration maxBackoff = Duration.ofSeconds(5);
+    private boolean keepSessionsOnClose;
+    private Executor handlerExecutor;
+    private Implementation clientInfo;
+    private int maxInboundMessageBytes = 16 << 20;
+
+    private Builder() {}
+
+    /** The bridge's gRPC address: "host:port", "unix:///path/to.sock" or any gRPC target. Default 127.0.0.1:50051. */
+    public Builder target(String target) {
+      this.target = target;
+      return this;
+    }
+
+    /** Use this channel (TLS, mTLS, custom settings) instead of making one; the client does not shut it down. */
+    public Builder channel(ManagedChannel channel) {
+      this.channel = channel;
+      return this;
+    }
+
+    /** Use TLS with the JVM's trust store (default: plaintext, as for the bridge's loopback default). */
+    public Builder useTransportSecurity() {
+      this.tls = true;
+      return this;
+    }
+
+    /** Send this bearer token with every call (the bridge's auth.tokensFile). */
+    public Builder bearerToken(String token) {
+      this.bearerToken = token;
+      return this;
+    }
+
+    /**
+     * Deadline of every call that does not set its own; default none (server requests may wait for a person).
+     */
+    public Builder defaultTimeout(Duration timeout) {
+      this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /** How long openSession waits for the host stream to attach a new session; default 30 s. */
+    public Builder attachTimeout(Duration timeout) {
+      this.attachTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /** Backoff of host stream reconnects: first delay, doubling up to max, with jitter. Default 100 ms … 5 s. */
+    public Builder reconnectBackoff(Duration initial, Duration max) {
+      this.initialBackoff = Objects.requireNonNull(initial);
+      this.maxBackoff = Objects.requireNonNull(max);
+      return this;
+    }
+
+    /** Leave the sessions this client opened open on the bridge when it closes (default: delete them). */
+    public Builder keepSessionsOnClose(boolean keep) {
+      this.keepSessionsOnClose = keep;
+      return this;
+    }
+
+    /** Run handler methods on this executor instead of the client's own pool of daemon threads. */
+    public Builder handlerExecutor(Executor executor) {
+      this.handlerExecutor = executor;
+      return this;
+    }
+
+    /** The clientInfo the bridge announces to servers for this client's sessions (default: the bridge's own). */
+    public Builder clientInfo(String name, String version) {
+      this.clientInfo = Implementation.newBuilder().setName(name).setVersion(version).build();
+      return this;
+    }
+
+    /** Largest message the client accepts from the bridge; default 16 MiB, the bridge's own default. */
+    public Builder maxInboundMessageBytes(int bytes) {
+      this.maxInboundMessageBytes = bytes;
+      return this;
+    }
+
+    /** The client. */
+    public McpBridgeClient build() {
+      return new McpBridgeClient(this);
+    }
+  }
+}

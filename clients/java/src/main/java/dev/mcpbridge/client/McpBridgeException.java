@@ -1,0 +1,119 @@
+package dev.mcpbridge.client;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * A call to the bridge failed: the gRPC status, and what the bridge said about it. When an upstream MCP server
+ * answered with a JSON-RPC error, {@link #jsonRpcCode()} and {@link #errorInfo()} carry it (the bridge maps
+ * invalid params to INVALID_ARGUMENT, method not found to UNIMPLEMENTED, resource not found to NOT_FOUND, an
+ * unreachable server to UNAVAILABLE). Bad input from the host carries {@link #fieldViolations()}.
+ *
+ * <p>A tool that fails is not an exception: its result has {@code isError} set.
+ */
+public class McpBridgeException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  private final Status.Code code;
+  private final transient com.google.rpc.Status details;
+
+  McpBridgeException(Status.Code code, String message, com.google.rpc.Status details, Throwable cause) {
+    super(message, cause);
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Wraps a gRPC failure (a StatusRuntimeException or StatusException); other throwables become UNKNOWN. */
+  public static McpBridgeException from(Throwable t) {
+    if (t instanceof McpBridgeException e) {
+      return e;
+    }
+    Status status = Status.fromThrowable(t);
+    com.google.rpc.Status details = StatusProto.fromThrowable(t);
+    String desc = status.getDescription();
+    String message = status.getCode() + (desc == null || desc.isEmpty() ? "" : ": " + desc);
+    if (status.getCode() == Status.Code.UNKNOWN && !(t instanceof StatusRuntimeException)
+        && !(t instanceof io.grpc.StatusException)) {
+      message = "UNKNOWN: " + t;
+    }
+    return new McpBridgeException(status.getCode(), message, details, t);
+  }
+
+  /** The gRPC status code. */
+  public Status.Code code() {
+    return code;
+  }
+
+  /** The full google.rpc.Status the bridge sent, if it sent details. */
+  public Optional<com.google.rpc.Status> statusDetails() {
+    return Optional.ofNullable(details);
+  }
+
+  /** The google.rpc.ErrorInfo detail, if any. */
+  public Optional<ErrorInfo> errorInfo() {
+    return detail(ErrorInfo.class);
+  }
+
+  /** The field violations of a google.rpc.BadRequest detail (bad input from the host); empty if none. */
+  public List<BadRequest.FieldViolation> fieldViolations() {
+    return detail(BadRequest.class).map(BadRequest::getFieldViolationsList).orElse(List.of());
+  }
+
+  /**
+   * The JSON-RPC error code of the upstream error, when the bridge reported one in ErrorInfo metadata (key
+   * {@code jsonrpcCode}).
+   */
+  public OptionalInt jsonRpcCode() {
+    Optional<ErrorInfo> info = errorInfo();
+    if (info.isEmpty()) {
+      return OptionalInt.empty();
+    }
+    Map<String, String> md = info.get().getMetadataMap();
+    for (String key : new String[] {"jsonrpcCode", "jsonrpc_code"}) {
+      String v = md.get(key);
+      if (v != null) {
+        try {
+          return OptionalInt.of(Integer.parseInt(v.trim()));
+        } catch (NumberFormatException ignored) {
+          // not a number; try the next key
+        }
+      }
+    }
+    return OptionalInt.empty();
+  }
+
+  /** The upstream JSON-RPC error message, when the bridge reported one (ErrorInfo metadata jsonrpcMessage). */
+  public Optional<String> jsonRpcMessage() {
+    return errorInfo().map(i -> i.getMetadataMap().get("jsonrpcMessage"));
+  }
+
+  /** The ErrorInfo reason, e.g. "UPSTREAM_ERROR", "SESSION_NOT_FOUND"; empty if the bridge sent none. */
+  public Optional<String> reason() {
+    return errorInfo().map(ErrorInfo::getReason).filter(r -> !r.isEmpty());
+  }
+
+  private <T extends com.google.protobuf.Message> Optional<T> detail(Class<T> type) {
+    if (details == null) {
+      return Optional.empty();
+    }
+    for (Any any : details.getDetailsList()) {
+      if (any.is(type)) {
+        try {
+          return Optional.of(any.unpack(type));
+        } catch (InvalidProtocolBufferException e) {
+          return Optional.empty();
+        }
+      }
+    }
+    return Optional.empty();
+  }
+}
