@@ -1,0 +1,167 @@
+// Package probe is an MCP server for mcp-bridge's tests: the built-in demo server plus tools that let a test
+// observe, from outside the bridge, what reached the upstream server.
+//
+//   - block: waits until its request is cancelled (or for durationSeconds, default 60). It reports
+//     "started <tag>" when it begins and "cancelled <tag>" when it sees the cancellation, as lines sent to
+//     the TCP address in $MCPBRIDGE_PROBE_REPORT (if set), so a test can tell that a gRPC deadline became an
+//     MCP cancellation upstream.
+//   - pid: returns the server's process id, so a test can check that the process is gone after
+//     DeleteSession.
+//
+// A test binary becomes the probe server when its TestMain calls MaybeRun first: with $MCPBRIDGE_PROBE=1 it
+// serves over stdio and exits. The bridge is configured to run os.Args[0] with that variable.
+package probe
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/demoserver"
+)
+
+// Environment variables of the probe server.
+const (
+	EnvRun    = "MCPBRIDGE_PROBE"
+	EnvReport = "MCPBRIDGE_PROBE_REPORT"
+)
+
+// MaybeRun serves the probe over stdio and exits the process when $MCPBRIDGE_PROBE is "1"; otherwise it
+// returns at once.
+func MaybeRun() {
+	if os.Getenv(EnvRun) != "1" {
+		return
+	}
+	if err := New().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Env returns the environment that makes a test binary the probe server, reporting to report (may be
+// empty).
+func Env(report string) map[string]string {
+	env := map[string]string{EnvRun: "1"}
+	if report != "" {
+		env[EnvReport] = report
+	}
+	return env
+}
+
+type blockIn struct {
+	Tag             string  `json:"tag,omitempty" jsonschema:"a label repeated in the reports"`
+	DurationSeconds float64 `json:"durationSeconds,omitempty" jsonschema:"how long to wait at most (default 60)"`
+}
+
+type pidOut struct {
+	PID int `json:"pid"`
+}
+
+// New returns the probe server: the demo server with the probe's tools added.
+func New() *mcp.Server {
+	s := demoserver.New(nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "Waits until cancelled and reports it."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) (*mcp.CallToolResult, any, error) {
+			report("started " + in.Tag)
+			d := 60 * time.Second
+			if in.DurationSeconds > 0 {
+				d = time.Duration(in.DurationSeconds * float64(time.Second))
+			}
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				report("cancelled " + in.Tag)
+				return nil, nil, ctx.Err()
+			case <-t.C:
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not cancelled"}}}, nil, nil
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, pidOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, pidOut{PID: os.Getpid()}, nil
+		})
+	return s
+}
+
+// report sends one line to the test, best effort.
+func report(line string) {
+	addr := os.Getenv(EnvReport)
+	if addr == "" {
+		return
+	}
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_, _ = fmt.Fprintln(c, line)
+}
+
+// Reports receives the probe's report lines on a local TCP listener.
+type Reports struct {
+	ln    net.Listener
+	Lines chan string
+	done  chan struct{}
+}
+
+// Listen starts receiving reports; Addr is what goes into $MCPBRIDGE_PROBE_REPORT. Close stops it.
+func Listen() (*Reports, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &Reports{ln: ln, Lines: make(chan string, 64), done: make(chan struct{})}
+	go r.accept() // ends when Close closes the listener
+	return r, nil
+}
+
+// Addr is the listener's address.
+func (r *Reports) Addr() string { return r.ln.Addr().String() }
+
+// Close stops the listener and waits for the accept loop.
+func (r *Reports) Close() {
+	_ = r.ln.Close()
+	<-r.done
+}
+
+func (r *Reports) accept() {
+	defer close(r.done)
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 512)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _ := readLine(c, buf)
+		_ = c.Close()
+		select {
+		case r.Lines <- string(buf[:n]):
+		default:
+		}
+	}
+}
+
+func readLine(c net.Conn, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := c.Read(buf[n:])
+		for i := n; i < n+m; i++ {
+			if buf[i] == '\n' {
+				return i, nil
+			}
+		}
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

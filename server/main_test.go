@@ -1,0 +1,305 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// The test binary doubles as the upstream MCP server: the bridge runs os.Args[0] with $MCPBRIDGE_PROBE=1,
+// which serves the demo server plus the probe's tools over stdio (package probe).
+func TestMain(m *testing.M) {
+	probe.MaybeRun()
+	goleak.VerifyTestMain(m)
+}
+
+// Server names of the test bridge: "demo" negotiates (2026-07-28), "demo-2025" is pinned to 2025-11-25.
+const (
+	serverModern = "demo"
+	serverLegacy = "demo-2025"
+)
+
+// testLog writes slog output to t.Log until the test ends (goroutines may log after it).
+type testLog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testLog) stop() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}
+
+// bridge is an in-process bridge: real mcpcore, real upstream (the probe subprocess), gRPC over bufconn.
+type bridge struct {
+	t       *testing.T
+	core    *mcpcore.Core
+	svc     *Service
+	conn    *grpc.ClientConn
+	client  pb.BridgeServiceClient
+	reports *probe.Reports
+}
+
+type bridgeConfig struct {
+	opts    Options
+	limits  mcpcore.Limits
+	pending mcpcore.PendingPolicy
+}
+
+func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
+	t.Helper()
+	logs := &testLog{t: t}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reports, err := probe.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name, version string) mcpcore.ServerConfig {
+		return mcpcore.ServerConfig{Name: name, Transport: mcpcore.TransportStdio, Command: exe, Env: probe.Env(reports.Addr()), ProtocolVersion: version,
+			Restart: mcpcore.RestartPolicy{MaxRestarts: -1}}
+	}
+	core := mcpcore.New(mcpcore.Options{
+		Logger: logger,
+		Servers: map[string]mcpcore.ServerConfig{
+			serverModern: server(serverModern, ""),
+			serverLegacy: server(serverLegacy, "2025-11-25"),
+		},
+		Limits:  cfg.limits,
+		Pending: cfg.pending,
+	})
+	cfg.opts.Logger = logger
+	svc := New(core, cfg.opts)
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer(svc.ServerOptions()...)
+	pb.RegisterBridgeServiceServer(gs, svc)
+	served := make(chan struct{})
+	go func() { // ends when gs stops
+		defer close(served)
+		_ = gs.Serve(lis)
+	}()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn), reports: reports}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Errorf("Service.Close: %v", err)
+		}
+		_ = conn.Close()
+		gs.Stop()
+		<-served
+		reports.Close()
+		logs.stop()
+	})
+	return b
+}
+
+// ctx returns a context for one test step, with the bearer token of principal when it is not empty.
+func testCtx(t *testing.T, token string) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
+	return ctx
+}
+
+// allCaps declares every host capability.
+var allCaps = &pb.HostCapabilities{
+	Sampling:    &pb.SamplingCapability{},
+	Elicitation: &pb.ElicitationCapability{Form: true, Url: true},
+	Roots:       &pb.RootsCapability{ListChanged: true},
+}
+
+func (b *bridge) create(ctx context.Context, server string) *pb.Session {
+	b.t.Helper()
+	r, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+	if err != nil {
+		b.t.Fatalf("CreateSession(%s): %v", server, err)
+	}
+	return r.GetSession()
+}
+
+// wantCode fails unless err is a status with code c.
+func wantCode(t *testing.T, err error, c codes.Code) *status.Status {
+	t.Helper()
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != c {
+		t.Fatalf("got error %v, want code %v", err, c)
+	}
+	return st
+}
+
+// connect opens a Connect stream and returns it with a reader goroutine's channel of messages.
+type hostConn struct {
+	t      *testing.T
+	stream grpc.BidiStreamingClient[pb.ConnectRequest, pb.ConnectResponse]
+	msgs   chan *pb.ConnectResponse
+	// backlog holds received messages no next call has taken yet.
+	backlog []*pb.ConnectResponse
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func (b *bridge) connect(ctx context.Context) *hostConn {
+	b.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := b.client.Connect(ctx)
+	if err != nil {
+		cancel()
+		b.t.Fatal(err)
+	}
+	h := &hostConn{t: b.t, stream: stream, msgs: make(chan *pb.ConnectResponse, 256), cancel: cancel, done: make(chan struct{})}
+	go func() { // ends when the stream does
+		defer close(h.done)
+		defer close(h.msgs)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			h.msgs <- m
+		}
+	}()
+	b.t.Cleanup(h.close)
+	return h
+}
+
+func (h *hostConn) close() {
+	h.cancel()
+	<-h.done
+}
+
+func (h *hostConn) send(r *pb.ConnectRequest) {
+	h.t.Helper()
+	if err := h.stream.Send(r); err != nil {
+		h.t.Fatalf("Connect send: %v", err)
+	}
+}
+
+func (h *hostConn) attach(ids ...string) *pb.AttachedSessions {
+	h.t.Helper()
+	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Attach{Attach: &pb.AttachSessions{SessionIds: ids}}})
+	return h.next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil }).GetAttached()
+}
+
+// next returns the first message matching match, received or yet to come; messages that do not match stay
+// for later calls. It fails after a timeout.
+func (h *hostConn) next(match func(*pb.ConnectResponse) bool) *pb.ConnectResponse {
+	h.t.Helper()
+	for i, m := range h.backlog {
+		if match(m) {
+			h.backlog = append(h.backlog[:i:i], h.backlog[i+1:]...)
+			return m
+		}
+	}
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case m, ok := <-h.msgs:
+			if !ok {
+				h.t.Fatal("Connect stream ended")
+			}
+			if match(m) {
+				return m
+			}
+			h.backlog = append(h.backlog, m)
+		case <-timeout.C:
+			h.t.Fatal("timed out waiting for a Connect message")
+		}
+	}
+}
+
+func (h *hostConn) nextRequest() *pb.ServerRequest {
+	h.t.Helper()
+	return h.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetServerRequest() != nil }).GetEvent().GetServerRequest()
+}
+
+func (h *hostConn) nextEnded(id string) *pb.RequestEnded {
+	h.t.Helper()
+	return h.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetRequestEnded().GetRequestId() == id }).GetEvent().GetRequestEnded()
+}
+
+func (h *hostConn) reply(id string, a *pb.HostAnswer) *pb.ReplyAck {
+	h.t.Helper()
+	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: id, Answer: a}}})
+	return h.next(func(m *pb.ConnectResponse) bool {
+		return m.GetReplyAck() != nil && m.GetReplyAck().GetRequestId() == id
+	}).GetReplyAck()
+}
+
+// callAsync runs CallTool in a goroutine; the result arrives on the channel.
+type callResult struct {
+	resp *pb.CallToolResponse
+	err  error
+}
+
+func (b *bridge) callAsync(ctx context.Context, req *pb.CallToolRequest) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		r, err := b.client.CallTool(ctx, req)
+		ch <- callResult{r, err}
+	}()
+	return ch
+}
+
+func await[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(60 * time.Second):
+		t.Fatal("timed out")
+	}
+	var zero T
+	return zero
+}
+
+func textOf(r *pb.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range r.GetContent() {
+		sb.WriteString(c.GetText().GetText())
+	}
+	return sb.String()
+}
+
+var _ = io.EOF
