@@ -42,7 +42,8 @@ type Config struct {
 	File string `yaml:"-"`
 
 	// MCPServers are the upstream servers hosts may open sessions to, by name. When the file has
-	// no mcpServers key the map holds the demo server alone (see Default).
+	// no mcpServers key the map holds the demo server alone (see Default). VS Code's name for the
+	// block, "servers", is accepted too.
 	MCPServers map[string]*Server `yaml:"mcpServers"`
 
 	Listen   Listen   `yaml:"listen"`
@@ -59,6 +60,17 @@ type Config struct {
 
 	// positions maps key paths (e.g. "mcpServers.foo.url") to where they were in the file.
 	positions map[string]position
+	// serversKey is the key the servers block had in the file: "mcpServers", or VS Code's "servers".
+	serversKey string
+}
+
+// serverPath is the key path of the named server, as the file wrote it.
+func (c *Config) serverPath(name string) string {
+	key := c.serversKey
+	if key == "" {
+		key = "mcpServers"
+	}
+	return joinPath(key, name)
 }
 
 // Server is one upstream MCP server.
@@ -263,7 +275,7 @@ func (c *Config) ServerNames() []string {
 		names = append(names, name)
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		pa, pb := c.positions[joinPath("mcpServers", a)], c.positions[joinPath("mcpServers", b)]
+		pa, pb := c.positions[c.serverPath(a)], c.positions[c.serverPath(b)]
 		if d := cmp.Or(cmp.Compare(pa.line, pb.line), cmp.Compare(pa.column, pb.column)); d != 0 {
 			return d
 		}

@@ -668,3 +668,45 @@ func TestServerNamesInFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// A VS Code .vscode/mcp.json names the block "servers".
+func TestVSCodeConfig(t *testing.T) {
+	c, err := Parse("mcp.json", []byte(`{
+  "servers": {
+    "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"memory", "github"}, c.ServerNames()); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if c.MCPServers["github"].Transport != TransportStreamableHTTP {
+		t.Errorf("github transport = %q", c.MCPServers["github"].Transport)
+	}
+	for _, tt := range []struct{ content, want string }{
+		{
+			content: `{"servers": {"a": {"type": "stdio"}}}`,
+			want:    `mcp.json:1:14: servers.a: neither "command" nor "url" is set: a stdio server needs a command, an HTTP server a url`,
+		},
+		{
+			content: `{"inputs": [{"id": "key", "type": "promptString"}], "servers": {}}`,
+			want:    `mcp.json:1:12: inputs: VS Code input variables are not supported: remove inputs and write ${VAR} to take a value from the environment`,
+		},
+		{
+			content: `{"servers": {}, "mcpServers": {}}`,
+			want:    `mcp.json:1:17: mcpServers: both servers and mcpServers are set; keep one`,
+		},
+		{
+			content: `{"mcpServers": {}, "servers": {}}`,
+			want:    `mcp.json:1:31: servers: both servers and mcpServers are set; keep one`,
+		},
+	} {
+		_, err := Parse("mcp.json", []byte(tt.content))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%s)\n got: %v\nwant: %s", tt.content, err, tt.want)
+		}
+	}
+}

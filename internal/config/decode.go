@@ -424,6 +424,22 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) error {
 	return nil
 }
 
+// decodeExtraKey accepts "servers", VS Code's name for the mcpServers block, and explains why
+// VS Code's "inputs" cannot be used.
+func (c *Config) decodeExtraKey(d *decoder, key string, n *yaml.Node, path string) (bool, error) {
+	switch key {
+	case "servers":
+		if _, both := d.positions["mcpServers"]; both {
+			return true, d.errorf(n, path, "both servers and mcpServers are set; keep one")
+		}
+		c.serversKey = key
+		return true, d.decode(n, reflect.ValueOf(&c.MCPServers).Elem(), path)
+	case "inputs":
+		return true, d.errorf(n, path, "VS Code input variables are not supported: remove inputs and write ${VAR} to take a value from the environment")
+	}
+	return false, nil
+}
+
 // decodeExtraKey accepts "type", the desktop hosts' name for the transport.
 func (s *Server) decodeExtraKey(d *decoder, key string, n *yaml.Node, path string) (bool, error) {
 	if key != "type" {

@@ -11,7 +11,7 @@ import (
 func (c *Config) expandEnv() error {
 	for _, name := range c.ServerNames() {
 		s := c.MCPServers[name]
-		spath := joinPath("mcpServers", name)
+		spath := c.serverPath(name)
 		for k, v := range s.Env {
 			x, err := expand(v)
 			if err != nil {

@@ -41,6 +41,9 @@ func Parse(name string, data []byte) (*Config, error) {
 		if err := d.decode(root, reflect.ValueOf(c).Elem(), ""); err != nil {
 			return nil, err
 		}
+		if _, both := c.positions["mcpServers"]; both && c.serversKey == "servers" {
+			return nil, c.errorAt("mcpServers", "both servers and mcpServers are set; keep one")
+		}
 	}
 	if c.MCPServers == nil {
 		c.MCPServers = map[string]*Server{DemoServerName: DemoServer()}

@@ -53,7 +53,7 @@ var transportSynonyms = map[string]Transport{
 }
 
 func (c *Config) validateServer(name string, s *Server) error {
-	path := joinPath("mcpServers", name)
+	path := c.serverPath(name)
 	if name == "" || len(name) > maxNameLength || strings.ContainsFunc(name, unicode.IsControl) {
 		return c.errorAt(path, fmt.Sprintf("server names must be 1 to %d printable characters", maxNameLength))
 	}
