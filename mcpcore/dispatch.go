@@ -49,9 +49,13 @@ const (
 // deadline passes or its session closes — whichever comes first, decided atomically. Every request has
 // exactly one outcome, and it is published as EventRequestEnded after the request's EventRequestCreated.
 //
-// All methods are safe for concurrent use. The dispatcher starts no goroutines: a pending request is
-// waited for by the goroutine that called submit (the session's request handler), which also owns the
-// request's deadline timer.
+// All methods are safe for concurrent use. The dispatcher starts no goroutines of its own: a pending
+// request is waited for by the goroutine that called submit (the session's request handler). Its deadline
+// is a time.AfterFunc timer, stopped when the request ends otherwise; if it fires, the runtime runs the
+// callback on a goroutine that ends the request (publishing EventRequestEnded) and exits.
+//
+// Locks, always taken in this order: a pendingEntry's pubMu, then Dispatcher.mu. Neither is held while
+// validating an answer or running a fallback; only pubMu is held while calling the publish hook.
 type Dispatcher struct {
 	logger        *slog.Logger
 	policy        PendingPolicy // defaults applied
@@ -77,15 +81,19 @@ type pendingEntry struct {
 	done chan struct{}
 
 	// End state, guarded by Dispatcher.mu until done is closed.
-	ended   bool
-	outcome Outcome
-	answer  Answer // the host's answer (OutcomeAnswered) or the cancel answer (OutcomeCancelledByHost)
-	detail  string
+	ended     bool
+	outcome   Outcome
+	answer    Answer // the host's answer (OutcomeAnswered) or the cancel answer (OutcomeCancelledByHost)
+	detail    string
+	endedInfo RequestEnded // what EventRequestEnded points to; immutable once set
 
-	// pubMu orders this request's two events: submit holds it while publishing EventRequestCreated, and
-	// whoever ends the request takes it to publish EventRequestEnded, so Ended never precedes Created even
-	// when a host answers (having seen the request through List) before Created has been published.
+	// pubMu orders this request's events. submit holds it from registration through publishing
+	// EventRequestCreated; whoever ends the request holds it from the end through publishing
+	// EventRequestEnded. So Ended never precedes Created (even when a host answers, having seen the request
+	// through List, before Created is out), and submit, by taking pubMu once done is closed, returns only
+	// after Ended has been published.
 	pubMu sync.Mutex
+	timer *time.Timer // the deadline; set before pubMu is first released
 
 	// The elicitation schema, compiled once, on the first answer that needs it.
 	schemaOnce sync.Once
@@ -137,8 +145,8 @@ func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, pub
 	}
 }
 
-// timeout is the policy deadline for a request kind.
-func (d *Dispatcher) timeout(k RequestKind) time.Duration {
+// policyTimeout is the policy deadline for a request kind.
+func (d *Dispatcher) policyTimeout(k RequestKind) time.Duration {
 	switch k {
 	case KindSampling:
 		return d.policy.SamplingTimeout
@@ -156,7 +164,7 @@ func (d *Dispatcher) timeout(k RequestKind) time.Duration {
 // submit fills in req.ID ("req-" and 128 random bits), req.Created (now) and req.Deadline (Created plus the
 // policy timeout of req.Kind) where they are empty; the caller must not modify req afterwards. It publishes
 // EventRequestCreated once the request is visible to List, Get and Respond, and EventRequestEnded when it
-// ends. The request ends when
+// ends — before submit returns, so events the caller publishes afterwards follow it. The request ends when
 //
 //   - a host answers (Respond): the host's answer, OutcomeAnswered;
 //   - a host cancels (Cancel): {"action":"cancel"} for elicitation, a CodeRequestCancelled error otherwise,
@@ -167,6 +175,9 @@ func (d *Dispatcher) timeout(k RequestKind) time.Duration {
 //   - req.Deadline passes: fallback(), OutcomeTimedOut;
 //   - closeSession(req.SessionID): fallback(), OutcomeSessionClosed. A request submitted after its session
 //     was closed ends so at once, without being registered.
+//
+// If ctx is already done when submit is called, it returns OutcomeCancelledByServer at once, without
+// registering the request or publishing anything.
 //
 // fallback supplies the policy default and is called at most once, on the calling goroutine, without
 // locks held. A nil fallback means the built-in default: {"action":"cancel"} for elicitation, an empty root
@@ -184,7 +195,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 		req.Created = now
 	}
 	if req.Deadline.IsZero() {
-		req.Deadline = req.Created.Add(d.timeout(req.Kind))
+		req.Deadline = req.Created.Add(d.policyTimeout(req.Kind))
 	}
 	id := req.ID
 	if id == "" {
@@ -216,19 +227,20 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	d.pending[id] = e
 	d.sessions[req.SessionID]++
 	d.mu.Unlock()
+	// The timer's callback needs pubMu, so it cannot end the request before Created is published.
+	e.timer = time.AfterFunc(req.Deadline.Sub(now), func() { d.expire(e) })
 	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
 	e.pubMu.Unlock()
 
-	timer := time.NewTimer(req.Deadline.Sub(now))
 	select {
 	case <-e.done:
-	case <-timer.C:
-		d.finish(e, OutcomeTimedOut, Answer{}, "deadline passed")
 	case <-ctx.Done():
 		d.finish(e, OutcomeCancelledByServer, Answer{}, context.Cause(ctx).Error())
 	}
-	timer.Stop()
 	<-e.done // closed by whoever won; its end state is now safe to read
+	// Wait until the winner has published EventRequestEnded: it holds pubMu from the end through the publish.
+	e.pubMu.Lock()
+	e.pubMu.Unlock() // an empty critical section on purpose: a barrier
 
 	switch e.outcome {
 	case OutcomeAnswered, OutcomeCancelledByHost:
@@ -248,8 +260,19 @@ func (d *Dispatcher) idTakenLocked(id string, now time.Time) bool {
 	return ok
 }
 
-// finish ends e with the given outcome unless it has already ended; it reports whether it did.
+// expire is the deadline timer's callback; it runs on a goroutine of its own and exits when done.
+func (d *Dispatcher) expire(e *pendingEntry) {
+	if d.finish(e, OutcomeTimedOut, Answer{}, "deadline passed") {
+		d.logger.Info("pending request timed out; policy default sent upstream",
+			"request_id", e.req.ID, "session_id", e.req.SessionID, "kind", e.req.Kind.String())
+	}
+}
+
+// finish ends e with the given outcome unless it has already ended, and publishes its
+// EventRequestEnded; it reports whether it ended e. Callers must not hold e.pubMu or d.mu.
 func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string) bool {
+	e.pubMu.Lock()
+	defer e.pubMu.Unlock()
 	d.mu.Lock()
 	if e.ended {
 		d.mu.Unlock()
@@ -257,51 +280,35 @@ func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string)
 	}
 	d.endLocked(e, o, a, detail)
 	d.mu.Unlock()
-	d.publishEnded(e)
-	if o == OutcomeTimedOut {
-		d.logger.Info("pending request timed out; policy default sent upstream",
-			"request_id", e.req.ID, "session_id", e.req.SessionID, "kind", e.req.Kind.String())
-	}
+	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
 	return true
 }
 
-// endLocked records e's end, moves it from the registry to the tombstones and wakes its waiters. The
-// caller holds d.mu and must call publishEnded(e) after releasing it.
+// endLocked records e's end, moves it from the registry to the tombstones, stops its timer and wakes its
+// waiters. The caller holds e.pubMu and d.mu, and publishes EventRequestEnded before releasing pubMu.
 func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail string) {
 	e.ended, e.outcome, e.answer, e.detail = true, o, a, detail
 	id, sid := e.req.ID, e.req.SessionID
+	e.endedInfo = RequestEnded{RequestID: id, Outcome: o, Detail: detail}
+	e.timer.Stop()
 	delete(d.pending, id)
 	if n := d.sessions[sid] - 1; n > 0 {
 		d.sessions[sid] = n
 	} else {
 		delete(d.sessions, sid)
 	}
-	d.tombs.add(id, tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo()}, d.now())
+	d.tombs.add(id, tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo}, d.now())
 	close(e.done)
 }
 
-// publishEnded publishes e's EventRequestEnded, after its EventRequestCreated.
-func (d *Dispatcher) publishEnded(e *pendingEntry) {
-	ended := e.endedInfo()
-	e.pubMu.Lock()
-	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &ended})
-	e.pubMu.Unlock()
-}
-
-// endedInfo reports e's end; e must have ended (d.mu held or done received).
-func (e *pendingEntry) endedInfo() RequestEnded {
-	return RequestEnded{RequestID: e.req.ID, Outcome: e.outcome, Detail: e.detail}
-}
-
 // closeSession drains a closing session: every request of it still pending ends with
-// OutcomeSessionClosed (its submit returns the fallback answer) and its EventRequestEnded is published
-// before closeSession returns, so a caller that closes the session's event log afterwards has delivered
-// them. Requests submitted for the session afterwards end the same way at once. closeSession does not wait
-// for the submit calls to return. Calling it again is harmless.
+// OutcomeSessionClosed (its submit returns the fallback answer), oldest first, and its EventRequestEnded
+// is published before closeSession returns, so a caller that closes the session's event log afterwards
+// has delivered them. Requests submitted for the session afterwards end the same way at once, unregistered.
+// closeSession does not wait for the submit calls to return. Calling it again is harmless.
 func (d *Dispatcher) closeSession(sessionID string) {
 	d.mu.Lock()
-	now := d.now()
-	d.closed.add(sessionID, struct{}{}, now)
+	d.closed.add(sessionID, struct{}{}, d.now())
 	var drained []*pendingEntry
 	if d.sessions[sessionID] > 0 {
 		for _, e := range d.pending {
@@ -310,13 +317,10 @@ func (d *Dispatcher) closeSession(sessionID string) {
 			}
 		}
 	}
+	d.mu.Unlock()
 	slices.SortFunc(drained, func(a, b *pendingEntry) int { return compareRequests(a.req, b.req) })
 	for _, e := range drained {
-		d.endLocked(e, OutcomeSessionClosed, Answer{}, "session closed")
-	}
-	d.mu.Unlock()
-	for _, e := range drained {
-		d.publishEnded(e)
+		d.finish(e, OutcomeSessionClosed, Answer{}, "session closed") // false if a host won meanwhile
 	}
 }
 
@@ -412,16 +416,11 @@ func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	if e.ended {
-		o := e.outcome
-		d.mu.Unlock()
+	if !d.finish(e, OutcomeAnswered, a, "") {
 		d.logLate(owner, id, "answer")
-		return endedError(o)
+		<-e.done
+		return endedError(e.outcome)
 	}
-	d.endLocked(e, OutcomeAnswered, a, "")
-	d.mu.Unlock()
-	d.publishEnded(e)
 	return nil
 }
 
@@ -470,7 +469,7 @@ func (d *Dispatcher) Wait(ctx context.Context, id string) (RequestEnded, error) 
 	d.mu.Unlock()
 	select {
 	case <-e.done:
-		return e.endedInfo(), nil
+		return e.endedInfo, nil
 	case <-ctx.Done():
 		return RequestEnded{}, ctx.Err()
 	}
@@ -659,57 +658,57 @@ func validateSamplingResult(req *mcp.CreateMessageWithToolsParams, r *mcp.Create
 		vs = append(vs, FieldViolation{Field: "content", Description: "must be a single block: the request offered no tools"})
 	}
 	for i, c := range r.Content {
-		f := "content[" + strconv.Itoa(i) + "]"
+		f := indexedField("content", i) // only formatted on a violation
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			if c == nil {
-				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 			}
 		case *mcp.ImageContent:
 			if c == nil {
-				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 				continue
 			}
 			vs = checkMedia(vs, f, c.Data, c.MIMEType)
 		case *mcp.AudioContent:
 			if c == nil {
-				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 				continue
 			}
 			vs = checkMedia(vs, f, c.Data, c.MIMEType)
 		case *mcp.ToolUseContent:
 			switch {
 			case c == nil:
-				vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 				continue
 			case len(tools) == 0:
-				vs = append(vs, FieldViolation{Field: f, Description: "tool_use is allowed only when the request offered tools"})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: "tool_use is allowed only when the request offered tools"})
 				continue
 			case !toolsAllowed:
-				vs = append(vs, FieldViolation{Field: f, Description: `tool_use is not allowed: the request's toolChoice is "none"`})
+				vs = append(vs, FieldViolation{Field: f.String(), Description: `tool_use is not allowed: the request's toolChoice is "none"`})
 				continue
 			}
 			if c.ID == "" {
-				vs = append(vs, FieldViolation{Field: f + ".id", Description: "required"})
+				vs = append(vs, FieldViolation{Field: f.sub(".id"), Description: "required"})
 			}
 			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil && t.Name == c.Name }) {
-				vs = append(vs, FieldViolation{Field: f + ".name", Description: "must name a tool the request offered, got " + strconv.Quote(c.Name)})
+				vs = append(vs, FieldViolation{Field: f.sub(".name"), Description: "must name a tool the request offered, got " + strconv.Quote(c.Name)})
 			}
 		case nil:
-			vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+			vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 		default:
-			vs = append(vs, FieldViolation{Field: f, Description: fmt.Sprintf("content type %s is not allowed in a sampling result (text, image, audio, tool_use)", contentTypeName(c))})
+			vs = append(vs, FieldViolation{Field: f.String(), Description: fmt.Sprintf("content type %s is not allowed in a sampling result (text, image, audio, tool_use)", contentTypeName(c))})
 		}
 	}
 	return vs
 }
 
-func checkMedia(vs []FieldViolation, f string, data []byte, mime string) []FieldViolation {
+func checkMedia(vs []FieldViolation, f fieldIndex, data []byte, mime string) []FieldViolation {
 	if len(data) == 0 {
-		vs = append(vs, FieldViolation{Field: f + ".data", Description: "required"})
+		vs = append(vs, FieldViolation{Field: f.sub(".data"), Description: "required"})
 	}
 	if mime == "" {
-		vs = append(vs, FieldViolation{Field: f + ".mimeType", Description: "required"})
+		vs = append(vs, FieldViolation{Field: f.sub(".mimeType"), Description: "required"})
 	}
 	return vs
 }
@@ -730,23 +729,36 @@ func contentTypeName(c mcp.Content) string {
 func validateRootsResult(r *mcp.ListRootsResult) []FieldViolation {
 	var vs []FieldViolation
 	for i, root := range r.Roots {
-		f := "roots[" + strconv.Itoa(i) + "]"
+		f := indexedField("roots", i)
 		if root == nil {
-			vs = append(vs, FieldViolation{Field: f, Description: "must not be null"})
+			vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 			continue
 		}
 		u, err := url.Parse(root.URI)
 		switch {
 		case root.URI == "":
-			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "required"})
+			vs = append(vs, FieldViolation{Field: f.sub(".uri"), Description: "required"})
 		case err != nil:
-			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "must be a valid URI"})
+			vs = append(vs, FieldViolation{Field: f.sub(".uri"), Description: "must be a valid URI"})
 		case !strings.HasPrefix(root.URI, "file://") || u.Scheme != "file":
-			vs = append(vs, FieldViolation{Field: f + ".uri", Description: "must be a file:// URI"})
+			vs = append(vs, FieldViolation{Field: f.sub(".uri"), Description: "must be a file:// URI"})
 		}
 	}
 	return vs
 }
+
+// fieldIndex names an element of a list in a violation, formatted only when a violation needs it.
+type fieldIndex struct {
+	list string
+	i    int
+}
+
+func indexedField(list string, i int) fieldIndex { return fieldIndex{list, i} }
+
+func (f fieldIndex) String() string { return f.list + "[" + strconv.Itoa(f.i) + "]" }
+
+// sub names a member of the element, e.g. sub(".uri").
+func (f fieldIndex) sub(member string) string { return f.String() + member }
 
 // --- bounded memory of ended things ---
 

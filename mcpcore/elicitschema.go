@@ -49,6 +49,10 @@ type elicitSchema struct {
 	noExtra    bool                 // additionalProperties: false
 	resolved   *jsonschema.Resolved // backstop; nil when the schema does not resolve
 	properties int                  // len(props), kept for the "accept without content" check
+	// propResolved holds, per property, the root schema reduced to that one property, resolved; it
+	// attributes a backstop failure to a field (the library reports the first failure it meets, in map
+	// order, so the whole-root message alone is neither precise nor deterministic).
+	propResolved map[string]*jsonschema.Resolved
 }
 
 // errSchemaNotObject reports a requestedSchema whose root is not an object schema.
@@ -101,6 +105,16 @@ func compileElicitSchema(raw any) (*elicitSchema, error) {
 	}
 	if r, err := s.Resolve(nil); err == nil {
 		es.resolved = r
+		es.propResolved = make(map[string]*jsonschema.Resolved, len(es.names))
+		for _, name := range es.names {
+			one := s.CloneSchemas()
+			one.Properties = map[string]*jsonschema.Schema{name: one.Properties[name]}
+			one.Required, one.AdditionalProperties, one.PatternProperties = nil, nil, nil
+			one.MinProperties, one.MaxProperties, one.DependentRequired, one.DependentSchemas = nil, nil, nil, nil
+			if r, err := one.Resolve(nil); err == nil {
+				es.propResolved[name] = r
+			}
+		}
 	}
 	return es, nil
 }
@@ -138,10 +152,44 @@ func (es *elicitSchema) validate(content map[string]any) []FieldViolation {
 	}
 	if len(vs) == 0 && es.resolved != nil {
 		if err := backstopValidate(es.resolved, content); err != nil {
-			vs = append(vs, FieldViolation{Field: "content", Description: err.Error()})
+			vs = es.attribute(content, err)
 		}
 	}
 	return vs
+}
+
+// attribute turns a failure of the whole-content backstop into violations of the properties that fail on
+// their own, in name order; a failure no single property explains (a root keyword) is reported on
+// "content".
+func (es *elicitSchema) attribute(content map[string]any, rootErr error) []FieldViolation {
+	var vs []FieldViolation
+	for _, name := range es.names {
+		v, ok := content[name]
+		r := es.propResolved[name]
+		if !ok || r == nil {
+			continue
+		}
+		if err := backstopValidate(r, map[string]any{name: v}); err != nil {
+			vs = append(vs, FieldViolation{Field: "content." + name, Description: trimValidating(err.Error())})
+		}
+	}
+	if len(vs) == 0 {
+		vs = append(vs, FieldViolation{Field: "content", Description: trimValidating(rootErr.Error())})
+	}
+	return vs
+}
+
+// trimValidating drops the library's "validating root: validating /properties/x: " location prefixes; the
+// violation's field says where.
+func trimValidating(msg string) string {
+	for strings.HasPrefix(msg, "validating ") {
+		i := strings.Index(msg, ": ")
+		if i < 0 {
+			break
+		}
+		msg = msg[i+2:]
+	}
+	return msg
 }
 
 // backstopValidate runs the full JSON Schema validator. It recovers from a panic in the library: content
