@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,9 +42,11 @@ const twoServers = `mcpServers:
     protocolVersion: "2025-11-25"
 `
 
+// wantTwoServers is sorted by name: the service lists the core's servers in that order (the
+// configuration's order is lost in mcpcore.Options.Servers, a map).
 var wantTwoServers = []*mcpbridgev1.UpstreamServer{
-	{Name: "zeta", Transport: mcpbridgev1.Transport_TRANSPORT_STDIO, Description: "the last letter"},
 	{Name: "alpha", Transport: mcpbridgev1.Transport_TRANSPORT_STREAMABLE_HTTP, ProtocolVersion: "2025-11-25"},
+	{Name: "zeta", Transport: mcpbridgev1.Transport_TRANSPORT_STDIO, Description: "the last letter"},
 }
 
 func TestListServersGRPC(t *testing.T) {
@@ -87,8 +90,8 @@ func TestListServersREST(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
-		{"name": "zeta", "transport": "TRANSPORT_STDIO", "description": "the last letter"},
 		{"name": "alpha", "transport": "TRANSPORT_STREAMABLE_HTTP", "protocolVersion": "2025-11-25"},
+		{"name": "zeta", "transport": "TRANSPORT_STDIO", "description": "the last letter"},
 	}
 	if diff := cmp.Diff(want, got.Servers); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
@@ -102,20 +105,46 @@ func TestRESTErrors(t *testing.T) {
 	tb := startBridge(t, runOptions{})
 	base := "http://" + tb.addrs.HTTP
 	for _, tt := range []struct {
-		path     string
-		wantCode int
+		method, path, body string
+		wantCode           int
 	}{
-		{"/v1/sessions", http.StatusNotImplemented}, // UNIMPLEMENTED until package server lands
-		{"/v1/nothing-here", http.StatusNotFound},
-		{"/elsewhere", http.StatusNotFound},
+		{"GET", "/v1/sessions/s-unknown", "", http.StatusNotFound},
+		{"POST", "/v1/sessions", "not json", http.StatusBadRequest},
+		{"POST", "/v1/sessions", `{"server": "demo", "nosuchfield": 1}`, http.StatusBadRequest},
+		{"GET", "/v1/nothing-here", "", http.StatusNotFound},
+		{"GET", "/elsewhere", "", http.StatusNotFound},
 	} {
-		code, body := httpGet(t, nil, base+tt.path)
-		if code != tt.wantCode {
-			t.Errorf("GET %s = %d, want %d: %s", tt.path, code, tt.wantCode, body)
+		req, err := http.NewRequestWithContext(testContext(t), tt.method, base+tt.path, strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.wantCode {
+			t.Errorf("%s %s = %d, want %d: %s", tt.method, tt.path, resp.StatusCode, tt.wantCode, body)
 		}
 		if m := decodeJSON(t, body); m["message"] == nil {
-			t.Errorf("GET %s: error body without a message: %s", tt.path, body)
+			t.Errorf("%s %s: error body without a message: %s", tt.method, tt.path, body)
 		}
+	}
+}
+
+// A REST body larger than limits.maxMessageBytes is refused before it reaches the service.
+func TestRESTBodyLimit(t *testing.T) {
+	tb := startBridge(t, runOptions{}, "--config", writeConfig(t, "bridge.yaml", "limits:\n  maxMessageBytes: 2048\n"))
+	big := `{"server": "` + strings.Repeat("x", 4096) + `"}`
+	resp, err := http.Post("http://"+tb.addrs.HTTP+"/v1/sessions", "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Errorf("oversized body = %d %s, want a 4xx", resp.StatusCode, body)
 	}
 }
 
@@ -502,5 +531,66 @@ allowUnconfiguredServers: true
 	remote := o.Servers["remote"]
 	if remote.Transport != "sse" || remote.URL != "http://h/mcp" || remote.Restart.MaxRestarts != 3 || remote.Restart.MaxBackoff != 4*time.Second {
 		t.Errorf("remote = %+v", remote)
+	}
+}
+
+// demoConfig configures the demo server as this test binary's demo-server subcommand (the
+// default, os.Executable, would run the tests instead).
+func demoConfig(t *testing.T) string {
+	t.Helper()
+	cfg := map[string]any{"mcpServers": map[string]any{"demo": map[string]any{
+		"command": os.Args[0],
+		"args":    []string{"demo-server"},
+		"env":     map[string]string{mainEnv: "1", "GORACE": "atexit_sleep_ms=0"},
+	}}}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeConfig(t, "bridge.json", string(data))
+}
+
+// The wiring end to end: a session to the demo server over REST, a tool call, and its deletion.
+func TestSessionThroughREST(t *testing.T) {
+	tb := startBridge(t, runOptions{}, "--config", demoConfig(t))
+	base := "http://" + tb.addrs.HTTP
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s = %d %s", path, resp.StatusCode, data)
+		}
+		return decodeJSON(t, data)
+	}
+	sess := post("/v1/sessions", `{"server": "demo"}`)
+	id, _ := sess["sessionId"].(string)
+	if id == "" || sess["state"] != "SESSION_STATE_READY" {
+		t.Fatalf("session = %v", sess)
+	}
+	res := post("/v1/sessions/"+id+"/tools/add:call", `{"arguments": {"a": 2, "b": 3}}`)
+	result, _ := res["result"].(map[string]any)
+	if diff := cmp.Diff(map[string]any{"sum": 5.0}, result["structuredContent"]); diff != "" {
+		t.Errorf("add structured content (-want +got):\n%s", diff)
+	}
+	req, _ := http.NewRequestWithContext(testContext(t), http.MethodDelete, base+"/v1/sessions/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("DELETE = %d", resp.StatusCode)
+	}
+	if code, body := httpGet(t, nil, base+"/v1/sessions/"+id); code != http.StatusNotFound {
+		t.Errorf("GET after DELETE = %d %s", code, body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 )
@@ -19,64 +20,26 @@ type bridgeService interface {
 	Close(ctx context.Context) error
 }
 
-// newBridgeService builds the BridgeService for cfg, and the gRPC server options it needs
-// (interceptors: authentication, limits). It is the only function that knows which
-// implementation serves: until package server lands it is listServersOnly; then it becomes
-//
-//	core := mcpcore.New(coreOptions(cfg, logger))
-//	svc := server.New(core, cfg, logger) // whatever server's constructor takes
-//	return svc, svc.ServerOptions(), nil
-//
-// The interceptors apply to REST too: the gateway reaches the gRPC server over an in-process
-// client connection (docs/adr/0003-binary-and-configuration.md).
+// newBridgeService builds the BridgeService for cfg on a new MCP client core, and the gRPC
+// server options it needs (its interceptors: bearer-token authentication, panic recovery). It is
+// the only function that knows which implementation serves. The interceptors apply to REST too:
+// the gateway reaches the gRPC server over an in-process client connection
+// (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	_ = logger
-	return newListServersOnly(cfg), nil, nil
-}
-
-// listServersOnly answers ListServers from the configuration and UNIMPLEMENTED for the rest. It
-// stands in for package server's BridgeService until that lands.
-type listServersOnly struct {
-	mcpbridgev1.UnimplementedBridgeServiceServer
-	servers []*mcpbridgev1.UpstreamServer
-}
-
-func newListServersOnly(cfg *config.Config) *listServersOnly {
-	return &listServersOnly{servers: upstreamServers(cfg)}
-}
-
-func (s *listServersOnly) ListServers(context.Context, *mcpbridgev1.ListServersRequest) (*mcpbridgev1.ListServersResponse, error) {
-	return &mcpbridgev1.ListServersResponse{Servers: s.servers}, nil
-}
-
-func (s *listServersOnly) Close(context.Context) error { return nil }
-
-// upstreamServers describes the configured servers for ListServers, in configuration order.
-// Only what is safe to show: never the command line, environment, headers or URL credentials.
-func upstreamServers(cfg *config.Config) []*mcpbridgev1.UpstreamServer {
-	var out []*mcpbridgev1.UpstreamServer
-	for _, name := range cfg.ServerNames() {
-		s := cfg.MCPServers[name]
-		out = append(out, &mcpbridgev1.UpstreamServer{
-			Name:            name,
-			Transport:       protoTransport(s.Transport),
-			Description:     s.Description,
-			ProtocolVersion: s.ProtocolVersion,
-		})
+	core := mcpcore.New(coreOptions(cfg, logger))
+	descriptions := map[string]string{}
+	for name, s := range cfg.MCPServers {
+		if s.Description != "" {
+			descriptions[name] = s.Description
+		}
 	}
-	return out
-}
-
-func protoTransport(t config.Transport) mcpbridgev1.Transport {
-	switch t {
-	case config.TransportStdio:
-		return mcpbridgev1.Transport_TRANSPORT_STDIO
-	case config.TransportStreamableHTTP:
-		return mcpbridgev1.Transport_TRANSPORT_STREAMABLE_HTTP
-	case config.TransportSSE:
-		return mcpbridgev1.Transport_TRANSPORT_SSE
-	}
-	return mcpbridgev1.Transport_TRANSPORT_UNSPECIFIED
+	svc := server.New(core, server.Options{
+		Logger:       logger,
+		Tokens:       cfg.Auth.Tokens,
+		IdleTimeout:  cfg.Sessions.IdleTimeout,
+		Descriptions: descriptions,
+	})
+	return svc, svc.ServerOptions(), nil
 }
 
 // coreOptions translates the configuration into the MCP client core's options.
