@@ -592,17 +592,13 @@ func (e *pendingEntry) compiledSchema(logger *slog.Logger) *elicitSchema {
 	return e.schema
 }
 
-// elicitMode is the request's mode, inferred as the SDK does when the server left it empty.
+// elicitMode is the request's mode; empty means form, as the SDK's client and the session handlers treat
+// it (spec 2025-11-25: "mode" defaults to form).
 func elicitMode(p *mcp.ElicitParams) string {
-	switch {
-	case p == nil:
+	if p == nil || p.Mode == "" {
 		return "form"
-	case p.Mode != "":
-		return p.Mode
-	case p.URL != "" || p.ElicitationID != "":
-		return "url"
 	}
-	return "form"
+	return p.Mode
 }
 
 // validateElicitResult checks an elicitation answer; schema may be nil (nothing to enforce).

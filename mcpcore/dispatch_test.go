@@ -637,7 +637,8 @@ func TestElicitURLMode(t *testing.T) {
 		fields []string
 	}{
 		{"accept", &mcp.ElicitParams{Mode: "url", URL: "https://example.com/auth", ElicitationID: "e1"}, &mcp.ElicitResult{Action: "accept"}, nil},
-		{"accept inferred mode", &mcp.ElicitParams{URL: "https://example.com/auth", ElicitationID: "e1"}, &mcp.ElicitResult{Action: "accept"}, nil},
+		{"empty mode is form", &mcp.ElicitParams{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer"}}}},
+			&mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": "x"}}, []string{"content.a"}},
 		{"accept with content", &mcp.ElicitParams{Mode: "url", URL: "https://example.com/auth"}, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": 1}}, []string{"content"}},
 		{"decline", &mcp.ElicitParams{Mode: "url", URL: "https://example.com/auth"}, &mcp.ElicitResult{Action: "decline"}, nil},
 	}
