@@ -185,7 +185,11 @@ func (d *demo) sample(_ context.Context, req *mcp.CallToolRequest, in sampleIn) 
 			return toolError("%v", err), nil, nil
 		}
 		res := &mcp.CallToolResult{Content: content}
-		res.StructuredContent = map[string]any{"model": model, "stopReason": stop}
+		structured := map[string]any{"model": model}
+		if stop != "" {
+			structured["stopReason"] = stop
+		}
+		res.StructuredContent = structured
 		return res, nil, nil
 	}
 	if caps := req.ClientCapabilities(); caps == nil || caps.Sampling == nil {
