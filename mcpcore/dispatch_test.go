@@ -17,6 +17,10 @@ import (
 	"go.uber.org/goleak"
 )
 
+// Every test here checks for leaked goroutines with goleak.VerifyNone(t, goleak.IgnoreCurrent()): scoped
+// to the goroutines the test itself started, so that it does not depend on what other tests in the package
+// (sessions, subprocesses) are still winding down. The package's TestMain checks the whole run.
+
 // dtHarness is a dispatcher under test with its published events recorded.
 type dtHarness struct {
 	t   *testing.T
@@ -232,7 +236,7 @@ func dtViolationFields(err error) []string {
 }
 
 func TestDispatchAnswer(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	req := dtSamplingReq("alice", "s1")
 	req.OriginCallID = "call-1"
@@ -273,7 +277,7 @@ func TestDispatchAnswer(t *testing.T) {
 }
 
 func TestDispatchDoubleAnswer(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtRootsReq("alice", "s1"), nil)
 	first := dtRootsAnswer("file:///a")
@@ -293,7 +297,7 @@ func TestDispatchDoubleAnswer(t *testing.T) {
 }
 
 func TestDispatchLateAnswerAfterTimeout(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{RootsTimeout: 20 * time.Millisecond}, Limits{})
 	configured := dtRootsAnswer("file:///configured")
 	calls := 0
@@ -326,7 +330,7 @@ func TestDispatchLateAnswerAfterTimeout(t *testing.T) {
 }
 
 func TestDispatchDefaultFallbacks(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name  string
 		req   *PendingRequest
@@ -350,7 +354,7 @@ func TestDispatchDefaultFallbacks(t *testing.T) {
 }
 
 func TestDispatchWrongKind(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtSamplingReq("alice", "s1"), nil)
 	for _, a := range []Answer{dtRootsAnswer("file:///x"), {Elicitation: &mcp.ElicitResult{Action: "decline"}}} {
@@ -368,7 +372,7 @@ func TestDispatchWrongKind(t *testing.T) {
 }
 
 func TestDispatchWrongOwner(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtRootsReq("alice", "s1"), nil)
 	if _, err := h.d.Get("mallory", id); !errors.Is(err, ErrRequestNotFound) {
@@ -399,7 +403,7 @@ func TestDispatchWrongOwner(t *testing.T) {
 }
 
 func TestDispatchAnswerShape(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtRootsReq("alice", "s1"), nil)
 	tests := []struct {
@@ -429,7 +433,7 @@ func TestDispatchAnswerShape(t *testing.T) {
 }
 
 func TestDispatchSamplingValidation(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	text := &mcp.TextContent{Text: "ok"}
 	toolUse := &mcp.ToolUseContent{ID: "t1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}
 	res := func(c ...mcp.Content) *mcp.CreateMessageWithToolsResult {
@@ -484,7 +488,7 @@ func TestDispatchSamplingValidation(t *testing.T) {
 }
 
 func TestElicitAnswerValidation(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	valid := func() map[string]any {
 		return map[string]any{
 			"name": "Ada", "email": "ada@example.com", "site": "https://example.com/x", "born": "1815-12-10",
@@ -581,7 +585,7 @@ func nanValue() float64 {
 }
 
 func TestElicitSchemaForms(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	raw := `{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"],"additionalProperties":false}`
 	var asMap map[string]any
 	if err := json.Unmarshal([]byte(raw), &asMap); err != nil {
@@ -629,7 +633,7 @@ func TestElicitSchemaForms(t *testing.T) {
 }
 
 func TestElicitURLMode(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name   string
 		params *mcp.ElicitParams
@@ -660,7 +664,7 @@ func TestElicitURLMode(t *testing.T) {
 }
 
 func TestDispatchRootsValidation(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name   string
 		answer Answer
@@ -692,7 +696,7 @@ func TestDispatchRootsValidation(t *testing.T) {
 }
 
 func TestDispatchDeadlines(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	custom := PendingPolicy{SamplingTimeout: time.Minute, ElicitationTimeout: 2 * time.Minute, RootsTimeout: 3 * time.Second}
 	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -731,7 +735,7 @@ func TestDispatchDeadlines(t *testing.T) {
 }
 
 func TestDispatchServerCancel(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -758,7 +762,7 @@ func TestDispatchServerCancel(t *testing.T) {
 }
 
 func TestDispatchHostCancel(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name  string
 		req   *PendingRequest
@@ -792,7 +796,7 @@ func TestDispatchHostCancel(t *testing.T) {
 }
 
 func TestDispatchCloseSession(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	fallback := func() Answer { return Answer{Error: &RPCError{Code: CodeSessionClosed, Message: "closed"}} }
 	var ids []string
@@ -843,7 +847,7 @@ func TestDispatchCloseSession(t *testing.T) {
 }
 
 func TestDispatchMaxPendingPerSession(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{MaxPendingPerSession: 2})
 	id1, res1 := h.start(context.Background(), dtRootsReq("o", "s"), nil)
 	_, res2 := h.start(context.Background(), dtRootsReq("o", "s"), nil)
@@ -869,7 +873,7 @@ func TestDispatchMaxPendingPerSession(t *testing.T) {
 }
 
 func TestDispatchConcurrentAnswers(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const rounds, answerers = 50, 8
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	for round := range rounds {
@@ -919,7 +923,7 @@ func TestDispatchConcurrentAnswers(t *testing.T) {
 }
 
 func TestDispatchTombstoneBounds(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var clockMu sync.Mutex
@@ -965,7 +969,7 @@ func TestDispatchTombstoneBounds(t *testing.T) {
 }
 
 func TestDispatchExpiringCompacts(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	x := newExpiring[int](time.Hour, 10)
 	now := time.Now()
 	for i := range 100_000 {
@@ -983,7 +987,7 @@ func TestDispatchExpiringCompacts(t *testing.T) {
 }
 
 func TestDispatchWait(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtRootsReq("o", "s"), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
@@ -1009,7 +1013,7 @@ func TestDispatchWait(t *testing.T) {
 }
 
 func TestDispatchIDs(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	seen := map[string]bool{}
 	for range 10_000 {
 		id := newRequestID()
@@ -1036,7 +1040,7 @@ func TestDispatchIDs(t *testing.T) {
 }
 
 func TestDispatchListOrder(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	base := time.Now()
 	var want []string
@@ -1062,7 +1066,7 @@ func TestDispatchListOrder(t *testing.T) {
 }
 
 func TestDispatchRespondCtxDone(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	h := newDTHarness(t, PendingPolicy{}, Limits{})
 	id, res := h.start(context.Background(), dtRootsReq("o", "s"), nil)
 	ctx, cancel := context.WithCancel(context.Background())

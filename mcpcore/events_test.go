@@ -50,7 +50,7 @@ func etIsClosed(s *Subscription) bool {
 }
 
 func TestEventOrderMultipleSubscribers(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{})
 	subs := []*Subscription{l.subscribe(0), l.subscribe(100), l.subscribe(2000)}
 	const n = 100
@@ -80,7 +80,7 @@ func TestEventOrderMultipleSubscribers(t *testing.T) {
 }
 
 func TestEventConcurrentPublishers(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{EventBuffer: 10_000})
 	a, b := l.subscribe(0), l.subscribe(0)
 	const publishers, each = 8, 200
@@ -115,7 +115,7 @@ func TestEventConcurrentPublishers(t *testing.T) {
 }
 
 func TestEventSlowSubscriberDrops(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{})
 	fast, slow := l.subscribe(100), l.subscribe(4)
 	for range 10 {
@@ -141,7 +141,7 @@ func TestEventSlowSubscriberDrops(t *testing.T) {
 }
 
 func TestEventDropNoticeWithoutRoom(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name    string
 		buf     int
@@ -185,7 +185,7 @@ func TestEventDropNoticeWithoutRoom(t *testing.T) {
 }
 
 func TestEventSubscriptionClose(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{})
 	s, other := l.subscribe(8), l.subscribe(8)
 	l.publish(Event{Kind: EventLog})
@@ -212,7 +212,7 @@ func TestEventSubscriptionClose(t *testing.T) {
 }
 
 func TestEventCloseRacesPublish(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{EventBuffer: 4})
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -249,7 +249,7 @@ func TestEventCloseRacesPublish(t *testing.T) {
 }
 
 func TestEventLogClose(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s1", Limits{})
 	s := l.subscribe(4)
 	l.publish(Event{Kind: EventStateChanged, State: StateClosed, Reason: "bye"})
@@ -267,7 +267,7 @@ func TestEventLogClose(t *testing.T) {
 }
 
 func TestEventBufferSizes(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tests := []struct {
 		name   string
 		limits Limits
@@ -292,7 +292,7 @@ func TestEventBufferSizes(t *testing.T) {
 
 // TestEventDispatcherIntegration routes the dispatcher's events through an event log, as the core does.
 func TestEventDispatcherIntegration(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s", Limits{})
 	sub := l.subscribe(16)
 	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{RootsTimeout: time.Millisecond}, Limits{}, func(_ string, ev Event) { l.publish(ev) })
