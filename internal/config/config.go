@@ -53,9 +53,9 @@ type Config struct {
 	Sessions Sessions `yaml:"sessions"`
 	Pending  Pending  `yaml:"pending"`
 
-	// AllowUnconfiguredServers lets a host open a session to a server described in the request
-	// itself (a command to run or a URL) instead of naming a configured one. Off by default:
-	// with it on, anyone who can reach the API can make the bridge run programs.
+	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
+	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
+	// who can reach the API could make the bridge run programs.
 	AllowUnconfiguredServers bool `yaml:"allowUnconfiguredServers"`
 
 	// positions maps key paths (e.g. "mcpServers.foo.url") to where they were in the file.
@@ -107,7 +107,7 @@ type Server struct {
 	// Description is free text shown by ListServers.
 	Description string `yaml:"description"`
 
-	// Restart is the supervision policy for a stdio server that exits or a connection that breaks.
+	// Restart is the supervision policy for a stdio server that crashes.
 	Restart Restart `yaml:"restart"`
 
 	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
@@ -120,9 +120,9 @@ type Root struct {
 	Name string `yaml:"name"`
 }
 
-// Restart is the backoff policy for restarting a crashed stdio server or reconnecting a broken
-// HTTP session: after a failure wait InitialBackoff, doubling up to MaxBackoff, at most
-// MaxRestarts times in a row (0 means never restart).
+// Restart is the backoff policy for restarting a crashed stdio server: after a crash wait
+// InitialBackoff, doubling up to MaxBackoff, at most MaxRestarts times in a row without a
+// successful handshake (0 means never restart).
 type Restart struct {
 	MaxRestarts    int           `yaml:"maxRestarts"`
 	InitialBackoff time.Duration `yaml:"initialBackoff"`
