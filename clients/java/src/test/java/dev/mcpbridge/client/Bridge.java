@@ -1,0 +1,205 @@
+package dev.mcpbridge.client;
+
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real mcp-bridge process for a test class: the binary scripts/test-java.sh built, on free loopback ports, with
+ * a temporary config naming the demo server and (when installed) server-everything. Startup waits on the gRPC
+ * health service, not on sleeps.
+ */
+final class Bridge implements AutoCloseable {
+  static final String BRIDGE_SERVICE = "mcpbridge.v1.BridgeService";
+
+  final Path dir;
+  final Path log;
+  final int grpcPort;
+  final int httpPort;
+  final boolean hasEverything;
+  private final Process process;
+
+  private Bridge(Path dir, Path log, int grpcPort, int httpPort, boolean hasEverything, Process process) {
+    this.dir = dir;
+    this.log = log;
+    this.grpcPort = grpcPort;
+    this.httpPort = httpPort;
+    this.hasEverything = hasEverything;
+    this.process = process;
+  }
+
+  static boolean requirePeers() {
+    return "1".equals(System.getenv("MCPBRIDGE_REQUIRE_PEERS"))
+        || "1".equals(System.getProperty("mcpbridge.requirePeers"));
+  }
+
+  /** The bridge binary: MCPBRIDGE_BIN, else -Dmcpbridge.bin, else ../../bin/mcp-bridge. */
+  static Path binary() {
+    String p = System.getenv("MCPBRIDGE_BIN");
+    if (p == null || p.isEmpty()) {
+      p = System.getProperty("mcpbridge.bin", "../../bin/mcp-bridge");
+    }
+    return Paths.get(p).toAbsolutePath().normalize();
+  }
+
+  /** dist/index.js of @modelcontextprotocol/server-everything, or null if it is not installed. */
+  static Path everythingServer() {
+    String nm = System.getenv("MCPBRIDGE_NODE_MODULES");
+    if (nm == null || nm.isEmpty()) {
+      nm = System.getProperty("mcpbridge.nodeModules", "../../.tools/node/node_modules");
+    }
+    Path js = Paths.get(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js").toAbsolutePath().normalize();
+    return Files.isRegularFile(js) ? js : null;
+  }
+
+  static String nodeBinary() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+      Path p = Paths.get(dir, "node");
+      if (Files.isExecutable(p)) {
+        return p.toString();
+      }
+    }
+    return null;
+  }
+
+  /** Starts a bridge with the default test config. */
+  static Bridge start() throws Exception {
+    return start(Map.of());
+  }
+
+  /**
+   * Starts a bridge; {@code extra} are top-level config keys merged over the defaults (e.g. "pending" with
+   * shorter timeouts).
+   */
+  static Bridge start(Map<String, Object> extra) throws Exception {
+    Path bin = binary();
+    if (!Files.isExecutable(bin)) {
+      String why = "mcp-bridge binary not found at " + bin + " (run `make build`, or set MCPBRIDGE_BIN)";
+      if (requirePeers()) {
+        fail(why);
+      }
+      assumeTrue(false, why);
+    }
+    Path dir = Files.createTempDirectory("mcpbridge-java-test");
+    Map<String, Object> servers = new LinkedHashMap<>();
+    servers.put("demo", Map.of("command", bin.toString(), "args", List.of("demo-server"),
+        "description", "demo server for the Java tests",
+        "restart", Map.of("initialBackoff", "50ms", "maxBackoff", "500ms")));
+    Path everything = everythingServer();
+    String node = nodeBinary();
+    boolean hasEverything = everything != null && node != null;
+    if (hasEverything) {
+      servers.put("everything", Map.of("command", node, "args", List.of(everything.toString(), "stdio")));
+    }
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("mcpServers", servers);
+    config.put("sessions", Map.of("idleTimeout", "10m"));
+    config.putAll(extra);
+    Path cfg = dir.resolve("bridge.json");
+    Files.writeString(cfg, Json.toJson(Json.toStruct(config)), StandardCharsets.UTF_8);
+
+    int grpcPort = freePort();
+    int httpPort = freePort();
+    Path log = dir.resolve("bridge.log");
+    List<String> cmd = new ArrayList<>(List.of(bin.toString(), "--config", cfg.toString(),
+        "--grpc-addr", "127.0.0.1:" + grpcPort, "--http-addr", "127.0.0.1:" + httpPort, "--log-level", "debug"));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Bridge b = new Bridge(dir, log, grpcPort, httpPort, hasEverything, p);
+    try {
+      b.awaitHealthy();
+    } catch (Throwable t) {
+      String out = b.logTail();
+      b.close();
+      throw new AssertionError("mcp-bridge did not become healthy: " + t + "\n--- bridge log ---\n" + out, t);
+    }
+    return b;
+  }
+
+  String target() {
+    return "127.0.0.1:" + grpcPort;
+  }
+
+  McpBridgeClient client() {
+    return McpBridgeClient.builder().target(target()).defaultTimeout(java.time.Duration.ofSeconds(60)).build();
+  }
+
+  /** Waits until grpc.health.v1 reports the BridgeService SERVING (Watch streams each change; no polling). */
+  private void awaitHealthy() {
+    ManagedChannel ch = ManagedChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
+    try {
+      Iterator<HealthCheckResponse> it = HealthGrpc.newBlockingStub(ch)
+          .withWaitForReady()
+          .withDeadlineAfter(30, TimeUnit.SECONDS)
+          .watch(HealthCheckRequest.newBuilder().setService(BRIDGE_SERVICE).build());
+      while (it.hasNext()) {
+        if (!process.isAlive()) {
+          throw new IllegalStateException("mcp-bridge exited with status " + process.exitValue());
+        }
+        if (it.next().getStatus() == HealthCheckResponse.ServingStatus.SERVING) {
+          return;
+        }
+      }
+      throw new IllegalStateException("health watch ended");
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  String logText() {
+    try {
+      return Files.readString(log, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      process.destroy(); // SIGTERM: the bridge drains and stops its stdio servers
+      try {
+        if (!process.waitFor(15, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+          process.waitFor(5, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,376 @@
+package dev.mcpbridge.client;
+
+import com.google.protobuf.Any;
+import com.google.rpc.ErrorInfo;
+import dev.mcpbridge.v1.AttachFailure;
+import dev.mcpbridge.v1.AttachedSessions;
+import dev.mcpbridge.v1.BridgeServiceGrpc;
+import dev.mcpbridge.v1.CallToolRequest;
+import dev.mcpbridge.v1.CallToolResponse;
+import dev.mcpbridge.v1.CallToolResult;
+import dev.mcpbridge.v1.ConnectRequest;
+import dev.mcpbridge.v1.ConnectResponse;
+import dev.mcpbridge.v1.CreateSessionRequest;
+import dev.mcpbridge.v1.CreateSessionResponse;
+import dev.mcpbridge.v1.DeleteSessionRequest;
+import dev.mcpbridge.v1.DeleteSessionResponse;
+import dev.mcpbridge.v1.Event;
+import dev.mcpbridge.v1.ListToolsRequest;
+import dev.mcpbridge.v1.ListToolsResponse;
+import dev.mcpbridge.v1.ProgressNotification;
+import dev.mcpbridge.v1.ReplyAck;
+import dev.mcpbridge.v1.RequestEnded;
+import dev.mcpbridge.v1.RequestOutcome;
+import dev.mcpbridge.v1.ServerRequest;
+import dev.mcpbridge.v1.Session;
+import dev.mcpbridge.v1.SessionState;
+import dev.mcpbridge.v1.StreamCallToolRequest;
+import dev.mcpbridge.v1.StreamCallToolResponse;
+import dev.mcpbridge.v1.Tool;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A scripted, in-process BridgeService for unit tests of the client's plumbing (the host stream above all): it
+ * keeps pending server requests, delivers them to attached Connect streams (again after a re-attach), records
+ * answers and acknowledges them like the real bridge. Integration tests use the real binary instead.
+ */
+final class FakeBridge implements AutoCloseable {
+  final String name = "fake-bridge-" + System.nanoTime();
+  final Server server;
+  final Impl impl = new Impl();
+
+  /** Answers and cancellations the fake received, in order. */
+  final BlockingQueue<ConnectRequest> received = new LinkedBlockingQueue<>();
+  /** CreateSession requests. */
+  final BlockingQueue<CreateSessionRequest> created = new LinkedBlockingQueue<>();
+  final BlockingQueue<String> deleted = new LinkedBlockingQueue<>();
+  final AtomicInteger connects = new AtomicInteger();
+  final BlockingQueue<String> cancelledCalls = new LinkedBlockingQueue<>();
+
+  final Map<String, ServerRequest> pending = new LinkedHashMap<>(); // guarded by this
+  final Set<String> knownSessions = ConcurrentHashMap.newKeySet();
+  final List<HostStreamState> streams = new CopyOnWriteArrayList<>();
+
+  /** How to treat the next replies: null = accept; a Status = refuse with it. */
+  volatile Status refuseNextReply;
+  /** Drop (do not record or ack) the next reply and break the stream, as if the network lost it. */
+  volatile boolean loseNextReply;
+  volatile Status connectFailure;
+  volatile Status attachFailure;
+
+  FakeBridge() throws Exception {
+    server = InProcessServerBuilder.forName(name).addService(impl).build().start();
+  }
+
+  private final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
+
+  ManagedChannel channel() {
+    ManagedChannel ch = InProcessChannelBuilder.forName(name).build();
+    channels.add(ch);
+    return ch;
+  }
+
+  McpBridgeClient client() {
+    return McpBridgeClient.builder()
+        .channel(channel())
+        .reconnectBackoff(java.time.Duration.ofMillis(20), java.time.Duration.ofMillis(200))
+        .attachTimeout(java.time.Duration.ofSeconds(10))
+        .build();
+  }
+
+  /** Parks a server request and delivers it to the streams attached to its session. */
+  void push(ServerRequest r) {
+    synchronized (this) {
+      pending.put(r.getRequestId(), r);
+    }
+    Event e = Event.newBuilder().setSessionId(r.getSessionId()).setServerRequest(r).build();
+    for (HostStreamState s : streams) {
+      if (s.attached.contains(r.getSessionId())) {
+        s.send(ConnectResponse.newBuilder().setEvent(e).build());
+      }
+    }
+  }
+
+  /** Sends an event to the streams attached to its session. */
+  void publish(Event e) {
+    for (HostStreamState s : streams) {
+      if (s.attached.contains(e.getSessionId())) {
+        s.send(ConnectResponse.newBuilder().setEvent(e).build());
+      }
+    }
+  }
+
+  /** Ends a pending request as the bridge would (server cancelled, timed out…). */
+  void end(String requestId, String sessionId, RequestOutcome outcome) {
+    synchronized (this) {
+      pending.remove(requestId);
+    }
+    publish(Event.newBuilder().setSessionId(sessionId)
+        .setRequestEnded(RequestEnded.newBuilder().setRequestId(requestId).setSessionId(sessionId).setOutcome(outcome))
+        .build());
+  }
+
+  /** Breaks every Connect stream with UNAVAILABLE, like a lost connection. */
+  void breakStreams() {
+    for (HostStreamState s : streams) {
+      s.fail(Status.UNAVAILABLE.withDescription("fake network failure"));
+    }
+  }
+
+  ConnectRequest nextReceived() throws InterruptedException {
+    ConnectRequest r = received.poll(10, TimeUnit.SECONDS);
+    if (r == null) {
+      throw new AssertionError("the fake bridge received nothing within 10 s");
+    }
+    return r;
+  }
+
+  synchronized boolean isPending(String id) {
+    return pending.containsKey(id);
+  }
+
+  @Override
+  public void close() {
+    channels.forEach(ManagedChannel::shutdownNow);
+    server.shutdownNow();
+  }
+
+  static ServerRequest request(String id, String session) {
+    return ServerRequest.newBuilder().setRequestId(id).setSessionId(session).build();
+  }
+
+  /** One Connect stream as the fake sees it. */
+  final class HostStreamState implements StreamObserver<ConnectRequest> {
+    final ServerCallStreamObserver<ConnectResponse> out;
+    final Set<String> attached = ConcurrentHashMap.newKeySet();
+    private boolean done;
+
+    HostStreamState(StreamObserver<ConnectResponse> out) {
+      this.out = (ServerCallStreamObserver<ConnectResponse>) out;
+    }
+
+    synchronized void send(ConnectResponse m) {
+      if (!done) {
+        try {
+          out.onNext(m);
+        } catch (RuntimeException ignored) {
+          done = true;
+        }
+      }
+    }
+
+    synchronized void fail(Status s) {
+      if (!done) {
+        done = true;
+        streams.remove(this);
+        out.onError(s.asRuntimeException());
+      }
+    }
+
+    @Override
+    public void onNext(ConnectRequest m) {
+      switch (m.getActionCase()) {
+        case ATTACH: {
+          AttachedSessions.Builder ack = AttachedSessions.newBuilder();
+          List<String> ok = new ArrayList<>();
+          for (String id : m.getAttach().getSessionIdsList()) {
+            if (attachFailure != null || !knownSessions.contains(id)) {
+              Status st = attachFailure != null ? attachFailure : Status.NOT_FOUND.withDescription("no session " + id);
+              ack.addFailures(AttachFailure.newBuilder().setSessionId(id)
+                  .setStatus(com.google.rpc.Status.newBuilder().setCode(st.getCode().value()).setMessage(
+                      st.getDescription() == null ? "" : st.getDescription())));
+            } else {
+              attached.add(id);
+              ok.add(id);
+            }
+          }
+          ack.addAllSessionIds(attached);
+          send(ConnectResponse.newBuilder().setAttached(ack).build());
+          List<ServerRequest> again;
+          synchronized (FakeBridge.this) {
+            again = new ArrayList<>(pending.values());
+          }
+          for (ServerRequest r : again) {
+            if (ok.contains(r.getSessionId())) {
+              send(ConnectResponse.newBuilder()
+                  .setEvent(Event.newBuilder().setSessionId(r.getSessionId()).setServerRequest(r)).build());
+            }
+          }
+          break;
+        }
+        case DETACH:
+          attached.removeAll(m.getDetach().getSessionIdsList());
+          send(ConnectResponse.newBuilder().setAttached(AttachedSessions.newBuilder().addAllSessionIds(attached)).build());
+          break;
+        case REPLY:
+        case CANCEL: {
+          String id = m.hasReply() ? m.getReply().getRequestId() : m.getCancel().getRequestId();
+          if (loseNextReply) {
+            loseNextReply = false;
+            fail(Status.UNAVAILABLE.withDescription("reply lost"));
+            return;
+          }
+          Status refuse = refuseNextReply;
+          if (refuse != null) {
+            refuseNextReply = null;
+            received.add(m);
+            send(ConnectResponse.newBuilder().setReplyAck(ReplyAck.newBuilder().setRequestId(id).setAccepted(false)
+                .setError(com.google.rpc.Status.newBuilder().setCode(refuse.getCode().value())
+                    .setMessage(refuse.getDescription() == null ? "" : refuse.getDescription()))).build());
+            return;
+          }
+          ServerRequest r;
+          synchronized (FakeBridge.this) {
+            r = pending.remove(id);
+          }
+          received.add(m);
+          if (r == null) {
+            send(ConnectResponse.newBuilder().setReplyAck(ReplyAck.newBuilder().setRequestId(id).setAccepted(false)
+                .setError(com.google.rpc.Status.newBuilder().setCode(Status.Code.FAILED_PRECONDITION.value())
+                    .setMessage("request already ended"))).build());
+            return;
+          }
+          send(ConnectResponse.newBuilder().setReplyAck(ReplyAck.newBuilder().setRequestId(id).setAccepted(true)).build());
+          end(id, r.getSessionId(), m.hasReply() ? RequestOutcome.REQUEST_OUTCOME_ANSWERED
+              : RequestOutcome.REQUEST_OUTCOME_CANCELLED_BY_HOST);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      synchronized (this) {
+        done = true;
+      }
+      streams.remove(this);
+    }
+
+    @Override
+    public void onCompleted() {
+      synchronized (this) {
+        if (!done) {
+          done = true;
+          out.onCompleted();
+        }
+      }
+      streams.remove(this);
+    }
+  }
+
+  final class Impl extends BridgeServiceGrpc.BridgeServiceImplBase {
+    private final AtomicInteger ids = new AtomicInteger();
+
+    @Override
+    public StreamObserver<ConnectRequest> connect(StreamObserver<ConnectResponse> responseObserver) {
+      connects.incrementAndGet();
+      Status f = connectFailure;
+      if (f != null) {
+        responseObserver.onError(f.asRuntimeException());
+        return new StreamObserver<>() {
+          @Override public void onNext(ConnectRequest value) {}
+          @Override public void onError(Throwable t) {}
+          @Override public void onCompleted() {}
+        };
+      }
+      HostStreamState s = new HostStreamState(responseObserver);
+      streams.add(s);
+      return s;
+    }
+
+    @Override
+    public void createSession(CreateSessionRequest request, StreamObserver<CreateSessionResponse> out) {
+      created.add(request);
+      if (request.getServer().equals("missing")) {
+        out.onError(Status.NOT_FOUND.withDescription("no server missing").asRuntimeException());
+        return;
+      }
+      String id = "s" + ids.incrementAndGet();
+      knownSessions.add(id);
+      out.onNext(CreateSessionResponse.newBuilder().setSession(Session.newBuilder().setSessionId(id)
+          .setServer(request.getServer()).setState(SessionState.SESSION_STATE_READY).setProtocolVersion("2025-11-25")
+          .setHostCapabilities(request.getHostCapabilities()).addAllRoots(request.getRootsList())).build());
+      out.onCompleted();
+    }
+
+    @Override
+    public void deleteSession(DeleteSessionRequest request, StreamObserver<DeleteSessionResponse> out) {
+      deleted.add(request.getSessionId());
+      if (!knownSessions.remove(request.getSessionId())) {
+        out.onError(Status.NOT_FOUND.asRuntimeException());
+        return;
+      }
+      out.onNext(DeleteSessionResponse.getDefaultInstance());
+      out.onCompleted();
+    }
+
+    @Override
+    public void listTools(ListToolsRequest request, StreamObserver<ListToolsResponse> out) {
+      int page = request.getPageToken().isEmpty() ? 0 : Integer.parseInt(request.getPageToken());
+      ListToolsResponse.Builder b = ListToolsResponse.newBuilder();
+      for (int i = 0; i < 2; i++) {
+        b.addTools(Tool.newBuilder().setName("tool" + (page * 2 + i)));
+      }
+      if (page < 2) {
+        b.setNextPageToken(Integer.toString(page + 1));
+      }
+      out.onNext(b.build());
+      out.onCompleted();
+    }
+
+    @Override
+    public void callTool(CallToolRequest request, StreamObserver<CallToolResponse> out) {
+      switch (request.getName()) {
+        case "upstream_error": {
+          com.google.rpc.Status st = com.google.rpc.Status.newBuilder()
+              .setCode(Status.Code.INVALID_ARGUMENT.value()).setMessage("bad params")
+              .addDetails(Any.pack(ErrorInfo.newBuilder().setReason("UPSTREAM_ERROR").setDomain("mcp-bridge")
+                  .putMetadata("jsonrpcCode", "-32602").putMetadata("jsonrpcMessage", "bad params").build()))
+              .build();
+          out.onError(StatusProto.toStatusRuntimeException(st));
+          return;
+        }
+        case "hang":
+          Context.current().addListener(ctx -> cancelledCalls.add(request.getCallId()), Runnable::run);
+          return; // never answers
+        default:
+          out.onNext(CallToolResponse.newBuilder().setCallId(request.getCallId())
+              .setResult(CallToolResult.newBuilder().addContent(Mcp.textBlock(request.getName() + " "
+                  + Json.toJson(request.getArguments())))).build());
+          out.onCompleted();
+      }
+    }
+
+    @Override
+    public void streamCallTool(StreamCallToolRequest request, StreamObserver<StreamCallToolResponse> out) {
+      for (int i = 1; i <= 3; i++) {
+        out.onNext(StreamCallToolResponse.newBuilder().setCallId("c")
+            .setProgress(ProgressNotification.newBuilder().setProgress(i).setTotal(3)).build());
+      }
+      out.onNext(StreamCallToolResponse.newBuilder().setCallId("c")
+          .setResult(CallToolResult.newBuilder().addContent(Mcp.textBlock("done"))).build());
+      out.onCompleted();
+    }
+  }
+}
