@@ -132,7 +132,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	status := exitOK
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down", "reason", context.Cause(ctx))
+		logger.Info("shutting down; a second signal ends the process at once", "reason", context.Cause(ctx))
 	case err := <-b.serveErr:
 		logger.Error("server failed, shutting down", "error", err)
 		status = exitFailure
