@@ -768,12 +768,8 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 	case mcpcore.DeliveryMRTR:
 		out.Delivery = pb.Delivery_DELIVERY_MULTI_ROUND_TRIP
 	}
-	if !r.Deadline.IsZero() {
-		out.Deadline = timestamppb.New(r.Deadline)
-	}
-	if !r.Created.IsZero() {
-		out.CreateTime = timestamppb.New(r.Created)
-	}
+	out.Deadline = timestamp(r.Deadline)
+	out.CreateTime = timestamp(r.Created)
 	switch r.Kind {
 	case mcpcore.KindSampling:
 		s, err := samplingToProto(r.Sampling)
@@ -996,7 +992,7 @@ func parseTime(s string) *timestamppb.Timestamp {
 	if err != nil {
 		return nil
 	}
-	return timestamppb.New(t)
+	return timestamp(t)
 }
 
 // rawMeta returns the _meta of a JSON object, or nil.
@@ -1018,9 +1014,7 @@ func rawMeta(raw json.RawMessage) *structpb.Struct {
 // receiver (ANSWERED or ANSWERED_ELSEWHERE); nil means ANSWERED.
 func eventToProto(ev mcpcore.Event, answered func(requestID string) pb.RequestOutcome) (*pb.Event, error) {
 	out := &pb.Event{Sequence: ev.Seq, SessionId: ev.SessionID}
-	if !ev.Time.IsZero() {
-		out.Time = timestamppb.New(ev.Time)
-	}
+	out.Time = timestamp(ev.Time)
 	switch ev.Kind {
 	case mcpcore.EventRequestCreated:
 		if ev.Request == nil {
@@ -1086,9 +1080,14 @@ func eventToProto(ev mcpcore.Event, answered func(requestID string) pb.RequestOu
 	return out, nil
 }
 
+// timestamp converts t; the zero time and times outside the range of Timestamp (years 1 to 9999) are nil.
 func timestamp(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
 	}
-	return timestamppb.New(t)
+	ts := timestamppb.New(t)
+	if ts.CheckValid() != nil {
+		return nil
+	}
+	return ts
 }
