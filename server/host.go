@@ -175,7 +175,7 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 		select {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
-		case <-s.done:
+		case <-s.streamsEnd:
 			return statusShuttingDown()
 		case ev, ok := <-feed.sub.C():
 			if !ok {
@@ -204,8 +204,9 @@ type hostStream struct {
 	ctx   context.Context // ends when the handler returns
 	wg    sync.WaitGroup  // forwarders
 
-	mu       sync.Mutex             // guards attached
+	mu       sync.Mutex             // guards attached and ended, and orders wg.Add before wg.Wait
 	attached map[string]*attachment // by session id
+	ended    bool                   // detachAll ran: no new attachments
 }
 
 // attachment is one attached session: a forwarder goroutine that ends when stop is closed, the stream
@@ -250,7 +251,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 			return err
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
-		case <-s.done:
+		case <-s.streamsEnd:
 			return statusShuttingDown()
 		}
 	}
@@ -327,6 +328,10 @@ func (h *hostStream) attach(ids []string) {
 	var failures []*pb.AttachFailure
 	var started []*attachment
 	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		return
+	}
 	for _, id := range ids {
 		if _, ok := h.attached[id]; ok {
 			continue
@@ -339,12 +344,12 @@ func (h *hostStream) attach(ids []string) {
 		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: release}
 		h.attached[id] = a
 		started = append(started, a)
+		h.wg.Add(1)
 	}
 	ack := &pb.AttachedSessions{SessionIds: h.idsLocked(), Failures: failures}
 	h.mu.Unlock()
 	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
 	for _, a := range started {
-		h.wg.Add(1)
 		go h.forward(a) // ends on detach, stream end, or the session's end
 	}
 }
@@ -374,6 +379,7 @@ func (h *hostStream) detach(ids []string) {
 // detachAll ends every attachment and waits for the forwarders.
 func (h *hostStream) detachAll() {
 	h.mu.Lock()
+	h.ended = true
 	for id, a := range h.attached {
 		delete(h.attached, id)
 		close(a.stop)

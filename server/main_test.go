@@ -176,7 +176,8 @@ type hostConn struct {
 	// backlog holds received messages no next call has taken yet.
 	backlog []*pb.ConnectResponse
 	cancel  context.CancelFunc
-	done    chan struct{}
+	done    chan struct{} // closed when the stream has ended
+	err     error         // why it ended; set before done is closed
 }
 
 func (b *bridge) connect(ctx context.Context) *hostConn {
@@ -194,6 +195,7 @@ func (b *bridge) connect(ctx context.Context) *hostConn {
 		for {
 			m, err := stream.Recv()
 			if err != nil {
+				h.err = err
 				return
 			}
 			h.msgs <- m

@@ -43,12 +43,19 @@ type Options struct {
 	// IdleTimeout closes a session that has had no call in flight and no attached stream (Connect,
 	// WatchEvents) for this long. Zero keeps idle sessions until they are deleted.
 	IdleTimeout time.Duration
-	// Descriptions are the operator's descriptions of the configured servers, by name, for ListServers.
-	Descriptions map[string]string
+	// Servers describe the configured servers for ListServers, in the order to list them (the
+	// configuration file's). Servers of the core missing here are listed after them, by name.
+	Servers []ServerDescription
 	// StreamBuffer bounds the messages queued for one host stream (Connect, WatchEvents, StreamCallTool)
 	// waiting to be sent; default 256. A host that reads slower than events arrive loses events (announced
 	// by an EventsDropped event); server requests stay pending and are listed by ListPendingRequests.
 	StreamBuffer int
+}
+
+// ServerDescription is what the operator wrote about a configured server.
+type ServerDescription struct {
+	Name        string
+	Description string
 }
 
 // Service implements mcpbridgev1.BridgeServiceServer. Create it with New, register it on a grpc.Server
@@ -63,10 +70,13 @@ type Service struct {
 	auth   *authenticator
 	opts   Options
 
-	// done is closed by Close: host streams end and the idle reaper exits.
+	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}
 	reaperWG  sync.WaitGroup
 	closeOnce sync.Once
+	// streamsEnd is closed by EndStreams (and Close): host streams return UNAVAILABLE.
+	streamsEnd     chan struct{}
+	endStreamsOnce sync.Once
 
 	mu      sync.Mutex          // guards tracked and closing
 	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
@@ -110,7 +120,8 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		logger:  opts.Logger,
 		auth:    newAuthenticator(opts.Tokens),
 		opts:    opts,
-		done:    make(chan struct{}),
+		done:       make(chan struct{}),
+		streamsEnd: make(chan struct{}),
 		tracked: map[string]*tracked{},
 		winners: map[string]winner{},
 	}
@@ -121,16 +132,24 @@ func New(core *mcpcore.Core, opts Options) *Service {
 	return s
 }
 
-// Close shuts the service down: new sessions are refused, the core drains (pending requests get their
-// policy defaults, sessions close, stdio servers exit) bounded by ctx, host streams end with UNAVAILABLE,
-// and the idle reaper stops. Call it before the gRPC server's GracefulStop so that long-lived streams do
-// not hold the stop up. Close is idempotent; later calls return nil.
+// EndStreams is the first step of shutdown: new sessions are refused, and the host streams (Connect,
+// WatchEvents, StreamCallTool) end with UNAVAILABLE "the bridge is shutting down", so that they do not
+// hold up the HTTP server's Shutdown and the gRPC server's GracefulStop. Sessions and their pending
+// requests stay until Close. It is idempotent.
+func (s *Service) EndStreams() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.endStreamsOnce.Do(func() { close(s.streamsEnd) })
+}
+
+// Close shuts the service down: EndStreams if not done yet, then the core drains bounded by ctx (pending
+// requests get their policy defaults, sessions close, stdio servers exit) and the idle reaper stops. Close
+// is idempotent; later calls return nil.
 func (s *Service) Close(ctx context.Context) error {
 	var err error
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		s.mu.Unlock()
+		s.EndStreams()
 		err = s.core.Close(ctx)
 		close(s.done)
 		s.reaperWG.Wait()

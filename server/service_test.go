@@ -37,14 +37,14 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 }
 
 func TestListServers(t *testing.T) {
-	b := newBridge(t, bridgeConfig{opts: Options{Descriptions: map[string]string{serverModern: "the demo"}}})
+	b := newBridge(t, bridgeConfig{opts: Options{Servers: []ServerDescription{{Name: serverLegacy}, {Name: serverModern, Description: "the demo"}, {Name: "not configured"}}}})
 	r, err := b.client.ListServers(testCtx(t, ""), &pb.ListServersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*pb.UpstreamServer{
-		{Name: serverModern, Transport: pb.Transport_TRANSPORT_STDIO, Description: "the demo"},
+	want := []*pb.UpstreamServer{ // in the order of Options.Servers
 		{Name: serverLegacy, Transport: pb.Transport_TRANSPORT_STDIO, ProtocolVersion: "2025-11-25"},
+		{Name: serverModern, Transport: pb.Transport_TRANSPORT_STDIO, Description: "the demo"},
 	}
 	var got []string
 	for _, s := range r.GetServers() {
@@ -719,7 +719,8 @@ func TestAttachedSessionIsNotIdle(t *testing.T) {
 	}
 }
 
-// Shutdown drains: a pending elicitation gets its policy default (cancel), sessions close, streams end.
+// Shutdown drains: host streams end, a pending elicitation gets its policy default (cancel), sessions
+// close.
 func TestCloseDrains(t *testing.T) {
 	b := newBridge(t, bridgeConfig{})
 	ctx := testCtx(t, "")
@@ -733,16 +734,49 @@ func TestCloseDrains(t *testing.T) {
 	if err := b.svc.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
-	if e := h.nextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED {
-		t.Errorf("ended = %v", e)
+	<-h.done
+	wantCode(t, h.err, codes.Unavailable)
+	ended, err := b.core.Dispatcher().Wait(ctx, req.GetRequestId())
+	if err != nil || ended.Outcome != mcpcore.OutcomeSessionClosed {
+		t.Errorf("request ended %+v, %v; want session closed", ended, err)
 	}
 	res := await(t, call)
 	if res.err == nil && textOf(res.resp.GetResult()) != "cancelled" {
 		t.Errorf("call after drain = %v", res.resp)
 	}
-	_, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
 	wantCode(t, err, codes.Unavailable)
 	if len(b.core.Sessions("")) != 0 {
 		t.Error("sessions left after Close")
+	}
+}
+
+// EndStreams ends host streams with UNAVAILABLE and refuses new sessions; sessions stay until Close.
+func TestEndStreams(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	id := b.create(ctx, serverLegacy).GetSessionId()
+	h := b.connect(ctx)
+	h.attach(id)
+	w, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Header(); err != nil {
+		t.Fatal(err)
+	}
+	b.svc.EndStreams()
+	for {
+		if _, err := w.Recv(); err != nil {
+			wantCode(t, err, codes.Unavailable)
+			break
+		}
+	}
+	<-h.done
+	wantCode(t, h.err, codes.Unavailable)
+	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	wantCode(t, err, codes.Unavailable)
+	if _, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id}); err != nil {
+		t.Errorf("session after EndStreams: %v", err)
 	}
 }

@@ -27,14 +27,29 @@ const (
 // ListServers lists the configured servers, without secrets (no command line, environment, URL or
 // headers).
 func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
-	out := &pb.ListServersResponse{}
+	byName := map[string]mcpcore.ServerConfig{}
 	for _, c := range s.core.Servers() {
+		byName[c.Name] = c
+	}
+	out := &pb.ListServersResponse{}
+	add := func(name, description string) {
+		c, ok := byName[name]
+		if !ok {
+			return
+		}
+		delete(byName, name)
 		out.Servers = append(out.Servers, &pb.UpstreamServer{
-			Name:            c.Name,
+			Name:            name,
 			Transport:       transportToProto(c.Transport),
-			Description:     s.opts.Descriptions[c.Name],
+			Description:     description,
 			ProtocolVersion: c.ProtocolVersion,
 		})
+	}
+	for _, d := range s.opts.Servers {
+		add(d.Name, d.Description)
+	}
+	for _, c := range s.core.Servers() { // sorted by name
+		add(c.Name, "")
 	}
 	return out, nil
 }

@@ -78,9 +78,20 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 
 	q := newCallQueue(s.opts.StreamBuffer)
 	waitCtx, stopWaiting := context.WithCancel(ctx)
-	defer stopWaiting()
-	var waiters sync.WaitGroup
-	defer waiters.Wait()
+	// waiters report the end of the call's server requests. waitMu orders their Add before the final
+	// Wait: once the handler is returning, the core may still call OnRequest, and that waiter is skipped.
+	var (
+		waiters    sync.WaitGroup
+		waitMu     sync.Mutex
+		waitClosed bool
+	)
+	defer func() {
+		waitMu.Lock()
+		waitClosed = true
+		waitMu.Unlock()
+		stopWaiting()
+		waiters.Wait()
+	}()
 	d := s.core.Dispatcher()
 	tc.opts.CallID = callID
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
@@ -106,6 +117,11 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 			return
 		}
 		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_ServerRequest{ServerRequest: r}}, false)
+		waitMu.Lock()
+		defer waitMu.Unlock()
+		if waitClosed {
+			return
+		}
 		waiters.Add(1)
 		go func() { // ends when the request ends or the stream does
 			defer waiters.Done()
@@ -173,6 +189,8 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 			return stream.Send(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Result{Result: res}})
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
+		case <-s.streamsEnd:
+			return statusShuttingDown()
 		}
 	}
 }
