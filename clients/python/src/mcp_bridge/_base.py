@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ import grpc
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import host_pb2
+from .errors import BridgeError, DeadlineExceededError, from_rpc_error
 from .handler import ServerRequest, capabilities, elicitation_answer, error_answer
 from .types import (
     CallToolResult,
@@ -166,3 +168,14 @@ def is_terminal(code: grpc.StatusCode) -> bool:
     """Whether a Connect failure means retrying will not help (wrong credentials etc.)."""
     return code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 
+
+
+def call_error(err: grpc.RpcError, timeout: float | None, start: float) -> BridgeError:
+    """The BridgeError of a failed call. A call whose deadline passed is DEADLINE_EXCEEDED even when the
+    server's RST_STREAM won the race against the client's own deadline and gRPC reports CANCELLED."""
+    e = from_rpc_error(err)
+    if e.code == grpc.StatusCode.CANCELLED and timeout is not None and time.monotonic() - start >= timeout:
+        return DeadlineExceededError(
+            grpc.StatusCode.DEADLINE_EXCEEDED, f"deadline of {timeout:g}s exceeded ({e.message})", details=e.details
+        )
+    return e

@@ -26,12 +26,13 @@ from typing import Any
 import grpc
 
 from . import _convert as cv
-from .errors import METHOD_NOT_FOUND, BridgeError, McpError, from_status_proto
+from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, BridgeError, McpError, from_status_proto
 from .handler import (
     ElicitationRequest,
     RootsRequest,
     SamplingRequest,
     ServerRequest,
+    error_answer,
     internal_error,
     overrides,
     request_from,
@@ -74,6 +75,7 @@ class HostCore:
         self.spawn: Callable[[ServerRequest, Callable[..., Any], tuple[Any, ...]], None] = lambda r, f, a: None
         self.notify: Callable[[Any, str, dict[str, Any]], None] = lambda h, m, p: None
         self.handler_calls = 0  # for tests: how many times a handler method was invoked
+        self.deliveries = 0  # for tests: how many ServerRequests arrived (redeliveries included)
 
     # ------------------------------------------------------------------------------------- sessions
 
@@ -173,6 +175,7 @@ class HostCore:
     def _on_server_request(self, sr: host_pb2.ServerRequest) -> None:
         rid = sr.request_id
         with self._lock:
+            self.deliveries += 1
             if rid in self._ended:
                 return
             entry = self._requests.get(rid)
@@ -289,7 +292,7 @@ class HostCore:
                     # The handler's answer was refused (wrong kind, content not matching the schema): tell the
                     # server with an error instead of leaving it waiting until the deadline.
                     log.error("the bridge refused the answer to %s: %s; answering with an error", rid, err)
-                    answer = internal_error(ValueError(f"invalid answer: {err.message}"))
+                    answer = error_answer(INTERNAL_ERROR, f"the host's answer was refused: {err.message}")
                     entry.message = host_pb2.ConnectRequest(reply=host_pb2.HostReply(request_id=rid, answer=answer))
                     if self._send is not None:
                         entry.sent_gen = self._gen

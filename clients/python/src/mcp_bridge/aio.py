@@ -12,6 +12,7 @@ import concurrent.futures
 import inspect
 import logging
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -24,7 +25,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
-from .errors import BridgeError, from_rpc_error
+from .errors import BridgeError
 from .handler import ServerRequest, request_from
 from .types import (
     CallToolResult,
@@ -81,10 +82,12 @@ class AsyncClient:
         self.target = target
 
     async def _call(self, rpc: Callable[..., Awaitable[R]], request: Any, timeout: float | None = None) -> R:
+        t = timeout if timeout is not None else self._timeout
+        start = time.monotonic()
         try:
-            return await rpc(request, metadata=self._metadata, timeout=timeout if timeout is not None else self._timeout)
+            return await rpc(request, metadata=self._metadata, timeout=t)
         except grpc.RpcError as err:
-            raise from_rpc_error(err) from None
+            raise _base.call_error(err, t, start) from None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -251,16 +254,16 @@ class AsyncSession:
         """Call a tool and yield its progress and log events, then its :class:`CallToolResult`, last."""
         req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
         client = self._client
-        call = self._stub.StreamCallTool(
-            req, metadata=client._metadata, timeout=timeout if timeout is not None else client._timeout
-        )
+        t = timeout if timeout is not None else client._timeout
+        start = time.monotonic()
+        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
         try:
             async for resp in call:
                 ev = _base.stream_event(resp)
                 if ev is not None:
                     yield ev
         except grpc.RpcError as err:
-            raise from_rpc_error(err) from None
+            raise _base.call_error(err, t, start) from None
         finally:
             call.cancel()
 

@@ -13,6 +13,7 @@ import logging
 import queue
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -24,7 +25,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
-from .errors import BridgeError, from_rpc_error
+from .errors import BridgeError
 from .handler import ServerRequest, request_from
 from .types import (
     CallToolResult,
@@ -96,10 +97,12 @@ class Client:
     # -------------------------------------------------------------------------------------- plumbing
 
     def _call(self, rpc: Callable[..., R], request: Any, timeout: float | None = None) -> R:
+        t = timeout if timeout is not None else self._timeout
+        start = time.monotonic()
         try:
-            return rpc(request, metadata=self._metadata, timeout=timeout if timeout is not None else self._timeout)
+            return rpc(request, metadata=self._metadata, timeout=t)
         except grpc.RpcError as err:
-            raise from_rpc_error(err) from None
+            raise _base.call_error(err, t, start) from None
 
     def __enter__(self) -> Client:
         return self
@@ -298,16 +301,16 @@ class Session:
         cancels the call."""
         req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
         client = self._client
-        call = self._stub.StreamCallTool(
-            req, metadata=client._metadata, timeout=timeout if timeout is not None else client._timeout
-        )
+        t = timeout if timeout is not None else client._timeout
+        start = time.monotonic()
+        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
         try:
             for resp in call:
                 ev = _base.stream_event(resp)
                 if ev is not None:
                     yield ev
         except grpc.RpcError as err:
-            raise from_rpc_error(err) from None
+            raise _base.call_error(err, t, start) from None
         finally:
             call.cancel()
 
