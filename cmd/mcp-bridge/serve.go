@@ -330,6 +330,11 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	defer cancel()
 
 	b.health.Shutdown()
+	// Host streams (Connect, WatchEvents, StreamCallTool) never end on their own: end them now, or they
+	// hold up the HTTP Shutdown and GracefulStop for their full bounds.
+	if es, ok := b.svc.(interface{ EndStreams() }); ok {
+		es.EndStreams()
+	}
 
 	if b.httpServer != nil {
 		hctx, hcancel := context.WithTimeout(ctx, t.http)

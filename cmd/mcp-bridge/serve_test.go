@@ -42,11 +42,10 @@ const twoServers = `mcpServers:
     protocolVersion: "2025-11-25"
 `
 
-// wantTwoServers is sorted by name: the service lists the core's servers in that order (the
-// configuration's order is lost in mcpcore.Options.Servers, a map).
+// wantTwoServers is in the configuration file's order (server.Options.Servers carries it).
 var wantTwoServers = []*mcpbridgev1.UpstreamServer{
-	{Name: "alpha", Transport: mcpbridgev1.Transport_TRANSPORT_STREAMABLE_HTTP, ProtocolVersion: "2025-11-25"},
 	{Name: "zeta", Transport: mcpbridgev1.Transport_TRANSPORT_STDIO, Description: "the last letter"},
+	{Name: "alpha", Transport: mcpbridgev1.Transport_TRANSPORT_STREAMABLE_HTTP, ProtocolVersion: "2025-11-25"},
 }
 
 func TestListServersGRPC(t *testing.T) {
@@ -90,8 +89,8 @@ func TestListServersREST(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
-		{"name": "alpha", "transport": "TRANSPORT_STREAMABLE_HTTP", "protocolVersion": "2025-11-25"},
 		{"name": "zeta", "transport": "TRANSPORT_STDIO", "description": "the last letter"},
+		{"name": "alpha", "transport": "TRANSPORT_STREAMABLE_HTTP", "protocolVersion": "2025-11-25"},
 	}
 	if diff := cmp.Diff(want, got.Servers); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

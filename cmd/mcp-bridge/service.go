@@ -27,17 +27,15 @@ type bridgeService interface {
 // (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
 	core := mcpcore.New(coreOptions(cfg, logger))
-	descriptions := map[string]string{}
-	for name, s := range cfg.MCPServers {
-		if s.Description != "" {
-			descriptions[name] = s.Description
-		}
+	var servers []server.ServerDescription // in configuration order, as ListServers lists them
+	for _, name := range cfg.ServerNames() {
+		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
 	}
 	svc := server.New(core, server.Options{
-		Logger:       logger,
-		Tokens:       cfg.Auth.Tokens,
-		IdleTimeout:  cfg.Sessions.IdleTimeout,
-		Descriptions: descriptions,
+		Logger:      logger,
+		Tokens:      cfg.Auth.Tokens,
+		IdleTimeout: cfg.Sessions.IdleTimeout,
+		Servers:     servers,
 	})
 	return svc, svc.ServerOptions(), nil
 }
