@@ -167,8 +167,8 @@ public final class McpBridgeClient implements AutoCloseable {
       req.setClientInfo(info);
     }
     HostHandler handler = options.handler();
-    if (handler == null && !caps.equals(HostCapabilities.getDefaultInstance())) {
-      handler = new HostHandler() {}; // answers roots from the session's list
+    if (handler == null && options.explicitCapabilities() == null && !options.roots().isEmpty()) {
+      handler = new HostHandler() {}; // answers roots requests from the session's list
     }
     HostHandler h = handler;
     return Rpc.<CreateSessionRequest, dev.mcpbridge.v1.CreateSessionResponse>unary(stub(null)::createSession, req.build())

@@ -241,10 +241,9 @@ public final class McpSession implements AutoCloseable {
   }
 
   /** Collects a StreamCallTool stream into a future of its result. */
-  private static final class StreamingCall extends CompletableFuture<CallToolResult>
+  private static final class StreamingCall extends Rpc.CallFuture<CallToolResult>
       implements io.grpc.stub.ClientResponseObserver<StreamCallToolRequest, StreamCallToolResponse> {
     private final ToolCallListener listener;
-    private volatile io.grpc.stub.ClientCallStreamObserver<StreamCallToolRequest> call;
     private CallToolResult result;
 
     StreamingCall(ToolCallListener listener) {
@@ -253,7 +252,7 @@ public final class McpSession implements AutoCloseable {
 
     @Override
     public void beforeStart(io.grpc.stub.ClientCallStreamObserver<StreamCallToolRequest> requestStream) {
-      call = requestStream;
+      onCancel(() -> requestStream.cancel("cancelled by the caller", null));
     }
 
     @Override
@@ -297,16 +296,6 @@ public final class McpSession implements AutoCloseable {
       } else {
         complete(result);
       }
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      boolean cancelled = super.cancel(mayInterruptIfRunning);
-      io.grpc.stub.ClientCallStreamObserver<StreamCallToolRequest> c = call;
-      if (cancelled && c != null) {
-        c.cancel("cancelled by the caller", null);
-      }
-      return cancelled;
     }
   }
 

@@ -8,6 +8,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 
 /** Plumbing between grpc-java's async stubs and CompletableFuture. */
@@ -28,14 +29,49 @@ final class Rpc {
     return f;
   }
 
-  /** A future that is also the response observer of one call. */
-  static class UnaryFuture<Req, Resp> extends CompletableFuture<Resp> implements ClientResponseObserver<Req, Resp> {
-    private volatile ClientCallStreamObserver<Req> call;
+  /**
+   * A future tied to a gRPC call: cancelling it, or any future derived from it with thenApply, thenCompose and
+   * the like, cancels the call.
+   */
+  static class CallFuture<T> extends CompletableFuture<T> {
+    private final AtomicReference<Runnable> onCancel;
+
+    CallFuture() {
+      this(new AtomicReference<>());
+    }
+
+    private CallFuture(AtomicReference<Runnable> onCancel) {
+      this.onCancel = onCancel;
+    }
+
+    /** Sets what cancelling this future (or a dependent) does to the call. */
+    final void onCancel(Runnable r) {
+      onCancel.set(r);
+    }
+
+    @Override
+    public <U> CompletableFuture<U> newIncompleteFuture() {
+      return new CallFuture<>(onCancel);
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      Runnable r = onCancel.get();
+      if (cancelled && r != null) {
+        r.run();
+      }
+      return cancelled;
+    }
+  }
+
+  /** A future that is also the response observer of one unary call. */
+  static class UnaryFuture<Req, Resp> extends CallFuture<Resp> implements ClientResponseObserver<Req, Resp> {
     private Resp value;
 
     @Override
     public void beforeStart(ClientCallStreamObserver<Req> requestStream) {
-      this.call = requestStream;
+      onCancel(() -> requestStream.cancel("cancelled by the caller", null));
     }
 
     @Override
@@ -51,23 +87,6 @@ final class Rpc {
     @Override
     public void onCompleted() {
       complete(value);
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      boolean cancelled = super.cancel(mayInterruptIfRunning);
-      ClientCallStreamObserver<Req> c = call;
-      if (cancelled && c != null) {
-        c.cancel("cancelled by the caller", null);
-      }
-      return cancelled;
-    }
-
-    void cancelCall(String reason) {
-      ClientCallStreamObserver<Req> c = call;
-      if (c != null) {
-        c.cancel(reason, null);
-      }
     }
   }
 

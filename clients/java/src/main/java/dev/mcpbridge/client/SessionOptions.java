@@ -63,7 +63,11 @@ public final class SessionOptions {
     return new SessionOptions(server, handler, roots, protocolVersion, clientInfo, capabilities);
   }
 
-  /** Capabilities to declare instead of the handler's {@link HostHandler#capabilities()}. */
+  /**
+   * Capabilities to declare instead of the handler's {@link HostHandler#capabilities()}. With no handler, the
+   * session is not attached to the host stream: answer its requests with {@link McpSession#respond} (e.g. after
+   * {@link McpSession#watchEvents} or {@link McpSession#pendingRequests}).
+   */
   public SessionOptions capabilities(HostCapabilities capabilities) {
     return new SessionOptions(server, handler, roots, protocolVersion, clientInfo, capabilities);
   }
@@ -86,6 +90,11 @@ public final class SessionOptions {
 
   public Implementation clientInfo() {
     return clientInfo;
+  }
+
+  /** The capabilities given with {@link #capabilities(HostCapabilities)}, or null. */
+  public HostCapabilities explicitCapabilities() {
+    return capabilities;
   }
 
   /**

@@ -79,6 +79,15 @@ class ClientPlumbingTest {
   }
 
   @Test
+  void cancellingADerivedFutureCancelsTheCallToo() throws Exception {
+    CompletableFuture<CallToolResult> f = session.callToolAsync("hang", Map.of()); // mapped from the response
+    CompletableFuture<String> text = f.thenApply(Mcp::text);
+    Thread.sleep(100);
+    text.cancel(true);
+    assertTrue(fake.cancelledCalls.poll(5, TimeUnit.SECONDS) != null);
+  }
+
+  @Test
   void timeoutsFailTheCallAndCancelIt() throws Exception {
     McpBridgeException e = assertThrows(McpBridgeException.class, () -> session.callTool("hang", Map.of(),
         CallOptions.none().withCallId("c-t").withTimeout(java.time.Duration.ofMillis(200))));
