@@ -18,7 +18,7 @@ GRPC_GATEWAY_VERSION        := v2.32.0
 GO_PACKAGES := ./...
 
 .PHONY: build run test test-go test-e2e test-python test-java conformance lint generate check-generate \
-        tools node-tools bench clean fmt
+        tools node-tools python-peer bench clean fmt
 
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
@@ -44,10 +44,16 @@ $(NODE_DIR)/.installed: tools/package.json tools/package-lock.json
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python peer server in tests.
+	tools/python-peer/install.sh >/dev/null
+
 generate: tools ## Regenerate gen/ from proto/ (buf, local plugins, no network registry).
 	scripts/generate.sh
 
-check-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
+check-python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python peer server in tests.
+	tools/python-peer/install.sh >/dev/null
+
+generate: tools ## Regenerate and fail if gen/ differs from what is committed.
 	scripts/check-generate.sh
 
 lint: tools ## buf lint + buf format check + go vet.
@@ -55,9 +61,10 @@ lint: tools ## buf lint + buf format check + go vet.
 	buf format --diff --exit-code
 	go vet $(GO_PACKAGES)
 
+test: export MCPBRIDGE_REQUIRE_PEERS := 1
 test: tools lint check-generate test-go test-e2e test-python test-java conformance ## Everything CI runs.
 
-test-go: ## Go unit and integration tests with the race detector.
+test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_PACKAGES)
 
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
