@@ -50,10 +50,7 @@ python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python 
 generate: tools ## Regenerate gen/ from proto/ (buf, local plugins, no network registry).
 	scripts/generate.sh
 
-check-python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python peer server in tests.
-	tools/python-peer/install.sh >/dev/null
-
-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
+check-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
 	scripts/check-generate.sh
 
 lint: tools ## buf lint + buf format check + go vet.
