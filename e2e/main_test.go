@@ -1,0 +1,404 @@
+// Package e2e tests the real mcp-bridge binary: TestMain builds it (or takes $MCPBRIDGE_BIN), each test
+// starts it on ports the kernel picks (read back from its "mcp-bridge serving" log line) with a
+// configuration file, and talks to it through a Go gRPC client and plain net/http, as hosts and curl users
+// do. The upstream servers are this test binary itself acting as the demo server plus probe tools (package
+// probe), pinned to 2025-11-25 or negotiating 2026-07-28, and @modelcontextprotocol/server-everything when
+// installed (`make node-tools`).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+)
+
+// binary is the mcp-bridge executable under test.
+var binary string
+
+func TestMain(m *testing.M) {
+	probe.MaybeRun() // the bridge starts this binary as its upstream MCP server
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if b := os.Getenv("MCPBRIDGE_BIN"); b != "" {
+		abs, err := filepath.Abs(b)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		binary = abs
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "mcp-bridge-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "mcp-bridge")
+	cmd := exec.Command("go", "build", "-race", "-o", binary, "github.com/mcp-bridge/mcp-bridge/cmd/mcp-bridge")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building mcp-bridge:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// Servers of the default test configuration.
+const (
+	serverModern = "demo"      // negotiates: 2026-07-28
+	serverLegacy = "demo-2025" // pinned to 2025-11-25
+)
+
+var versions = []struct{ server, protocol string }{
+	{serverModern, "2026-07-28"},
+	{serverLegacy, "2025-11-25"},
+}
+
+// bridge is one running mcp-bridge process.
+type bridge struct {
+	t       *testing.T
+	grpc    string // host:port
+	http    string // host:port
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	reports *probe.Reports
+	conn    *grpc.ClientConn
+	client  pb.BridgeServiceClient
+}
+
+type bridgeConfig struct {
+	extraServers string // YAML lines added under mcpServers
+	extra        string // YAML appended at the top level
+	files        map[string]string
+}
+
+// start writes the configuration and starts the bridge; it returns once the bridge listens. The bridge is
+// stopped with SIGTERM when the test ends and must exit 0.
+func start(t *testing.T, cfg bridgeConfig) *bridge {
+	t.Helper()
+	dir := t.TempDir()
+	reports, err := probe.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reports.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name, version string) string {
+		s := fmt.Sprintf("  %s:\n    command: %q\n    env:\n      %s: \"1\"\n      %s: %q\n", name, exe, probe.EnvRun, probe.EnvReport, reports.Addr())
+		if version != "" {
+			s += fmt.Sprintf("    protocolVersion: %q\n", version)
+		}
+		return s
+	}
+	conf := "mcpServers:\n" + server(serverModern, "") + server(serverLegacy, "2025-11-25") + cfg.extraServers + cfg.extra
+	for name, body := range cfg.files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "bridge.yaml")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--config", path, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &bridge{t: t, cmd: cmd, exited: make(chan struct{}), reports: reports}
+	ready := make(chan struct{ grpc, http string }, 1)
+	logs := &testLog{t: t}
+	go func() { // ends when the process closes stderr, i.e. exits
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			logs.log(line)
+			var rec struct {
+				Msg  string `json:"msg"`
+				GRPC string `json:"grpc"`
+				HTTP string `json:"http"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "mcp-bridge serving" {
+				ready <- struct{ grpc, http string }{rec.GRPC, rec.HTTP}
+			}
+		}
+	}()
+	go func() { // ends when the process exits
+		_ = cmd.Wait()
+		close(b.exited)
+	}()
+	select {
+	case a := <-ready:
+		b.grpc, b.http = a.grpc, a.http
+	case <-b.exited:
+		t.Fatalf("mcp-bridge exited before serving: %v", cmd.ProcessState)
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("mcp-bridge did not report its addresses within 60s")
+	}
+	conn, err := grpc.NewClient(b.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.conn, b.client = conn, pb.NewBridgeServiceClient(conn)
+	t.Cleanup(func() {
+		_ = conn.Close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-b.exited:
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("mcp-bridge exited with status %d after SIGTERM", code)
+			}
+		case <-time.After(40 * time.Second):
+			_ = cmd.Process.Kill()
+			<-b.exited
+			t.Error("mcp-bridge did not exit within 40s of SIGTERM")
+		}
+		logs.stop()
+	})
+	return b
+}
+
+// testLog copies the bridge's log to the test log until the test ends.
+type testLog struct {
+	mu   sync.Mutex
+	t    *testing.T
+	done bool
+}
+
+func (l *testLog) log(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Log(line)
+	}
+}
+
+func (l *testLog) stop() {
+	l.mu.Lock()
+	l.done = true
+	l.mu.Unlock()
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func withToken(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+}
+
+// --- REST ---
+
+// rest is a plain HTTP client of the bridge's REST API, as curl would use it.
+type rest struct {
+	t     *testing.T
+	base  string
+	token string
+}
+
+func (b *bridge) rest(token string) *rest {
+	return &rest{t: b.t, base: "http://" + b.http, token: token}
+}
+
+func (r *rest) request(ctx context.Context, method, path, body string) *http.Request {
+	r.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	return req
+}
+
+// do sends a request and returns the status and the body decoded as JSON.
+func (r *rest) do(method, path, body string) (int, map[string]any) {
+	r.t.Helper()
+	resp, err := http.DefaultClient.Do(r.request(testCtx(r.t), method, path, body))
+	if err != nil {
+		r.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		r.t.Fatalf("%s %s: %d, body is not a JSON object: %q", method, path, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// must is do that fails unless the status is 200.
+func (r *rest) must(method, path, body string) map[string]any {
+	r.t.Helper()
+	code, out := r.do(method, path, body)
+	if code != http.StatusOK {
+		r.t.Fatalf("%s %s %s = %d %v", method, path, body, code, out)
+	}
+	return out
+}
+
+// async runs must in a goroutine.
+func (r *rest) async(method, path, body string) <-chan map[string]any {
+	ch := make(chan map[string]any, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(r.request(context.Background(), method, path, body))
+		if err != nil {
+			ch <- map[string]any{"transportError": err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != http.StatusOK {
+			out = map[string]any{"httpStatus": resp.StatusCode, "body": out}
+		}
+		ch <- out
+	}()
+	return ch
+}
+
+// events opens GET /v1/sessions/{id}/events and delivers its newline-delimited JSON lines as Events.
+type events struct {
+	t      *testing.T
+	ch     chan *pb.Event
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *rest) events(sessionID string) *events {
+	r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &events{t: r.t, ch: make(chan *pb.Event, 64), cancel: cancel, done: make(chan struct{})}
+	req := r.request(ctx, http.MethodGet, "/v1/sessions/"+sessionID+"/events", "")
+	go func() { // ends when the response ends or cancel is called
+		defer close(e.done)
+		defer close(e.ch)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var line struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) != nil || line.Result == nil {
+				continue
+			}
+			var ev pb.Event
+			if protojson.Unmarshal(line.Result, &ev) == nil {
+				e.ch <- &ev
+			}
+		}
+	}()
+	r.t.Cleanup(e.close)
+	return e
+}
+
+func (e *events) close() {
+	e.cancel()
+	<-e.done
+}
+
+// next returns the next event matching match.
+func (e *events) next(match func(*pb.Event) bool) *pb.Event {
+	e.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case ev, ok := <-e.ch:
+			if !ok {
+				e.t.Fatal("event stream ended")
+			}
+			if match(ev) {
+				return ev
+			}
+		case <-timeout:
+			e.t.Fatal("timed out waiting for an event")
+		}
+	}
+}
+
+func await[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(90 * time.Second):
+		t.Fatal("timed out")
+	}
+	var zero T
+	return zero
+}
+
+// jsonPath digs into decoded JSON: keys for objects, ints for arrays.
+func jsonPath(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func compact(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(buf.String())
+}
