@@ -80,6 +80,20 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
                 context.abort(grpc.StatusCode.NOT_FOUND, "no such session")
         return pb.DeleteSessionResponse()
 
+    # ------------------------------------------------------------------------------------- paging
+
+    TOOL_PAGES = {"": (["a", "b"], "p2"), "p2": (["c"], "p3"), "p3": (["d"], "")}
+
+    def ListTools(self, request: pb.ListToolsRequest, context: grpc.ServicerContext) -> pb.ListToolsResponse:
+        if request.page_token not in self.TOOL_PAGES:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bad page token")
+        names, token = self.TOOL_PAGES[request.page_token]
+        return pb.ListToolsResponse(tools=[mcp_pb2.Tool(name=n) for n in names], next_page_token=token)
+
+    def ListResources(self, request: pb.ListResourcesRequest, context: grpc.ServicerContext) -> pb.ListResourcesResponse:
+        # A broken server that returns the same cursor forever.
+        return pb.ListResourcesResponse(resources=[mcp_pb2.Resource(uri="x://same")], next_page_token="same")
+
     # -------------------------------------------------------------------------------------- Connect
 
     def Connect(self, request_iterator: Iterator[host_pb2.ConnectRequest], context: grpc.ServicerContext) -> Iterator[host_pb2.ConnectResponse]:

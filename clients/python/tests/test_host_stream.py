@@ -307,6 +307,24 @@ def test_create_session_fails_when_the_stream_cannot_attach() -> None:
         assert e.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
+def test_lists_fetch_every_page_and_stop_on_a_repeated_cursor(fake: tuple[FakeBridge, str]) -> None:
+    bridge, target = fake
+    with Client(target) as client:
+        session = client.create_session("demo")
+        assert [t.name for t in session.list_tools()] == ["a", "b", "c", "d"]
+        with pytest.raises(RuntimeError, match="repeated page token"):
+            session.list_resources()
+
+    async def main() -> None:
+        async with AsyncClient(target) as client:
+            session = await client.create_session("demo")
+            assert [t.name for t in await session.list_tools()] == ["a", "b", "c", "d"]
+            with pytest.raises(RuntimeError, match="repeated page token"):
+                await session.list_resources()
+
+    asyncio.run(main())
+
+
 # --------------------------------------------------------------------------------------------- asyncio
 
 

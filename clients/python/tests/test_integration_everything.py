@@ -201,3 +201,26 @@ def test_ping_and_log_level(client: Client, everything_server: str) -> None:
     with client.create_session(everything_server) as session:
         assert session.ping() >= 0
         session.set_log_level("debug")
+
+
+def test_tasks(client: Client, everything_server: str) -> None:
+    host = Host()
+    with client.create_session(everything_server, host) as session:
+        created = session.call_tool("simulate-research-query", {"topic": "bridges"}, task_ttl=60)
+        assert created.task is not None and created.task.status == "working" and not created.content
+        task_id = created.task.task_id
+        task, result = session.get_task(task_id)
+        assert task.task_id == task_id and task.status in ("working", "completed") and task.poll_interval
+        # Status changes arrive as notifications; wait for the end instead of polling.
+        eventually(lambda: any(p["taskId"] == task_id and p["status"] == "completed" for p in host.saw("notifications/tasks/status")))
+        task, result = session.get_task(task_id)
+        assert task.status == "completed"
+
+        other = session.call_tool("simulate-research-query", {"topic": "tunnels"}, task_ttl=60)
+        assert other.task is not None
+        cancelled = session.cancel_task(other.task.task_id)
+        assert cancelled.status == "cancelled"
+
+        if result is None:
+            pytest.xfail("mcpcore's GetTask never fetches tasks/result: a completed 2025-11-25 task has no result")
+        assert "bridges" in result.text

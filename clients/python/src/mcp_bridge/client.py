@@ -280,7 +280,8 @@ class Session:
 
         ``call_id`` tags the call so the handler can match server requests to it
         (``request.origin_call_id``). ``task_ttl`` (seconds, 0 for the server's default) asks the server to run
-        the call as a task. A timeout or a KeyboardInterrupt cancels the call upstream.
+        the call as a task (the result then carries ``task``; poll it with :meth:`get_task`). A timeout cancels the
+        call upstream.
         """
         req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
         resp = self._call(self._stub.CallTool, req, timeout)
