@@ -43,6 +43,7 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         self.pending: dict[str, host_pb2.ServerRequest] = {}
         self.answers: dict[str, list[host_pb2.ConnectRequest]] = defaultdict(list)
         self.reject_next: dict[str, status_pb2.Status] = {}
+        self.refuse_connect: grpc.StatusCode | None = None
         self.attach_count = 0
         self.connects = 0
         self._ids = itertools.count(1)
@@ -97,6 +98,8 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
     # -------------------------------------------------------------------------------------- Connect
 
     def Connect(self, request_iterator: Iterator[host_pb2.ConnectRequest], context: grpc.ServicerContext) -> Iterator[host_pb2.ConnectResponse]:
+        if self.refuse_connect is not None:
+            context.abort(self.refuse_connect, "Connect refused by the test")
         stream = _Stream()
         with self.lock:
             self.streams.append(stream)

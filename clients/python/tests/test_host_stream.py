@@ -299,6 +299,27 @@ def test_reattach_of_an_unknown_session_fails_create(fake: tuple[FakeBridge, str
         assert e.value.code == grpc.StatusCode.NOT_FOUND
 
 
+@pytest.mark.parametrize("code", [grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAUTHENTICATED])
+def test_a_refused_stream_fails_create_session_at_once(fake: tuple[FakeBridge, str], code: grpc.StatusCode) -> None:
+    bridge, target = fake
+    bridge.refuse_connect = code
+    with Client(target, attach_timeout=30) as client:
+        start = time.monotonic()
+        with pytest.raises(BridgeError) as e:
+            client.create_session("demo", Recorder())
+        assert e.value.code == code
+        assert time.monotonic() - start < 10, "not after the attach timeout"
+        assert not bridge.sessions, "the half-made session was deleted"
+
+    async def main() -> None:
+        async with AsyncClient(target, attach_timeout=30) as client:
+            with pytest.raises(BridgeError) as e:
+                await client.create_session("demo", Recorder())
+            assert e.value.code == code
+
+    asyncio.run(main())
+
+
 def test_create_session_fails_when_the_stream_cannot_attach() -> None:
     # No bridge at all behind the port: CreateSession fails UNAVAILABLE quickly.
     with Client("127.0.0.1:1", timeout=2) as client:

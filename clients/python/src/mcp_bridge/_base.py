@@ -165,8 +165,10 @@ def level(level: str) -> Any:
 
 
 def is_terminal(code: grpc.StatusCode) -> bool:
-    """Whether a Connect failure means retrying will not help (wrong credentials etc.)."""
-    return code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+    """Whether a Connect failure will not go away by retrying soon (credentials, a bridge without Connect).
+
+    The stream keeps retrying anyway (with the maximum backoff), but sessions waiting to attach fail at once."""
+    return code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNIMPLEMENTED)
 
 
 

@@ -114,6 +114,16 @@ class HostCore:
                 if not w.done():
                     w.set_exception(BridgeError(grpc.StatusCode.CANCELLED, f"session {session_id} was closed"))
 
+    def fail_attaches(self, err: BridgeError) -> None:
+        """The stream cannot be opened for a reason retrying will not fix soon: fail every waiting attach."""
+        with self._lock:
+            waiters = [w for e in self._sessions.values() for w in e.waiters]
+            for e in self._sessions.values():
+                e.waiters = []
+        for w in waiters:
+            if not w.done():
+                w.set_exception(err)
+
     def session_ids(self) -> list[str]:
         with self._lock:
             return list(self._sessions)

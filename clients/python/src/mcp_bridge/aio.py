@@ -25,7 +25,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
-from .errors import BridgeError
+from .errors import BridgeError, from_rpc_error
 from .handler import ServerRequest, request_from
 from .types import (
     CallToolResult,
@@ -130,7 +130,10 @@ class AsyncClient:
             try:
                 await self._host.attach(session.id, handler, root_list, self._attach_timeout)
             except BaseException:
-                await session.close()
+                try:
+                    await session.close()
+                except BridgeError:
+                    pass  # the attach error is the one to report
                 raise
         return session
 
@@ -413,15 +416,25 @@ class _AsyncRpcResponder:
     def send_answer(self, request: ServerRequest, answer: host_pb2.HostAnswer) -> bool:
         req = pb.RespondToRequestRequest(session_id=request.session_id, request_id=request.request_id, answer=answer)
         coro = self._session._call(self._session._stub.RespondToRequest, req, None)
-        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
-            asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
         except RuntimeError:
-            fut.result()  # called from a thread: wait, so errors surface
+            running = None
+        if running is self._loop:
+            # On the loop itself nothing can wait here; errors are logged (AsyncSession.respond raises them).
+            task = self._loop.create_task(coro)
+            task.add_done_callback(_log_failure)
+            return True
+        asyncio.run_coroutine_threadsafe(coro, self._loop).result()  # from a thread: wait, so errors surface
         return True
 
     def send_cancel(self, request: ServerRequest, reason: str) -> bool:
         return self.send_answer(request, _base.cancel_answer(request, reason))
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("RespondToRequest failed: %s", task.exception())
 
 
 class _AsyncHostStream:
@@ -523,9 +536,13 @@ class _AsyncHostStream:
                     raise
                 log.info("host stream cancelled; reconnecting in %.2fs", delay)
             except grpc.RpcError as err:
-                code = err.code() if hasattr(err, "code") else None
-                level = logging.ERROR if code is not None and _base.is_terminal(code) else logging.INFO
-                log.log(level, "host stream broke (%s); reconnecting in %.2fs", code, delay)
+                e = from_rpc_error(err)
+                if _base.is_terminal(e.code):
+                    log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
+                    self.core.fail_attaches(e)
+                    delay = maximum
+                else:
+                    log.info("host stream broke (%s); reconnecting in %.2fs", e, delay)
             except Exception:  # noqa: BLE001 - never let the stream task die
                 log.exception("host stream failed; reconnecting")
             finally:

@@ -25,7 +25,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
-from .errors import BridgeError
+from .errors import BridgeError, from_rpc_error
 from .handler import ServerRequest, request_from
 from .types import (
     CallToolResult,
@@ -62,6 +62,7 @@ class Client:
         max_workers: threads that run handler methods.
         reconnect_backoff: (initial, maximum) seconds between reconnects of the host stream.
         attach_timeout: seconds ``create_session`` waits for the host stream to attach the session.
+        max_message_bytes: the largest gRPC message sent or received (the bridge's default limit is 16 MiB).
         options: extra gRPC channel options.
         metadata: extra metadata sent with every call.
 
@@ -157,8 +158,8 @@ class Client:
             except BaseException:
                 try:
                     session.close()
-                finally:
-                    pass
+                except BridgeError:
+                    pass  # the attach error is the one to report
                 raise
         return session
 
@@ -559,9 +560,13 @@ class _SyncHostStream:
                 log.info("host stream ended by the bridge; reconnecting")
             except grpc.RpcError as err:
                 if not self._closed.is_set():
-                    code = err.code() if hasattr(err, "code") else None
-                    level = logging.ERROR if code is not None and _base.is_terminal(code) else logging.INFO
-                    log.log(level, "host stream broke (%s: %s); reconnecting in %.2fs", code, err.details() if hasattr(err, "details") else err, delay)
+                    e = from_rpc_error(err)
+                    if _base.is_terminal(e.code):
+                        log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
+                        self.core.fail_attaches(e)
+                        delay = maximum
+                    else:
+                        log.info("host stream broke (%s); reconnecting in %.2fs", e, delay)
             except Exception:  # noqa: BLE001 - never let the stream thread die
                 log.exception("host stream failed; reconnecting")
             finally:

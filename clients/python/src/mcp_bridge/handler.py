@@ -29,15 +29,12 @@ import datetime as _dt
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, Union
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, Union
 
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import host_pb2, mcp_pb2
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from .types import JSON, Content, JSONObject, Role, Root, Tool
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("mcp_bridge")
 
