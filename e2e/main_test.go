@@ -90,6 +90,7 @@ type bridge struct {
 }
 
 type bridgeConfig struct {
+	defaults     bool   // start without a configuration file: the built-in demo server only
 	extraServers string // YAML lines added under mcpServers
 	extra        string // YAML appended at the top level
 	files        map[string]string
@@ -126,7 +127,11 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "--config", path, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug")
+	flags := []string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "debug"}
+	if !cfg.defaults {
+		flags = append(flags, "--config", path)
+	}
+	cmd := exec.Command(binary, flags...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
