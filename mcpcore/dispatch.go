@@ -527,13 +527,13 @@ func newRequestID() string {
 // validateAnswer checks a against e's request; see Respond.
 func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
 	n := 0
-	for _, set := range [...]bool{a.Sampling != nil, a.Elicitation != nil, a.Roots != nil, a.Error != nil} {
+	for _, set := range [...]bool{a.Sampling != nil, a.Elicitation != nil, a.Roots != nil, a.Authorization != nil, a.Error != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return invalid(FieldViolation{Field: "answer", Description: "exactly one of sampling, elicitation, roots or error must be set"})
+		return invalid(FieldViolation{Field: "answer", Description: "exactly one of sampling, elicitation, roots, authorization or error must be set"})
 	}
 	req := e.req
 	if a.Error != nil {
@@ -554,6 +554,8 @@ func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
 		vs = validateElicitResult(req.Elicitation, e.compiledSchema(d.logger), a.Elicitation)
 	case KindRoots:
 		vs = validateRootsResult(a.Roots)
+	case KindAuthorization:
+		vs = validateAuthorizationAnswer(req.Authorization, a.Authorization) // oauth.go
 	}
 	if len(vs) > 0 {
 		return &InvalidError{Err: ErrInvalidAnswer, Violations: vs}
@@ -571,6 +573,8 @@ func answerKind(a Answer) RequestKind {
 		return KindElicitation
 	case a.Roots != nil:
 		return KindRoots
+	case a.Authorization != nil:
+		return KindAuthorization
 	}
 	return 0
 }

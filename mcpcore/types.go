@@ -61,6 +61,9 @@ type ServerConfig struct {
 	Roots []*mcp.Root
 	// Restart governs supervision of a crashed stdio server.
 	Restart RestartPolicy
+	// OAuth, when set, authorizes the session with the MCP authorization flow (Streamable HTTP only):
+	// tokens are obtained on the server's 401 and kept per server and per owner (see oauth.go).
+	OAuth *OAuthConfig
 }
 
 // RestartPolicy is exponential backoff with jitter for restarting crashed stdio servers.
@@ -114,6 +117,8 @@ type Options struct {
 	Pending           PendingPolicy
 	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
 	ClientInfo *mcp.Implementation
+	// OAuth configures the upstream authorization flows of servers with ServerConfig.OAuth set.
+	OAuth OAuthOptions
 }
 
 // HostCapabilities are what the host declared when it opened a session. The session advertises exactly
@@ -223,6 +228,9 @@ const (
 	KindSampling RequestKind = iota + 1
 	KindElicitation
 	KindRoots
+	// KindAuthorization is the bridge's own request, not a server's: a person must open an OAuth
+	// authorization URL and hand back the redirect the authorization server sent them to (see oauth.go).
+	KindAuthorization
 )
 
 func (k RequestKind) String() string {
@@ -233,6 +241,8 @@ func (k RequestKind) String() string {
 		return "elicitation"
 	case KindRoots:
 		return "roots"
+	case KindAuthorization:
+		return "authorization"
 	}
 	return fmt.Sprintf("RequestKind(%d)", int(k))
 }
@@ -280,17 +290,19 @@ type PendingRequest struct {
 	Created  time.Time
 	Deadline time.Time
 	// Exactly one payload is set, matching Kind.
-	Sampling    *mcp.CreateMessageWithToolsParams
-	Elicitation *mcp.ElicitParams
-	Roots       *mcp.ListRootsParams
+	Sampling      *mcp.CreateMessageWithToolsParams
+	Elicitation   *mcp.ElicitParams
+	Roots         *mcp.ListRootsParams
+	Authorization *AuthorizationRequest
 }
 
 // Answer is a host's reply to a pending request: exactly one of the fields is set, and it must match the
 // request's kind.
 type Answer struct {
-	Sampling    *mcp.CreateMessageWithToolsResult
-	Elicitation *mcp.ElicitResult
-	Roots       *mcp.ListRootsResult
+	Sampling      *mcp.CreateMessageWithToolsResult
+	Elicitation   *mcp.ElicitResult
+	Roots         *mcp.ListRootsResult
+	Authorization *AuthorizationAnswer
 	// Error answers with a JSON-RPC error (e.g. the user rejected sampling: code -1).
 	Error *RPCError
 }

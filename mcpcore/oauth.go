@@ -1,0 +1,590 @@
+package mcpcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// This file is the bridge's upstream authorization: the MCP authorization flow (spec 2025-11-25 and
+// 2026-07-28, basic/authorization) on top of the SDK's OAuth client (package auth), which does discovery
+// from WWW-Authenticate and protected-resource metadata (RFC 9728), authorization-server metadata (RFC
+// 8414 / OIDC discovery, issuer checked), client ID metadata documents, pre-registered clients, dynamic
+// registration (RFC 7591), PKCE S256, the resource indicator (RFC 8707), RFC 9207 iss checks, refresh and
+// scope step-up with scope accumulation.
+//
+// What the bridge adds:
+//
+//   - the browser step reaches a host: the authorization URL becomes a pending request of KindAuthorization
+//     in the session that needs it, and the host answers with the redirect URL its user landed on (or code,
+//     state and iss); the exchange and the original request then go on;
+//   - tokens are kept per server (name and URL) and per owner in a TokenStore, shared by that owner's
+//     sessions to that server, in memory or in an AES-GCM encrypted file (oauth_store.go);
+//   - one authorization at a time per server and owner; a session that gets a 401 after another session
+//     of the same owner has just authorized retries with the new token instead of asking again;
+//   - URL safety on every discovered URL (oauth_http.go): https (http only for loopback, or when allowed),
+//     no connections to link-local or cloud metadata addresses unless allowed.
+//
+// A token is only ever sent to the server it was issued for: the SDK attaches it to requests to the
+// session's endpoint only, the store is keyed by that endpoint, the protected-resource metadata's resource
+// must match the endpoint, and the resource indicator binds the token to it at the authorization server.
+
+// OAuthGrant is the OAuth grant a server's sessions use.
+type OAuthGrant string
+
+// Grants.
+const (
+	// GrantAuthorizationCode is the authorization-code flow with PKCE, which needs a person (the default).
+	GrantAuthorizationCode OAuthGrant = "authorization_code"
+	// GrantClientCredentials is the client-credentials grant of the MCP OAuth client credentials extension
+	// (io.modelcontextprotocol/oauth-client-credentials): machine to machine, with a pre-registered client
+	// id and secret; no person is asked.
+	GrantClientCredentials OAuthGrant = "client_credentials"
+)
+
+// DefaultRedirectURL is the redirect URL registered and sent when a server's OAuthConfig names none. Nobody
+// listens on it: the host catches the redirect (or its user copies the URL from the browser) and answers the
+// authorization request with it.
+const DefaultRedirectURL = "http://127.0.0.1/mcp-bridge/oauth/callback"
+
+// defaultAuthorizationTimeout is how long an authorization request waits for a host (OAuthOptions).
+const defaultAuthorizationTimeout = 10 * time.Minute
+
+// OAuthConfig is a server's OAuth client configuration. The client is registered with the authorization
+// server by the first of these that applies: the client ID metadata document (when the authorization
+// server supports it), the pre-registered client id, dynamic client registration (when the authorization
+// server offers it and DisableDynamicRegistration is not set).
+type OAuthConfig struct {
+	// Grant is the grant to use; empty means GrantAuthorizationCode.
+	Grant OAuthGrant
+	// ClientID and ClientSecret are a pre-registered client. ClientSecret is a secret: never logged.
+	// GrantClientCredentials requires both.
+	ClientID     string
+	ClientSecret string
+	// Issuer, if set, binds the pre-registered client to that authorization server: a server that
+	// points elsewhere fails authorization instead of receiving the credentials (SEP-2352).
+	Issuer string
+	// ClientMetadataURL is the bridge's client ID metadata document (an https URL with a path), used as
+	// the client_id where the authorization server supports client ID metadata documents.
+	ClientMetadataURL string
+	// RedirectURL is where the authorization server sends the user's browser; empty means
+	// DefaultRedirectURL.
+	RedirectURL string
+	// Scopes are requested when neither the server's challenge nor its protected-resource metadata names
+	// any (the server's own list is authoritative when it gives one).
+	Scopes []string
+	// DisableDynamicRegistration stops the bridge from registering itself with authorization servers.
+	DisableDynamicRegistration bool
+	// ClientName is the client_name sent in dynamic registration; empty means "mcp-bridge".
+	ClientName string
+}
+
+func (c *OAuthConfig) redirectURL() string {
+	if c.RedirectURL != "" {
+		return c.RedirectURL
+	}
+	return DefaultRedirectURL
+}
+
+// OAuthOptions configure the core's upstream authorization. The zero value keeps tokens in memory.
+type OAuthOptions struct {
+	// Store keeps tokens per server and owner; nil means a new in-memory store.
+	Store *TokenStore
+	// AuthorizationTimeout bounds how long an authorization request waits for a host (default 10m); at
+	// the deadline the flow fails and so does the request that needed it.
+	AuthorizationTimeout time.Duration
+	// AllowLinkLocal allows discovery, registration and token requests to link-local addresses
+	// (169.254.0.0/16, fe80::/10) and cloud metadata addresses, which are refused by default (SSRF).
+	AllowLinkLocal bool
+	// AllowInsecureHTTP allows http:// authorization-server and metadata URLs on hosts other than
+	// loopback (loopback http is always allowed, for development).
+	AllowInsecureHTTP bool
+	// OnAuthorization, if set, is told of every authorization request once it is pending, in addition to
+	// the session's events — including requests raised while Core.Open is still connecting, before the
+	// host has the session (the host answers through the Dispatcher as usual). It must not block.
+	OnAuthorization func(*PendingRequest)
+	// Transport, if set, is the base RoundTripper of the OAuth client's requests (tests); nil means the
+	// core's HTTP transport. The address checks apply either way.
+	Transport http.RoundTripper
+}
+
+// AuthorizationRequest is the payload of a KindAuthorization pending request: a person must open
+// AuthorizationURL, sign in and consent; the authorization server then redirects their browser to
+// RedirectURL with the result, and the host answers with that URL.
+type AuthorizationRequest struct {
+	// AuthorizationURL is the authorization server's URL to open (https, or http on loopback). It carries
+	// no secret: state and the PKCE challenge are single-use.
+	AuthorizationURL string
+	// RedirectURL is the redirect URL the answer must start with (scheme, host and path).
+	RedirectURL string
+	// ServerName is the configured name of the MCP server being authorized.
+	ServerName string
+	// Scopes are the scopes requested (empty when the authorization request names none).
+	Scopes []string
+}
+
+// AuthorizationAnswer is a host's answer to an authorization request: either RedirectURL — the full URL
+// the authorization server redirected the browser to — or Code and State (and Iss, when the authorization
+// server sent one) taken from it. A redirect carrying an OAuth error (e.g. access_denied) is a valid
+// answer: the flow then fails.
+type AuthorizationAnswer struct {
+	RedirectURL string
+	Code        string
+	State       string
+	Iss         string
+}
+
+// ErrAuthorization is wrapped by errors of the upstream authorization flow: the host declined or did not
+// answer, the authorization server refused, or discovery or the token exchange failed. Operations that
+// needed authorization fail with it (wrapped in ErrUnavailable when the session could not be opened).
+var ErrAuthorization = errors.New("upstream authorization failed")
+
+// validateAuthorizationAnswer checks a host's answer against its request; the dispatcher calls it from
+// Respond so that a malformed answer is refused there, with field violations, and the flow keeps waiting.
+func validateAuthorizationAnswer(req *AuthorizationRequest, a *AuthorizationAnswer) []FieldViolation {
+	var vs []FieldViolation
+	bad := func(field, desc string) { vs = append(vs, FieldViolation{Field: field, Description: desc}) }
+	if req == nil {
+		bad("authorization", "the request has no authorization payload")
+		return vs
+	}
+	wantState := ""
+	if u, err := url.Parse(req.AuthorizationURL); err == nil {
+		wantState = u.Query().Get("state")
+	}
+	switch {
+	case a.RedirectURL != "" && (a.Code != "" || a.State != "" || a.Iss != ""):
+		bad("authorization", "set either redirectUrl or code and state, not both")
+	case a.RedirectURL != "":
+		got, err := url.Parse(a.RedirectURL)
+		if err != nil {
+			bad("authorization.redirectUrl", "not a URL")
+			break
+		}
+		if want, err := url.Parse(req.RedirectURL); err == nil && req.RedirectURL != "" && !sameEndpoint(got, want) {
+			bad("authorization.redirectUrl", "does not start with the redirect URL of the request ("+want.Scheme+"://"+want.Host+want.Path+")")
+			break
+		}
+		q := got.Query()
+		if q.Get("error") != "" {
+			break // the authorization server said no; the flow fails with that
+		}
+		if q.Get("code") == "" {
+			bad("authorization.redirectUrl", "has neither code nor error")
+		}
+		if s := q.Get("state"); s == "" || (wantState != "" && s != wantState) {
+			bad("authorization.redirectUrl", "state is missing or does not match the request")
+		}
+	case a.Code != "":
+		if a.State == "" || (wantState != "" && a.State != wantState) {
+			bad("authorization.state", "missing or does not match the request")
+		}
+	default:
+		bad("authorization", "redirectUrl, or code and state, required")
+	}
+	return vs
+}
+
+// sameEndpoint reports whether a and b have the same scheme, host (with port) and path, ignoring case in
+// scheme and host.
+func sameEndpoint(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host) &&
+		strings.TrimSuffix(a.Path, "/") == strings.TrimSuffix(b.Path, "/")
+}
+
+// authorizationResult turns a validated answer into what the SDK's flow expects. The iss value is passed
+// on exactly as form-decoded from the redirect: RFC 9207 wants a simple string comparison, no
+// normalization.
+func authorizationResult(a *AuthorizationAnswer) (*auth.AuthorizationResult, error) {
+	if a.RedirectURL == "" {
+		return &auth.AuthorizationResult{Code: a.Code, State: a.State, Iss: a.Iss}, nil
+	}
+	u, err := url.Parse(a.RedirectURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the redirect URL does not parse", ErrAuthorization)
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		// RFC 9207 §2.4: before the issuer is checked, error details must not be acted on or shown;
+		// the code alone is safe to report.
+		return nil, fmt.Errorf("%w: the authorization server returned %s", ErrAuthorization, oauthErrorCode(e))
+	}
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// oauthErrorCode returns e if it is one of the error codes of RFC 6749 §4.1.2.1, else "an error".
+func oauthErrorCode(e string) string {
+	switch e {
+	case "access_denied", "invalid_request", "unauthorized_client", "unsupported_response_type",
+		"invalid_scope", "server_error", "temporarily_unavailable":
+		return e
+	}
+	return "an error"
+}
+
+// --- the handler the session's transport uses ---
+
+// promptKey is the context key under which sessionAuth hands the SDK's shared flow the function that asks
+// a person for this session.
+type promptKey struct{}
+
+type promptFunc func(ctx context.Context, authURL string) (*auth.AuthorizationResult, error)
+
+// oauthFlow is the authorization state of one server for one owner, shared by the owner's sessions to it:
+// the SDK's handler (with its granted scopes) and the token source. It lives in the TokenStore.
+type oauthFlow struct {
+	key   grantKey
+	sdk   auth.OAuthHandler
+	sem   chan struct{} // one authorization at a time
+	store *TokenStore
+
+	mu         sync.Mutex // guards lastScopes
+	lastScopes []string   // scopes of the last authorization that completed
+}
+
+// sessionAuth is the auth.OAuthHandler of one session's transport.
+type sessionAuth struct {
+	flow   *oauthFlow
+	prompt promptFunc
+}
+
+var _ auth.OAuthHandler = (*sessionAuth)(nil)
+
+// TokenSource returns the shared token source of the session's server and owner (nil before the first
+// authorization).
+func (a *sessionAuth) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	return a.flow.sdk.TokenSource(ctx)
+}
+
+// Authorize runs the authorization flow after a 401 or 403 (step-up). It waits for any other session's
+// authorization of the same server and owner first, and retries with that one's token when it is newer
+// than the token the failed request carried.
+func (a *sessionAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	f := a.flow
+	select {
+	case f.sem <- struct{}{}:
+	case <-ctx.Done():
+		drain(resp)
+		return ctx.Err()
+	}
+	defer func() { <-f.sem }()
+
+	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if cur := f.currentToken(ctx); cur != "" && cur != sent {
+		drain(resp)
+		return nil // another session refreshed or re-authorized meanwhile: retry with its token
+	}
+	if resp.StatusCode == http.StatusForbidden && sent != "" {
+		challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		if want := challengedScopes(challenges); len(want) > 0 && f.granted(want) {
+			// The token already carries every scope the server asks for; authorizing again would loop
+			// (the spec asks clients to bound step-up attempts).
+			drain(resp)
+			return fmt.Errorf("%w: the server refuses a token granted the scopes it asks for (%s)", ErrAuthorization, strings.Join(want, " "))
+		}
+	}
+	err := f.sdk.Authorize(context.WithValue(ctx, promptKey{}, a.prompt), req, resp)
+	if err != nil && !errors.Is(err, ErrAuthorization) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", ErrAuthorization, err)
+	}
+	return err
+}
+
+// currentToken is the access token the flow would send now, or "".
+func (f *oauthFlow) currentToken(ctx context.Context) string {
+	ts, err := f.sdk.TokenSource(ctx)
+	if err != nil || ts == nil {
+		return ""
+	}
+	tok, err := ts.Token()
+	if err != nil || tok == nil {
+		return ""
+	}
+	return tok.AccessToken
+}
+
+func (f *oauthFlow) granted(want []string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range want {
+		if !slices.Contains(f.lastScopes, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *oauthFlow) setGranted(scopes []string) {
+	f.mu.Lock()
+	f.lastScopes = scopes
+	f.mu.Unlock()
+}
+
+func challengedScopes(cs []oauthex.Challenge) []string {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "bearer") && c.Params["scope"] != "" {
+			return strings.Fields(c.Params["scope"])
+		}
+	}
+	return nil
+}
+
+// drain discards and closes a response body (Authorize owns it).
+func drain(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}
+}
+
+// fetchCode is the SDK's AuthorizationCodeFetcher of every shared flow: it asks through the session whose
+// request needs the authorization.
+func fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	prompt, _ := ctx.Value(promptKey{}).(promptFunc)
+	if prompt == nil {
+		return nil, fmt.Errorf("%w: no session to ask", ErrAuthorization)
+	}
+	return prompt(ctx, args.URL)
+}
+
+// newOAuthFlow builds the SDK handler for cfg. resource is the server's endpoint URL.
+func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Client) (*oauthFlow, error) {
+	f := &oauthFlow{key: key, sem: make(chan struct{}, 1), store: store}
+	if cfg.Grant == GrantClientCredentials {
+		if cfg.ClientID == "" || cfg.ClientSecret == "" {
+			return nil, fmt.Errorf("%w: the client_credentials grant needs a client id and secret", ErrAuthorization)
+		}
+		// The SDK's client-credentials handler sends no resource indicator; the bridge adds it (RFC 8707,
+		// required by the MCP authorization spec in every token request) so the token is bound to this server.
+		withResource := *hc
+		withResource.Transport = &resourceIndicator{base: hc.Transport, resource: key.Resource}
+		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{
+				ClientID:         cfg.ClientID,
+				ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret},
+				Issuer:           cfg.Issuer,
+			},
+			HTTPClient: &withResource,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+		}
+		f.sdk = h
+		return f, nil
+	}
+	redirect := cfg.redirectURL()
+	hcfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              redirect,
+		AuthorizationCodeFetcher: fetchCode,
+		RequestRefreshToken:      true,
+		Client:                   hc,
+		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			return store.put(key, oc, tok, ctx), nil
+		},
+	}
+	if ts := store.restore(key, hc); ts != nil {
+		hcfg.InitialTokenSource = ts
+	}
+	if cfg.ClientMetadataURL != "" {
+		hcfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: cfg.ClientMetadataURL}
+	}
+	if cfg.ClientID != "" {
+		pre := &oauthex.ClientCredentials{ClientID: cfg.ClientID, Issuer: cfg.Issuer}
+		if cfg.ClientSecret != "" {
+			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}
+		}
+		hcfg.PreregisteredClient = pre
+	}
+	if !cfg.DisableDynamicRegistration {
+		name := cfg.ClientName
+		if name == "" {
+			name = "mcp-bridge"
+		}
+		hcfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				RedirectURIs:  []string{redirect},
+				ClientName:    name,
+				GrantTypes:    []string{"authorization_code", "refresh_token"},
+				ResponseTypes: []string{"code"},
+			},
+		}
+	}
+	if len(cfg.Scopes) > 0 {
+		fallback := slices.Clone(cfg.Scopes)
+		hcfg.ScopeFilter = func(discovered []string) []string {
+			if len(discovered) == 0 {
+				return slices.Clone(fallback)
+			}
+			return discovered
+		}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(hcfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+	}
+	f.sdk = h
+	return f, nil
+}
+
+// --- the session's side ---
+
+// oauthHandler returns the OAuth handler for a new connection of s, or nil when its server has no OAuth
+// configuration. The transport construction (http.go) sets it on the Streamable HTTP transport.
+func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
+	cfg := s.server.OAuth
+	if cfg == nil {
+		return nil, nil
+	}
+	if s.server.Transport != TransportStreamableHTTP {
+		return nil, fmt.Errorf("%w: OAuth is supported on the streamable-http transport only", ErrAuthorization)
+	}
+	opts := s.core.opts.OAuth
+	store := opts.Store
+	if store == nil {
+		return nil, fmt.Errorf("%w: the core has no token store", ErrAuthorization)
+	}
+	key := grantKey{Server: s.server.Name, Resource: s.server.URL, Owner: s.owner}
+	f, err := store.flow(key, func() (*oauthFlow, error) {
+		base := opts.Transport
+		if base == nil {
+			base = s.core.httpTransport()
+		}
+		return newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionAuth{flow: f, prompt: s.askAuthorization}, nil
+}
+
+// askAuthorization raises a KindAuthorization pending request for authURL and waits for the host. The
+// request is tied to the host call that needed it, if any (a step-up during a tool call), and ends when
+// ctx ends: the call or the opening was abandoned.
+func (s *Session) askAuthorization(ctx context.Context, authURL string) (*auth.AuthorizationResult, error) {
+	opts := s.core.opts.OAuth
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the authorization URL does not parse", ErrAuthorization)
+	}
+	if err := checkOAuthURL(u, opts.AllowInsecureHTTP); err != nil {
+		return nil, fmt.Errorf("%w: authorization URL: %w", ErrAuthorization, err)
+	}
+	cfg := s.server.OAuth
+	ar := &AuthorizationRequest{
+		AuthorizationURL: authURL,
+		RedirectURL:      cfg.redirectURL(),
+		ServerName:       s.server.Name,
+		Scopes:           strings.Fields(u.Query().Get("scope")),
+	}
+	timeout := opts.AuthorizationTimeout
+	if timeout <= 0 {
+		timeout = defaultAuthorizationTimeout
+	}
+	now := time.Now()
+	req := &PendingRequest{
+		SessionID:     s.id,
+		Owner:         s.owner,
+		Kind:          KindAuthorization,
+		Created:       now,
+		Deadline:      now.Add(timeout),
+		Authorization: ar,
+	}
+	if call := callFrom(ctx); call != nil {
+		req.OriginCallID, req.OriginMethod, req.OriginName = call.id, call.method, call.name
+	}
+	if hook := opts.OnAuthorization; hook != nil {
+		// Told once the request is registered: the dispatcher publishes EventRequestCreated before it
+		// blocks, through the session's event log, which the hook does not see while Open runs.
+		stop := s.watchCreated(req, func() { safeCall(s, "OnAuthorization", func() { hook(req) }) })
+		defer stop()
+	}
+	s.logger.Info("authorization needed", "server", s.server.Name, "scopes", strings.Join(ar.Scopes, " "))
+	a, outcome, err := s.core.dispatcher.submit(ctx, req, func() Answer {
+		return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered the authorization request"}}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+	}
+	switch {
+	case outcome == OutcomeAnswered && a.Authorization != nil:
+		res, err := authorizationResult(a.Authorization)
+		if err == nil {
+			s.logger.Info("authorization answered", "server", s.server.Name)
+			if f := s.flowFor(); f != nil {
+				f.setGranted(ar.Scopes)
+			}
+		}
+		return res, err
+	case a.Error != nil:
+		return nil, fmt.Errorf("%w: %s (%s)", ErrAuthorization, a.Error.Message, outcome)
+	}
+	return nil, fmt.Errorf("%w: the authorization request ended: %s", ErrAuthorization, outcome)
+}
+
+// flowFor returns the session's shared flow, if one exists.
+func (s *Session) flowFor() *oauthFlow {
+	store := s.core.opts.OAuth.Store
+	if store == nil || s.server.OAuth == nil {
+		return nil
+	}
+	return store.existingFlow(grantKey{Server: s.server.Name, Resource: s.server.URL, Owner: s.owner})
+}
+
+// watchCreated calls f once req has been registered with the dispatcher (its ID is set and it is listed).
+// The watcher goroutine it starts ends when the request is listed or stop is called.
+func (s *Session) watchCreated(req *PendingRequest, f func()) (stop func()) {
+	sub := s.events.subscribe(16)
+	done := make(chan struct{})
+	go func() { // ends when req's creation is seen, or the subscription closes (stop, session end)
+		defer close(done)
+		for ev := range sub.C() {
+			if ev.Kind == EventRequestCreated && ev.Request == req {
+				f()
+				return
+			}
+		}
+	}()
+	return func() {
+		sub.Close()
+		<-done
+	}
+}
+
+// resourceIndicator adds resource=<the MCP server> to client_credentials token requests that lack one.
+type resourceIndicator struct {
+	base     http.RoundTripper
+	resource string
+}
+
+func (t *resourceIndicator) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost || req.Body == nil ||
+		!strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return t.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if form, err := url.ParseQuery(string(body)); err == nil && form.Get("grant_type") == "client_credentials" && !form.Has("resource") {
+		form.Set("resource", t.resource)
+		body = []byte(form.Encode())
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(strings.NewReader(string(body)))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(string(body))), nil }
+	return t.base.RoundTrip(req)
+}
