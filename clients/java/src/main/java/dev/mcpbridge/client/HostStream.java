@@ -104,6 +104,7 @@ final class HostStream {
   private int failures; // guarded by lock; consecutive stream failures without a message
   private final AtomicInteger connects = new AtomicInteger();
   private final AtomicInteger handlerCalls = new AtomicInteger();
+  private final AtomicInteger deliveries = new AtomicInteger();
 
   HostStream(
       BridgeServiceGrpc.BridgeServiceStub stub,
@@ -175,6 +176,11 @@ final class HostStream {
   /** How many times a handler method was started for a server request. */
   int handlerCalls() {
     return handlerCalls.get();
+  }
+
+  /** How many server requests the stream delivered, redeliveries included. */
+  int deliveries() {
+    return deliveries.get();
   }
 
   /** Breaks the current stream as a network failure would; the stream reconnects. For tests. */
@@ -399,6 +405,7 @@ final class HostStream {
   }
 
   private void onServerRequest(ServerRequest r) {
+    deliveries.incrementAndGet();
     String id = r.getRequestId();
     if (isTombstoned(id)) {
       return;

@@ -26,7 +26,6 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -73,7 +72,7 @@ public final class McpBridgeClient implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final BridgeServiceGrpc.BridgeServiceStub asyncStub;
   private final HostStream hostStream;
-  private final Map<String, McpSession> sessions = new ConcurrentHashMap<>();
+  private final java.util.Set<String> opened = ConcurrentHashMap.newKeySet(); // deleted on close
   private volatile boolean closed;
 
   private McpBridgeClient(Builder b) {
@@ -174,7 +173,7 @@ public final class McpBridgeClient implements AutoCloseable {
     return Rpc.<CreateSessionRequest, dev.mcpbridge.v1.CreateSessionResponse>unary(stub(null)::createSession, req.build())
         .thenCompose(resp -> {
           McpSession s = new McpSession(this, resp.getSession(), options.roots());
-          sessions.put(s.id(), s);
+          opened.add(s.id());
           if (h == null) {
             return CompletableFuture.completedFuture(s);
           }
@@ -200,13 +199,13 @@ public final class McpBridgeClient implements AutoCloseable {
   }
 
   /**
-   * A session object for an existing session of this principal (e.g. one another process opened), attached
-   * to the host stream with {@code handler} if it is not null. Its capabilities were fixed when it was created.
+   * A session object for an existing session of this principal (e.g. one another client or process opened),
+   * attached to the host stream with {@code handler} if it is not null. Its capabilities were fixed when it was
+   * created. Closing this client does not delete it (close the returned session to do that).
    */
   public McpSession attachSession(String sessionId, HostHandler handler) {
     Session info = getSession(sessionId);
     McpSession s = new McpSession(this, info, info.getRootsList());
-    sessions.put(s.id(), s);
     if (handler != null) {
       Rpc.await(hostStream.attach(s, handler).orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
           .exceptionally(e -> {
@@ -253,7 +252,7 @@ public final class McpBridgeClient implements AutoCloseable {
   /** Async form of {@link #deleteSession}. */
   public CompletableFuture<Void> deleteSessionAsync(String sessionId) {
     hostStream.detach(sessionId);
-    sessions.remove(sessionId);
+    forget(sessionId);
     return Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
             stub(null)::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(sessionId).build())
         .thenApply(r -> null);
@@ -294,7 +293,7 @@ public final class McpBridgeClient implements AutoCloseable {
   }
 
   void forget(String sessionId) {
-    sessions.remove(sessionId);
+    opened.remove(sessionId);
   }
 
   private void ensureOpen() {
@@ -316,7 +315,7 @@ public final class McpBridgeClient implements AutoCloseable {
     hostStream.close();
     if (!keepSessionsOnClose) {
       List<CompletableFuture<?>> deletes = new ArrayList<>();
-      for (String id : List.copyOf(sessions.keySet())) {
+      for (String id : List.copyOf(opened)) {
         deletes.add(Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
                 stub(Duration.ofSeconds(5))::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(id).build())
             .exceptionally(e -> {
@@ -332,7 +331,7 @@ public final class McpBridgeClient implements AutoCloseable {
         LOG.log(Level.DEBUG, "mcp-bridge: deleting sessions on close: {0}", e.toString());
       }
     }
-    sessions.clear();
+    opened.clear();
     scheduler.shutdownNow();
     if (ownedChannel != null) {
       ownedChannel.shutdown();
