@@ -52,6 +52,8 @@ type Config struct {
 	Limits   Limits   `yaml:"limits"`
 	Sessions Sessions `yaml:"sessions"`
 	Pending  Pending  `yaml:"pending"`
+	// OAuth configures upstream OAuth: the token store and the OAuth client's safety settings.
+	OAuth OAuth `yaml:"oauth"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
@@ -109,6 +111,10 @@ type Server struct {
 
 	// Restart is the supervision policy for a stdio server that crashes.
 	Restart Restart `yaml:"restart"`
+
+	// Auth gives an HTTP server credentials: OAuth, a bearer token or headers from files or the
+	// environment (see upstream_auth.go).
+	Auth *ServerAuth `yaml:"auth"`
 
 	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
 	typeAlias string

@@ -56,6 +56,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if err := c.readSecrets(); err != nil {
+		return nil, err
+	}
 	if c.Auth.TokensFile != "" {
 		tokens, err := LoadTokens(c.Auth.TokensFile)
 		if err != nil {
@@ -133,6 +136,7 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.TLS.ClientCAFile)
 	abs(&c.Auth.TokensFile)
 	abs(&c.Listen.GRPCSocket)
+	c.resolveAuthPaths(abs)
 	for _, s := range c.MCPServers {
 		abs(&s.Cwd)
 		// A command written as a relative path ("./server", "bin/server") is relative to the

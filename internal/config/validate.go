@@ -28,6 +28,9 @@ func (c *Config) Validate() error {
 		if err := c.validateServer(name, c.MCPServers[name]); err != nil {
 			return err
 		}
+		if err := c.validateServerAuth(c.serverPath(name), c.MCPServers[name]); err != nil {
+			return err
+		}
 	}
 	if err := c.validateListen(); err != nil {
 		return err
@@ -39,6 +42,9 @@ func (c *Config) Validate() error {
 		if err := checkFile(c.Auth.TokensFile); err != nil {
 			return c.errorAt("auth.tokensFile", err.Error())
 		}
+	}
+	if err := c.validateOAuth(); err != nil {
+		return err
 	}
 	return c.validateLimits()
 }
