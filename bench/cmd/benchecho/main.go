@@ -1,0 +1,175 @@
+// Command benchecho is the upstream MCP server of the benchmark suite (make bench), built with the
+// official MCP Go SDK. Every scenario, direct or through the bridge or a peer, talks to this one
+// program, over stdio or over Streamable HTTP:
+//
+//	benchecho stdio                       serve one session on stdin/stdout
+//	benchecho http [-addr 127.0.0.1:0]    serve Streamable HTTP; prints "listening http://ADDR/mcp"
+//
+// Tools:
+//
+//	echo {text}          returns text (the small-payload call)
+//	blob {n}             returns a text block of n bytes (payload sweep)
+//	sleep {ms}           waits ms milliseconds or until cancelled; records when a cancel arrived
+//	last_cancel {}       when (Unix ns, this machine's clock) the last sleep saw its cancellation
+//	sample_push {prompt} legacy push: calls sampling/createMessage on the client while serving
+//	                     (handshake era only; 2026-07-28 forbids it)
+//	sample {prompt}      multi round-trip sampling (SEP-2322): returns InputRequests, answered on
+//	                     retry; the SDK pushes it to clients of the handshake era
+//	elicit {}            multi round-trip form elicitation, as sample
+//	proto {}             the protocol version this request was made under
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var lastCancel atomic.Int64
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+type blobIn struct {
+	N int `json:"n"`
+}
+type sleepIn struct {
+	Ms int `json:"ms"`
+}
+type promptIn struct {
+	Prompt string `json:"prompt,omitempty"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "benchecho", Version: "1"}, &mcp.ServerOptions{
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text(in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "blob", Description: "n bytes of text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in blobIn) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("x", max(in.N, 0))), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "wait ms milliseconds or until cancelled"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+			t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return text("slept"), nil, nil
+			case <-ctx.Done():
+				lastCancel.Store(time.Now().UnixNano())
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "last_cancel", Description: "Unix ns of the last cancellation a sleep saw"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(lastCancel.Load())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample_push", Description: "legacy sampling push"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in promptIn) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
+				Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}},
+				MaxTokens: 16,
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "multi round-trip sampling"},
+		func(_ context.Context, req *mcp.CallToolRequest, in promptIn) (*mcp.CallToolResult, any, error) {
+			if resp, ok := req.Params.InputResponses["s"]; ok {
+				switch r := resp.(type) {
+				case *mcp.CreateMessageResult:
+					return &mcp.CallToolResult{Content: []mcp.Content{r.Content}}, nil, nil
+				case *mcp.CreateMessageWithToolsResult:
+					return &mcp.CallToolResult{Content: r.Content}, nil, nil
+				}
+				return text(fmt.Sprintf("unexpected %T", resp)), nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{
+				Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}},
+				MaxTokens: 16,
+			}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "multi round-trip form elicitation"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if resp, ok := req.Params.InputResponses["e"]; ok {
+				r, _ := resp.(*mcp.ElicitResult)
+				if r == nil {
+					return text("no answer"), nil, nil
+				}
+				return text(fmt.Sprintf("%s %v", r.Action, r.Content["name"])), nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"e": &mcp.ElicitParams{
+				Mode: "form", Message: "name?",
+				RequestedSchema: map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"name": map[string]any{"type": "string"}},
+					"required":   []any{"name"},
+				},
+			}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "proto", Description: "the protocol version of this request"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return text(req.ProtocolVersion()), nil, nil
+		})
+	return s
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: benchecho stdio | benchecho http [-addr ADDR]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch os.Args[1] {
+	case "stdio":
+		if err := newServer().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, "benchecho:", err)
+			os.Exit(1)
+		}
+	case "http":
+		fs := flag.NewFlagSet("http", flag.ExitOnError)
+		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		_ = fs.Parse(os.Args[2:])
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchecho:", err)
+			os.Exit(1)
+		}
+		srv := newServer()
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		hs := &http.Server{Handler: h}
+		go func() { <-ctx.Done(); _ = hs.Close() }()
+		fmt.Printf("listening http://%s/mcp\n", ln.Addr())
+		if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {
+			fmt.Fprintln(os.Stderr, "benchecho:", err)
+			os.Exit(1)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "benchecho: unknown mode", os.Args[1])
+		os.Exit(2)
+	}
+}

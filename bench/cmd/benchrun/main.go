@@ -1,0 +1,267 @@
+// Command benchrun is mcp-bridge's benchmark suite (make bench → scripts/bench.sh). It measures the bridge
+// side by side with a direct go-sdk client (the baseline) against one upstream, bench/cmd/benchecho, over
+// stdio and Streamable HTTP, and rewrites BENCHMARKS.md and bench/results.json.
+//
+//	benchrun -bridge bin/mcp-bridge -echo .tools/bench-bin/benchecho [-supergateway DIR] [-mcpo BIN] \
+//	         [-micro FILE] [-md BENCHMARKS.md] [-json bench/results.json]
+//	benchrun twin -config FILE ...   (the instrumented twin; see twin.go)
+//
+// BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing). Every loop is bounded.
+// Figures are deltas and ratios against the baseline measured in the same run, never timed assertions.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type bench struct {
+	quick     bool
+	bridgeBin string
+	echoBin   string
+	selfBin   string
+	sgDir     string // .tools/bench-node (has node_modules/supergateway), or ""
+	mcpoBin   string
+	microFile string
+	tmp       string
+	cfgPath   string
+
+	httpUp  *proc
+	httpURL string
+
+	res     map[string]any // results.json
+	loadAvg string
+	rep     *report
+	notes   []string
+	start   time.Time
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "twin" {
+		if err := runTwin(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchrun twin:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	b := &bench{res: map[string]any{}, rep: &report{}, start: time.Now()}
+	mdPath := flag.String("md", "BENCHMARKS.md", "report to write")
+	jsonPath := flag.String("json", "bench/results.json", "results to write")
+	flag.StringVar(&b.bridgeBin, "bridge", "bin/mcp-bridge", "the bridge binary")
+	flag.StringVar(&b.echoBin, "echo", ".tools/bench-bin/benchecho", "the upstream fixture")
+	flag.StringVar(&b.sgDir, "supergateway", "", "directory with node_modules/supergateway (empty: skip)")
+	flag.StringVar(&b.mcpoBin, "mcpo", "", "mcpo executable (empty: skip)")
+	flag.StringVar(&b.microFile, "micro", "", "go test -bench output to include")
+	flag.Parse()
+	b.quick = os.Getenv("BENCH_QUICK") == "1"
+	for _, p := range []*string{&b.bridgeBin, &b.echoBin} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fatal(err)
+		}
+		*p = abs
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fatal(err)
+	}
+	b.selfBin = self
+	b.tmp, err = os.MkdirTemp("", "mcp-bridge-bench-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(b.tmp)
+
+	if err := b.run(); err != nil {
+		b.cleanup()
+		fatal(err)
+	}
+	b.cleanup()
+	b.res["quick"] = b.quick
+	b.res["duration_s"] = int(time.Since(b.start).Seconds())
+	js, _ := json.MarshalIndent(b.res, "", "  ")
+	if err := os.WriteFile(*jsonPath, append(js, '\n'), 0o644); err != nil {
+		fatal(err)
+	}
+	if err := os.WriteFile(*mdPath, []byte(b.markdown()), 0o644); err != nil {
+		fatal(err)
+	}
+	fmt.Printf("benchrun: wrote %s and %s in %s\n", *mdPath, *jsonPath, time.Since(b.start).Round(time.Second))
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "benchrun:", err)
+	os.Exit(1)
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	b.notes = append(b.notes, s)
+	b.logf("note: %s", s)
+}
+
+// q picks the quick or the full value.
+func (b *bench) q(quick, full int) int {
+	if b.quick {
+		return quick
+	}
+	return full
+}
+
+func (b *bench) qd(quick, full time.Duration) time.Duration {
+	if b.quick {
+		return quick
+	}
+	return full
+}
+
+func (b *bench) cleanup() {
+	b.httpUp.stop()
+}
+
+func (b *bench) run() error {
+	ctx := context.Background()
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		b.loadAvg = strings.Join(strings.Fields(string(la))[:3], " ")
+	}
+	b.logf("GOMAXPROCS=%d quick=%v load %s", runtime.GOMAXPROCS(0), b.quick, b.loadAvg)
+
+	// The shared Streamable HTTP upstream.
+	urlc := make(chan string, 1)
+	p, err := startProc("benchecho-http", []string{b.echoBin, "http"}, nil, func(line string) {
+		if u, ok := strings.CutPrefix(line, "listening "); ok {
+			urlc <- u
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b.httpUp = p
+	select {
+	case b.httpURL = <-urlc:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("benchecho http did not start: %s", p.stderr)
+	}
+	if err := b.writeConfig(); err != nil {
+		return err
+	}
+
+	peers := b.startPeers(ctx)
+	defer peers.stop()
+
+	br, err := b.startBridge(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer br.stop()
+
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"S1 latency", func() error { return b.s1(ctx, br, peers) }},
+		{"S2 payload sweep", func() error { return b.s2(ctx, br) }},
+		{"S3 throughput", func() error { return b.s3(ctx, br, peers) }},
+		{"S5 sampling and elicitation", func() error { return b.s5(ctx, br) }},
+		{"S9 head-of-line and cancellation", func() error { return b.s9(ctx, br) }},
+		{"S6 session open and close", func() error { return b.s6(ctx, br) }},
+		{"S7 idle scale", func() error { return b.s7(ctx) }},
+		{"S10 cold start", func() error { return b.s10(ctx) }},
+		{"twin: allocations and profiles", func() error { return b.twinProfiles(ctx) }},
+		{"S12 soak", func() error { return b.s12(ctx, br) }},
+	}
+	for _, s := range steps {
+		b.logf("== %s", s.name)
+		if err := s.fn(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	b.micro()
+	return nil
+}
+
+func (b *bench) writeConfig() error {
+	b.cfgPath = filepath.Join(b.tmp, "bridge.yaml")
+	cfg := fmt.Sprintf(`mcpServers:
+  echo:
+    command: %q
+    args: [stdio]
+  echohttp:
+    url: %q
+limits:
+  maxSessions: 30000
+  maxSessionsPerPrincipal: 30000
+  maxPendingPerSession: 1024
+  maxStdioProcesses: 512
+sessions:
+  idleTimeout: 0s
+`, b.echoBin, b.httpURL)
+	return os.WriteFile(b.cfgPath, []byte(cfg), 0o644)
+}
+
+// bridge is a running bridge process (the real binary, or the twin) and a client of it.
+type bridge struct {
+	p     *proc
+	c     *bridgeClient
+	debug string // twin only: http://ADDR of pprof and /debug/stats
+}
+
+func (br *bridge) pid() int { return br.p.pid() }
+
+func (br *bridge) stop() {
+	if br == nil {
+		return
+	}
+	br.c.close()
+	br.p.stop()
+}
+
+func (b *bench) startBridge(ctx context.Context, twin bool) (*bridge, error) {
+	g, h := freePort(), freePort()
+	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
+	var debug string
+	if twin {
+		debug = freePort()
+		argv = []string{b.selfBin, "twin", "-config", b.cfgPath, "-grpc-addr", g, "-http-addr", h, "-debug-addr", debug}
+		debug = "http://" + debug
+	}
+	p, err := startProc("bridge", argv, []string{"GOMAXPROCS=" + fmt.Sprint(runtime.NumCPU())}, func(string) {})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := waitHTTP(ctx, "http://"+h+"/healthz", 20*time.Second, 2*time.Millisecond); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%w; stderr: %s", err, p.stderr)
+	}
+	c, err := newBridgeClient(g, h)
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return &bridge{p: p, c: c, debug: debug}, nil
+}
+
+// goVersion of a binary, from go version -m.
+func goVersionOf(bin string) string {
+	out, err := exec.Command("go", "version", bin).Output()
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(out))
+	if len(f) >= 2 {
+		return f[len(f)-1]
+	}
+	return strings.TrimSpace(string(out))
+}
