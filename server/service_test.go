@@ -783,3 +783,39 @@ func TestEndStreams(t *testing.T) {
 		t.Errorf("session after EndStreams: %v", err)
 	}
 }
+
+// A host that cancels a server request: the server gets the user's "cancel" (elicitation), the hosts see
+// CANCELLED_BY_HOST, and an answer afterwards is refused.
+func TestHostCancels(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	id := b.create(ctx, serverModern).GetSessionId()
+	h := b.connect(ctx)
+	h.attach(id)
+	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
+	req := h.nextRequest()
+	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "user closed the dialog"}}})
+	if ack := h.next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); !ack.GetAccepted() {
+		t.Fatalf("cancel ack = %v", ack)
+	}
+	if e := h.nextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST {
+		t.Errorf("ended = %v", e)
+	}
+	res := await(t, call)
+	if res.err != nil || textOf(res.resp.GetResult()) != "cancelled" {
+		t.Fatalf("elicit = %v, %v", res.resp, res.err)
+	}
+	ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
+	if codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
+		t.Errorf("late answer ack = %v", ack)
+	}
+	// Detaching keeps the stream; messages without an action are refused, not fatal.
+	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
+	if att := h.next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil }).GetAttached(); len(att.GetSessionIds()) != 0 {
+		t.Errorf("after detach: %v", att)
+	}
+	h.send(&pb.ConnectRequest{})
+	if ack := h.next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); codes.Code(ack.GetError().GetCode()) != codes.InvalidArgument {
+		t.Errorf("empty message ack = %v", ack)
+	}
+}
