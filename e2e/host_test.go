@@ -96,7 +96,9 @@ func (h *hostConn) nextRequest() *pb.ServerRequest {
 func (h *hostConn) reply(id string, a *pb.HostAnswer) *pb.ReplyAck {
 	h.t.Helper()
 	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: id, Answer: a}}})
-	return h.next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck().GetRequestId() == id && m.GetReplyAck() != nil }).GetReplyAck()
+	return h.next(func(m *pb.ConnectResponse) bool {
+		return m.GetReplyAck().GetRequestId() == id && m.GetReplyAck() != nil
+	}).GetReplyAck()
 }
 
 type callResult struct {

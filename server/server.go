@@ -116,14 +116,14 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		opts.StreamBuffer = defaultStreamBuffer
 	}
 	s := &Service{
-		core:    core,
-		logger:  opts.Logger,
-		auth:    newAuthenticator(opts.Tokens),
-		opts:    opts,
+		core:       core,
+		logger:     opts.Logger,
+		auth:       newAuthenticator(opts.Tokens),
+		opts:       opts,
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
-		tracked: map[string]*tracked{},
-		winners: map[string]winner{},
+		tracked:    map[string]*tracked{},
+		winners:    map[string]winner{},
 	}
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)
