@@ -16,6 +16,8 @@ PROTOC_GEN_GO_GRPC_VERSION  := v1.6.2
 GRPC_GATEWAY_VERSION        := v2.32.0
 
 GO_PACKAGES := ./...
+# e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
+GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-python test-java conformance lint generate check-generate \
         tools node-tools python-peer bench clean fmt
@@ -62,7 +64,7 @@ test: export MCPBRIDGE_REQUIRE_PEERS := 1
 test: tools lint check-generate test-go test-e2e test-python test-java conformance ## Everything CI runs.
 
 test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
-	go test -race -count=1 $(GO_PACKAGES)
+	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
 	scripts/test-e2e.sh
