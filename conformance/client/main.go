@@ -13,7 +13,9 @@
 // would be for an unpinned server), performs the scenario's actions, and plays the host: every request the
 // server makes of the client reaches it as an mcpcore pending request, and it answers through the
 // Dispatcher — sampling with a canned assistant message, elicitation by accepting the form filled with the
-// schema's defaults, roots with one fixed root. It exits 0 when the scenario's actions succeeded, 1 if not.
+// schema's defaults, roots with one fixed root — and, for the authorization scenarios, the browser step of
+// the OAuth flow: it fetches the authorization URL without following the redirect and answers with the
+// redirect URL. It exits 0 when the scenario's actions succeeded, 1 if not.
 // The suite's checks, not the exit status, decide whether a scenario passes.
 package main
 
@@ -23,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -87,8 +90,7 @@ func mainErr() error {
 	switch {
 	case ok:
 	case strings.HasPrefix(name, "auth/"):
-		// The OAuth client belongs to a later issue; connect anyway, so the suite records what the core does
-		// with a server that demands authorization today (it fails at the 401).
+		// Every authorization scenario: connect through the core's OAuth client, list tools, call test-tool.
 		sc = scenario{run: authScenario}
 	default:
 		names := make([]string, 0, len(scenarios))
@@ -106,11 +108,17 @@ func mainErr() error {
 	defer cancel()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := &host{logger: logger}
 	core := mcpcore.New(mcpcore.Options{
 		Logger:            logger,
 		AllowUnconfigured: true,
 		ClientInfo:        &mcp.Implementation{Name: "mcp-bridge-conformance", Version: clientVersion},
+		OAuth: mcpcore.OAuthOptions{
+			// Authorization is asked for while the session is still opening, before the host has it.
+			OnAuthorization: func(p *mcpcore.PendingRequest) { go h.answer(ctx, p) },
+		},
 	})
+	h.dispatcher = core.Dispatcher()
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -119,7 +127,7 @@ func mainErr() error {
 		}
 	}()
 
-	r := &run{core: core, url: url, data: data, logger: logger}
+	r := &run{core: core, host: h, url: url, data: data, logger: logger, auth: strings.HasPrefix(name, "auth/")}
 	if err := r.open(ctx); err != nil {
 		return err
 	}
@@ -137,10 +145,34 @@ func mainErr() error {
 // run is one scenario's state: the core, its one session and the host answering for it.
 type run struct {
 	core   *mcpcore.Core
+	host   *host
 	url    string
 	data   map[string]any
 	logger *slog.Logger
+	auth   bool // an authorization scenario: the server is configured for OAuth
 	sess   *mcpcore.Session
+}
+
+// Client registration for the authorization scenarios, as the suite expects of every client: the client
+// ID metadata document URL the mock authorization servers know, the redirect URL nobody listens on (the
+// host reads the redirect without following it), and the pre-registered credentials of
+// auth/pre-registration from MCP_CONFORMANCE_CONTEXT.
+const (
+	clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+	redirectURL       = "http://localhost:3000/callback"
+)
+
+// oauthConfig is the OAuth client configuration of the scenario's server.
+func (r *run) oauthConfig() *mcpcore.OAuthConfig {
+	if !r.auth {
+		return nil
+	}
+	cfg := &mcpcore.OAuthConfig{ClientMetadataURL: clientMetadataURL, RedirectURL: redirectURL}
+	if id, ok := r.data["client_id"].(string); ok {
+		cfg.ClientID = id
+		cfg.ClientSecret, _ = r.data["client_secret"].(string)
+	}
+	return cfg
 }
 
 // hostCapabilities are what this host can answer: all of it.
@@ -163,6 +195,7 @@ func (r *run) open(ctx context.Context) error {
 			Name:      "conformance",
 			Transport: mcpcore.TransportStreamableHTTP,
 			URL:       r.url,
+			OAuth:     r.oauthConfig(),
 		},
 		Capabilities: hostCapabilities,
 		Roots:        hostRoots,
@@ -171,7 +204,7 @@ func (r *run) open(ctx context.Context) error {
 		return fmt.Errorf("open session: %w", err)
 	}
 	r.sess = sess
-	h := &host{dispatcher: r.core.Dispatcher(), logger: r.logger}
+	h := r.host
 	sub := sess.Subscribe(0)
 	// The host goroutine ends when the session closes (its subscription's channel closes) — at core.Close.
 	go h.serve(ctx, sub)
@@ -215,6 +248,14 @@ func (h *host) answer(ctx context.Context, p *mcpcore.PendingRequest) {
 		a.Elicitation = elicitAnswer(p.Elicitation)
 	case mcpcore.KindRoots:
 		a.Roots = &mcp.ListRootsResult{Roots: hostRoots}
+	case mcpcore.KindAuthorization:
+		ans, err := authorize(ctx, p.Authorization)
+		if err != nil {
+			h.logger.Error("authorization", "err", err)
+			a.Error = &mcpcore.RPCError{Code: -1, Message: err.Error()}
+		} else {
+			a.Authorization = ans
+		}
 	default:
 		a.Error = &mcpcore.RPCError{Code: -32601, Message: "the conformance host does not handle " + p.Kind.String()}
 	}
@@ -227,6 +268,30 @@ func (h *host) answer(ctx context.Context, p *mcpcore.PendingRequest) {
 	default:
 		h.logger.Error("answer refused", "request", p.ID, "kind", p.Kind, "err", err)
 	}
+}
+
+// authorize plays the user in the browser: the suite's mock authorization servers approve at once and
+// redirect to the redirect URL with code, state and (per scenario) iss, so the host fetches the
+// authorization URL without following the redirect and answers with where it points.
+func authorize(ctx context.Context, p *mcpcore.AuthorizationRequest) (*mcpcore.AuthorizationAnswer, error) {
+	hc := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.AuthorizationURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode/100 != 3 || loc == "" {
+		return nil, fmt.Errorf("the authorization server answered %s without a redirect", resp.Status)
+	}
+	return &mcpcore.AuthorizationAnswer{RedirectURL: loc}, nil
 }
 
 // elicitAnswer accepts a form with every field that has a default set to it (SEP-1034: a client applies
@@ -478,8 +543,9 @@ func echoSchema(ctx context.Context, r *run) error {
 	return err
 }
 
-// authScenario connects, lists tools and calls test-tool, as the suite's auth scenarios expect of a client
-// that completed authorization. mcpcore has no OAuth client yet, so this fails at the server's 401.
+// authScenario lists tools and calls test-tool, as the suite's auth scenarios expect of a client that
+// completed authorization (the core authorized while opening the session, the host answering the browser
+// step; step-up scenarios authorize again on the way).
 func authScenario(ctx context.Context, r *run) error {
 	if _, err := r.allTools(ctx); err != nil {
 		return err
