@@ -2,6 +2,7 @@ package dev.mcpbridge.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -15,6 +16,9 @@ import dev.mcpbridge.v1.ElicitRequest;
 import dev.mcpbridge.v1.ElicitResult;
 import dev.mcpbridge.v1.Event;
 import dev.mcpbridge.v1.GetPromptResponse;
+import dev.mcpbridge.v1.GetTaskResponse;
+import dev.mcpbridge.v1.Task;
+import dev.mcpbridge.v1.TaskStatus;
 import dev.mcpbridge.v1.LoggingLevel;
 import dev.mcpbridge.v1.ProgressNotification;
 import dev.mcpbridge.v1.ReadResourceResponse;
@@ -34,6 +38,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -240,6 +245,57 @@ class EverythingTest {
     Event log = host.events.await(Event::hasLog, 20, "log");
     assertTrue(log.getLog().getLevel() != LoggingLevel.LOGGING_LEVEL_UNSPECIFIED);
     session.callTool("toggle-simulated-logging", Map.of());
+  }
+
+  /** Polls a task at the server's suggested interval until it leaves WORKING / INPUT_REQUIRED. */
+  private GetTaskResponse awaitTask(String taskId) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      GetTaskResponse t = session.getTask(taskId);
+      TaskStatus st = t.getTask().getStatus();
+      if (st != TaskStatus.TASK_STATUS_WORKING && st != TaskStatus.TASK_STATUS_INPUT_REQUIRED) {
+        return t;
+      }
+      assertTrue(System.nanoTime() < end, "task still " + st + " after 30 s");
+      long ms = t.getTask().hasPollInterval() ? t.getTask().getPollInterval().getSeconds() * 1000
+          + t.getTask().getPollInterval().getNanos() / 1_000_000 : 500;
+      Thread.sleep(Math.max(100, Math.min(ms, 1000))); // the server's poll interval: tasks are polled by design
+    }
+  }
+
+  @Test
+  @Disabled("the session's server_capabilities lack `tasks` although server-everything declares tasks.list, "
+      + "tasks.cancel and tasks.requests.tools.call; reported to the lead")
+  void serverDeclaresTasks() {
+    assertTrue(session.serverCapabilities().getTasks().getToolCall(), session.serverCapabilities().toString());
+  }
+
+  @Test
+  void toolsRunAsTasksAndCanBeCancelled() throws Exception {
+    CallToolResult started = session.callTool("simulate-research-query", Map.of("topic", "bridges"),
+        CallOptions.none().withTask(java.time.Duration.ofMinutes(5)));
+    assertTrue(started.hasTask(), started.toString());
+    String taskId = started.getTask().getTaskId();
+    assertEquals(TaskStatus.TASK_STATUS_COMPLETED, awaitTask(taskId).getTask().getStatus());
+
+    CallToolResult other = session.callTool("simulate-research-query", Map.of("topic", "tunnels"),
+        CallOptions.none().withTask(java.time.Duration.ofMinutes(5)));
+    Task cancelled = session.cancelTask(other.getTask().getTaskId());
+    assertEquals(TaskStatus.TASK_STATUS_CANCELLED, cancelled.getStatus());
+    McpBridgeException again = assertThrows(McpBridgeException.class, () -> session.cancelTask(taskId));
+    assertTrue(again.code() == io.grpc.Status.Code.FAILED_PRECONDITION
+        || again.code() == io.grpc.Status.Code.INVALID_ARGUMENT, again.toString());
+  }
+
+  @Test
+  @Disabled("the bridge does not fetch tasks/result for a completed 2025-11-25 task yet (mcpcore Session.GetTask "
+      + "only calls tasks/get), so GetTaskResponse.result stays empty; reported to the lead")
+  void completedTaskCarriesItsResult() throws Exception {
+    CallToolResult started = session.callTool("simulate-research-query", Map.of("topic", "bridges"),
+        CallOptions.none().withTask(java.time.Duration.ofMinutes(5)));
+    GetTaskResponse done = awaitTask(started.getTask().getTaskId());
+    assertTrue(done.hasResult(), done.toString());
+    assertTrue(Mcp.text(done.getResult()).contains("Research Report: bridges"), Mcp.text(done.getResult()));
   }
 
   @Test
