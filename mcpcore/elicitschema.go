@@ -216,7 +216,7 @@ func checkElicitValue(vs []FieldViolation, field string, s *jsonschema.Schema, v
 		if typ == "" || typ == "null" || slices.Contains(s.Types, "null") {
 			return vs
 		}
-		return bad("must be a %s, not null", typ)
+		return bad("must be %s, not null", withArticle(typ))
 	}
 	switch typ {
 	case "string":
@@ -228,7 +228,7 @@ func checkElicitValue(vs []FieldViolation, field string, s *jsonschema.Schema, v
 	case "number", "integer":
 		f, ok := toFloat(v)
 		if !ok {
-			return bad("must be a %s, got %s", typ, jsonKind(v))
+			return bad("must be %s, got %s", withArticle(typ), jsonKind(v))
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return bad("must be a finite number")
@@ -499,4 +499,13 @@ func quoteList(vals []any) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// withArticle puts the indefinite article before a JSON type name: "an integer", "a number".
+func withArticle(typ string) string {
+	switch typ {
+	case "integer", "array", "object":
+		return "an " + typ
+	}
+	return "a " + typ
 }
