@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,13 +89,53 @@ type wireTap struct {
 	s *Session
 	g *generation
 
-	mu       sync.Mutex // guards the maps and the refs' pendingID
+	mu       sync.Mutex // guards the maps, the refs' pendingID and the acknowledgement counter
 	outgoing map[jsonrpc.ID]*outgoingCall
 	byRPC    map[jsonrpc.ID]*serverRequestRef // server requests being handled, by JSON-RPC id
+	acks     uint64                           // notifications/subscriptions/acknowledged received
+	ackCh    chan struct{}                    // closed and replaced at every acknowledgement
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
-	return &wireTap{s: s, g: g, outgoing: map[jsonrpc.ID]*outgoingCall{}, byRPC: map[jsonrpc.ID]*serverRequestRef{}}
+	return &wireTap{s: s, g: g, outgoing: map[jsonrpc.ID]*outgoingCall{}, byRPC: map[jsonrpc.ID]*serverRequestRef{}, ackCh: make(chan struct{})}
+}
+
+// acked records a notifications/subscriptions/acknowledged (2026-07-28 subscriptions/listen).
+func (t *wireTap) acked() {
+	t.mu.Lock()
+	t.acks++
+	close(t.ackCh)
+	t.ackCh = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// ackCount returns the number of acknowledgements so far.
+func (t *wireTap) ackCount() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acks
+}
+
+// waitAck waits until more than n acknowledgements have arrived, for at most d or until ctx ends. A
+// server that does not acknowledge (it SHOULD) costs the wait; the subscription stands anyway.
+func (t *wireTap) waitAck(ctx context.Context, n uint64, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		got, ch := t.acks, t.ackCh
+		t.mu.Unlock()
+		if got > n {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // sent records an outgoing message. For a task-augmented tools/call on a handshake-era session it returns
@@ -167,12 +208,8 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 			}
 			return msg, true
 		}
-		switch m.Method {
-		case "notifications/cancelled":
-			t.serverCancelled(m.Params)
-		case "notifications/tasks/status", "notifications/tasks":
-			t.s.events.publish(Event{Kind: EventTaskStatus, Task: taskFromNotification(m.Params)})
-			return nil, false // the SDK does not know these; it would only log them
+		if !t.s.notification(m.Method, m.Params, t) {
+			return nil, false // the SDK does not know it; it would only log it
 		}
 		return msg, true
 	}

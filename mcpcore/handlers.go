@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,27 +53,11 @@ func (s *Session) clientOptions() *mcp.ClientOptions {
 		Logger:         s.logger,
 		Capabilities:   s.clientCapabilities(),
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			s.events.publish(Event{Kind: EventToolsListChanged})
-		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			s.events.publish(Event{Kind: EventPromptsListChanged})
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			s.events.publish(Event{Kind: EventResourcesListChanged})
-		},
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-			if r.Params != nil {
-				s.events.publish(Event{Kind: EventResourceUpdated, URI: r.Params.URI})
-			}
-		},
-		ElicitationCompleteHandler: func(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
-			if r.Params != nil {
-				s.events.publish(Event{Kind: EventElicitationComplete, ElicitationID: r.Params.ElicitationID})
-			}
-		},
-		LoggingMessageHandler:       s.onLog,
-		ProgressNotificationHandler: s.onProgress,
+		// Notifications become events in the wire tap (see notification); the SDK's handlers are set only
+		// because the SDK opens its 2026-07-28 subscriptions/listen stream for list changes when they are.
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
 	}
 	if s.caps.Sampling {
 		o.CreateMessageWithToolsHandler = func(ctx context.Context, r *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -296,17 +281,58 @@ func (s *Session) handleRoots(ctx context.Context, p *mcp.ListRootsParams, d Del
 	return nil, errWrongAnswer
 }
 
-// onProgress routes notifications/progress to the call that owns the token (in order: the SDK handles
-// notifications one at a time) and publishes it as an event.
-func (s *Session) onProgress(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-	if r.Params == nil {
-		return
+// notification turns a server notification into events, in the order the connection delivered them, and
+// routes progress and log messages to the calls in flight. It runs in the tap, before the SDK sees the
+// message, so every notification that preceded a response has reached its call before that call returns
+// (the SDK's own notification handlers run on another goroutine, after the response may have been
+// delivered). It reports false for notifications the SDK does not know, which the tap then drops.
+func (s *Session) notification(method string, params json.RawMessage, t *wireTap) bool {
+	switch method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(params, &p) == nil {
+			s.onProgress(&p)
+		}
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(params, &p) == nil {
+			s.onLog(&p)
+		}
+	case "notifications/tools/list_changed":
+		s.events.publish(Event{Kind: EventToolsListChanged})
+	case "notifications/prompts/list_changed":
+		s.events.publish(Event{Kind: EventPromptsListChanged})
+	case "notifications/resources/list_changed":
+		s.events.publish(Event{Kind: EventResourcesListChanged})
+	case "notifications/resources/updated":
+		var p mcp.ResourceUpdatedNotificationParams
+		if json.Unmarshal(params, &p) == nil {
+			s.events.publish(Event{Kind: EventResourceUpdated, URI: p.URI})
+		}
+	case "notifications/elicitation/complete":
+		var p mcp.ElicitationCompleteParams
+		if json.Unmarshal(params, &p) == nil {
+			s.events.publish(Event{Kind: EventElicitationComplete, ElicitationID: p.ElicitationID})
+		}
+	case "notifications/cancelled":
+		t.serverCancelled(params)
+	case "notifications/subscriptions/acknowledged":
+		t.acked()
+	case "notifications/tasks/status", "notifications/tasks":
+		s.events.publish(Event{Kind: EventTaskStatus, Task: taskFromNotification(params)})
+		return false
 	}
-	tok := fmt.Sprint(r.Params.ProgressToken)
+	return true
+}
+
+// onProgress routes notifications/progress to the call that owns the token (in order, one at a time) and
+// publishes it as an event.
+func (s *Session) onProgress(p *mcp.ProgressNotificationParams) {
+	tok := fmt.Sprint(p.ProgressToken)
 	s.mu.Lock()
 	call := s.tokens[tok]
 	s.mu.Unlock()
-	pr := Progress{Token: r.Params.ProgressToken, Progress: r.Params.Progress, Total: r.Params.Total, Message: r.Params.Message}
+	pr := Progress{Token: p.ProgressToken, Progress: p.Progress, Total: p.Total, Message: p.Message}
 	if call != nil {
 		pr.CallID = call.id
 		if f := call.opts.OnProgress; f != nil {
@@ -319,10 +345,7 @@ func (s *Session) onProgress(_ context.Context, r *mcp.ProgressNotificationClien
 }
 
 // onLog publishes notifications/message and hands it to the calls in flight that asked for logs.
-func (s *Session) onLog(_ context.Context, r *mcp.LoggingMessageRequest) {
-	if r.Params == nil {
-		return
-	}
+func (s *Session) onLog(p *mcp.LoggingMessageParams) {
 	s.mu.Lock()
 	var calls []*activeCall
 	for _, c := range s.calls {
@@ -333,10 +356,10 @@ func (s *Session) onLog(_ context.Context, r *mcp.LoggingMessageRequest) {
 	s.mu.Unlock()
 	for _, c := range calls {
 		c.mu.Lock()
-		safeCall(s, "OnLog", func() { c.opts.OnLog(r.Params) })
+		safeCall(s, "OnLog", func() { c.opts.OnLog(p) })
 		c.mu.Unlock()
 	}
-	s.events.publish(Event{Kind: EventLog, Log: r.Params})
+	s.events.publish(Event{Kind: EventLog, Log: p})
 }
 
 // onDispatcherEvent receives the dispatcher's events for this session: they go to the session's log, and

@@ -395,7 +395,16 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
 		}
-		return g.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		acks := g.tap.ackCount()
+		if err := g.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			return err
+		}
+		if g.modern() {
+			// The SDK opens the URI's subscriptions/listen stream without waiting; return once the
+			// server acknowledged it, so no update after SubscribeResource returns is missed.
+			g.tap.waitAck(ctx, acks, listenAckWait)
+		}
+		return nil
 	})
 	if err == nil {
 		s.mu.Lock()

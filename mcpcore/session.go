@@ -278,8 +278,20 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 		return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, err)
 	}
 	g.cs = cs
+	// On 2026-07-28 the SDK opened a subscriptions/listen stream for list changes if the server offers
+	// them; the session is Ready once the server acknowledged it, so no change after Ready is missed.
+	if g.modern() {
+		if c := g.serverCaps(); (c.Tools != nil && c.Tools.ListChanged) || (c.Prompts != nil && c.Prompts.ListChanged) || (c.Resources != nil && c.Resources.ListChanged) {
+			if !g.tap.waitAck(ctx, 0, listenAckWait) {
+				s.logger.Info("the server did not acknowledge subscriptions/listen", "waited", listenAckWait)
+			}
+		}
+	}
 	return g, nil
 }
+
+// listenAckWait bounds the wait for a 2026-07-28 server's notifications/subscriptions/acknowledged.
+const listenAckWait = 5 * time.Second
 
 // supervise owns the session's connections: it waits for the live one to end and, unless the session is
 // closing, reconnects with backoff (exponential, with jitter, bounded by the server's RestartPolicy). It
