@@ -783,6 +783,17 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 			return nil, err
 		}
 		out.Payload = &pb.ServerRequest_Elicitation{Elicitation: e}
+	case mcpcore.KindAuthorization:
+		a := r.Authorization
+		if a == nil {
+			return nil, badMessage("server request", fmt.Errorf("authorization request without payload"))
+		}
+		out.Payload = &pb.ServerRequest_Authorization{Authorization: &pb.AuthorizationRequest{
+			AuthorizationUrl: a.AuthorizationURL,
+			RedirectUrl:      a.RedirectURL,
+			ServerName:       a.ServerName,
+			Scopes:           a.Scopes,
+		}}
 	case mcpcore.KindRoots:
 		rr := &pb.ListRootsRequest{}
 		if r.Roots != nil {
@@ -857,6 +868,14 @@ func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
 			res.Meta = mapFromStructPath(r.GetMeta(), "roots._meta", &vs)
 		}
 		out.Roots = res
+	case *pb.HostAnswer_Authorization:
+		a := x.Authorization
+		out.Authorization = &mcpcore.AuthorizationAnswer{
+			RedirectURL: a.GetRedirectUrl(),
+			Code:        a.GetCode(),
+			State:       a.GetState(),
+			Iss:         a.GetIss(),
+		}
 	case *pb.HostAnswer_Error:
 		e := x.Error
 		re := &mcpcore.RPCError{Code: int64(e.GetCode()), Message: e.GetMessage()}
@@ -871,7 +890,7 @@ func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
 		}
 		out.Error = re
 	default:
-		vs = append(vs, mcpcore.FieldViolation{Field: "", Description: "exactly one of sampling, elicitation, roots or error must be set"})
+		vs = append(vs, mcpcore.FieldViolation{Field: "", Description: "exactly one of sampling, elicitation, roots, authorization or error must be set"})
 	}
 	if len(vs) > 0 {
 		return mcpcore.Answer{}, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
@@ -889,6 +908,8 @@ func answerViolationPrefix(a mcpcore.Answer) string {
 		return "elicitation"
 	case a.Roots != nil:
 		return "roots"
+	case a.Authorization != nil:
+		return "authorization"
 	case a.Error != nil:
 		return "error"
 	}

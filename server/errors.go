@@ -40,7 +40,9 @@ const (
 	ReasonCancelled          = "CANCELLED"
 	ReasonUnauthenticated    = "UNAUTHENTICATED"
 	ReasonShuttingDown       = "SHUTTING_DOWN"
-	ReasonInternal           = "INTERNAL"
+	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
+	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
+	ReasonInternal              = "INTERNAL"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -75,6 +77,8 @@ var sentinelTable = []struct {
 	// A call cut short by DeleteSession or shutdown: the API contract says in-flight calls fail CANCELLED.
 	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
 	{mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage},
+	// Before ErrUnavailable, which wraps it when a session could not be opened for want of authorization.
+	{mcpcore.ErrAuthorization, codes.FailedPrecondition, ReasonUpstreamAuthorization},
 	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
 	{errShuttingDown, codes.Unavailable, ReasonShuttingDown},
 	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},

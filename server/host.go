@@ -19,14 +19,22 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
+// anySession is the session id that stands for every session of the caller, including sessions still being
+// created (whose authorization requests are listed only this way).
+const anySession = "-"
+
 // ListPendingRequests lists the session's requests waiting for a host, oldest first.
 func (s *Service) ListPendingRequests(ctx context.Context, req *pb.ListPendingRequestsRequest) (*pb.ListPendingRequestsResponse, error) {
-	sess, err := s.lookup(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
+	sessionID := ""
+	if req.GetSessionId() != anySession {
+		sess, err := s.lookup(ctx, req.GetSessionId())
+		if err != nil {
+			return nil, err
+		}
+		sessionID = sess.ID()
 	}
 	out := &pb.ListPendingRequestsResponse{}
-	for _, pr := range s.core.Dispatcher().List(Principal(ctx), sess.ID()) {
+	for _, pr := range s.core.Dispatcher().List(Principal(ctx), sessionID) {
 		r, err := serverRequestToProto(pr)
 		if err != nil {
 			s.logger.Warn("pending request not shown", "request", pr.ID, "error", err)
@@ -52,11 +60,15 @@ func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequest
 	if len(vs) > 0 {
 		return nil, invalidArgument(vs...)
 	}
-	sess, err := s.lookup(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
+	sessionID := ""
+	if req.GetSessionId() != anySession {
+		sess, err := s.lookup(ctx, req.GetSessionId())
+		if err != nil {
+			return nil, err
+		}
+		sessionID = sess.ID()
 	}
-	if err := s.answer(ctx, sess.ID(), req.GetRequestId(), req.GetAnswer(), respondKey, "answer"); err != nil {
+	if err := s.answer(ctx, sessionID, req.GetRequestId(), req.GetAnswer(), respondKey, "answer"); err != nil {
 		return nil, err
 	}
 	return &pb.RespondToRequestResponse{}, nil

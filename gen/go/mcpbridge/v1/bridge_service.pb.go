@@ -2606,7 +2606,8 @@ func (x *WatchEventsResponse) GetEvent() *Event {
 // ListPendingRequestsRequest is the request of ListPendingRequests.
 type ListPendingRequestsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session.
+	// The session, or "-" for every session of the caller including those still being created (an
+	// authorization request raised while CreateSession runs is listed only this way).
 	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2698,7 +2699,7 @@ func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
 // RespondToRequestRequest is the request of RespondToRequest.
 type RespondToRequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session of the request.
+	// The session of the request, or "-" (the request id alone identifies it).
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// The ServerRequest.request_id being answered.
 	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

@@ -188,6 +188,7 @@ type ServerRequest struct {
 	//	*ServerRequest_Sampling
 	//	*ServerRequest_Elicitation
 	//	*ServerRequest_Roots
+	//	*ServerRequest_Authorization
 	Payload       isServerRequest_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -320,6 +321,15 @@ func (x *ServerRequest) GetRoots() *ListRootsRequest {
 	return nil
 }
 
+func (x *ServerRequest) GetAuthorization() *AuthorizationRequest {
+	if x != nil {
+		if x, ok := x.Payload.(*ServerRequest_Authorization); ok {
+			return x.Authorization
+		}
+	}
+	return nil
+}
+
 type isServerRequest_Payload interface {
 	isServerRequest_Payload()
 }
@@ -339,11 +349,175 @@ type ServerRequest_Roots struct {
 	Roots *ListRootsRequest `protobuf:"bytes,12,opt,name=roots,proto3,oneof"`
 }
 
+type ServerRequest_Authorization struct {
+	// The bridge's own request, not the server's: the server requires OAuth authorization and a person must
+	// open a URL; answer with HostAnswer.authorization. Raised while a session opens (CreateSession is still
+	// running: list it with ListPendingRequests on session "-") or when a call needs more scopes. `delivery`
+	// is DELIVERY_UNSPECIFIED.
+	Authorization *AuthorizationRequest `protobuf:"bytes,13,opt,name=authorization,proto3,oneof"`
+}
+
 func (*ServerRequest_Sampling) isServerRequest_Payload() {}
 
 func (*ServerRequest_Elicitation) isServerRequest_Payload() {}
 
 func (*ServerRequest_Roots) isServerRequest_Payload() {}
+
+func (*ServerRequest_Authorization) isServerRequest_Payload() {}
+
+// AuthorizationRequest asks the host to have its user authorize the bridge at an upstream server's OAuth
+// authorization server (MCP authorization, authorization code flow). The host shows or opens
+// `authorization_url`; after sign-in and consent the authorization server redirects the browser to a URL
+// starting with `redirect_url`, which the host answers with. The bridge then exchanges the code and the call
+// that needed authorization goes on.
+type AuthorizationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The URL to open: https (http only on loopback). It carries no secret.
+	AuthorizationUrl string `protobuf:"bytes,1,opt,name=authorization_url,json=authorizationUrl,proto3" json:"authorization_url,omitempty"`
+	// The redirect URL the bridge registered: the answer's redirect URL starts with it.
+	RedirectUrl string `protobuf:"bytes,2,opt,name=redirect_url,json=redirectUrl,proto3" json:"redirect_url,omitempty"`
+	// The configured name of the MCP server being authorized.
+	ServerName string `protobuf:"bytes,3,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The scopes requested; empty if the request names none.
+	Scopes        []string `protobuf:"bytes,4,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthorizationRequest) Reset() {
+	*x = AuthorizationRequest{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthorizationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthorizationRequest) ProtoMessage() {}
+
+func (x *AuthorizationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthorizationRequest.ProtoReflect.Descriptor instead.
+func (*AuthorizationRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AuthorizationRequest) GetAuthorizationUrl() string {
+	if x != nil {
+		return x.AuthorizationUrl
+	}
+	return ""
+}
+
+func (x *AuthorizationRequest) GetRedirectUrl() string {
+	if x != nil {
+		return x.RedirectUrl
+	}
+	return ""
+}
+
+func (x *AuthorizationRequest) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *AuthorizationRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+// AuthorizationResponse answers an AuthorizationRequest: the URL the authorization server redirected the
+// browser to, or the `code`, `state` and `iss` parameters taken from it. A redirect carrying an OAuth error
+// (e.g. `error=access_denied`) is a valid answer; the authorization then fails. To give up without one, answer
+// with an error or cancel the request.
+type AuthorizationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The full redirect URL, e.g. "http://127.0.0.1/mcp-bridge/oauth/callback?code=…&state=…&iss=…". Set this, or
+	// `code` and `state`.
+	RedirectUrl string `protobuf:"bytes,1,opt,name=redirect_url,json=redirectUrl,proto3" json:"redirect_url,omitempty"`
+	// The authorization code.
+	Code string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// The state parameter, which must match the request's.
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// The issuer parameter (RFC 9207), when the authorization server sent one.
+	Iss           string `protobuf:"bytes,4,opt,name=iss,proto3" json:"iss,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthorizationResponse) Reset() {
+	*x = AuthorizationResponse{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthorizationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthorizationResponse) ProtoMessage() {}
+
+func (x *AuthorizationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthorizationResponse.ProtoReflect.Descriptor instead.
+func (*AuthorizationResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AuthorizationResponse) GetRedirectUrl() string {
+	if x != nil {
+		return x.RedirectUrl
+	}
+	return ""
+}
+
+func (x *AuthorizationResponse) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *AuthorizationResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AuthorizationResponse) GetIss() string {
+	if x != nil {
+		return x.Iss
+	}
+	return ""
+}
 
 // HostAnswer is a host's answer to a ServerRequest: a result of the kind the request asked for, or an error.
 type HostAnswer struct {
@@ -355,6 +529,7 @@ type HostAnswer struct {
 	//	*HostAnswer_Sampling
 	//	*HostAnswer_Elicitation
 	//	*HostAnswer_Roots
+	//	*HostAnswer_Authorization
 	//	*HostAnswer_Error
 	Answer        isHostAnswer_Answer `protobuf_oneof:"answer"`
 	unknownFields protoimpl.UnknownFields
@@ -363,7 +538,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +550,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +563,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HostAnswer) GetAnswer() isHostAnswer_Answer {
@@ -425,6 +600,15 @@ func (x *HostAnswer) GetRoots() *ListRootsResult {
 	return nil
 }
 
+func (x *HostAnswer) GetAuthorization() *AuthorizationResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*HostAnswer_Authorization); ok {
+			return x.Authorization
+		}
+	}
+	return nil
+}
+
 func (x *HostAnswer) GetError() *JsonRpcError {
 	if x != nil {
 		if x, ok := x.Answer.(*HostAnswer_Error); ok {
@@ -453,6 +637,11 @@ type HostAnswer_Roots struct {
 	Roots *ListRootsResult `protobuf:"bytes,3,opt,name=roots,proto3,oneof"`
 }
 
+type HostAnswer_Authorization struct {
+	// Where the user's browser was redirected, for an authorization request.
+	Authorization *AuthorizationResponse `protobuf:"bytes,5,opt,name=authorization,proto3,oneof"`
+}
+
 type HostAnswer_Error struct {
 	// A JSON-RPC error to return to the server instead of a result, e.g. code -1 "User rejected sampling
 	// request".
@@ -464,6 +653,8 @@ func (*HostAnswer_Sampling) isHostAnswer_Answer() {}
 func (*HostAnswer_Elicitation) isHostAnswer_Answer() {}
 
 func (*HostAnswer_Roots) isHostAnswer_Answer() {}
+
+func (*HostAnswer_Authorization) isHostAnswer_Answer() {}
 
 func (*HostAnswer_Error) isHostAnswer_Answer() {}
 
@@ -480,7 +671,7 @@ type HostReply struct {
 
 func (x *HostReply) Reset() {
 	*x = HostReply{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -492,7 +683,7 @@ func (x *HostReply) String() string {
 func (*HostReply) ProtoMessage() {}
 
 func (x *HostReply) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -505,7 +696,7 @@ func (x *HostReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostReply.ProtoReflect.Descriptor instead.
 func (*HostReply) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HostReply) GetRequestId() string {
@@ -539,7 +730,7 @@ type RequestEnded struct {
 
 func (x *RequestEnded) Reset() {
 	*x = RequestEnded{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -551,7 +742,7 @@ func (x *RequestEnded) String() string {
 func (*RequestEnded) ProtoMessage() {}
 
 func (x *RequestEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -564,7 +755,7 @@ func (x *RequestEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestEnded.ProtoReflect.Descriptor instead.
 func (*RequestEnded) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RequestEnded) GetRequestId() string {
@@ -628,7 +819,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +831,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +844,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Event) GetSequence() uint64 {
@@ -905,7 +1096,7 @@ type ListChanged struct {
 
 func (x *ListChanged) Reset() {
 	*x = ListChanged{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1108,7 @@ func (x *ListChanged) String() string {
 func (*ListChanged) ProtoMessage() {}
 
 func (x *ListChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1121,7 @@ func (x *ListChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChanged.ProtoReflect.Descriptor instead.
 func (*ListChanged) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
 }
 
 // ResourceUpdated says a subscribed resource changed (MCP `notifications/resources/updated`).
@@ -944,7 +1135,7 @@ type ResourceUpdated struct {
 
 func (x *ResourceUpdated) Reset() {
 	*x = ResourceUpdated{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1147,7 @@ func (x *ResourceUpdated) String() string {
 func (*ResourceUpdated) ProtoMessage() {}
 
 func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1160,7 @@ func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUpdated.ProtoReflect.Descriptor instead.
 func (*ResourceUpdated) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResourceUpdated) GetUri() string {
@@ -990,7 +1181,7 @@ type ElicitationComplete struct {
 
 func (x *ElicitationComplete) Reset() {
 	*x = ElicitationComplete{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1193,7 @@ func (x *ElicitationComplete) String() string {
 func (*ElicitationComplete) ProtoMessage() {}
 
 func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1206,7 @@ func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitationComplete.ProtoReflect.Descriptor instead.
 func (*ElicitationComplete) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ElicitationComplete) GetElicitationId() string {
@@ -1039,7 +1230,7 @@ type Cancelled struct {
 
 func (x *Cancelled) Reset() {
 	*x = Cancelled{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1242,7 @@ func (x *Cancelled) String() string {
 func (*Cancelled) ProtoMessage() {}
 
 func (x *Cancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1255,7 @@ func (x *Cancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancelled.ProtoReflect.Descriptor instead.
 func (*Cancelled) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Cancelled) GetRequestId() string {
@@ -1096,7 +1287,7 @@ type SessionStateChange struct {
 
 func (x *SessionStateChange) Reset() {
 	*x = SessionStateChange{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1299,7 @@ func (x *SessionStateChange) String() string {
 func (*SessionStateChange) ProtoMessage() {}
 
 func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1312,7 @@ func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStateChange.ProtoReflect.Descriptor instead.
 func (*SessionStateChange) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SessionStateChange) GetState() SessionState {
@@ -1157,7 +1348,7 @@ type EventsDropped struct {
 
 func (x *EventsDropped) Reset() {
 	*x = EventsDropped{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1360,7 @@ func (x *EventsDropped) String() string {
 func (*EventsDropped) ProtoMessage() {}
 
 func (x *EventsDropped) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1373,7 @@ func (x *EventsDropped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsDropped.ProtoReflect.Descriptor instead.
 func (*EventsDropped) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EventsDropped) GetCount() uint64 {
@@ -1210,7 +1401,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1413,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +1426,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConnectRequest) GetAction() isConnectRequest_Action {
@@ -1325,7 +1516,7 @@ type AttachSessions struct {
 
 func (x *AttachSessions) Reset() {
 	*x = AttachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1528,7 @@ func (x *AttachSessions) String() string {
 func (*AttachSessions) ProtoMessage() {}
 
 func (x *AttachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1541,7 @@ func (x *AttachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSessions.ProtoReflect.Descriptor instead.
 func (*AttachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AttachSessions) GetSessionIds() []string {
@@ -1371,7 +1562,7 @@ type DetachSessions struct {
 
 func (x *DetachSessions) Reset() {
 	*x = DetachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1574,7 @@ func (x *DetachSessions) String() string {
 func (*DetachSessions) ProtoMessage() {}
 
 func (x *DetachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1587,7 @@ func (x *DetachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetachSessions.ProtoReflect.Descriptor instead.
 func (*DetachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DetachSessions) GetSessionIds() []string {
@@ -1420,7 +1611,7 @@ type CancelServerRequest struct {
 
 func (x *CancelServerRequest) Reset() {
 	*x = CancelServerRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1623,7 @@ func (x *CancelServerRequest) String() string {
 func (*CancelServerRequest) ProtoMessage() {}
 
 func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1636,7 @@ func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelServerRequest.ProtoReflect.Descriptor instead.
 func (*CancelServerRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelServerRequest) GetRequestId() string {
@@ -1479,7 +1670,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1682,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1695,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ConnectResponse) GetMessage() isConnectResponse_Message {
@@ -1583,7 +1774,7 @@ type ReplyAck struct {
 
 func (x *ReplyAck) Reset() {
 	*x = ReplyAck{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1786,7 @@ func (x *ReplyAck) String() string {
 func (*ReplyAck) ProtoMessage() {}
 
 func (x *ReplyAck) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1799,7 @@ func (x *ReplyAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyAck.ProtoReflect.Descriptor instead.
 func (*ReplyAck) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReplyAck) GetRequestId() string {
@@ -1645,7 +1836,7 @@ type AttachedSessions struct {
 
 func (x *AttachedSessions) Reset() {
 	*x = AttachedSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +1848,7 @@ func (x *AttachedSessions) String() string {
 func (*AttachedSessions) ProtoMessage() {}
 
 func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1861,7 @@ func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachedSessions.ProtoReflect.Descriptor instead.
 func (*AttachedSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AttachedSessions) GetSessionIds() []string {
@@ -1700,7 +1891,7 @@ type AttachFailure struct {
 
 func (x *AttachFailure) Reset() {
 	*x = AttachFailure{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1903,7 @@ func (x *AttachFailure) String() string {
 func (*AttachFailure) ProtoMessage() {}
 
 func (x *AttachFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1916,7 @@ func (x *AttachFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachFailure.ProtoReflect.Descriptor instead.
 func (*AttachFailure) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AttachFailure) GetSessionId() string {
@@ -1746,7 +1937,7 @@ var File_mcpbridge_v1_host_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xc5\x04\n" +
+	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\x91\x05\n" +
 	"\rServerRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -1764,13 +1955,26 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\bsampling\x18\n" +
 	" \x01(\v2\".mcpbridge.v1.CreateMessageRequestH\x00R\bsampling\x12?\n" +
 	"\velicitation\x18\v \x01(\v2\x1b.mcpbridge.v1.ElicitRequestH\x00R\velicitation\x126\n" +
-	"\x05roots\x18\f \x01(\v2\x1e.mcpbridge.v1.ListRootsRequestH\x00R\x05rootsB\t\n" +
-	"\apayload\"\x82\x02\n" +
+	"\x05roots\x18\f \x01(\v2\x1e.mcpbridge.v1.ListRootsRequestH\x00R\x05roots\x12J\n" +
+	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorizationB\t\n" +
+	"\apayload\"\x9f\x01\n" +
+	"\x14AuthorizationRequest\x12+\n" +
+	"\x11authorization_url\x18\x01 \x01(\tR\x10authorizationUrl\x12!\n" +
+	"\fredirect_url\x18\x02 \x01(\tR\vredirectUrl\x12\x1f\n" +
+	"\vserver_name\x18\x03 \x01(\tR\n" +
+	"serverName\x12\x16\n" +
+	"\x06scopes\x18\x04 \x03(\tR\x06scopes\"v\n" +
+	"\x15AuthorizationResponse\x12!\n" +
+	"\fredirect_url\x18\x01 \x01(\tR\vredirectUrl\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x10\n" +
+	"\x03iss\x18\x04 \x01(\tR\x03iss\"\xcf\x02\n" +
 	"\n" +
 	"HostAnswer\x12?\n" +
 	"\bsampling\x18\x01 \x01(\v2!.mcpbridge.v1.CreateMessageResultH\x00R\bsampling\x12>\n" +
 	"\velicitation\x18\x02 \x01(\v2\x1a.mcpbridge.v1.ElicitResultH\x00R\velicitation\x125\n" +
-	"\x05roots\x18\x03 \x01(\v2\x1d.mcpbridge.v1.ListRootsResultH\x00R\x05roots\x122\n" +
+	"\x05roots\x18\x03 \x01(\v2\x1d.mcpbridge.v1.ListRootsResultH\x00R\x05roots\x12K\n" +
+	"\rauthorization\x18\x05 \x01(\v2#.mcpbridge.v1.AuthorizationResponseH\x00R\rauthorization\x122\n" +
 	"\x05error\x18\x04 \x01(\v2\x1a.mcpbridge.v1.JsonRpcErrorH\x00R\x05errorB\b\n" +
 	"\x06answer\"f\n" +
 	"\tHostReply\x12\"\n" +
@@ -1882,86 +2086,90 @@ func file_mcpbridge_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_mcpbridge_v1_host_proto_goTypes = []any{
 	(Delivery)(0),                 // 0: mcpbridge.v1.Delivery
 	(RequestOutcome)(0),           // 1: mcpbridge.v1.RequestOutcome
 	(*ServerRequest)(nil),         // 2: mcpbridge.v1.ServerRequest
-	(*HostAnswer)(nil),            // 3: mcpbridge.v1.HostAnswer
-	(*HostReply)(nil),             // 4: mcpbridge.v1.HostReply
-	(*RequestEnded)(nil),          // 5: mcpbridge.v1.RequestEnded
-	(*Event)(nil),                 // 6: mcpbridge.v1.Event
-	(*ListChanged)(nil),           // 7: mcpbridge.v1.ListChanged
-	(*ResourceUpdated)(nil),       // 8: mcpbridge.v1.ResourceUpdated
-	(*ElicitationComplete)(nil),   // 9: mcpbridge.v1.ElicitationComplete
-	(*Cancelled)(nil),             // 10: mcpbridge.v1.Cancelled
-	(*SessionStateChange)(nil),    // 11: mcpbridge.v1.SessionStateChange
-	(*EventsDropped)(nil),         // 12: mcpbridge.v1.EventsDropped
-	(*ConnectRequest)(nil),        // 13: mcpbridge.v1.ConnectRequest
-	(*AttachSessions)(nil),        // 14: mcpbridge.v1.AttachSessions
-	(*DetachSessions)(nil),        // 15: mcpbridge.v1.DetachSessions
-	(*CancelServerRequest)(nil),   // 16: mcpbridge.v1.CancelServerRequest
-	(*ConnectResponse)(nil),       // 17: mcpbridge.v1.ConnectResponse
-	(*ReplyAck)(nil),              // 18: mcpbridge.v1.ReplyAck
-	(*AttachedSessions)(nil),      // 19: mcpbridge.v1.AttachedSessions
-	(*AttachFailure)(nil),         // 20: mcpbridge.v1.AttachFailure
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*CreateMessageRequest)(nil),  // 22: mcpbridge.v1.CreateMessageRequest
-	(*ElicitRequest)(nil),         // 23: mcpbridge.v1.ElicitRequest
-	(*ListRootsRequest)(nil),      // 24: mcpbridge.v1.ListRootsRequest
-	(*CreateMessageResult)(nil),   // 25: mcpbridge.v1.CreateMessageResult
-	(*ElicitResult)(nil),          // 26: mcpbridge.v1.ElicitResult
-	(*ListRootsResult)(nil),       // 27: mcpbridge.v1.ListRootsResult
-	(*JsonRpcError)(nil),          // 28: mcpbridge.v1.JsonRpcError
-	(*ProgressNotification)(nil),  // 29: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),        // 30: mcpbridge.v1.LoggingMessage
-	(*Task)(nil),                  // 31: mcpbridge.v1.Task
-	(SessionState)(0),             // 32: mcpbridge.v1.SessionState
-	(*status.Status)(nil),         // 33: google.rpc.Status
+	(*AuthorizationRequest)(nil),  // 3: mcpbridge.v1.AuthorizationRequest
+	(*AuthorizationResponse)(nil), // 4: mcpbridge.v1.AuthorizationResponse
+	(*HostAnswer)(nil),            // 5: mcpbridge.v1.HostAnswer
+	(*HostReply)(nil),             // 6: mcpbridge.v1.HostReply
+	(*RequestEnded)(nil),          // 7: mcpbridge.v1.RequestEnded
+	(*Event)(nil),                 // 8: mcpbridge.v1.Event
+	(*ListChanged)(nil),           // 9: mcpbridge.v1.ListChanged
+	(*ResourceUpdated)(nil),       // 10: mcpbridge.v1.ResourceUpdated
+	(*ElicitationComplete)(nil),   // 11: mcpbridge.v1.ElicitationComplete
+	(*Cancelled)(nil),             // 12: mcpbridge.v1.Cancelled
+	(*SessionStateChange)(nil),    // 13: mcpbridge.v1.SessionStateChange
+	(*EventsDropped)(nil),         // 14: mcpbridge.v1.EventsDropped
+	(*ConnectRequest)(nil),        // 15: mcpbridge.v1.ConnectRequest
+	(*AttachSessions)(nil),        // 16: mcpbridge.v1.AttachSessions
+	(*DetachSessions)(nil),        // 17: mcpbridge.v1.DetachSessions
+	(*CancelServerRequest)(nil),   // 18: mcpbridge.v1.CancelServerRequest
+	(*ConnectResponse)(nil),       // 19: mcpbridge.v1.ConnectResponse
+	(*ReplyAck)(nil),              // 20: mcpbridge.v1.ReplyAck
+	(*AttachedSessions)(nil),      // 21: mcpbridge.v1.AttachedSessions
+	(*AttachFailure)(nil),         // 22: mcpbridge.v1.AttachFailure
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*CreateMessageRequest)(nil),  // 24: mcpbridge.v1.CreateMessageRequest
+	(*ElicitRequest)(nil),         // 25: mcpbridge.v1.ElicitRequest
+	(*ListRootsRequest)(nil),      // 26: mcpbridge.v1.ListRootsRequest
+	(*CreateMessageResult)(nil),   // 27: mcpbridge.v1.CreateMessageResult
+	(*ElicitResult)(nil),          // 28: mcpbridge.v1.ElicitResult
+	(*ListRootsResult)(nil),       // 29: mcpbridge.v1.ListRootsResult
+	(*JsonRpcError)(nil),          // 30: mcpbridge.v1.JsonRpcError
+	(*ProgressNotification)(nil),  // 31: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),        // 32: mcpbridge.v1.LoggingMessage
+	(*Task)(nil),                  // 33: mcpbridge.v1.Task
+	(SessionState)(0),             // 34: mcpbridge.v1.SessionState
+	(*status.Status)(nil),         // 35: google.rpc.Status
 }
 var file_mcpbridge_v1_host_proto_depIdxs = []int32{
 	0,  // 0: mcpbridge.v1.ServerRequest.delivery:type_name -> mcpbridge.v1.Delivery
-	21, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
-	21, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
-	22, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
-	23, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
-	24, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
-	25, // 6: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
-	26, // 7: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
-	27, // 8: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
-	28, // 9: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
-	3,  // 10: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
-	1,  // 11: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
-	21, // 12: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 13: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
-	5,  // 14: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	29, // 15: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
-	30, // 16: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
-	7,  // 17: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
-	7,  // 18: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
-	7,  // 19: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
-	8,  // 20: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
-	9,  // 21: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
-	31, // 22: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
-	10, // 23: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
-	11, // 24: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
-	12, // 25: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
-	32, // 26: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
-	14, // 27: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
-	15, // 28: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
-	4,  // 29: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
-	16, // 30: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
-	6,  // 31: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
-	18, // 32: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
-	19, // 33: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
-	33, // 34: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
-	20, // 35: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
-	33, // 36: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	23, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
+	23, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
+	24, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
+	25, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
+	26, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
+	3,  // 6: mcpbridge.v1.ServerRequest.authorization:type_name -> mcpbridge.v1.AuthorizationRequest
+	27, // 7: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
+	28, // 8: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
+	29, // 9: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
+	4,  // 10: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
+	30, // 11: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
+	5,  // 12: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
+	1,  // 13: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
+	23, // 14: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
+	2,  // 15: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
+	7,  // 16: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	31, // 17: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
+	32, // 18: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
+	9,  // 19: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
+	9,  // 20: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
+	9,  // 21: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
+	10, // 22: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
+	11, // 23: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
+	33, // 24: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
+	12, // 25: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
+	13, // 26: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
+	14, // 27: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
+	34, // 28: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
+	16, // 29: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
+	17, // 30: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
+	6,  // 31: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
+	18, // 32: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
+	8,  // 33: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
+	20, // 34: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
+	21, // 35: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
+	35, // 36: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
+	22, // 37: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
+	35, // 38: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_host_proto_init() }
@@ -1975,14 +2183,16 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*ServerRequest_Sampling)(nil),
 		(*ServerRequest_Elicitation)(nil),
 		(*ServerRequest_Roots)(nil),
+		(*ServerRequest_Authorization)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[1].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[3].OneofWrappers = []any{
 		(*HostAnswer_Sampling)(nil),
 		(*HostAnswer_Elicitation)(nil),
 		(*HostAnswer_Roots)(nil),
+		(*HostAnswer_Authorization)(nil),
 		(*HostAnswer_Error)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[4].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[6].OneofWrappers = []any{
 		(*Event_ServerRequest)(nil),
 		(*Event_RequestEnded)(nil),
 		(*Event_Progress)(nil),
@@ -1997,13 +2207,13 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*Event_SessionState)(nil),
 		(*Event_EventsDropped)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[11].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[13].OneofWrappers = []any{
 		(*ConnectRequest_Attach)(nil),
 		(*ConnectRequest_Detach)(nil),
 		(*ConnectRequest_Reply)(nil),
 		(*ConnectRequest_Cancel)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[15].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[17].OneofWrappers = []any{
 		(*ConnectResponse_Event)(nil),
 		(*ConnectResponse_ReplyAck)(nil),
 		(*ConnectResponse_Attached)(nil),
@@ -2014,7 +2224,7 @@ func file_mcpbridge_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_host_proto_rawDesc), len(file_mcpbridge_v1_host_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -45,7 +45,7 @@ REQUEST_OUTCOME_SESSION_CLOSED: RequestOutcome
 REQUEST_OUTCOME_CALL_ENDED: RequestOutcome
 
 class ServerRequest(_message.Message):
-    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots")
+    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_CALL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +58,7 @@ class ServerRequest(_message.Message):
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     session_id: str
     origin_call_id: str
@@ -70,19 +71,46 @@ class ServerRequest(_message.Message):
     sampling: _mcp_pb2.CreateMessageRequest
     elicitation: _mcp_pb2.ElicitRequest
     roots: _mcp_pb2.ListRootsRequest
-    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ...) -> None: ...
+    authorization: AuthorizationRequest
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ...) -> None: ...
+
+class AuthorizationRequest(_message.Message):
+    __slots__ = ("authorization_url", "redirect_url", "server_name", "scopes")
+    AUTHORIZATION_URL_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URL_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    authorization_url: str
+    redirect_url: str
+    server_name: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, authorization_url: _Optional[str] = ..., redirect_url: _Optional[str] = ..., server_name: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AuthorizationResponse(_message.Message):
+    __slots__ = ("redirect_url", "code", "state", "iss")
+    REDIRECT_URL_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ISS_FIELD_NUMBER: _ClassVar[int]
+    redirect_url: str
+    code: str
+    state: str
+    iss: str
+    def __init__(self, redirect_url: _Optional[str] = ..., code: _Optional[str] = ..., state: _Optional[str] = ..., iss: _Optional[str] = ...) -> None: ...
 
 class HostAnswer(_message.Message):
-    __slots__ = ("sampling", "elicitation", "roots", "error")
+    __slots__ = ("sampling", "elicitation", "roots", "authorization", "error")
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     sampling: _mcp_pb2.CreateMessageResult
     elicitation: _mcp_pb2.ElicitResult
     roots: _mcp_pb2.ListRootsResult
+    authorization: AuthorizationResponse
     error: _mcp_pb2.JsonRpcError
-    def __init__(self, sampling: _Optional[_Union[_mcp_pb2.CreateMessageResult, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitResult, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsResult, _Mapping]] = ..., error: _Optional[_Union[_mcp_pb2.JsonRpcError, _Mapping]] = ...) -> None: ...
+    def __init__(self, sampling: _Optional[_Union[_mcp_pb2.CreateMessageResult, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitResult, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsResult, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationResponse, _Mapping]] = ..., error: _Optional[_Union[_mcp_pb2.JsonRpcError, _Mapping]] = ...) -> None: ...
 
 class HostReply(_message.Message):
     __slots__ = ("request_id", "answer")
