@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -26,7 +27,19 @@ type bridgeService interface {
 // the gateway reaches the gRPC server over an in-process client connection
 // (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	core := mcpcore.New(coreOptions(cfg, logger))
+	opts := coreOptions(cfg, logger)
+	if cfg.OAuth.TokenStoreFile != "" {
+		key, err := mcpcore.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
+		if err != nil {
+			return nil, nil, fmt.Errorf("oauth token store key: %w", err)
+		}
+		store, err := mcpcore.OpenTokenStore(cfg.OAuth.TokenStoreFile, key, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.OAuth.Store = store
+	}
+	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
 		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
@@ -63,6 +76,29 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
 		ClientInfo: &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
+		OAuth: mcpcore.OAuthOptions{
+			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured
+			AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout,
+			AllowLinkLocal:       cfg.OAuth.AllowLinkLocal,
+			AllowInsecureHTTP:    cfg.OAuth.AllowInsecureHTTP,
+		},
+	}
+}
+
+// coreOAuth translates a server's auth block of type oauth; nil for other servers.
+func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
+	if a == nil || a.Type != config.AuthOAuth {
+		return nil
+	}
+	return &mcpcore.OAuthConfig{
+		Grant:                      mcpcore.OAuthGrant(a.Grant),
+		ClientID:                   a.ClientID,
+		ClientSecret:               a.ClientSecret(),
+		Issuer:                     a.Issuer,
+		ClientMetadataURL:          a.ClientMetadataURL,
+		RedirectURL:                a.RedirectURL,
+		Scopes:                     a.Scopes,
+		DisableDynamicRegistration: !a.DynamicRegistrationAllowed(),
 	}
 }
 
@@ -85,7 +121,8 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		Env:             s.Env,
 		Dir:             s.Cwd,
 		URL:             s.URL,
-		Headers:         s.Headers,
+		Headers:         s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
+		OAuth:           coreOAuth(s.Auth),
 		ProtocolVersion: s.ProtocolVersion,
 		Roots:           roots,
 		Restart: mcpcore.RestartPolicy{
