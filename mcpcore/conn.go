@@ -51,9 +51,8 @@ type activeCall struct {
 	token  string // progress token, "" when the host asked for no progress
 	taskOK bool   // the call may be answered with a task (CallToolOrTask)
 
-	mu     sync.Mutex // guards the fields below and serializes OnProgress
-	task   json.RawMessage
-	logErr bool
+	mu   sync.Mutex // guards task and serializes the host's callbacks
+	task json.RawMessage
 }
 
 func (c *activeCall) setTask(raw json.RawMessage) {
@@ -149,7 +148,7 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 	t.mu.Lock()
 	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call}
 	t.mu.Unlock()
-	if call != nil && req.Method == "tools/call" && call.opts.TaskTTL > 0 && !t.s.Info().modern() {
+	if call != nil && req.Method == "tools/call" && call.opts.TaskTTL > 0 && !t.s.Info().modern() && t.g.toolTasks() {
 		if p, err := setParam(req.Params, "task", map[string]any{"ttl": call.opts.TaskTTL.Milliseconds()}); err == nil {
 			return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: p, Extra: req.Extra}
 		}
@@ -181,6 +180,14 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 			}
 			return msg, true
 		}
+		if (rec.method == "initialize" || rec.method == "server/discover") && m.Error == nil {
+			var r struct {
+				Capabilities json.RawMessage `json:"capabilities"`
+			}
+			if json.Unmarshal(m.Result, &r) == nil && len(r.Capabilities) > 0 {
+				t.g.rawCaps.Store(&r.Capabilities)
+			}
+		}
 		if rec.method == "tools/call" && rec.call != nil && rec.call.taskOK && m.Error == nil && bytes.Contains(m.Result, []byte(`"task`)) {
 			if raw, ok := taskFromResult(m.Result); ok {
 				rec.call.setTask(raw)
@@ -208,7 +215,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 			}
 			return msg, true
 		}
-		if !t.s.notification(m.Method, m.Params, t) {
+		if !t.s.notification(m.Method, m.Params, t, origin) {
 			return nil, false // the SDK does not know it; it would only log it
 		}
 		return msg, true

@@ -174,22 +174,15 @@ func (c *Core) Stats() Stats {
 // Servers returns the configured servers sorted by name. Header values and environment are included:
 // callers that show them to hosts must redact them.
 func (c *Core) Servers() []ServerConfig {
-	out := slices.Collect(maps.Values(c.opts.Servers))
-	for i := range out {
-		if out[i].Name == "" {
-			for name, s := range c.opts.Servers {
-				if s.Name == "" && sameServer(s, out[i]) {
-					out[i].Name = name
-				}
-			}
+	out := make([]ServerConfig, 0, len(c.opts.Servers))
+	for name, s := range c.opts.Servers {
+		if s.Name == "" {
+			s.Name = name
 		}
+		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b ServerConfig) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-func sameServer(a, b ServerConfig) bool {
-	return a.Transport == b.Transport && a.Command == b.Command && a.URL == b.URL && slices.Equal(a.Args, b.Args)
 }
 
 // Session returns the open session with the given id, or ErrSessionNotFound. It does not check the owner:
@@ -380,9 +373,7 @@ func (c *Core) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = s.Close(ctx) })
 	}
 	wg.Wait()
-	if c.http != nil {
-		c.http.CloseIdleConnections()
-	}
+	c.httpTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -286,7 +286,9 @@ func (s *Session) handleRoots(ctx context.Context, p *mcp.ListRootsParams, d Del
 // message, so every notification that preceded a response has reached its call before that call returns
 // (the SDK's own notification handlers run on another goroutine, after the response may have been
 // delivered). It reports false for notifications the SDK does not know, which the tap then drops.
-func (s *Session) notification(method string, params json.RawMessage, t *wireTap) bool {
+//
+// origin is the call whose response stream carried the notification (Streamable HTTP), or nil.
+func (s *Session) notification(method string, params json.RawMessage, t *wireTap, origin *activeCall) bool {
 	switch method {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
@@ -296,7 +298,7 @@ func (s *Session) notification(method string, params json.RawMessage, t *wireTap
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if json.Unmarshal(params, &p) == nil {
-			s.onLog(&p)
+			s.onLog(&p, origin)
 		}
 	case "notifications/tools/list_changed":
 		s.events.publish(Event{Kind: EventToolsListChanged})
@@ -344,16 +346,23 @@ func (s *Session) onProgress(p *mcp.ProgressNotificationParams) {
 	s.events.publish(Event{Kind: EventProgress, Progress: &pr})
 }
 
-// onLog publishes notifications/message and hands it to the calls in flight that asked for logs.
-func (s *Session) onLog(p *mcp.LoggingMessageParams) {
-	s.mu.Lock()
+// onLog publishes notifications/message and hands it to the calls that asked for logs: the call whose
+// response stream carried it when that is known (origin), else every call in flight.
+func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
 	var calls []*activeCall
-	for _, c := range s.calls {
-		if c.opts.OnLog != nil {
-			calls = append(calls, c)
+	if origin != nil {
+		if origin.opts.OnLog != nil {
+			calls = append(calls, origin)
 		}
+	} else {
+		s.mu.Lock()
+		for _, c := range s.calls {
+			if c.opts.OnLog != nil {
+				calls = append(calls, c)
+			}
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	for _, c := range calls {
 		c.mu.Lock()
 		safeCall(s, "OnLog", func() { c.opts.OnLog(p) })

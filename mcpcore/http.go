@@ -23,14 +23,22 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 	case TransportStdio:
 		return &stdioTransport{s: s, g: g, tap: tap}, nil
 	case TransportStreamableHTTP:
+		oauth, err := s.oauthHandler()
+		if err != nil {
+			return nil, err
+		}
 		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, tap: tap, max: max}}
 		return &mcp.StreamableClientTransport{
-			Endpoint:   cfg.URL,
-			HTTPClient: hc,
+			Endpoint:     cfg.URL,
+			HTTPClient:   hc,
+			OAuthHandler: oauth,
 			// The tap bounds frames first; the SDK's bound is a backstop above it.
 			MaxEventSize: max + 64<<10,
 		}, nil
 	case TransportSSE:
+		if _, err := s.oauthHandler(); err != nil {
+			return nil, err // OAuth is for Streamable HTTP only
+		}
 		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, max: max}}
 		return &trackTransport{inner: &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxEventSize: max}, tap: tap}, nil
 	case transportTest:

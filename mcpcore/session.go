@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,6 +143,40 @@ func (s *Session) Info() SessionInfo {
 	return s.info
 }
 
+// RawServerCapabilities returns the server's capabilities object exactly as the server sent it in the
+// initialize (or server/discover) result: it holds what the SDK's mcp.ServerCapabilities drops, such as
+// the 2025-11-25 tasks capability. Nil while the session is not Ready.
+func (s *Session) RawServerCapabilities() json.RawMessage {
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	if p := g.rawCaps.Load(); p != nil {
+		return append(json.RawMessage(nil), *p...)
+	}
+	return nil
+}
+
+// toolTasks reports whether the server declared task-augmented tools/call (2025-11-25 tasks.requests.tools.call).
+func (g *generation) toolTasks() bool {
+	p := g.rawCaps.Load()
+	if p == nil {
+		return false
+	}
+	var c struct {
+		Tasks *struct {
+			Requests *struct {
+				Tools *struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	}
+	return json.Unmarshal(*p, &c) == nil && c.Tasks != nil && c.Tasks.Requests != nil && c.Tasks.Requests.Tools != nil && c.Tasks.Requests.Tools.Call != nil
+}
+
 // Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:
 // Limits.EventBuffer). The caller must Close it; it is closed by the session after the final state event.
 func (s *Session) Subscribe(buf int) *Subscription {
@@ -208,6 +243,10 @@ type generation struct {
 	start  time.Time
 
 	proc atomic.Pointer[process] // stdio only
+
+	// rawCaps is the server's capabilities object as it came in the initialize or server/discover result,
+	// with what the SDK's ServerCapabilities does not hold (tasks).
+	rawCaps atomic.Pointer[json.RawMessage]
 
 	// lost is set when the HTTP server reported the session missing (404): the supervisor re-initializes
 	// at once instead of backing off.
@@ -306,6 +345,7 @@ func (s *Session) supervise(g *generation) {
 		g.dead.Store(true)
 		g.cancel()
 		close(g.done)
+		s.dropRefs(g.tap)
 		if s.ctx.Err() != nil {
 			return
 		}
@@ -372,6 +412,16 @@ func (s *Session) supervise(g *generation) {
 			delay = backoff(pol, streak+failures)
 		}
 	}
+}
+
+// dropRefs forgets the references of server requests of an ended connection whose handlers never ran.
+func (s *Session) dropRefs(t *wireTap) {
+	s.refs.Range(func(k, v any) bool {
+		if v.(*serverRequestRef).tap == t {
+			s.refs.Delete(k)
+		}
+		return true
+	})
 }
 
 // backoff is InitialBackoff·2^n capped at MaxBackoff, with jitter: a uniform value in [d/2, d].

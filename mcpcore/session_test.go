@@ -866,14 +866,26 @@ func TestTasks(t *testing.T) {
 		t.Errorf("CallTool answered with a task: %v, want *TaskCreatedError", err)
 	}
 	got, err := s.GetTask(ctx, "task-1", CallOptions{})
-	if err != nil || got.Status != "completed" {
-		t.Errorf("GetTask = %+v, %v", got, err)
+	if err != nil || got.Status != "completed" || got.Result == nil || textOf(got.Result) != "task result" {
+		t.Errorf("GetTask = %+v, %v; want completed with the tasks/result result", got, err)
+	}
+	if !strings.Contains(string(s.RawServerCapabilities()), `"tasks"`) {
+		t.Errorf("RawServerCapabilities = %s, want the tasks capability", s.RawServerCapabilities())
 	}
 	if err := s.CancelTask(ctx, "task-1", CallOptions{}); err != nil {
 		t.Errorf("CancelTask: %v", err)
 	}
 	if got := callText(t, s, "task", nil, CallOptions{}); got != "no task requested" {
 		t.Errorf("a call without TaskTTL asked for a task: %q", got)
+	}
+}
+
+func TestTaskTTLWithoutServerSupport(t *testing.T) {
+	c := memCore(t, nil, nil)
+	s := open(t, c, "mem", "2025-11-25", HostCapabilities{Tasks: true})
+	res, task, err := s.CallToolOrTask(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "plain"}}, CallOptions{TaskTTL: time.Minute})
+	if err != nil || task != nil || textOf(res) != "plain" {
+		t.Errorf("CallToolOrTask on a server without tasks = %v, %v, %v; want a plain result", res, task, err)
 	}
 }
 

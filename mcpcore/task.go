@@ -144,7 +144,7 @@ func (r *rawResult) UnmarshalJSON(data []byte) error {
 }
 
 func registerTaskMethods(c *mcp.Client) error {
-	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/result"} {
 		if err := mcp.AddSendingCustomMethod[*taskParams, *rawResult](c, m); err != nil {
 			return err
 		}
@@ -152,7 +152,9 @@ func registerTaskMethods(c *mcp.Client) error {
 	return nil
 }
 
-// GetTask polls a task (tasks/get). The server must have created it on this session's server.
+// GetTask polls a task (tasks/get). When the task has finished, Result (or Error) carries its outcome:
+// on 2026-07-28 tasks/get includes it; on 2025-11-25 the core fetches it with tasks/result, which returns
+// at once for a finished task.
 func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) (*Task, error) {
 	var t *Task
 	err := s.call(ctx, "tasks/get", taskID, opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -167,6 +169,22 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		t, err = parseTask(raw)
 		if err != nil {
 			return fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err)
+		}
+		if !g.modern() && t.Result == nil && t.Error == nil && (t.Status == "completed" || t.Status == "failed") {
+			res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
+			var we *jsonrpc.Error
+			switch {
+			case errors.As(err, &we):
+				t.Error = we
+			case err != nil:
+				return err
+			default:
+				var cr mcp.CallToolResult
+				if err := json.Unmarshal(res.raw, &cr); err != nil {
+					return fmt.Errorf("%w: tasks/result: %v", ErrBadMessage, err)
+				}
+				t.Result = &cr
+			}
 		}
 		return nil
 	})

@@ -258,7 +258,7 @@ func describeResponses(in mcp.InputResponseMap, state string) string {
 //	task       a CreateTaskResult (params.task is required), and a notifications/tasks/status
 //	ask-roots  a roots/list request to the client; the answer's error code or roots go into the result
 //
-// and tasks/get, tasks/cancel. Everything else gets -32601.
+// and tasks/get, tasks/result, tasks/cancel. Everything else gets -32601.
 func runRawServer() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
@@ -337,6 +337,8 @@ func runRawServer() {
 		case msg.Method == "tasks/get":
 			t := task("completed")
 			result(msg.ID, t)
+		case msg.Method == "tasks/result":
+			result(msg.ID, textResult("task result"))
 		case msg.Method == "tasks/cancel":
 			result(msg.ID, task("cancelled"))
 		case len(msg.ID) > 0 && msg.Method != "":
