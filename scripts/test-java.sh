@@ -34,7 +34,7 @@ timeout --kill-after=15 "${JAVA_TEST_TIMEOUT:-600}" \
     -Dmcpbridge.nodeModules="$MCPBRIDGE_NODE_MODULES" \
     -Dmcpbridge.requirePeers="${MCPBRIDGE_REQUIRE_PEERS:-0}" \
     -Dsurefire.printSummary=true \
-    ${MAVEN_ARGS:-} verify || status=$?
+    ${MAVEN_ARGS:-} verify 2>&1 | sed -u 's/\x1b\[0m//g' || status=$?  # Maven 3.8 -q -B still prints ESC[0m
 
 # A one-line tally from the surefire reports, so CI logs show what ran.
 if compgen -G "target/surefire-reports/TEST-*.xml" >/dev/null; then

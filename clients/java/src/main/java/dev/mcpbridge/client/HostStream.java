@@ -592,8 +592,16 @@ final class HostStream {
         } catch (RuntimeException ignored) {
           // already closed
         }
+        // The bridge ends the stream when the host half-closes; cancel it if it has not within 2 s. (Not on the
+        // client's scheduler, which close() shuts down.)
         ClientCallStreamObserver<ConnectRequest> r = requests;
-        scheduler.schedule(() -> r.cancel("client closed", null), 2, TimeUnit.SECONDS);
+        CompletableFuture.delayedExecutor(2, TimeUnit.SECONDS).execute(() -> {
+          synchronized (Call.this) {
+            if (!done) {
+              r.cancel("client closed", null);
+            }
+          }
+        });
       }
     }
 

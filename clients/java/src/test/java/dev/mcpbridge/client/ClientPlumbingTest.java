@@ -114,6 +114,26 @@ class ClientPlumbingTest {
   }
 
   @Test
+  void attachedSessionsAreNotDeletedOnClose() throws Exception {
+    McpSession opened = client.openSession("demo"); // s2 on the fake
+    fake.deleted.clear();
+    try (McpBridgeClient other = fake.client()) {
+      // FakeBridge has no GetSession; a session object for an existing id is enough here.
+      McpSession view = new McpSession(other, opened.info(), List.of());
+      assertEquals(opened.id(), view.id());
+    }
+    assertTrue(fake.deleted.isEmpty(), "another client's close deletes nothing it did not open");
+  }
+
+  @Test
+  void keepSessionsOnClose() throws Exception {
+    McpBridgeClient keeper = McpBridgeClient.builder().channel(fake.channel()).keepSessionsOnClose(true).build();
+    keeper.openSession("demo");
+    keeper.close();
+    assertTrue(fake.deleted.isEmpty());
+  }
+
+  @Test
   void closeDeletesOpenedSessions() throws Exception {
     McpSession other = client.openSession("demo");
     other.close();
