@@ -139,6 +139,9 @@ func New(opts Options) *Core {
 	opts.Servers = maps.Clone(opts.Servers)
 	opts.Limits = opts.Limits.withDefaults()
 	opts.Pending = opts.Pending.withDefaults()
+	if opts.OAuth.Store == nil {
+		opts.OAuth.Store = NewTokenStore()
+	}
 	info := opts.ClientInfo
 	if info == nil {
 		info = &mcp.Implementation{Name: "mcp-bridge", Version: Version}
