@@ -1063,3 +1063,43 @@ func TestHTTPSessionLossReinitializes(t *testing.T) {
 		t.Errorf("call on the new session = %q", got)
 	}
 }
+
+func TestLegacySSETransport(t *testing.T) {
+	srv := newTestServer([]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, nil)
+	ts := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	c, _ := newTestCore(t, map[string]ServerConfig{"sse": {Transport: TransportSSE, URL: ts.URL}}, nil)
+	s := open(t, c, "sse", "", allCaps)
+	if v := s.Info().ProtocolVersion; v >= "2026-07-28" {
+		t.Errorf("negotiated %s with a handshake-only server", v)
+	}
+	host(t, c, s, standardAnswer)
+	if got := callText(t, s, "ask", map[string]any{"kinds": []any{"elicitation"}}, CallOptions{}); !strings.Contains(got, "e=elicit:accept") {
+		t.Errorf("elicitation over HTTP+SSE = %q", got)
+	}
+	if got := callText(t, s, "echo", map[string]any{"text": "sse"}, CallOptions{}); got != "sse" {
+		t.Errorf("echo over HTTP+SSE = %q", got)
+	}
+}
+
+func TestOversizedOverHTTP(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			srv := newTestServer(nil, nil)
+			ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+			t.Cleanup(ts.Close)
+			c, _ := newTestCore(t, map[string]ServerConfig{"http": {Transport: TransportStreamableHTTP, URL: ts.URL}}, func(o *Options) { o.Limits.MaxMessageBytes = 64 << 10 })
+			s := open(t, c, "http", "2025-11-25", HostCapabilities{})
+			_, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "big"}, CallOptions{})
+			if !errors.Is(err, ErrBadMessage) {
+				t.Errorf("oversized response: %v, want ErrBadMessage", err)
+			}
+			if got := callText(t, s, "echo", map[string]any{"text": "after"}, CallOptions{}); got != "after" {
+				t.Errorf("session after an oversized response: %q", got)
+			}
+			if c.Stats().OversizedMessages != 1 {
+				t.Errorf("Stats = %+v", c.Stats())
+			}
+		})
+	}
+}

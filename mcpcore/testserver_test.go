@@ -86,6 +86,9 @@ func newTestServer(versions []string, hooks *serverHooks) *mcp.Server {
 		res.IsError = true
 		return res, nil
 	})
+	tool("big", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strings.Repeat("y", 200<<10)), nil
+	})
 	tool("pid", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(fmt.Sprint(os.Getpid())), nil
 	})
