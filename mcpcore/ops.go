@@ -552,7 +552,8 @@ func inputOf(r any) (mcp.InputRequestMap, string) {
 	return nil, ""
 }
 
-// fulfill has every input request answered, concurrently; the first failure cancels the others.
+// fulfill has every input request answered, concurrently; the first failure cancels the others. It owns
+// one goroutine per input request, each ending when its pending request ends; fulfill waits for all.
 func (s *Session) fulfill(ctx context.Context, call *activeCall, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
