@@ -3,7 +3,10 @@
 // program, over stdio or over Streamable HTTP:
 //
 //	benchecho stdio                       serve one session on stdin/stdout
-//	benchecho http [-addr 127.0.0.1:0]    serve Streamable HTTP; prints "listening http://ADDR/mcp"
+//	benchecho http [-addr 127.0.0.1:0] [-stateless]
+//	                                      serve Streamable HTTP; prints "listening http://ADDR/mcp". go-sdk
+//	                                      v1.8.0 speaks 2026-07-28 over HTTP only when stateless; stateful
+//	                                      serves the handshake era (2025-11-25) with sessions
 //
 // Tools:
 //
@@ -151,6 +154,7 @@ func main() {
 	case "http":
 		fs := flag.NewFlagSet("http", flag.ExitOnError)
 		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		stateless := fs.Bool("stateless", false, "stateless Streamable HTTP (needed for 2026-07-28)")
 		_ = fs.Parse(os.Args[2:])
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
@@ -159,7 +163,8 @@ func main() {
 		}
 		srv := newServer()
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-			Logger: slog.New(slog.DiscardHandler),
+			Logger:    slog.New(slog.DiscardHandler),
+			Stateless: *stateless,
 		})
 		hs := &http.Server{Handler: h}
 		go func() { <-ctx.Done(); _ = hs.Close() }()

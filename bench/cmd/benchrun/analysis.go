@@ -33,6 +33,28 @@ func (b *bench) analysis() string {
 			"and the %.1f KB target cannot be met while the SDK allocates this much per message.\n\n",
 			bpc/1000, dpc/1000, 100*min(dpc, bpc)/max(bpc, 1), 32.0)
 	}
+	heap := strings.Join(b.heapTops, "\n")
+	if strings.Contains(heap, "eventLog).subscribe") {
+		sb.WriteString(`**The bridge's own: a 200 KiB event buffer per attached host stream.** Attaching a session to a
+` + "`Connect`" + ` stream subscribes to its events with the default buffer (server/host.go ` + "`newEventFeed`" + ` calls
+` + "`sess.Subscribe(0)`" + `, i.e. ` + "`Limits.EventBuffer`" + ` = 1024), and the channel holds ` + "`mcpcore.Event`" + ` by value
+(200 bytes), so every attachment allocates ~200 KiB up front — the S7 live-heap profile puts ` + "`mcpcore.(*eventLog).subscribe`" + `
+at almost all of the per-stream heap. RSS grows less only because the kernel does not back pages nobody has written
+yet; the Go heap (and so GC pacing) counts all of it, and reused spans are zeroed and become resident. Fix (mcpcore /
+server): give host-stream subscriptions a small buffer (the stream already queues 256 messages of its own), or carry
+` + "`*Event`" + ` (8 B a slot), or use a growable ring with a one-slot notify channel.
+
+`)
+	}
+	if strings.Contains(heap, "bufio.NewReaderSize") {
+		sb.WriteString(`**The bridge's own: a 64 KiB reader per SSE response.** mcpcore/http.go wraps every ` + "`text/event-stream`" + `
+response body in ` + "`bufio.NewReaderSize(body, 64<<10)`" + ` (` + "`httpTap.RoundTrip`" + `). An idle Streamable HTTP session keeps one
+such response open (the standalone GET), so it holds 64 KiB, and every call answered over SSE allocates another 64 KiB
+(part of the HTTP rows' allocation per call). Fix: start small (4 KiB) and grow only for long events — the message size
+limit can be enforced by counting bytes, not by the buffer — or pool the buffers.
+
+`)
+	}
 	sb.WriteString(`**The SDK's per-message decoder.** go-sdk v1.8.0's ` + "`internal/json.Unmarshal`" + ` builds a
 ` + "`segmentio/encoding`" + ` streaming Decoder for every message it reads (` + "`NewDecoder(bytes.NewReader(data)).Decode(v)`" + `),
 and every Decoder allocates a 32 KiB read buffer — on the client side the bridge pays it once per response and again for

@@ -34,14 +34,18 @@ type bench struct {
 	tmp       string
 	cfgPath   string
 
-	httpUp  *proc
-	httpURL string
+	httpUp    *proc // stateful Streamable HTTP upstream (2025-11-25)
+	httpURL   string
+	httpUp26  *proc // stateless Streamable HTTP upstream (2026-07-28)
+	httpURL26 string
 
 	res     map[string]any // results.json
 	loadAvg string
-	rep     *report
-	notes   []string
-	start   time.Time
+	// heapTops are S7's live-heap profiles (markdown), for the analysis.
+	heapTops []string
+	rep      *report
+	notes    []string
+	start    time.Time
 }
 
 func main() {
@@ -129,6 +133,7 @@ func (b *bench) qd(quick, full time.Duration) time.Duration {
 
 func (b *bench) cleanup() {
 	b.httpUp.stop()
+	b.httpUp26.stop()
 }
 
 func (b *bench) run() error {
@@ -138,21 +143,13 @@ func (b *bench) run() error {
 	}
 	b.logf("GOMAXPROCS=%d quick=%v load %s", runtime.GOMAXPROCS(0), b.quick, b.loadAvg)
 
-	// The shared Streamable HTTP upstream.
-	urlc := make(chan string, 1)
-	p, err := startProc("benchecho-http", []string{b.echoBin, "http"}, nil, func(line string) {
-		if u, ok := strings.CutPrefix(line, "listening "); ok {
-			urlc <- u
-		}
-	})
-	if err != nil {
+	// The shared Streamable HTTP upstreams.
+	var err error
+	if b.httpUp, b.httpURL, err = b.startHTTPUpstream(false); err != nil {
 		return err
 	}
-	b.httpUp = p
-	select {
-	case b.httpURL = <-urlc:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("benchecho http did not start: %s", p.stderr)
+	if b.httpUp26, b.httpURL26, err = b.startHTTPUpstream(true); err != nil {
+		return err
 	}
 	if err := b.writeConfig(); err != nil {
 		return err
@@ -192,6 +189,43 @@ func (b *bench) run() error {
 	return nil
 }
 
+func (b *bench) startHTTPUpstream(stateless bool) (*proc, string, error) {
+	urlc := make(chan string, 1)
+	argv := []string{b.echoBin, "http"}
+	if stateless {
+		argv = append(argv, "-stateless")
+	}
+	p, err := startProc("benchecho-http", argv, nil, func(line string) {
+		if u, ok := strings.CutPrefix(line, "listening "); ok {
+			urlc <- u
+		}
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	select {
+	case u := <-urlc:
+		return p, u, nil
+	case <-time.After(10 * time.Second):
+		p.stop()
+		return nil, "", fmt.Errorf("benchecho http did not start: %s", p.stderr)
+	}
+}
+
+// upstream resolves a transport ("stdio", "http") and era to the configured server, the URL for the
+// direct client ("" for stdio), a label and the upstream process (0 for stdio: one per session). Over HTTP
+// the handshake era goes to the stateful server, 2026-07-28 (era "") to the stateless one.
+func (b *bench) upstream(transport, era string) (server, url, label string, pid int) {
+	switch {
+	case transport == "stdio":
+		return "echo", "", "stdio", 0
+	case era == era2025:
+		return "echohttp", b.httpURL, "HTTP", b.httpUp.pid()
+	default:
+		return "echohttp26", b.httpURL26, "HTTP stateless", b.httpUp26.pid()
+	}
+}
+
 func (b *bench) writeConfig() error {
 	b.cfgPath = filepath.Join(b.tmp, "bridge.yaml")
 	cfg := fmt.Sprintf(`mcpServers:
@@ -200,6 +234,8 @@ func (b *bench) writeConfig() error {
     args: [stdio]
   echohttp:
     url: %q
+  echohttp26:
+    url: %q
 limits:
   maxSessions: 30000
   maxSessionsPerPrincipal: 30000
@@ -207,7 +243,7 @@ limits:
   maxStdioProcesses: 512
 sessions:
   idleTimeout: 0s
-`, b.echoBin, b.httpURL)
+`, b.echoBin, b.httpURL, b.httpURL26)
 	return os.WriteFile(b.cfgPath, []byte(cfg), 0o644)
 }
 

@@ -86,7 +86,10 @@ func (b *bench) sgPath(ctx context.Context, ps *peers, tool string, args map[str
 		return nil, func() {}, nil
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "benchrun", Version: "1"}, directHandlers)
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ps.sgURL, HTTPClient: sharedHTTP}, nil)
+	// Pinned to the handshake era: supergateway forwards initialize and keeps a session; a sessionless
+	// 2026-07-28 request makes it auto-initialize a new session (and child) per call.
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ps.sgURL, HTTPClient: sharedHTTP},
+		&mcp.ClientSessionOptions{ProtocolVersion: era2025})
 	if err != nil {
 		return nil, func() {}, fmt.Errorf("supergateway: %w", err)
 	}

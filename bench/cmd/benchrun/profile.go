@@ -221,7 +221,7 @@ func pkgOf(fn string) string {
 		strings.HasPrefix(fn, "net/http"), strings.HasPrefix(fn, "os."), strings.HasPrefix(fn, "bufio"), strings.HasPrefix(fn, "io."):
 		return "syscalls, net, os, io"
 	}
-	return "other"
+	return "other (std: reflect, sync, strconv, …)"
 }
 
 var unitScale = map[string]float64{"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1, "s": 1e3, "B": 1, "kB": 1 << 10,
@@ -334,4 +334,56 @@ func pprofCum(file string) (string, error) {
 		}
 	}
 	return sb.String(), nil
+}
+
+// goroutineEntries counts the twin's goroutines by the function each was started with (the outermost frame
+// of /debug/pprof/goroutine?debug=1).
+func goroutineEntries(debug string) map[string]int {
+	resp, err := http.Get(debug + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := map[string]int{}
+	for group := range strings.SplitSeq(string(raw), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(group), "\n")
+		if len(lines) < 2 || !strings.Contains(lines[0], " @ ") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Fields(lines[0])[0])
+		if err != nil {
+			continue
+		}
+		last := ""
+		for _, l := range lines[1:] {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == "#" {
+				last = f[2]
+			}
+		}
+		if i := strings.LastIndex(last, "+0x"); i > 0 {
+			last = last[:i]
+		}
+		out[last] += n
+	}
+	return out
+}
+
+// goroutineDiff lists the entry functions with more goroutines after than before.
+func goroutineDiff(before, after map[string]int) string {
+	var keys []string
+	for k, v := range after {
+		if v > before[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("`%s` +%d", shortFn(k), after[k]-before[k]))
+	}
+	return strings.Join(parts, ", ")
 }

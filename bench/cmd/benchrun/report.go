@@ -73,6 +73,7 @@ func (b *bench) targets() string {
 		{"Throughput, gRPC / direct at 32 callers (stdio)", "≥ 0.50", "throughput_ratio_c32", func(v float64) bool { return v >= 0.5 }, "×"},
 		{"Sampling hop via the host stream, p50 (legacy push, stdio)", "≤ 200 µs", "sampling_hop_p50_us", func(v float64) bool { return v <= 200 }, "µs"},
 		{"Idle host streams per GiB (binary RSS)", "≥ 50,000", "idle_streams_per_gib", func(v float64) bool { return v >= 50000 }, ""},
+		{"Idle host streams per GiB (live heap, twin)", "≥ 50,000", "idle_streams_per_gib_heap", func(v float64) bool { return v >= 50000 }, ""},
 		{"Idle Streamable HTTP session (binary RSS, 1k sessions, worse era)", "≤ 64 KB", "idle_http_session_bytes", func(v float64) bool { return v <= 64000 }, "B"},
 		{"Allocated per proxied call, bridge process (gRPC echo, stdio)", "≤ 32 KB", "bridge_alloc_bytes_per_call", func(v float64) bool { return v <= 32000 }, "B"},
 		{"Exec → ready", "≤ 20 ms", "cold_start_ready_ms", func(v float64) bool { return v <= 20 }, "ms"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,10 +31,7 @@ type setup struct {
 }
 
 func (b *bench) pair(ctx context.Context, br *bridge, transport, era string, caps *pb.HostCapabilities) (*setup, error) {
-	url, server, label := "", "echo", "stdio"
-	if transport == "http" {
-		url, server, label = b.httpURL, "echohttp", "HTTP"
-	}
+	server, url, label, upPid := b.upstream(transport, era)
 	cs, pid, err := dialDirect(ctx, b.echoBin, url, era)
 	if err != nil {
 		return nil, fmt.Errorf("direct %s: %w", label, err)
@@ -46,7 +44,7 @@ func (b *bench) pair(ctx context.Context, br *bridge, transport, era string, cap
 	}
 	s := &setup{label: label, direct: cs, directPid: pid, sid: sess.GetSessionId()}
 	if transport == "http" {
-		s.directPid, s.bridgeChild = b.httpUp.pid(), b.httpUp.pid()
+		s.directPid, s.bridgeChild = upPid, upPid
 	} else {
 		for _, c := range children(br.pid()) {
 			if !slices.Contains(before, c) {
@@ -77,7 +75,8 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 	fmt.Fprintf(&sb, "One caller, `echo` with a 100-byte argument. %d interleaved rounds per upstream (the order of the paths "+
 		"rotates each round), %d calls per path per round after %d warm-up calls. p50/p90/p99 are medians over the rounds; "+
 		"max is over all calls. **Added** = path − direct go-sdk client in the same round; the median over rounds (and its "+
-		"IQR) is reported. Peers make fewer calls per round (supergateway ½, mcpo ¼).\n\n", rounds, n, warm)
+		"IQR) is reported. The peers run with the stdio upstream on 2025-11-25 (both speak the handshake era), making "+
+		"fewer calls per round (supergateway ½, mcpo ¼). The targets use the first block (stdio, newest protocol).\n\n", rounds, n, warm)
 	sb.WriteString(roundsHeader)
 	var rows []map[string]any
 	combos := []struct{ tr, era string }{{"stdio", ""}, {"http", ""}, {"stdio", era2025}, {"http", era2025}}
@@ -89,7 +88,7 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		paths := s.paths(ctx, br, "echo", smallArgs)
 		scale := []int{1, 1, 1}
 		var closers []func()
-		if ci == 0 {
+		if co.tr == "stdio" && co.era == era2025 { // the peers speak the handshake era: compare like with like
 			if p, c, err := b.sgPath(ctx, ps, "echo", smallArgs); err != nil {
 				b.note("supergateway S1: %v", err)
 			} else if p != nil {
@@ -126,6 +125,10 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 			b.res["direct_p50_us"] = us(rr.medianOf(0, pP50))
 			b.res["grpc_p50_us"] = us(rr.medianOf(1, pP50))
 			b.res["reference_protocol"] = paths[0].proto
+		}
+		if co.tr == "stdio" && co.era == era2025 {
+			b.res["grpc_added_p50_us_2025"] = us(median(rr.added(1, pP50)))
+			b.res["rest_added_p50_us_2025"] = us(median(rr.added(2, pP50)))
 			for i := 3; i < len(paths); i++ {
 				key := "supergateway_added_p50_us"
 				if strings.HasPrefix(paths[i].name, "mcpo") {
@@ -501,16 +504,13 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 		return map[string]int64{"fds": int64(fdCount(pid)), "children": int64(len(children(pid))), "threads": threads(pid), "rss": rss(pid)}
 	}
 	before := snap(br.pid())
-	for _, tr := range []string{"stdio", "http"} {
-		url, server, label := "", "echo", "stdio"
-		if tr == "http" {
-			url, server, label = b.httpURL, "echohttp", "HTTP"
-		}
+	for _, tr := range []struct{ transport, era string }{{"stdio", ""}, {"http", ""}, {"http", era2025}} {
+		server, url, label, _ := b.upstream(tr.transport, tr.era)
 		var dOpen, dClose, bOpen, bClose []time.Duration
 		var dProto, bProto string
 		for range n {
 			t0 := time.Now()
-			cs, _, err := dialDirect(ctx, b.echoBin, url, "")
+			cs, _, err := dialDirect(ctx, b.echoBin, url, tr.era)
 			if err != nil {
 				return err
 			}
@@ -521,7 +521,7 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 			dClose = append(dClose, time.Since(t0))
 
 			t0 = time.Now()
-			sess, err := br.c.open(ctx, server, "", nil)
+			sess, err := br.c.open(ctx, server, tr.era, nil)
 			if err != nil {
 				return err
 			}
@@ -539,10 +539,11 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 		}{{"direct go-sdk", dProto, dOpen, dClose}, {"bridge gRPC", bProto, bOpen, bClose}} {
 			o, c := summarize(r.o), summarize(r.c)
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", label, r.name, r.proto, fms(o.P50), fms(o.P99), fms(c.P50), fms(c.P99))
+			key := "session_open_" + strings.ReplaceAll(strings.ToLower(label), " ", "_")
 			if r.name == "bridge gRPC" {
-				b.res["session_open_"+tr+"_p50_ms"] = round2(float64(o.P50) / 1e6)
+				b.res[key+"_p50_ms"] = round2(float64(o.P50) / 1e6)
 			} else {
-				b.res["session_open_"+tr+"_direct_p50_ms"] = round2(float64(o.P50) / 1e6)
+				b.res[key+"_direct_p50_ms"] = round2(float64(o.P50) / 1e6)
 			}
 		}
 	}
@@ -563,9 +564,10 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 		return err
 	}
 	tb := snap(tw.pid())
+	e0 := goroutineEntries(tw.debug)
 	for range n {
-		for _, server := range []string{"echo", "echohttp"} {
-			sess, err := tw.c.open(ctx, server, "", nil)
+		for _, t := range []struct{ server, era string }{{"echo", ""}, {"echohttp26", ""}, {"echohttp", era2025}} {
+			sess, err := tw.c.open(ctx, t.server, t.era, nil)
 			if err != nil {
 				return err
 			}
@@ -584,6 +586,7 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 		}
 	}
 	ta := snap(tw.pid())
+	extra := goroutineDiff(e0, goroutineEntries(tw.debug))
 	sb.WriteString("\nAfter the cycles, back to the baseline? (The binary has no debug endpoint, so goroutines are counted in " +
 		"the instrumented twin, `benchrun twin`, running the same cycles.)\n\n| process | measure | before | after |\n|---|---|---|---|\n")
 	for _, k := range []string{"fds", "children", "threads"} {
@@ -594,6 +597,9 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 		fmt.Fprintf(&sb, "| twin | %s | %d | %d |\n", k, tb[k], ta[k])
 	}
 	fmt.Fprintf(&sb, "| twin | goroutines | %d | %d |\n", g0["/sched/goroutines:goroutines"], g1["/sched/goroutines:goroutines"])
+	fmt.Fprintf(&sb, "\nGoroutines the twin has after the cycles and did not have before, by the function they run: %s. "+
+		"(`net/http.(*persistConn)` read/write loops are idle keep-alive connections to the HTTP upstreams, pooled by the "+
+		"shared transport, not sessions.)\n", extra)
 	b.res["s6_leak"] = map[string]any{"fds_before": before["fds"], "fds_after": after["fds"], "children_before": before["children"],
 		"children_after": after["children"], "goroutines_before": g0["/sched/goroutines:goroutines"], "goroutines_after": g1["/sched/goroutines:goroutines"]}
 	b.rep.add("S6 — session open and close", sb.String())
@@ -611,6 +617,7 @@ func (b *bench) s7(ctx context.Context) error {
 		"live heap after a forced GC plus goroutine stacks — a floor.\n\n", settle)
 	sb.WriteString("| what | N | protocol | process | per item | fds per item | goroutines per item |\n|---|---|---|---|---|---|---|\n")
 
+	var heapTops []string
 	// Idle host streams: Connect, attached to one stdio session, over 8 connections.
 	for _, twin := range []bool{false, true} {
 		br, err := b.startBridge(ctx, twin)
@@ -632,8 +639,10 @@ func (b *bench) s7(ctx context.Context) error {
 		time.Sleep(settle)
 		r0, f0 := rss(br.pid()), fdCount(br.pid())
 		var g0 map[string]uint64
+		h0, h1 := filepath.Join(b.tmp, "streams-heap0.pb.gz"), filepath.Join(b.tmp, "streams-heap1.pb.gz")
 		if twin {
 			g0, _ = twinStat(br.debug, true)
+			_ = fetchTo(br.debug+"/debug/pprof/heap?gc=1", h0)
 		}
 		sctx, scancel := context.WithCancel(ctx)
 		t0 := time.Now()
@@ -656,6 +665,12 @@ func (b *bench) s7(ctx context.Context) error {
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, RSS | %s | %.2f | %.1f |\n",
 				nStreams, proto, kib(per), float64(f1-f0)/float64(nStreams), gor)
 			b.res["idle_stream_heap_bytes"] = int(heap + gor*2048)
+			b.res["idle_streams_per_gib_heap"] = int(float64(1<<30) / max(heap+gor*2048, 1))
+			if err := fetchTo(br.debug+"/debug/pprof/heap?gc=1", h1); err == nil {
+				if top, _, err := pprofTop(h1, h0, "inuse_space"); err == nil {
+					heapTops = append(heapTops, fmt.Sprintf("Live heap added by %d idle host streams (twin, `inuse_space`, top functions):\n\n%s", nStreams, firstRows(top, 8)))
+				}
+			}
 		} else {
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | mcp-bridge, RSS | **%s** | %.2f | n/a |\n",
 				nStreams, proto, kib(per), float64(f1-f0)/float64(nStreams))
@@ -673,20 +688,22 @@ func (b *bench) s7(ctx context.Context) error {
 
 	// Idle Streamable HTTP sessions.
 	type hc struct {
-		era string
-		n   int
+		era  string
+		n    int
+		twin bool
 	}
-	cases := []hc{{"", b.q(50, 1000)}, {era2025, b.q(50, 1000)}}
+	cases := []hc{{"", b.q(50, 1000), false}, {era2025, b.q(50, 1000), false}, {era2025, b.q(50, 1000), true}}
 	if !b.quick {
-		cases = append(cases, hc{"", 10000})
+		cases = append(cases, hc{"", 10000, false})
 	}
 	worst := 0.0
 	for _, c := range cases {
-		br, err := b.startBridge(ctx, false)
+		br, err := b.startBridge(ctx, c.twin)
 		if err != nil {
 			return err
 		}
-		warm, err := br.c.open(ctx, "echohttp", c.era, nil) // first session pays for one-off allocations
+		server, _, _, _ := b.upstream("http", c.era)
+		warm, err := br.c.open(ctx, server, c.era, nil) // first session pays for one-off allocations
 		if err != nil {
 			br.stop()
 			return err
@@ -694,10 +711,16 @@ func (b *bench) s7(ctx context.Context) error {
 		proto := warm.GetProtocolVersion()
 		time.Sleep(settle)
 		r0, f0 := rss(br.pid()), fdCount(br.pid())
+		h0, h1 := filepath.Join(b.tmp, "http-heap0.pb.gz"), filepath.Join(b.tmp, "http-heap1.pb.gz")
+		var g0 map[string]uint64
+		if c.twin {
+			g0, _ = twinStat(br.debug, true)
+			_ = fetchTo(br.debug+"/debug/pprof/heap?gc=1", h0)
+		}
 		ids := make([]string, c.n)
 		t0 := time.Now()
 		err = parallel(16, c.n, func(i int) error {
-			s, err := br.c.open(ctx, "echohttp", c.era, nil)
+			s, err := br.c.open(ctx, server, c.era, nil)
 			if err == nil {
 				ids[i] = s.GetSessionId()
 			}
@@ -715,8 +738,24 @@ func (b *bench) s7(ctx context.Context) error {
 		time.Sleep(settle)
 		r1, f1 := rss(br.pid()), fdCount(br.pid())
 		per := float64(r1-r0) / float64(c.n)
-		fmt.Fprintf(&sb, "| idle Streamable HTTP session | %d | %s | mcp-bridge, RSS | **%s** | %.2f | n/a |\n", c.n, proto, kib(per),
-			float64(f1-f0)/float64(c.n))
+		if c.twin {
+			g1, _ := twinStat(br.debug, true)
+			heap := float64(int64(g1["/memory/classes/heap/objects:bytes"])-int64(g0["/memory/classes/heap/objects:bytes"])) / float64(c.n)
+			gor := float64(g1["/sched/goroutines:goroutines"]-g0["/sched/goroutines:goroutines"]) / float64(c.n)
+			fmt.Fprintf(&sb, "| idle Streamable HTTP session (stateful server) | %d | %s | twin, live heap + 2 KiB/goroutine | %s | %.2f | %.1f |\n",
+				c.n, proto, kib(heap+gor*2048), float64(f1-f0)/float64(c.n), gor)
+			b.res["idle_http_session_heap_bytes"] = int(heap + gor*2048)
+			if err := fetchTo(br.debug+"/debug/pprof/heap?gc=1", h1); err == nil {
+				if top, _, err := pprofTop(h1, h0, "inuse_space"); err == nil {
+					heapTops = append(heapTops, fmt.Sprintf("Live heap added by %d idle Streamable HTTP sessions (twin, %s, `inuse_space`, top functions):\n\n%s", c.n, proto, firstRows(top, 8)))
+				}
+			}
+			_ = parallel(16, c.n, func(i int) error { return br.c.closeSession(ctx, ids[i]) })
+			br.stop()
+			continue
+		}
+		fmt.Fprintf(&sb, "| idle Streamable HTTP session (%s server) | %d | %s | mcp-bridge, RSS | **%s** | %.2f | n/a |\n", map[bool]string{true: "stateful", false: "stateless"}[c.era == era2025],
+			c.n, proto, kib(per), float64(f1-f0)/float64(c.n))
 		b.logf("S7 HTTP sessions n=%d %s: %.0f B/session, %.0f opens/s", c.n, proto, per, openRate)
 		if c.n <= 1000 || b.quick {
 			worst = max(worst, per)
@@ -728,7 +767,11 @@ func (b *bench) s7(ctx context.Context) error {
 		br.stop()
 	}
 	b.res["idle_http_session_bytes"] = int(worst)
-	sb.WriteString("\n`idle_http_session_bytes` in results.json is the larger of the two protocol eras at 1k sessions.\n")
+	sb.WriteString("\n`idle_http_session_bytes` in results.json is the larger of the two protocol eras at 1k sessions (binary RSS).\n")
+	for _, t := range heapTops {
+		sb.WriteString("\n" + t)
+	}
+	b.heapTops = heapTops
 	b.rep.add("S7 — idle scale", sb.String())
 	return nil
 }
@@ -907,4 +950,13 @@ func (b *bench) s12(ctx context.Context, br *bridge) error {
 	b.res["soak_max_ms"] = round2(float64(d.Max) / 1e6)
 	b.rep.add("S12 — soak (short)", sb.String())
 	return nil
+}
+
+// firstRows keeps a markdown table's header and its first n rows.
+func firstRows(table string, n int) string {
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	if len(lines) > n+2 {
+		lines = lines[:n+2]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
