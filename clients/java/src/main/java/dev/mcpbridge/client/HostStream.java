@@ -25,7 +25,6 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -552,10 +551,6 @@ final class HostStream {
     synchronized (tombstones) {
       return tombstones.containsKey(id);
     }
-  }
-
-  Collection<String> attachedSessionIds() {
-    return List.copyOf(bindings.keySet());
   }
 
   /** One Connect call. */

@@ -32,18 +32,4 @@ final class Events {
       }
     }
   }
-
-  /** Everything that arrives within {@code millis}. */
-  List<Event> drain(long millis) throws InterruptedException {
-    List<Event> out = new ArrayList<>();
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    while (true) {
-      long left = end - System.nanoTime();
-      Event e = left > 0 ? queue.poll(left, TimeUnit.NANOSECONDS) : null;
-      if (e == null) {
-        return out;
-      }
-      out.add(e);
-    }
-  }
 }

@@ -99,14 +99,18 @@ final class FakeBridge implements AutoCloseable {
 
   /** Parks a server request and delivers it to the streams attached to its session. */
   void push(ServerRequest r) {
-    synchronized (this) {
+    List<HostStreamState> targets = new ArrayList<>();
+    synchronized (this) { // atomic with attach: a request is delivered once per attachment
       pending.put(r.getRequestId(), r);
+      for (HostStreamState s : streams) {
+        if (s.attached.contains(r.getSessionId())) {
+          targets.add(s);
+        }
+      }
     }
     Event e = Event.newBuilder().setSessionId(r.getSessionId()).setServerRequest(r).build();
-    for (HostStreamState s : streams) {
-      if (s.attached.contains(r.getSessionId())) {
-        s.send(ConnectResponse.newBuilder().setEvent(e).build());
-      }
+    for (HostStreamState s : targets) {
+      s.send(ConnectResponse.newBuilder().setEvent(e).build());
     }
   }
 
@@ -192,23 +196,23 @@ final class FakeBridge implements AutoCloseable {
         case ATTACH: {
           AttachedSessions.Builder ack = AttachedSessions.newBuilder();
           List<String> ok = new ArrayList<>();
-          for (String id : m.getAttach().getSessionIdsList()) {
-            if (attachFailure != null || !knownSessions.contains(id)) {
-              Status st = attachFailure != null ? attachFailure : Status.NOT_FOUND.withDescription("no session " + id);
-              ack.addFailures(AttachFailure.newBuilder().setSessionId(id)
-                  .setStatus(com.google.rpc.Status.newBuilder().setCode(st.getCode().value()).setMessage(
-                      st.getDescription() == null ? "" : st.getDescription())));
-            } else {
-              attached.add(id);
-              ok.add(id);
+          List<ServerRequest> again;
+          synchronized (FakeBridge.this) {
+            for (String id : m.getAttach().getSessionIdsList()) {
+              if (attachFailure != null || !knownSessions.contains(id)) {
+                Status st = attachFailure != null ? attachFailure : Status.NOT_FOUND.withDescription("no session " + id);
+                ack.addFailures(AttachFailure.newBuilder().setSessionId(id)
+                    .setStatus(com.google.rpc.Status.newBuilder().setCode(st.getCode().value()).setMessage(
+                        st.getDescription() == null ? "" : st.getDescription())));
+              } else {
+                attached.add(id);
+                ok.add(id);
+              }
             }
+            again = new ArrayList<>(pending.values());
           }
           ack.addAllSessionIds(attached);
           send(ConnectResponse.newBuilder().setAttached(ack).build());
-          List<ServerRequest> again;
-          synchronized (FakeBridge.this) {
-            again = new ArrayList<>(pending.values());
-          }
           for (ServerRequest r : again) {
             if (ok.contains(r.getSessionId())) {
               send(ConnectResponse.newBuilder()
