@@ -148,7 +148,11 @@ func (b *bench) micro() {
 		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") {
 			continue
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", f[0], f[2], f[4], f[6])
+		unit := map[string]string{}
+		for i := 1; i+1 < len(f); i++ {
+			unit[f[i+1]] = f[i]
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", f[0], unit["ns/op"], unit["B/op"], unit["allocs/op"])
 		n++
 	}
 	if n == 0 {

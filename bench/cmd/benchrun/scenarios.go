@@ -154,7 +154,7 @@ func (b *bench) s2(ctx context.Context, br *bridge) error {
 		n     int
 		label string
 		calls int
-	}{{4 << 10, "4 KiB", b.q(30, 300)}, {64 << 10, "64 KiB", b.q(20, 150)}, {1 << 20, "1 MiB", b.q(5, 30)}}
+	}{{4 << 10, "4 KiB", b.q(30, 300)}, {64 << 10, "64 KiB", b.q(20, 100)}, {1 << 20, "1 MiB", b.q(5, 20)}}
 	fmt.Fprintf(&sb, "One caller, `blob {n}` returns a text block of n bytes (the argument is small). %d interleaved rounds; "+
 		"columns as in S1.\n\n", rounds)
 	sb.WriteString(roundsHeader)
