@@ -161,13 +161,26 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	ctx := testCtx(t)
 	alice, bob := withToken(ctx, "tok-alice"), withToken(ctx, "tok-bob")
 
+	// Alice's host has a Connect stream open, attached to nothing: the authorization request of the
+	// session being created is pushed to it, and answered on it.
+	aliceHost, bobHost := b.connect(alice), b.connect(bob)
 	created := b.createAsync(alice, "secured")
-	req := pendingAuthorization(t, alice, b.client)
+	req := aliceHost.nextRequest()
+	if req.GetAuthorization() == nil {
+		t.Fatalf("pushed request = %v, want an authorization request", req)
+	}
+	if listed := pendingAuthorization(t, alice, b.client); listed.GetRequestId() != req.GetRequestId() {
+		t.Errorf("ListPendingRequests on - = %v, pushed %v", listed, req)
+	}
 	if l, _ := b.client.ListPendingRequests(bob, &pb.ListPendingRequestsRequest{SessionId: "-"}); len(l.GetRequests()) != 0 {
 		t.Errorf("bob sees alice's authorization request: %v", l.GetRequests())
 	}
-	if _, err := b.client.RespondToRequest(alice, &pb.RespondToRequestRequest{SessionId: "-", RequestId: req.GetRequestId(), Answer: authAnswer(authorize(t, req.GetAuthorization(), "secured"))}); err != nil {
-		t.Fatalf("RespondToRequest: %v", err)
+	if ack := aliceHost.reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
+		t.Fatalf("reply not accepted: %v", ack)
+	}
+	ended := aliceHost.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId() })
+	if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
+		t.Errorf("outcome %v", o)
 	}
 	cr := await(t, created)
 	if cr.err != nil {
@@ -195,9 +208,15 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 		t.Errorf("%d authorizations after alice's second session, want 1", n)
 	}
 
-	// Bob authorizes on his own.
+	// Bob authorizes on his own; this time the host polls ListPendingRequests and answers with
+	// RespondToRequest on session "-".
 	created = b.createAsync(bob, "secured")
+	pushed := bobHost.nextRequest()
 	req = pendingAuthorization(t, bob, b.client)
+	if pushed.GetRequestId() != req.GetRequestId() {
+		t.Errorf("bob's stream got %v, want his own request %s", pushed, req.GetRequestId())
+	}
+	bobRequest := req.GetRequestId()
 	if _, err := b.client.RespondToRequest(alice, &pb.RespondToRequestRequest{SessionId: "-", RequestId: req.GetRequestId(), Answer: authAnswer("http://127.0.0.1/x")}); err == nil {
 		t.Error("alice answered bob's authorization request")
 	}
@@ -217,7 +236,10 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 
 	// Alice's grant for the first server is not used for the second: it asks, and gets its own token.
 	created = b.createAsync(alice, "secured-2")
-	req = pendingAuthorization(t, alice, b.client)
+	req = aliceHost.nextRequest()
+	if listed := pendingAuthorization(t, alice, b.client); listed.GetRequestId() != req.GetRequestId() {
+		t.Errorf("listed %v, pushed %v", listed, req)
+	}
 	if _, err := b.client.RespondToRequest(alice, &pb.RespondToRequestRequest{SessionId: "-", RequestId: req.GetRequestId(), Answer: authAnswer(authorize(t, req.GetAuthorization(), "secured-2"))}); err != nil {
 		t.Fatalf("RespondToRequest: %v", err)
 	}
@@ -227,6 +249,21 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	}
 	if got := b.whoami(t, alice, cr.resp.GetSession().GetSessionId()); got != "this is two" {
 		t.Errorf("whoami = %q", got)
+	}
+
+	// Alice's stream never got bob's request.
+	for drained := false; !drained; {
+		select {
+		case m := <-aliceHost.msgs:
+			aliceHost.backlog = append(aliceHost.backlog, m)
+		default:
+			drained = true
+		}
+	}
+	for _, m := range aliceHost.backlog {
+		if r := m.GetEvent().GetServerRequest(); r != nil && r.GetRequestId() == bobRequest {
+			t.Errorf("alice's stream got bob's request")
+		}
 	}
 
 	// Tokens: each server saw only tokens issued for it, alice and bob used different ones.
@@ -249,12 +286,15 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	}
 }
 
-// The same flow over REST, as curl would do it: POST /v1/sessions blocks while GET
-// /v1/sessions/-/requests lists the authorization request, answered with POST .../requests/{id}:respond.
+// The same flow over REST, as curl would do it: POST /v1/sessions blocks while GET /v1/sessions/-/events
+// streams the authorization request (and GET /v1/sessions/-/requests lists it); it is answered with POST
+// /v1/sessions/-/requests/{id}:respond.
 func TestUpstreamOAuthOverREST(t *testing.T) {
 	b, as, _, _ := startOAuth(t)
 	r := b.rest("tok-alice")
+	ev := r.events("-") // authorization requests of sessions being created
 	created := r.async(http.MethodPost, "/v1/sessions", `{"server":"secured"}`)
+	pushed := ev.next(func(e *pb.Event) bool { return e.GetServerRequest().GetAuthorization() != nil }).GetServerRequest()
 	var req map[string]any
 	deadline := time.Now().Add(60 * time.Second)
 	for req == nil && time.Now().Before(deadline) {
@@ -268,11 +308,15 @@ func TestUpstreamOAuthOverREST(t *testing.T) {
 	if req == nil {
 		t.Fatal("no authorization request listed within 60s")
 	}
+	if req["requestId"] != pushed.GetRequestId() {
+		t.Errorf("listed %v, pushed %v", req["requestId"], pushed.GetRequestId())
+	}
 	authURL, _ := jsonPath(req, "authorization", "authorizationUrl").(string)
 	redirectURL, _ := jsonPath(req, "authorization", "redirectUrl").(string)
 	loc := authorize(t, &pb.AuthorizationRequest{AuthorizationUrl: authURL, RedirectUrl: redirectURL, ServerName: "secured"}, "secured")
 	r.must(http.MethodPost, "/v1/sessions/-/requests/"+req["requestId"].(string)+":respond", compact(map[string]any{"authorization": map[string]any{"redirectUrl": loc}}))
 	sess := await(t, created)
+	ev.next(func(e *pb.Event) bool { return e.GetRequestEnded().GetRequestId() == pushed.GetRequestId() })
 	if sess["state"] != "SESSION_STATE_READY" {
 		t.Fatalf("session = %v", sess)
 	}

@@ -165,6 +165,9 @@ func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 // goes away, or at shutdown (UNAVAILABLE). A watcher keeps the session from being closed as idle.
 func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	ctx := stream.Context()
+	if req.GetSessionId() == anySession {
+		return s.watchOpeningEvents(req, stream)
+	}
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return err
@@ -243,6 +246,13 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 		attached: map[string]*attachment{},
 	}
 	defer h.detachAll()
+	opening := s.newOpeningFeed(h.owner, h.key) // authorization requests of sessions being created
+	defer opening.close()
+	for _, ev := range opening.replay() {
+		if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}); err != nil {
+			return err
+		}
+	}
 	recvDone := make(chan error, 1)
 	// The receiver ends when Recv fails: the client closed its side, or the stream ended (which it does once
 	// this handler returns, so the goroutine never outlives the stream).
@@ -255,6 +265,12 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 		case m := <-h.out:
 			if err := stream.Send(m); err != nil {
 				return err
+			}
+		case ev := <-opening.sub.ch:
+			if pe, ok := opening.convert(ev); ok {
+				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
+					return err
+				}
 			}
 		case err := <-recvDone:
 			if errors.Is(err, io.EOF) {

@@ -13,11 +13,8 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"maps"
-	"slices"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -86,6 +83,13 @@ type Service struct {
 	// the resulting RequestEnded into ANSWERED or ANSWERED_ELSEWHERE sees who answered. It guards winners.
 	answerMu sync.Mutex
 	winners  map[string]winner
+
+	// Authorization requests of sessions being created (opening.go). openingMu guards openingSubs and
+	// openingSeen; openingWG counts the goroutines waiting for announced requests to end.
+	openingMu   sync.Mutex
+	openingSubs map[*openingSub]struct{}
+	openingSeen map[string]bool
+	openingWG   sync.WaitGroup
 }
 
 // tracked is what the service keeps per session.
@@ -94,8 +98,6 @@ type tracked struct {
 	lastUsed time.Time // when busy last dropped to zero (or the session was created)
 	closing  bool      // the idle reaper is closing it
 	calls    map[string]bool
-	roots    []*mcp.Root // the host's roots (CreateSession or SetRoots); nil: the server's configured roots
-	hostSet  bool
 }
 
 type winner struct {
@@ -151,6 +153,7 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
+		s.openingWG.Wait() // the core ended every request
 		close(s.done)
 		s.reaperWG.Wait()
 	})
@@ -235,6 +238,13 @@ func (s *Service) forget(id string) {
 	s.mu.Unlock()
 }
 
+// Close reasons of sessions the service closes (Session.state_reason); Service.Close's is the core's
+// "bridge shutting down".
+const (
+	idleReason    = "idle timeout"
+	deletedReason = "deleted by the host"
+)
+
 // reapIdle closes sessions idle for longer than Options.IdleTimeout. It checks at a quarter of the timeout
 // (at least every 10ms, at most every minute) and exits when Close closes s.done.
 func (s *Service) reapIdle() {
@@ -273,7 +283,7 @@ func (s *Service) reapIdle() {
 		for _, sess := range idle {
 			s.logger.Info("closing idle session", "session", sess.ID(), "idle_timeout", s.opts.IdleTimeout)
 			ctx, cancel := context.WithTimeout(context.Background(), idleCloseTimeout)
-			if err := sess.Close(ctx); err != nil {
+			if err := sess.CloseWithReason(ctx, idleReason); err != nil {
 				s.logger.Warn("closing idle session", "session", sess.ID(), "error", err)
 			}
 			cancel()
@@ -323,19 +333,11 @@ func (s *Service) respond(ctx context.Context, owner, id, key string, a mcpcore.
 func (s *Service) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
 	st, reason := sess.State()
 	info := sess.Info()
-	caps, err := serverCapsToProto(info.Capabilities)
+	caps, err := serverCapsToProto(info.Capabilities, sess.RawServerCapabilities())
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	var roots []*mcp.Root
-	if t := s.tracked[sess.ID()]; t != nil && t.hostSet {
-		roots = slices.Clone(t.roots)
-	} else {
-		roots = sess.Server().Roots
-	}
-	s.mu.Unlock()
-	pr, err := rootsToProto(roots)
+	pr, err := rootsToProto(sess.Roots())
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,10 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 	if closing {
 		return nil, toStatus(errShuttingDown)
 	}
+	stopWatch := func() {}
+	if s.needsPerson(req.GetServer()) {
+		stopWatch = s.watchOpening(Principal(ctx))
+	}
 	sess, err := s.core.Open(ctx, mcpcore.OpenParams{
 		Owner:           Principal(ctx),
 		Server:          req.GetServer(),
@@ -83,6 +87,7 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		ProtocolVersion: req.GetProtocolVersion(),
 		ClientInfo:      implementationFromProto(req.GetClientInfo()),
 	})
+	stopWatch()
 	if err != nil {
 		if errors.Is(err, mcpcore.ErrSessionClosed) {
 			err = errShuttingDown // Open after Core.Close
@@ -92,9 +97,6 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 	s.mu.Lock()
 	t := s.trackLocked(sess.ID())
 	t.lastUsed = time.Now()
-	if roots != nil {
-		t.roots, t.hostSet = roots, true
-	}
 	s.mu.Unlock()
 	s.logger.Info("session created", "session", sess.ID(), "server", req.GetServer(), "principal", Principal(ctx), "protocol", sess.Info().ProtocolVersion)
 	ps, err := s.sessionToProto(sess)
@@ -205,7 +207,7 @@ func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionReques
 	if err != nil {
 		return nil, err
 	}
-	if err := sess.Close(ctx); err != nil {
+	if err := sess.CloseWithReason(ctx, deletedReason); err != nil {
 		return nil, toStatus(err)
 	}
 	s.forget(sess.ID())

@@ -1,0 +1,233 @@
+package server
+
+// Authorization requests of sessions still being created. An upstream server that needs OAuth makes
+// CreateSession wait for a person (docs/adr/0005-upstream-oauth.md); the authorization request it raises
+// belongs to a session no host can attach to yet. The service delivers such requests, and their ends, to
+// every Connect stream of the owner and to WatchEvents on session "-", so that hosts need not poll
+// ListPendingRequests on "-" (which keeps working).
+//
+// The core tells in-process hooks of these requests (mcpcore.OAuthOptions.OnAuthorization) but the service
+// does not own the core's options, so while a CreateSession to an OAuth server runs it looks for them in the
+// dispatcher every openingPoll. A person is on the other end: a tenth of a second does not matter.
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// openingPoll is how often a CreateSession to an OAuth server looks for its authorization request.
+const openingPoll = 100 * time.Millisecond
+
+// openingBuffer bounds the opening events queued for one receiver; a receiver that falls behind loses
+// them (the requests stay listed by ListPendingRequests on "-").
+const openingBuffer = 64
+
+// openingSub is one receiver of an owner's opening events.
+type openingSub struct {
+	owner string
+	ch    chan mcpcore.Event
+}
+
+// needsPerson reports whether opening a session to server may raise an authorization request.
+func (s *Service) needsPerson(server string) bool {
+	for _, c := range s.core.Servers() {
+		if c.Name == server {
+			return c.OAuth != nil && c.OAuth.Grant != mcpcore.GrantClientCredentials
+		}
+	}
+	return false
+}
+
+// subscribeOpening registers a receiver of owner's opening events; the caller must unsubscribe it.
+func (s *Service) subscribeOpening(owner string) *openingSub {
+	sub := &openingSub{owner: owner, ch: make(chan mcpcore.Event, openingBuffer)}
+	s.openingMu.Lock()
+	if s.openingSubs == nil {
+		s.openingSubs = map[*openingSub]struct{}{}
+	}
+	s.openingSubs[sub] = struct{}{}
+	s.openingMu.Unlock()
+	return sub
+}
+
+func (s *Service) unsubscribeOpening(sub *openingSub) {
+	s.openingMu.Lock()
+	delete(s.openingSubs, sub)
+	s.openingMu.Unlock()
+}
+
+// publishOpening hands ev to every receiver of owner without blocking.
+func (s *Service) publishOpening(owner string, ev mcpcore.Event) {
+	s.openingMu.Lock()
+	defer s.openingMu.Unlock()
+	for sub := range s.openingSubs {
+		if sub.owner != owner {
+			continue
+		}
+		select {
+		case sub.ch <- ev:
+		default:
+			s.logger.Warn("opening event dropped: the receiver is behind", "principal", owner)
+		}
+	}
+}
+
+// openingRequests lists owner's authorization requests of sessions not open yet.
+func (s *Service) openingRequests(owner string) []*mcpcore.PendingRequest {
+	var out []*mcpcore.PendingRequest
+	for _, pr := range s.core.Dispatcher().List(owner, "") {
+		if pr.Kind != mcpcore.KindAuthorization {
+			continue
+		}
+		if _, err := s.core.Session(pr.SessionID); err == nil {
+			continue // an open session's (step-up): delivered by its own event stream
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// watchOpening looks for owner's authorization requests of sessions being opened until stop is called,
+// and publishes each one once, then its end.
+func (s *Service) watchOpening(owner string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() { // ends when stop is called
+		defer close(finished)
+		defer logPanic(s.logger, "opening watcher")
+		t := time.NewTicker(openingPoll)
+		defer t.Stop()
+		for {
+			for _, pr := range s.openingRequests(owner) {
+				s.announceOpening(pr)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// announceOpening publishes pr unless it was already, and its end once it ends.
+func (s *Service) announceOpening(pr *mcpcore.PendingRequest) {
+	s.openingMu.Lock()
+	if s.openingSeen == nil {
+		s.openingSeen = map[string]bool{}
+	}
+	if s.openingSeen[pr.ID] {
+		s.openingMu.Unlock()
+		return
+	}
+	s.openingSeen[pr.ID] = true
+	s.openingWG.Add(1)
+	s.openingMu.Unlock()
+	s.publishOpening(pr.Owner, mcpcore.Event{SessionID: pr.SessionID, Time: time.Now(), Kind: mcpcore.EventRequestCreated, Request: pr})
+	// Every request ends: answered, cancelled, at its deadline, when the opening is abandoned, or when the
+	// core closes, so this goroutine does too.
+	go func() {
+		defer s.openingWG.Done()
+		defer logPanic(s.logger, "opening request watcher")
+		ended, err := s.core.Dispatcher().Wait(context.Background(), pr.ID)
+		s.openingMu.Lock()
+		delete(s.openingSeen, pr.ID)
+		s.openingMu.Unlock()
+		if err != nil {
+			return
+		}
+		s.publishOpening(pr.Owner, mcpcore.Event{SessionID: pr.SessionID, Time: time.Now(), Kind: mcpcore.EventRequestEnded, Ended: &ended})
+	}()
+}
+
+// openingFeed turns opening events into API events for one receiver (key as in outcomeFor), replaying
+// the requests pending when it was created and delivering each request once.
+type openingFeed struct {
+	svc     *Service
+	sub     *openingSub
+	outcome func(string) pb.RequestOutcome
+	seen    map[string]bool
+}
+
+func (s *Service) newOpeningFeed(owner, key string) *openingFeed {
+	return &openingFeed{svc: s, sub: s.subscribeOpening(owner), outcome: s.outcomeFor(key), seen: map[string]bool{}}
+}
+
+func (f *openingFeed) close() { f.svc.unsubscribeOpening(f.sub) }
+
+// replay returns the opening requests pending now.
+func (f *openingFeed) replay() []*pb.Event {
+	var out []*pb.Event
+	for _, pr := range f.svc.openingRequests(f.sub.owner) {
+		ev, err := pendingEvent(pr)
+		if err != nil {
+			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
+			continue
+		}
+		f.seen[pr.ID] = true
+		out = append(out, ev)
+	}
+	return out
+}
+
+// convert turns an opening event into an API event; ok is false for one to skip.
+func (f *openingFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
+	switch ev.Kind {
+	case mcpcore.EventRequestCreated:
+		if f.seen[ev.Request.ID] {
+			return nil, false
+		}
+		f.seen[ev.Request.ID] = true
+	case mcpcore.EventRequestEnded:
+		delete(f.seen, ev.Ended.RequestID)
+	}
+	out, err := eventToProto(ev, f.outcome)
+	if err != nil {
+		f.svc.logger.Warn("opening event not delivered", "error", err)
+		return nil, false
+	}
+	return out, true
+}
+
+// watchOpeningEvents is WatchEvents on session "-": the caller's authorization requests of sessions being
+// created (those pending first, unless include_pending is false) and their ends, until the client goes
+// away or shutdown.
+func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	ctx := stream.Context()
+	feed := s.newOpeningFeed(Principal(ctx), "")
+	defer feed.close()
+	if req.IncludePending == nil || req.GetIncludePending() {
+		for _, ev := range feed.replay() {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.streamsEnd:
+			return statusShuttingDown()
+		case ev := <-feed.sub.ch:
+			if pe, ok := feed.convert(ev); ok {
+				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
