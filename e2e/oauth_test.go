@@ -178,7 +178,9 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	if ack := aliceHost.reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
 		t.Fatalf("reply not accepted: %v", ack)
 	}
-	ended := aliceHost.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId() })
+	ended := aliceHost.next(func(m *pb.ConnectResponse) bool {
+		return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
+	})
 	if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
 		t.Errorf("outcome %v", o)
 	}
