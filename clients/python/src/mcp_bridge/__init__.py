@@ -32,6 +32,7 @@ from .errors import (
     UnimplementedError,
 )
 from .handler import (
+    AuthorizationRequest,
     ElicitationRequest,
     ElicitResult,
     Handler,
@@ -96,6 +97,7 @@ __all__ = [
     "SamplingResult",
     "ElicitationRequest",
     "ElicitResult",
+    "AuthorizationRequest",
     "RootsRequest",
     "accept",
     "decline",

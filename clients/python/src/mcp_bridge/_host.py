@@ -28,6 +28,7 @@ import grpc
 from . import _convert as cv
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, BridgeError, McpError, from_status_proto
 from .handler import (
+    AuthorizationRequest,
     ElicitationRequest,
     RootsRequest,
     SamplingRequest,
@@ -221,6 +222,8 @@ class HostCore:
                 return handler.handle_elicitation, (request,)
             if overrides(handler, "handle_url_elicitation"):
                 return handler.handle_url_elicitation, (request,)
+        if isinstance(request, AuthorizationRequest) and overrides(handler, "handle_authorization"):
+            return handler.handle_authorization, (request,)
         if isinstance(request, RootsRequest):
             if overrides(handler, "list_roots"):
                 fn = handler.list_roots
@@ -228,7 +231,12 @@ class HostCore:
             if roots is not None:
                 static = list(roots)
                 return (lambda: static), ()
-        method = {"sampling": "sampling/createMessage", "elicitation": "elicitation/create", "roots": "roots/list"}
+        method = {
+            "sampling": "sampling/createMessage",
+            "elicitation": "elicitation/create",
+            "roots": "roots/list",
+            "authorization": "authorization",
+        }
         err = McpError(METHOD_NOT_FOUND, f"Method not found: {method.get(request.kind, request.kind)}")
 
         def refuse() -> None:

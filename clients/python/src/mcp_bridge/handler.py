@@ -242,6 +242,28 @@ class RootsRequest(ServerRequest):
         return roots_answer(value)
 
 
+@dataclass(kw_only=True)
+class AuthorizationRequest(ServerRequest):
+    """The bridge's own request: an upstream server requires OAuth and a person must authorize the bridge.
+
+    Show or open ``authorization_url``; after sign-in and consent the authorization server redirects the browser
+    to a URL starting with ``redirect_url``. Answer with that full URL (a ``str``); the bridge checks ``state`` and
+    ``iss``, exchanges the code, and what needed the authorization goes on. Raised when a call needs more scopes
+    (step-up), and while a session to the server is being created.
+    """
+
+    authorization_url: str = ""
+    redirect_url: str = ""
+    server_name: str = ""
+    """The configured name of the MCP server being authorized."""
+    scopes: list[str] = field(default_factory=list)
+
+    kind: ClassVar[str] = "authorization"
+
+    def _answer(self, value: Any) -> host_pb2.HostAnswer:
+        return authorization_answer(value)
+
+
 # ------------------------------------------------------------------------------------------- answers
 
 
@@ -351,6 +373,15 @@ def elicitation_answer(value: Any) -> host_pb2.HostAnswer:
     return a
 
 
+def authorization_answer(value: Any) -> host_pb2.HostAnswer:
+    """The HostAnswer for an authorization request: the redirect URL the user's browser landed on."""
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"an authorization answer is the redirect URL (a non-empty str), not {type(value).__name__}")
+    a = host_pb2.HostAnswer()
+    a.authorization.redirect_url = value
+    return a
+
+
 def roots_answer(value: Any) -> host_pb2.HostAnswer:
     """A HostAnswer from a list of roots (Root, ``{"uri", "name"}`` dicts or URI strings) or ``{"roots": [...]}``."""
     if isinstance(value, Mapping):
@@ -427,6 +458,15 @@ def request_from(sr: host_pb2.ServerRequest) -> ServerRequest | None:
             elicitation_id=e.elicitation_id,
             meta=cv.opt_struct(e, "meta"),
         )
+    if kind == "authorization":
+        z = sr.authorization
+        return AuthorizationRequest(
+            **_common(sr),
+            authorization_url=z.authorization_url,
+            redirect_url=z.redirect_url,
+            server_name=z.server_name,
+            scopes=list(z.scopes),
+        )
     if kind == "roots":
         return RootsRequest(**_common(sr), meta=cv.opt_struct(sr.roots, "meta"))
     return None
@@ -489,6 +529,15 @@ class Handler:
         """
         raise McpError(METHOD_NOT_FOUND, "Method not found: roots/list")
 
+    def handle_authorization(self, request: AuthorizationRequest) -> Answer[str]:
+        """Have a person authorize the bridge at an upstream server's OAuth authorization server.
+
+        Show or open ``request.authorization_url`` and return the URL the browser was redirected to (it starts
+        with ``request.redirect_url``). To refuse, raise :class:`~mcp_bridge.McpError` or call
+        ``request.cancel()``. Declares no MCP capability: it is the bridge's own request.
+        """
+        raise McpError(METHOD_NOT_FOUND, "Method not found: authorization")
+
     def handle_notification(self, method: str, params: dict[str, Any]) -> Any:
         """Observe a notification; the default ignores it.
 
@@ -503,7 +552,14 @@ class Handler:
         return None
 
 
-_METHODS = ("handle_sampling", "handle_elicitation", "handle_url_elicitation", "list_roots", "handle_notification")
+_METHODS = (
+    "handle_sampling",
+    "handle_elicitation",
+    "handle_url_elicitation",
+    "list_roots",
+    "handle_authorization",
+    "handle_notification",
+)
 
 
 def overrides(handler: object, name: str) -> bool:
