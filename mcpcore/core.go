@@ -253,7 +253,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 		c.dropOwnerLocked(p.Owner)
 		delete(c.live, s.id)
 		c.mu.Unlock()
-		_ = s.Close(context.Background())
+		_ = s.CloseWithReason(context.Background(), shutdownReason)
 		return nil, ErrSessionClosed
 	}
 	c.reserved--
@@ -361,10 +361,13 @@ func (c *Core) remove(s *Session) {
 	}
 }
 
+// shutdownReason is the state reason of sessions closed by Core.Close.
+const shutdownReason = "bridge shutting down"
+
 // Close drains the core: it refuses new sessions, answers every pending request with its policy default,
 // closes every session (stdio servers are shut down in the spec's order and their process groups killed)
 // and returns when all are gone or ctx ends; on ctx's end the remaining servers are killed at once and
-// ctx's error is returned. Close is idempotent.
+// ctx's error is returned. Sessions close with the reason "bridge shutting down". Close is idempotent.
 func (c *Core) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
@@ -373,7 +376,7 @@ func (c *Core) Close(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(sessions))
 	for i, s := range sessions {
-		wg.Go(func() { errs[i] = s.Close(ctx) })
+		wg.Go(func() { errs[i] = s.CloseWithReason(ctx, shutdownReason) })
 	}
 	wg.Wait()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()

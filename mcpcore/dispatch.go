@@ -171,13 +171,14 @@ func (d *Dispatcher) policyTimeout(k RequestKind) time.Duration {
 //     OutcomeCancelledByHost;
 //   - ctx is done — the server sent notifications/cancelled or the originating call ended; use
 //     context.WithCancelCause to give the reason, which becomes RequestEnded.Detail: a CodeRequestCancelled
-//     error (which the caller should not send: a cancelled request gets no response), OutcomeCancelledByServer;
+//     error (which the caller should not send: a cancelled request gets no response), OutcomeCancelledByServer,
+//     or OutcomeCallEnded when the cause wraps errCallEnded;
 //   - req.Deadline passes: fallback(), OutcomeTimedOut;
 //   - closeSession(req.SessionID): fallback(), OutcomeSessionClosed. A request submitted after its session
 //     was closed ends so at once, without being registered.
 //
-// If ctx is already done when submit is called, it returns OutcomeCancelledByServer at once, without
-// registering the request or publishing anything.
+// If ctx is already done when submit is called, it returns OutcomeCancelledByServer (or OutcomeCallEnded)
+// at once, without registering the request or publishing anything.
 //
 // fallback supplies the policy default and is called at most once, on the calling goroutine, without
 // locks held. A nil fallback means the built-in default: {"action":"cancel"} for elicitation, an empty root
@@ -188,7 +189,7 @@ func (d *Dispatcher) policyTimeout(k RequestKind) time.Duration {
 // error at once), or a duplicate req.ID.
 func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback func() Answer) (Answer, Outcome, error) {
 	if err := ctx.Err(); err != nil {
-		return serverCancelledAnswer(), OutcomeCancelledByServer, nil
+		return serverCancelledAnswer(), cancelOutcome(ctx), nil
 	}
 	now := d.now()
 	if req.Created.IsZero() {
@@ -235,7 +236,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	select {
 	case <-e.done:
 	case <-ctx.Done():
-		d.finish(e, OutcomeCancelledByServer, Answer{}, context.Cause(ctx).Error())
+		d.finish(e, cancelOutcome(ctx), Answer{}, context.Cause(ctx).Error())
 	}
 	<-e.done // closed by whoever won; its end state is now safe to read
 	// Wait until the winner has published EventRequestEnded: it holds pubMu from the end through the publish.
@@ -245,11 +246,23 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	switch e.outcome {
 	case OutcomeAnswered, OutcomeCancelledByHost:
 		return e.answer, e.outcome, nil
-	case OutcomeCancelledByServer:
+	case OutcomeCancelledByServer, OutcomeCallEnded:
 		return serverCancelledAnswer(), e.outcome, nil
 	default: // OutcomeTimedOut, OutcomeSessionClosed
 		return runFallback(req.Kind, fallback, e.outcome), e.outcome, nil
 	}
+}
+
+// errCallEnded is the cancellation cause of a request whose originating host call ended: submit then ends
+// it with OutcomeCallEnded rather than OutcomeCancelledByServer.
+var errCallEnded = errors.New("the originating call ended")
+
+// cancelOutcome is the outcome of a request whose ctx is done.
+func cancelOutcome(ctx context.Context) Outcome {
+	if errors.Is(context.Cause(ctx), errCallEnded) {
+		return OutcomeCallEnded
+	}
+	return OutcomeCancelledByServer
 }
 
 func (d *Dispatcher) idTakenLocked(id string, now time.Time) bool {

@@ -140,13 +140,32 @@ func (s *Session) newPending(kind RequestKind, d Delivery, key string, call *act
 // submit hands req to the dispatcher and waits for the answer. ctx is the server request's context
 // (push: cancelled by the server's notifications/cancelled or the connection's end) or the originating
 // call's (MRTR); a push request also ends when the call it belongs to ends.
+//
+// The request ends OutcomeCallEnded when the call ends (an MRTR request's ctx is the call's), and
+// OutcomeCancelledByServer when a push request's own ctx ends first.
 func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeCall, ref *serverRequestRef, fallback func() Answer) (Answer, error) {
-	if call != nil && req.Delivery == DeliveryPush {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(call.ctx, cancel)
+	// The dispatcher tells the two apart by the cancellation cause, so derive a context whose cause is set
+	// here rather than inherited.
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
+	if req.Delivery == DeliveryMRTR {
+		stop := context.AfterFunc(parent, func() { cancel(errCallEnded) })
 		defer stop()
+	} else {
+		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+		defer stop()
+		if call != nil {
+			stopCall := context.AfterFunc(call.ctx, func() { cancel(errCallEnded) })
+			defer stopCall()
+		}
+	}
+	// Already over: decide now, so the dispatcher does not register a request that is already dead.
+	switch {
+	case call != nil && call.ctx.Err() != nil, req.Delivery == DeliveryMRTR && parent.Err() != nil:
+		cancel(errCallEnded)
+	case parent.Err() != nil:
+		cancel(context.Cause(parent))
 	}
 	if ref != nil {
 		ref.setPending(req.ID)

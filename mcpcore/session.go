@@ -159,6 +159,14 @@ func (s *Session) RawServerCapabilities() json.RawMessage {
 	return nil
 }
 
+// Roots returns the roots the session exposes: the host's (given at Open or by SetRoots) or, when the host
+// gave none, the server's configured roots. The slice is a copy.
+func (s *Session) Roots() []*mcp.Root {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.roots)
+}
+
 // toolTasks reports whether the server declared task-augmented tools/call (2025-11-25 tasks.requests.tools.call).
 func (g *generation) toolTasks() bool {
 	p := g.rawCaps.Load()
@@ -470,6 +478,16 @@ func (s *Session) acquire(ctx context.Context) (*generation, error) {
 // and subscriptions are closed. If ctx ends first the server is killed at once and ctx's error returned.
 // Close is idempotent; concurrent calls wait for the first.
 func (s *Session) Close(ctx context.Context) error { return s.closeWith(ctx, "closed by the host") }
+
+// CloseWithReason is Close with the reason the final state event and State report instead of "closed by
+// the host" (e.g. "idle timeout", "bridge shutting down"). If the session is already closing, the first
+// reason stands.
+func (s *Session) CloseWithReason(ctx context.Context, reason string) error {
+	if reason == "" {
+		reason = "closed by the host"
+	}
+	return s.closeWith(ctx, reason)
+}
 
 func (s *Session) closeWith(ctx context.Context, reason string) error {
 	s.closeOnce.Do(func() {

@@ -323,7 +323,7 @@ type Outcome int
 const (
 	// OutcomeAnswered: a host answered and the answer went upstream.
 	OutcomeAnswered Outcome = iota + 1
-	// OutcomeCancelledByServer: the server sent notifications/cancelled, or the originating call ended.
+	// OutcomeCancelledByServer: the server sent notifications/cancelled (or its connection ended).
 	OutcomeCancelledByServer
 	// OutcomeCancelledByHost: a host withdrew the request (the server gets an error answer).
 	OutcomeCancelledByHost
@@ -331,6 +331,9 @@ const (
 	OutcomeTimedOut
 	// OutcomeSessionClosed: the session closed first; shutdown drains with the policy default.
 	OutcomeSessionClosed
+	// OutcomeCallEnded: the host call that led to the request ended (cancelled, failed or returned) before
+	// the request was answered.
+	OutcomeCallEnded
 )
 
 func (o Outcome) String() string {
@@ -345,6 +348,8 @@ func (o Outcome) String() string {
 		return "timed-out"
 	case OutcomeSessionClosed:
 		return "session-closed"
+	case OutcomeCallEnded:
+		return "call-ended"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }

@@ -577,7 +577,10 @@ func getPromptResultToProto(r *mcp.GetPromptResult) (*pb.GetPromptResponse, erro
 // tasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
-func serverCapsToProto(c *mcp.ServerCapabilities) (*pb.ServerCapabilities, error) {
+// serverCapsToProto converts the server's capabilities. raw is the capabilities object as the server sent
+// it (mcpcore.Session.RawServerCapabilities), which holds the 2025-11-25 tasks capability the SDK's type
+// drops; it may be nil.
+func serverCapsToProto(c *mcp.ServerCapabilities, raw json.RawMessage) (*pb.ServerCapabilities, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -599,6 +602,8 @@ func serverCapsToProto(c *mcp.ServerCapabilities) (*pb.ServerCapabilities, error
 	}
 	if _, ok := c.Extensions[tasksExtension]; ok {
 		p.Tasks = &pb.TasksCapability{Cancel: true, ToolCall: true}
+	} else if t := rawTasksCap(raw); t != nil {
+		p.Tasks = t
 	}
 	var err error
 	if p.Experimental, err = structFromMap(c.Experimental); err != nil {
@@ -608,6 +613,34 @@ func serverCapsToProto(c *mcp.ServerCapabilities) (*pb.ServerCapabilities, error
 		return nil, badMessage("capabilities.extensions", err)
 	}
 	return p, nil
+}
+
+// rawTasksCap reads the 2025-11-25 tasks capability ({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})
+// from a raw capabilities object; nil when there is none.
+func rawTasksCap(raw json.RawMessage) *pb.TasksCapability {
+	if len(raw) == 0 {
+		return nil
+	}
+	var c struct {
+		Tasks *struct {
+			List     json.RawMessage `json:"list"`
+			Cancel   json.RawMessage `json:"cancel"`
+			Requests *struct {
+				Tools *struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(raw, &c) != nil || c.Tasks == nil {
+		return nil
+	}
+	set := func(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
+	t := &pb.TasksCapability{List: set(c.Tasks.List), Cancel: set(c.Tasks.Cancel)}
+	if r := c.Tasks.Requests; r != nil && r.Tools != nil {
+		t.ToolCall = set(r.Tools.Call)
+	}
+	return t
 }
 
 // hostCapsFromProto turns the host's declaration into mcpcore's. An elicitation capability with neither
@@ -930,6 +963,8 @@ func outcomeToProto(o mcpcore.Outcome) pb.RequestOutcome {
 		return pb.RequestOutcome_REQUEST_OUTCOME_TIMED_OUT
 	case mcpcore.OutcomeSessionClosed:
 		return pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED
+	case mcpcore.OutcomeCallEnded:
+		return pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED
 	}
 	return pb.RequestOutcome_REQUEST_OUTCOME_UNSPECIFIED
 }

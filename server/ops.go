@@ -407,10 +407,6 @@ func (s *Service) SetRoots(ctx context.Context, req *pb.SetRootsRequest) (*pb.Se
 	if err := sess.SetRoots(ctx, roots); err != nil {
 		return nil, toStatus(err)
 	}
-	s.mu.Lock()
-	t := s.trackLocked(sess.ID())
-	t.roots, t.hostSet = roots, true
-	s.mu.Unlock()
 	out, err := rootsToProto(roots)
 	if err != nil {
 		return nil, toStatus(err)

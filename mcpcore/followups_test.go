@@ -1,0 +1,132 @@
+package mcpcore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lastEvent drains sub and returns its last event.
+func lastEvent(t *testing.T, sub *Subscription) Event {
+	t.Helper()
+	var last Event
+	for ev := range sub.C() {
+		last = ev
+	}
+	return last
+}
+
+func TestCloseWithReason(t *testing.T) {
+	c := memCore(t, nil, nil)
+	s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
+	sub := s.Subscribe(0)
+	if err := s.CloseWithReason(tctx(t), "idle timeout"); err != nil {
+		t.Fatal(err)
+	}
+	if last := lastEvent(t, sub); last.State != StateClosed || last.Reason != "idle timeout" {
+		t.Errorf("final event %v %q, want closed with \"idle timeout\"", last.State, last.Reason)
+	}
+	if st, reason := s.State(); st != StateClosed || reason != "idle timeout" {
+		t.Errorf("State = %v %q", st, reason)
+	}
+	// The first reason stands.
+	if err := s.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, reason := s.State(); reason != "idle timeout" {
+		t.Errorf("reason after a second Close: %q", reason)
+	}
+
+	s2 := open(t, c, "mem", "2025-11-25", HostCapabilities{})
+	sub2 := s2.Subscribe(0)
+	if err := c.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if last := lastEvent(t, sub2); last.State != StateClosed || last.Reason != "bridge shutting down" {
+		t.Errorf("Core.Close: final event %v %q, want closed with \"bridge shutting down\"", last.State, last.Reason)
+	}
+}
+
+func TestSessionRoots(t *testing.T) {
+	configured := []*mcp.Root{{URI: "file:///configured"}}
+	c := memCore(t, nil, func(o *Options) {
+		cfg := o.Servers["mem"]
+		cfg.Roots = configured
+		o.Servers["mem"] = cfg
+	})
+	s := open(t, c, "mem", "2025-11-25", allCaps)
+	if got := s.Roots(); len(got) != 1 || got[0].URI != "file:///configured" {
+		t.Errorf("Roots without a host list = %v, want the configured roots", got)
+	}
+	ctx := tctx(t)
+	h, err := c.Open(ctx, OpenParams{Owner: "alice", Server: "mem", ProtocolVersion: "2025-11-25", Capabilities: allCaps, Roots: []*mcp.Root{{URI: "file:///given"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Roots(); len(got) != 1 || got[0].URI != "file:///given" {
+		t.Errorf("Roots = %v, want the host's", got)
+	}
+	if err := h.SetRoots(ctx, []*mcp.Root{{URI: "file:///a"}, {URI: "file:///b"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := h.Roots()
+	if len(got) != 2 || got[0].URI != "file:///a" || got[1].URI != "file:///b" {
+		t.Errorf("Roots after SetRoots = %v", got)
+	}
+	got[0] = &mcp.Root{URI: "file:///changed"}
+	if h.Roots()[0].URI != "file:///a" {
+		t.Error("Roots returned the session's own slice")
+	}
+}
+
+// A pending request whose originating call ends before it is answered ends OutcomeCallEnded, on both eras
+// (push on 2025-11-25, MRTR on 2026-07-28).
+func TestCallEndedOutcome(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			c := memCore(t, nil, nil)
+			s := open(t, c, "mem", era.pin, allCaps)
+			sub := s.Subscribe(0)
+			defer sub.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kinds": []any{"elicitation"}}}, CallOptions{})
+				done <- err
+			}()
+			ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
+			cancel()
+			ended, err := c.Dispatcher().Wait(tctx(t), ev.Request.ID)
+			if err != nil || ended.Outcome != OutcomeCallEnded {
+				t.Errorf("Wait = %+v, %v; want %v", ended, err, OutcomeCallEnded)
+			}
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("call returned %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+func TestDispatcherCallEndedCause(t *testing.T) {
+	d := newDispatcher(nil, PendingPolicy{}, Limits{}, func(string, Event) {})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errCallEnded)
+	_, o, err := d.submit(ctx, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
+	if err != nil || o != OutcomeCallEnded {
+		t.Errorf("submit on an ended call = %v, %v; want %v", o, err, OutcomeCallEnded)
+	}
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	res := make(chan Outcome, 1)
+	go func() {
+		_, o, _ := d.submit(ctx2, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
+		res <- o
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel2(errors.New("server cancelled"))
+	if o := <-res; o != OutcomeCancelledByServer {
+		t.Errorf("server cancellation = %v, want %v", o, OutcomeCancelledByServer)
+	}
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+)
+
+// finalReason waits for the session's event stream to end and returns the reason of its last event.
+func finalReason(t *testing.T, sub *mcpcore.Subscription) string {
+	t.Helper()
+	var last mcpcore.Event
+	for ev := range sub.C() {
+		last = ev
+	}
+	if last.Kind != mcpcore.EventStateChanged || last.State != mcpcore.StateClosed {
+		t.Fatalf("last event %+v, want the closed state", last)
+	}
+	return last.Reason
+}
+
+func TestCloseReasons(t *testing.T) {
+	t.Run("idle", func(t *testing.T) {
+		b := newBridge(t, bridgeConfig{opts: Options{IdleTimeout: 100 * time.Millisecond}})
+		ctx := testCtx(t, "")
+		sess, err := b.core.Session(b.create(ctx, serverLegacy).GetSessionId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := sess.Subscribe(0)
+		defer sub.Close()
+		if r := finalReason(t, sub); r != "idle timeout" {
+			t.Errorf("reason %q, want \"idle timeout\"", r)
+		}
+	})
+	t.Run("deleted", func(t *testing.T) {
+		b := newBridge(t, bridgeConfig{})
+		ctx := testCtx(t, "")
+		id := b.create(ctx, serverLegacy).GetSessionId()
+		sess, err := b.core.Session(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := sess.Subscribe(0)
+		defer sub.Close()
+		if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
+			t.Fatal(err)
+		}
+		if r := finalReason(t, sub); r != "deleted by the host" {
+			t.Errorf("reason %q, want \"deleted by the host\"", r)
+		}
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		b := newBridge(t, bridgeConfig{})
+		ctx := testCtx(t, "")
+		sess, err := b.core.Session(b.create(ctx, serverLegacy).GetSessionId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := sess.Subscribe(0)
+		defer sub.Close()
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.svc.Close(cctx); err != nil {
+			t.Fatal(err)
+		}
+		if r := finalReason(t, sub); r != "bridge shutting down" {
+			t.Errorf("reason %q, want \"bridge shutting down\"", r)
+		}
+	})
+}
+
+// The service reports the core's roots, whoever set them.
+func TestSessionRootsFromCore(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	sess, err := b.core.Open(ctx, mcpcore.OpenParams{Owner: LocalPrincipal, Server: serverLegacy,
+		Capabilities: mcpcore.HostCapabilities{Roots: true}, Roots: []*mcp.Root{{URI: "file:///from-core"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: sess.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetSession().GetRoots(); len(got) != 1 || got[0].GetUri() != "file:///from-core" {
+		t.Errorf("roots %v, want file:///from-core", got)
+	}
+	if err := sess.SetRoots(ctx, []*mcp.Root{{URI: "file:///set"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: sess.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetSession().GetRoots(); len(got) != 1 || got[0].GetUri() != "file:///set" {
+		t.Errorf("roots after SetRoots %v, want file:///set", got)
+	}
+}
+
+// A server request whose call ends before it is answered ends CALL_ENDED.
+func TestCallEndedOutcome(t *testing.T) {
+	for _, server := range []string{serverLegacy, serverModern} {
+		t.Run(server, func(t *testing.T) {
+			b := newBridge(t, bridgeConfig{})
+			ctx := testCtx(t, "")
+			id := b.create(ctx, server).GetSessionId()
+			h := b.connect(ctx)
+			h.attach(id)
+			cctx, cancel := context.WithCancel(ctx)
+			call := b.callAsync(cctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
+			req := h.nextRequest()
+			cancel()
+			await(t, call)
+			if got := h.nextEnded(req.GetRequestId()).GetOutcome(); got != pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED {
+				t.Errorf("outcome %v, want CALL_ENDED", got)
+			}
+		})
+	}
+}
+
+func TestTasksCapabilityFromRaw(t *testing.T) {
+	raw := []byte(`{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}}`)
+	p, err := serverCapsToProto(&mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := p.GetTasks(); tc == nil || !tc.GetList() || !tc.GetCancel() || !tc.GetToolCall() {
+		t.Errorf("tasks = %v, want list, cancel and tool_call", tc)
+	}
+	p, err = serverCapsToProto(&mcp.ServerCapabilities{}, []byte(`{"tasks":{"cancel":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := p.GetTasks(); tc == nil || tc.GetList() || !tc.GetCancel() || tc.GetToolCall() {
+		t.Errorf("tasks = %v, want cancel only", tc)
+	}
+	if p, _ := serverCapsToProto(&mcp.ServerCapabilities{}, []byte(`{"tools":{}}`)); p.GetTasks() != nil {
+		t.Errorf("tasks without a tasks capability: %v", p.GetTasks())
+	}
+}
