@@ -170,6 +170,12 @@ func (t *wireTap) sendFailed(msg jsonrpc.Message) {
 func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Message, bool) {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
+		if m.Error == nil && bytes.Contains(m.Result, []byte(`"inputRequests"`)) {
+			if r, ok := normalizeInputRequests(m.Result); ok {
+				m = &jsonrpc.Response{ID: m.ID, Result: r, Extra: m.Extra}
+				msg = m
+			}
+		}
 		t.mu.Lock()
 		rec := t.outgoing[m.ID]
 		delete(t.outgoing, m.ID)
@@ -221,6 +227,44 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		return msg, true
 	}
 	return msg, true
+}
+
+// normalizeInputRequests gives every input request of an input_required result (MCP 2026-07-28 MRTR) that
+// has no params an empty params object, and reports whether it changed anything. Params are optional in
+// the spec (the Python SDK sends {"method":"roots/list"}), but go-sdk v1.8.0's InputRequestMap.UnmarshalJSON
+// fails on a missing params, which would make the whole result undecodable.
+func normalizeInputRequests(result json.RawMessage) (json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(result, &obj) != nil {
+		return nil, false
+	}
+	var reqs map[string]map[string]json.RawMessage
+	if raw, ok := obj["inputRequests"]; !ok || json.Unmarshal(raw, &reqs) != nil {
+		return nil, false
+	}
+	changed := false
+	for _, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if p, ok := r["params"]; !ok || bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
+			r["params"] = json.RawMessage("{}")
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, false
+	}
+	raw, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, false
+	}
+	obj["inputRequests"] = raw
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // singleInFlight returns the host call with requests in flight when there is exactly one.

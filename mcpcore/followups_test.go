@@ -2,10 +2,12 @@ package mcpcore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -128,5 +130,35 @@ func TestDispatcherCallEndedCause(t *testing.T) {
 	cancel2(errors.New("server cancelled"))
 	if o := <-res; o != OutcomeCancelledByServer {
 		t.Errorf("server cancellation = %v, want %v", o, OutcomeCancelledByServer)
+	}
+}
+
+// An input request without params (valid: the Python SDK sends {"method":"roots/list"}) is given empty
+// params in the tap, so that go-sdk's InputRequestMap can decode the result.
+func TestInputRequestWithoutParams(t *testing.T) {
+	tap := &wireTap{outgoing: map[jsonrpc.ID]*outgoingCall{}}
+	id, _ := jsonrpc.MakeID(float64(7))
+	in := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"resultType":"input_required","content":[],"inputRequests":{"r":{"method":"roots/list"},"e":{"method":"elicitation/create","params":null},"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}},"requestState":"abc"}`)}
+	out, ok := tap.received(in, nil)
+	if !ok {
+		t.Fatal("response dropped")
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(out.(*jsonrpc.Response).Result, &res); err != nil {
+		t.Fatalf("decoding the tapped result: %v", err)
+	}
+	if len(res.InputRequests) != 3 || res.RequestState != "abc" {
+		t.Fatalf("input requests %v, state %q", res.InputRequests, res.RequestState)
+	}
+	if _, ok := res.InputRequests["r"].(*mcp.ListRootsParams); !ok {
+		t.Errorf("r = %T, want *mcp.ListRootsParams", res.InputRequests["r"])
+	}
+	if s, ok := res.InputRequests["s"].(*mcp.CreateMessageWithToolsParams); !ok || s.MaxTokens != 5 {
+		t.Errorf("s = %#v, want the sampling params untouched", res.InputRequests["s"])
+	}
+	// A result that needs nothing is passed through as is.
+	plain := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[]}`)}
+	if out, _ := tap.received(plain, nil); out != plain {
+		t.Error("a plain result was rewritten")
 	}
 }

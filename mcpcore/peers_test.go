@@ -495,13 +495,6 @@ func pythonRoots(t *testing.T, h *peerHost) {
 	defer cancel()
 	res, err := h.sess.CallTool(ctx, &mcp.CallToolParams{Name: "list_roots", Arguments: map[string]any{}},
 		mcpcore.CallOptions{CallID: "call-roots"})
-	if err != nil && h.wantDelivery() == mcpcore.DeliveryMRTR && strings.Contains(err.Error(), "unexpected end of JSON input") {
-		// Known: the Python SDK sends the input request as {"method":"roots/list"} with no params (valid: params
-		// are optional), and go-sdk v1.8.0's InputRequestMap.UnmarshalJSON fails on the missing params, so
-		// the whole tools/call result is undecodable. Remove this once mcpcore tolerates it; any other
-		// error still fails.
-		t.Skipf("known issue, go-sdk InputRequestMap rejects an input request without params: %v", err)
-	}
 	if err != nil {
 		t.Fatalf("CallTool(list_roots): %v", err)
 	}
