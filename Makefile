@@ -69,10 +69,10 @@ test-go: node-tools python-peer ## Go unit and integration tests with the race d
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
 	scripts/test-e2e.sh
 
-test-python: build ## Python client tests against the real binary.
+test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh
 
-test-java: build ## Java client tests against the real binary.
+test-java: build node-tools ## Java client tests against the real binary.
 	scripts/test-java.sh
 
 conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets.
