@@ -145,6 +145,10 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 		return msg
 	}
 	call := callFrom(ctx)
+	if req.Method == discoverAlias {
+		req = &jsonrpc.Request{ID: req.ID, Method: "server/discover", Params: req.Params, Extra: req.Extra}
+		msg = req
+	}
 	t.mu.Lock()
 	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call}
 	t.mu.Unlock()

@@ -162,3 +162,16 @@ func TestInputRequestWithoutParams(t *testing.T) {
 		t.Error("a plain result was rewritten")
 	}
 }
+
+// On 2026-07-28 Ping is a server/discover round trip, over Streamable HTTP too (the Mcp-Method header
+// follows the tap's renaming).
+func TestPingIsDiscoverOnModern(t *testing.T) {
+	c, _ := httpCore(t, true, nil)
+	s := open(t, c, "http", "", allCaps)
+	if v := s.Info().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("version %s", v)
+	}
+	if err := s.Ping(tctx(t)); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+}

@@ -96,6 +96,9 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 				if b, err := jsonrpc.EncodeMessage(out); err == nil {
 					body = b
 				}
+				if r, ok := out.(*jsonrpc.Request); ok && req.Header.Get("Mcp-Method") != "" {
+					req.Header.Set("Mcp-Method", r.Method) // the tap may rename (server/discover)
+				}
 			}
 			sent = msg
 			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {

@@ -463,14 +463,22 @@ func (s *Session) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
 // Ping sends ping (handshake era). 2026-07-28 removed ping and offers no other request without side
 // effects the SDK lets a client send at will (server/discover is internal to its Connect), so Ping
 // returns ErrNotSupportedByEra there; Session.State tells whether the connection stands.
+//
+// On 2026-07-28, which removed ping, it is a server/discover round trip instead.
 func (s *Session) Ping(ctx context.Context) error {
 	return s.call(ctx, "ping", "", CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if g.modern() {
-			return fmt.Errorf("%w: ping was removed in 2026-07-28", ErrNotSupportedByEra)
+			_, err := mcp.CallCustomMethod[*mcp.DiscoverParams, *rawResult](ctx, g.cs, discoverAlias, &mcp.DiscoverParams{})
+			return err
 		}
 		return g.cs.Ping(ctx, nil)
 	})
 }
+
+// discoverAlias is the name under which the core sends server/discover through the SDK, which refuses to
+// register a standard method as a custom one and has no public server/discover call; the wire tap
+// renames it to server/discover on its way out (wireTap.sent).
+const discoverAlias = "mcp-bridge.internal/discover"
 
 // SetRoots replaces the roots the session exposes; from now on roots/list is answered with them without
 // asking the host. On the handshake era, when the host declared RootsListChanged, the server is sent

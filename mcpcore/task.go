@@ -149,7 +149,7 @@ func registerTaskMethods(c *mcp.Client) error {
 			return err
 		}
 	}
-	return nil
+	return mcp.AddSendingCustomMethod[*mcp.DiscoverParams, *rawResult](c, discoverAlias)
 }
 
 // GetTask polls a task (tasks/get). When the task has finished, Result (or Error) carries its outcome:

@@ -204,10 +204,9 @@ func TestToolsResourcesPrompts(t *testing.T) {
 			if _, err := b.client.SetLogLevel(ctx, &pb.SetLogLevelRequest{SessionId: id, Level: pb.LoggingLevel_LOGGING_LEVEL_INFO}); err != nil {
 				t.Errorf("SetLogLevel: %v", err)
 			}
-			if v.protocol == "2025-11-25" {
-				if _, err := b.client.Ping(ctx, &pb.PingRequest{SessionId: id}); err != nil {
-					t.Errorf("Ping: %v", err)
-				}
+			// On 2026-07-28 Ping is a server/discover round trip.
+			if _, err := b.client.Ping(ctx, &pb.PingRequest{SessionId: id}); err != nil {
+				t.Errorf("Ping on %s: %v", v.protocol, err)
 			}
 			if _, err := b.client.SubscribeResource(ctx, &pb.SubscribeResourceRequest{SessionId: id, Uri: "demo://counter"}); err != nil {
 				t.Errorf("SubscribeResource: %v", err)

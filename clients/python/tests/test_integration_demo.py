@@ -268,8 +268,6 @@ def test_ping_on_the_handshake_era(client: Client) -> None:
         assert session.ping() >= 0
 
 
-@pytest.mark.xfail(strict=False, reason="the bridge answers Ping UNIMPLEMENTED on 2026-07-28; the API doc says it "
-                   "uses server/discover there")
 def test_ping_on_the_stateless_era(client: Client) -> None:
     with client.create_session("demo", protocol_version="2026-07-28") as session:
         assert session.ping() >= 0
