@@ -31,6 +31,11 @@ func TestServerEverything(t *testing.T) {
 	s := cs.GetSession()
 	id := s.GetSessionId()
 	t.Logf("server-everything %s, protocol %s", s.GetServerInfo().GetVersion(), s.GetProtocolVersion())
+	// server-everything declares tasks (list, cancel, requests.tools.call); the SDK's capabilities type drops
+	// them, the bridge reads them from the raw capabilities.
+	if tc := s.GetServerCapabilities().GetTasks(); !tc.GetToolCall() || !tc.GetCancel() || !tc.GetList() {
+		t.Errorf("server_capabilities.tasks = %v, want list, cancel and tool_call", tc)
+	}
 	// Roots requests may come at any time (server-everything asks after initialization and when it
 	// likes): a second host answers them all, in the background.
 	roots := b.connect(ctx)

@@ -264,8 +264,6 @@ class EverythingTest {
   }
 
   @Test
-  @Disabled("the session's server_capabilities lack `tasks` although server-everything declares tasks.list, "
-      + "tasks.cancel and tasks.requests.tools.call; reported to the lead")
   void serverDeclaresTasks() {
     assertTrue(session.serverCapabilities().getTasks().getToolCall(), session.serverCapabilities().toString());
   }
