@@ -152,8 +152,12 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 	t.mu.Lock()
 	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call}
 	t.mu.Unlock()
-	if call != nil && req.Method == "tools/call" && call.opts.TaskTTL > 0 && !t.s.Info().modern() && t.g.toolTasks() {
-		if p, err := setParam(req.Params, "task", map[string]any{"ttl": call.opts.TaskTTL.Milliseconds()}); err == nil {
+	if call != nil && req.Method == "tools/call" && (call.opts.TaskTTL > 0 || call.opts.Task) && !t.s.Info().modern() && t.g.toolTasks() {
+		meta := map[string]any{} // TaskMetadata: without ttl the server decides
+		if call.opts.TaskTTL > 0 {
+			meta["ttl"] = call.opts.TaskTTL.Milliseconds()
+		}
+		if p, err := setParam(req.Params, "task", meta); err == nil {
 			return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: p, Extra: req.Extra}
 		}
 	}

@@ -175,3 +175,22 @@ func TestPingIsDiscoverOnModern(t *testing.T) {
 		t.Errorf("Ping: %v", err)
 	}
 }
+
+// CallOptions.Task asks for a task without a TTL (TaskMetadata {}): the server decides how long it keeps it.
+func TestTaskWithoutTTL(t *testing.T) {
+	c, _ := newTestCore(t, map[string]ServerConfig{"raw": selfServer(t, "raw", nil)}, nil)
+	s := open(t, c, "raw", "", HostCapabilities{Tasks: true})
+	for _, tc := range []struct {
+		opts CallOptions
+		want string
+	}{
+		{CallOptions{Task: true}, "task={}"},
+		{CallOptions{TaskTTL: time.Minute}, `task={"ttl":60000}`},
+		{CallOptions{Task: true, TaskTTL: time.Second}, `task={"ttl":1000}`},
+		{CallOptions{}, "task="},
+	} {
+		if got := callText(t, s, "task-params", nil, tc.opts); got != tc.want {
+			t.Errorf("%+v: server saw %q, want %q", tc.opts, got, tc.want)
+		}
+	}
+}

@@ -281,7 +281,7 @@ func (s *Session) CallTool(ctx context.Context, params *mcp.CallToolParams, opts
 }
 
 // CallToolOrTask is CallTool that also accepts a task: when err is nil exactly one of the result and the
-// task is non-nil. A task is created when opts.TaskTTL is set on a 2025-11-25 session whose server
+// task is non-nil. A task is created when opts.Task or opts.TaskTTL is set on a 2025-11-25 session whose server
 // supports task-augmented tools/call, or when the host declared HostCapabilities.Tasks on 2026-07-28 and
 // the server chose to run the call as a task.
 func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {

@@ -331,6 +331,8 @@ func runRawServer() {
 				}
 				result(msg.ID, map[string]any{"task": task("working")})
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task("working")})
+			case "task-params":
+				result(msg.ID, textResult("task="+string(msg.Params.Task)))
 			case "ask-roots":
 				waitingRoots = msg.ID
 				send(map[string]any{"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"})

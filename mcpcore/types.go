@@ -134,7 +134,7 @@ type HostCapabilities struct {
 	RootsListChanged bool // the host may change roots; handshake-era servers get list_changed
 	// Tasks: the host takes task results of tools/call (CallToolOrTask). On 2026-07-28 the session then
 	// declares the io.modelcontextprotocol/tasks extension, and the server may answer any tools/call with a
-	// task; on 2025-11-25 a task is only created when CallOptions.TaskTTL asks for one.
+	// task; on 2025-11-25 a task is only created when CallOptions.Task or TaskTTL asks for one.
 	Tasks bool
 }
 
@@ -207,8 +207,11 @@ type CallOptions struct {
 	// OnRequest, if set, is told of each pending request this call raises (both legacy pushes attributed to
 	// it and MRTR input requests), so a streaming call can show them to its caller.
 	OnRequest func(*PendingRequest)
-	// Task asks the server to run a tools/call as a task with this TTL (0: no task).
+	// TaskTTL asks the server to run a tools/call as a task kept for this long after creation (2025-11-25
+	// task augmentation). 0 asks for no task unless Task is set.
 	TaskTTL time.Duration
+	// Task asks for a task like TaskTTL does, without a TTL: the server decides how long it keeps the task.
+	Task bool
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -142,5 +143,23 @@ func TestTasksCapabilityFromRaw(t *testing.T) {
 	}
 	if p, _ := serverCapsToProto(&mcp.ServerCapabilities{}, []byte(`{"tools":{}}`)); p.GetTasks() != nil {
 		t.Errorf("tasks without a tasks capability: %v", p.GetTasks())
+	}
+}
+
+// A task without a ttl lets the server decide (the proto's "unset lets the server decide").
+func TestTaskTTLUnsetLetsServerDecide(t *testing.T) {
+	tc, err := prepareToolCall("t", nil, nil, &pb.TaskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tc.opts.Task || tc.opts.TaskTTL != 0 {
+		t.Errorf("opts = Task %v TaskTTL %v; want a task without a TTL", tc.opts.Task, tc.opts.TaskTTL)
+	}
+	tc, err = prepareToolCall("t", nil, nil, &pb.TaskOptions{Ttl: durationpb.New(time.Minute)})
+	if err != nil || tc.opts.TaskTTL != time.Minute {
+		t.Errorf("ttl 1m: %v, %v", tc.opts.TaskTTL, err)
+	}
+	if tc, _ := prepareToolCall("t", nil, nil, nil); tc.opts.Task || tc.opts.TaskTTL != 0 {
+		t.Error("a call without task options asks for a task")
 	}
 }

@@ -19,10 +19,6 @@ import (
 // reservedMetaPrefix marks _meta keys the bridge sets itself; hosts may not send them.
 const reservedMetaPrefix = "io.modelcontextprotocol/"
 
-// defaultTaskTTL is asked for when a host wants a task without saying for how long (the API cannot express
-// "let the server decide" through mcpcore, which needs a TTL to ask for a task).
-const defaultTaskTTL = time.Hour
-
 // hostMeta converts a host's _meta, refusing keys reserved to the bridge.
 func hostMeta(s *structpb.Struct) (map[string]any, error) {
 	var vs []mcpcore.FieldViolation
@@ -88,7 +84,7 @@ func prepareToolCall(name string, args, meta *structpb.Struct, task *pb.TaskOpti
 		tc.params.Arguments = rawArgs
 	}
 	if task != nil {
-		tc.opts.TaskTTL = defaultTaskTTL
+		tc.opts.Task = true // without a ttl the server decides how long it keeps the task
 		if d := task.GetTtl(); d != nil {
 			if err := d.CheckValid(); err != nil || d.AsDuration() <= 0 {
 				return toolCall{}, invalidArgument(mcpcore.FieldViolation{Field: "task.ttl", Description: "must be a positive duration"})
