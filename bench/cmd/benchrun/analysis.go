@@ -33,27 +33,37 @@ func (b *bench) analysis() string {
 			"allocation is of the order of the SDK client's alone, so the 32 KB target cannot be met while the SDK "+
 			"allocates this much per message; the alloc profile above attributes the bytes.\n\n", bpc/1000, dpc/1000)
 	}
-	heap := strings.Join(b.heapTops, "\n")
-	if strings.Contains(heap, "eventLog).subscribe") {
-		sb.WriteString(`**The bridge's own: a 200 KiB event buffer per attached host stream.** Attaching a session to a
-` + "`Connect`" + ` stream subscribes to its events with the default buffer (server/host.go ` + "`newEventFeed`" + ` calls
-` + "`sess.Subscribe(0)`" + `, i.e. ` + "`Limits.EventBuffer`" + ` = 1024), and the channel holds ` + "`mcpcore.Event`" + ` by value
-(200 bytes), so every attachment allocates ~200 KiB up front — the S7 live-heap profile puts ` + "`mcpcore.(*eventLog).subscribe`" + `
-at almost all of the per-stream heap. RSS grows less only because the kernel does not back pages nobody has written
-yet; the Go heap (and so GC pacing) counts all of it, and reused spans are zeroed and become resident. Fix (mcpcore /
-server): give host-stream subscriptions a small buffer (the stream already queues 256 messages of its own), or carry
-` + "`*Event`" + ` (8 B a slot), or use a growable ring with a one-slot notify channel.
-
-`)
+	perItem := func(fns []pkgSum, n, k int) string {
+		var parts []string
+		for i := 0; i < len(fns) && i < k; i++ {
+			parts = append(parts, fmt.Sprintf("`%s` %.1f KiB", shortFn(fns[i].name), fns[i].value/float64(n)/1024))
+		}
+		return strings.Join(parts, ", ")
 	}
-	if strings.Contains(heap, "bufio.NewReaderSize") {
-		sb.WriteString(`**The bridge's own: a 64 KiB reader per SSE response.** mcpcore/http.go wraps every ` + "`text/event-stream`" + `
-response body in ` + "`bufio.NewReaderSize(body, 64<<10)`" + ` (` + "`httpTap.RoundTrip`" + `). An idle Streamable HTTP session keeps one
-such response open (the standalone GET), so it holds 64 KiB, and every call answered over SSE allocates another 64 KiB
-(part of the HTTP rows' allocation per call). Fix: start small (4 KiB) and grow only for long events — the message size
-limit can be enforced by counting bytes, not by the buffer — or pool the buffers.
-
-`)
+	if len(b.streamHeapFns) > 0 {
+		hb, _ := num(b.res["idle_stream_heap_bytes"])
+		fmt.Fprintf(&sb, "**The bridge's own: memory per idle host stream.** %.1f KiB of live heap per attached `Connect` "+
+			"stream (S7, twin); the largest allocation sites per stream: %s. ", hb/1024, perItem(b.streamHeapFns, b.streamN, 4))
+		joined := b.streamHeapFns[0].name
+		if len(b.streamHeapFns) > 1 {
+			joined += b.streamHeapFns[1].name
+		}
+		if strings.Contains(joined, "subscribe") {
+			sb.WriteString("Those are buffered channels of `mcpcore.Event`, which is 200 bytes and travels by value, so every " +
+				"slot of every per-stream buffer costs 200 B whether used or not. Fix (server, mcpcore): carry `*Event` " +
+				"(8 B a slot), size per-stream buffers small (the stream already queues 256 outgoing messages), or use a " +
+				"growable ring with a one-slot notify channel. The 50k streams/GiB target needs ≤ 21 KB per stream.")
+		}
+		sb.WriteString("\n\n")
+	}
+	if len(b.httpHeapFns) > 0 && strings.Contains(b.httpHeapFns[0].name, "bufio.NewReaderSize") {
+		hb, _ := num(b.res["idle_http_session_heap_bytes"])
+		fmt.Fprintf(&sb, "**The bridge's own: a 64 KiB reader per SSE response.** %.1f KiB of live heap per idle Streamable HTTP "+
+			"session (S7, twin); largest sites: %s. mcpcore/http.go wraps every `text/event-stream` response body in "+
+			"`bufio.NewReaderSize(body, 64<<10)` (`httpTap.RoundTrip`): an idle session keeps one such response open (the "+
+			"standalone GET), and every call answered over SSE allocates another 64 KiB (part of the HTTP rows' allocation "+
+			"per call). Fix: start small (4 KiB) and grow only for long events — the message size limit can be enforced by "+
+			"counting bytes rather than by the buffer — or pool the buffers.\n\n", hb/1024, perItem(b.httpHeapFns, b.httpN, 3))
 	}
 	sb.WriteString(`**The SDK's per-message decoder.** go-sdk v1.8.0's ` + "`internal/json.Unmarshal`" + ` builds a
 ` + "`segmentio/encoding`" + ` streaming Decoder for every message it reads (` + "`NewDecoder(bytes.NewReader(data)).Decode(v)`" + `),

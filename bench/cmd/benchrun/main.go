@@ -6,7 +6,8 @@
 //	         [-micro FILE] [-md BENCHMARKS.md] [-json bench/results.json]
 //	benchrun twin -config FILE ...   (the instrumented twin; see twin.go)
 //
-// BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing). Every loop is bounded.
+// BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing); BENCH_ONLY=S7,S10 runs only
+// the steps whose names start so (for development; the report is then partial). Every loop is bounded.
 // Figures are deltas and ratios against the baseline measured in the same run, never timed assertions.
 package main
 
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -43,9 +45,12 @@ type bench struct {
 	loadAvg string
 	// heapTops are S7's live-heap profiles (markdown), for the analysis.
 	heapTops []string
-	rep      *report
-	notes    []string
-	start    time.Time
+	// The live-heap profiles' functions (flat bytes) and item counts, for the analysis.
+	streamHeapFns, httpHeapFns []pkgSum
+	streamN, httpN             int
+	rep                        *report
+	notes                      []string
+	start                      time.Time
 }
 
 func main() {
@@ -179,7 +184,11 @@ func (b *bench) run() error {
 		{"twin: allocations and profiles", func() error { return b.twinProfiles(ctx) }},
 		{"S12 soak", func() error { return b.s12(ctx, br) }},
 	}
+	only := os.Getenv("BENCH_ONLY") // e.g. "S7,S10": run only the steps whose names start so
 	for _, s := range steps {
+		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(p string) bool { return strings.HasPrefix(s.name, p) }) {
+			continue
+		}
 		b.logf("== %s", s.name)
 		if err := s.fn(); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)

@@ -239,6 +239,12 @@ func parseQty(s string) float64 {
 // pprofTop runs go tool pprof -top and returns the top-15 functions as a markdown table and flat totals
 // by package.
 func pprofTop(file, base, index string) (string, []pkgSum, error) {
+	md, pk, _, err := pprofTopFns(file, base, index)
+	return md, pk, err
+}
+
+// pprofTopFns is pprofTop that also returns the flat value of every function, largest first.
+func pprofTopFns(file, base, index string) (string, []pkgSum, []pkgSum, error) {
 	args := []string{"tool", "pprof", "-top", "-nodecount=100000"}
 	if index != "" {
 		args = append(args, "-sample_index="+index)
@@ -248,8 +254,9 @@ func pprofTop(file, base, index string) (string, []pkgSum, error) {
 	}
 	out, err := exec.Command("go", append(args, file)...).CombinedOutput()
 	if err != nil {
-		return "", nil, fmt.Errorf("%v: %.300s", err, out)
+		return "", nil, nil, fmt.Errorf("%v: %.300s", err, out)
 	}
+	var fns []pkgSum
 	var top strings.Builder
 	top.WriteString("| flat | flat % | cum % | function |\n|---|---|---|---|\n")
 	sums := map[string]float64{}
@@ -267,6 +274,7 @@ func pprofTop(file, base, index string) (string, []pkgSum, error) {
 		name := strings.Join(f[5:], " ")
 		v := parseQty(f[0])
 		sums[pkgOf(name)] += v
+		fns = append(fns, pkgSum{name, v})
 		if rows < 15 {
 			fmt.Fprintf(&top, "| %s | %s | %s | `%s` |\n", f[0], f[1], f[4], shortFn(name))
 			rows++
@@ -277,7 +285,8 @@ func pprofTop(file, base, index string) (string, []pkgSum, error) {
 		pk = append(pk, pkgSum{k, v})
 	}
 	sort.Slice(pk, func(i, j int) bool { return pk[i].value > pk[j].value })
-	return top.String(), pk, nil
+	sort.SliceStable(fns, func(i, j int) bool { return fns[i].value > fns[j].value })
+	return top.String(), pk, fns, nil
 }
 
 func shortFn(s string) string {

@@ -667,7 +667,8 @@ func (b *bench) s7(ctx context.Context) error {
 			b.res["idle_stream_heap_bytes"] = int(heap + gor*2048)
 			b.res["idle_streams_per_gib_heap"] = int(float64(1<<30) / max(heap+gor*2048, 1))
 			if err := fetchTo(br.debug+"/debug/pprof/heap?gc=1", h1); err == nil {
-				if top, _, err := pprofTop(h1, h0, "inuse_space"); err == nil {
+				if top, _, fns, err := pprofTopFns(h1, h0, "inuse_space"); err == nil {
+					b.streamHeapFns, b.streamN = fns, nStreams
 					heapTops = append(heapTops, fmt.Sprintf("Live heap added by %d idle host streams (twin, `inuse_space`, top functions):\n\n%s", nStreams, firstRows(top, 8)))
 				}
 			}
@@ -746,7 +747,8 @@ func (b *bench) s7(ctx context.Context) error {
 				c.n, proto, kib(heap+gor*2048), float64(f1-f0)/float64(c.n), gor)
 			b.res["idle_http_session_heap_bytes"] = int(heap + gor*2048)
 			if err := fetchTo(br.debug+"/debug/pprof/heap?gc=1", h1); err == nil {
-				if top, _, err := pprofTop(h1, h0, "inuse_space"); err == nil {
+				if top, _, fns, err := pprofTopFns(h1, h0, "inuse_space"); err == nil {
+					b.httpHeapFns, b.httpN = fns, c.n
 					heapTops = append(heapTops, fmt.Sprintf("Live heap added by %d idle Streamable HTTP sessions (twin, %s, `inuse_space`, top functions):\n\n%s", c.n, proto, firstRows(top, 8)))
 				}
 			}
