@@ -117,9 +117,15 @@ type eventFeed struct {
 	seen    map[string]bool // requests delivered and not yet ended
 }
 
+// feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
+// goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
+// absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
+// the core's default of 1024 would cost ~200 KB per idle stream).
+const feedBuffer = 32
+
 // newEventFeed subscribes first and lists second, so no request falls between the two.
 func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
-	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sess.Subscribe(0), outcome: s.outcomeFor(key), seen: map[string]bool{}}
+	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sess.Subscribe(feedBuffer), outcome: s.outcomeFor(key), seen: map[string]bool{}}
 }
 
 // replay returns the session's pending requests as events.
