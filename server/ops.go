@@ -44,13 +44,22 @@ func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListToolsResponse{NextPageToken: r.NextCursor}
-	for _, t := range r.Tools {
-		pt, err := toolToProto(t)
+	tools, err := convertAll(r.Tools, toolToProto)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
+	}
+	return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, nil
+}
+
+// convertAll converts every item of a server's result; the first item that cannot be converted fails it all.
+func convertAll[T, P any](items []T, convert func(T) (P, error)) ([]P, error) {
+	out := make([]P, 0, len(items))
+	for _, it := range items {
+		p, err := convert(it)
 		if err != nil {
-			return nil, s.upstreamBad(sess, err)
+			return nil, err
 		}
-		out.Tools = append(out.Tools, pt)
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -143,15 +152,11 @@ func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListResourcesResponse{NextPageToken: r.NextCursor}
-	for _, x := range r.Resources {
-		p, err := resourceToProto(x)
-		if err != nil {
-			return nil, s.upstreamBad(sess, err)
-		}
-		out.Resources = append(out.Resources, p)
+	resources, err := convertAll(r.Resources, resourceToProto)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
 	}
-	return out, nil
+	return &pb.ListResourcesResponse{Resources: resources, NextPageToken: r.NextCursor}, nil
 }
 
 // ListResourceTemplates lists one page of the server's resource templates.
@@ -165,15 +170,11 @@ func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourc
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListResourceTemplatesResponse{NextPageToken: r.NextCursor}
-	for _, x := range r.ResourceTemplates {
-		p, err := resourceTemplateToProto(x)
-		if err != nil {
-			return nil, s.upstreamBad(sess, err)
-		}
-		out.ResourceTemplates = append(out.ResourceTemplates, p)
+	templates, err := convertAll(r.ResourceTemplates, resourceTemplateToProto)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
 	}
-	return out, nil
+	return &pb.ListResourceTemplatesResponse{ResourceTemplates: templates, NextPageToken: r.NextCursor}, nil
 }
 
 // ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
@@ -199,14 +200,11 @@ func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest)
 	if err != nil {
 		return nil, resourceStatus(err)
 	}
-	out := &pb.ReadResourceResponse{}
-	for _, c := range r.Contents {
-		pc, err := resourceContentsToProto(c)
-		if err != nil {
-			return nil, s.upstreamBad(sess, err)
-		}
-		out.Contents = append(out.Contents, pc)
+	contents, err := convertAll(r.Contents, resourceContentsToProto)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
 	}
+	out := &pb.ReadResourceResponse{Contents: contents}
 	if out.Meta, err = metaToProto(r.Meta); err != nil {
 		return nil, s.upstreamBad(sess, err)
 	}
@@ -270,15 +268,11 @@ func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListPromptsResponse{NextPageToken: r.NextCursor}
-	for _, x := range r.Prompts {
-		p, err := promptToProto(x)
-		if err != nil {
-			return nil, s.upstreamBad(sess, err)
-		}
-		out.Prompts = append(out.Prompts, p)
+	prompts, err := convertAll(r.Prompts, promptToProto)
+	if err != nil {
+		return nil, s.upstreamBad(sess, err)
 	}
-	return out, nil
+	return &pb.ListPromptsResponse{Prompts: prompts, NextPageToken: r.NextCursor}, nil
 }
 
 // GetPrompt renders a prompt.
