@@ -45,19 +45,54 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         self.reject_next: dict[str, status_pb2.Status] = {}
         self.refuse_connect: grpc.StatusCode | None = None
         self.attach_count = 0
+        self.opening: set[str] = set()  # authorization requests of sessions being created
+        self.opening_session_id = ""  # the session id they carry; "" = the id the session will have
+        self.opening_timeout = 10.0
         self.connects = 0
         self._ids = itertools.count(1)
         self._seq = itertools.count(1)
 
     # ----------------------------------------------------------------------------------- sessions
 
+    # Servers whose sessions need a person's OAuth authorization while CreateSession waits, as the bridge does
+    # for an upstream with `auth: {type: oauth}`: the request goes to every Connect stream of the caller,
+    # attached to any session or none (and to streams that connect while it is pending).
+    OAUTH_SERVERS = ("secured", "secured-2")
+    REDIRECT = "http://127.0.0.1/mcp-bridge/oauth/callback"
+
     def CreateSession(self, request: pb.CreateSessionRequest, context: grpc.ServicerContext) -> pb.CreateSessionResponse:
-        if request.server != "demo":
+        if request.server not in ("demo", *self.OAUTH_SERVERS):
             context.abort(grpc.StatusCode.NOT_FOUND, f"no server {request.server!r}")
         sid = f"s{next(self._ids)}"
+        if request.server in self.OAUTH_SERVERS:
+            self._authorize(sid, request.server, context)
         with self.lock:
             self.sessions[sid] = request
         return pb.CreateSessionResponse(session=self._session(sid))
+
+    def _authorize(self, sid: str, server: str, context: grpc.ServicerContext) -> None:
+        rid = f"auth-{sid}"
+        sr = host_pb2.ServerRequest(request_id=rid, session_id=self.opening_session_id or sid)
+        sr.authorization.authorization_url = f"http://127.0.0.1:1/authorize?state={rid}"
+        sr.authorization.redirect_url = self.REDIRECT
+        sr.authorization.server_name = server
+        with self.lock:
+            self.pending[rid] = sr
+            self.opening.add(rid)
+            for s in self.streams:
+                s.out.put(self._event(sr.session_id, server_request=sr))
+            self.lock.notify_all()
+            answered = self.lock.wait_for(lambda: rid not in self.pending, self.opening_timeout)
+            self.opening.discard(rid)
+            if not answered:
+                del self.pending[rid]
+                for s in self.streams:
+                    ended = host_pb2.RequestEnded(request_id=rid, session_id=sr.session_id, outcome=host_pb2.REQUEST_OUTCOME_TIMED_OUT)
+                    s.out.put(self._event(sr.session_id, request_ended=ended))
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "nobody authorized")
+            answer = self.answers[rid][-1]
+        if answer.WhichOneof("action") != "reply" or not answer.reply.answer.authorization.redirect_url.startswith(self.REDIRECT):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"authorization of {server} failed")
 
     def _session(self, sid: str) -> session_pb2.Session:
         req = self.sessions[sid]
@@ -104,6 +139,9 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         with self.lock:
             self.streams.append(stream)
             self.connects += 1
+            for rid in sorted(self.opening):
+                sr = self.pending[rid]
+                stream.out.put(self._event(sr.session_id, server_request=sr))
             self.lock.notify_all()
 
         def read() -> None:
@@ -167,7 +205,11 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
                     ended = host_pb2.RequestEnded(
                         request_id=rid, session_id=sr.session_id, outcome=host_pb2.REQUEST_OUTCOME_ANSWERED
                     )
-                    self._broadcast(sr.session_id, request_ended=ended)
+                    if rid in self.opening:
+                        for s in self.streams:
+                            s.out.put(self._event(sr.session_id, request_ended=ended))
+                    else:
+                        self._broadcast(sr.session_id, request_ended=ended)
                 else:
                     stream.out.put(
                         host_pb2.ConnectResponse(

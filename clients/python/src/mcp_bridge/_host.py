@@ -55,6 +55,14 @@ class _SessionEntry:
 
 
 @dataclass
+class _Opening:
+    """A create_session call in progress whose handler answers authorization requests."""
+
+    server: str
+    handler: Any
+
+
+@dataclass
 class _RequestEntry:
     request: ServerRequest
     state: str = "running"  # running → answered → (removed when acked or ended)
@@ -68,6 +76,7 @@ class HostCore:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._sessions: dict[str, _SessionEntry] = {}
+        self._openings: list[_Opening] = []
         self._requests: dict[str, _RequestEntry] = {}
         self._ended: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._gen = 0
@@ -96,6 +105,23 @@ class HostCore:
             if self._send is not None:
                 self._send(host_pb2.ConnectRequest(attach=host_pb2.AttachSessions(session_ids=[session_id])))
         return fut
+
+    def begin_opening(self, server: str, handler: Any) -> object:
+        """Register a create_session call in progress: until :meth:`end_opening`, authorization requests for
+        ``server`` of sessions this client does not hold (the session being created has no id yet on this
+        side) go to ``handler``. Returns the token for end_opening."""
+        opening = _Opening(server=server, handler=handler)
+        with self._lock:
+            self._openings.append(opening)
+        return opening
+
+    def end_opening(self, token: object) -> None:
+        with self._lock:
+            self._openings = [o for o in self._openings if o is not token]
+
+    def openings(self) -> int:
+        with self._lock:
+            return len(self._openings)
 
     def set_roots(self, session_id: str, roots: list[Root]) -> None:
         with self._lock:
@@ -199,18 +225,33 @@ class HostCore:
                         self._send(entry.message)
                 return
             session = self._sessions.get(sr.session_id)
-            if session is None:
-                return  # not ours (any more)
+            if session is not None:
+                handler, roots = session.handler, session.roots
+            else:
+                # An authorization request of a session being created (its id is not known here yet, or it
+                # is "-"): the bridge pushes it to every stream of the principal. It is ours if a
+                # create_session to that server is in progress with a handler that can answer it.
+                handler, roots = self._opening_handler(sr), None
+                if handler is None:
+                    return  # not ours (any more)
             request = request_from(sr)
             if request is None:
                 log.warning("server request %s has a payload this library does not know; leaving it pending", rid)
                 return
             request._responder = self
             self._requests[rid] = _RequestEntry(request=request)
-            handler, roots = session.handler, session.roots
         method, args = self._method_for(handler, roots, request)
         self.handler_calls += 1
         self.spawn(request, method, args)
+
+    def _opening_handler(self, sr: host_pb2.ServerRequest) -> Any:
+        """The handler of the create_session in progress that an authorization request belongs to (lock held)."""
+        if sr.WhichOneof("payload") != "authorization":
+            return None
+        for o in self._openings:
+            if o.server == sr.authorization.server_name:
+                return o.handler
+        return None
 
     def _method_for(self, handler: Any, roots: list[Root] | None, request: ServerRequest) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if isinstance(request, SamplingRequest) and overrides(handler, "handle_sampling"):

@@ -26,7 +26,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
 from .errors import BridgeError, from_rpc_error
-from .handler import ServerRequest, request_from
+from .handler import ServerRequest, overrides, request_from
 from .types import (
     CallToolResult,
     Completion,
@@ -124,18 +124,26 @@ class AsyncClient:
     ) -> AsyncSession:
         """Open a session to the configured server ``server``; see :meth:`mcp_bridge.Client.create_session`."""
         req, root_list = _base.create_session_request(server, handler, roots, protocol_version, client_info)
-        resp = await self._call(self._stub.CreateSession, req, timeout)
-        session = AsyncSession(self, cv.session_from(resp.session))
-        if handler is not None or root_list:
-            try:
-                await self._host.attach(session.id, handler, root_list, self._attach_timeout)
-            except BaseException:
+        # Authorization requests raised while CreateSession waits (upstream OAuth): see Client.create_session.
+        opening = self._host.core.begin_opening(server, handler) if overrides(handler, "handle_authorization") else None
+        try:
+            if opening is not None:
+                self._host.start()
+            resp = await self._call(self._stub.CreateSession, req, timeout)
+            session = AsyncSession(self, cv.session_from(resp.session))
+            if handler is not None or root_list:
                 try:
-                    await session.close()
-                except BridgeError:
-                    pass  # the attach error is the one to report
-                raise
-        return session
+                    await self._host.attach(session.id, handler, root_list, self._attach_timeout)
+                except BaseException:
+                    try:
+                        await session.close()
+                    except BridgeError:
+                        pass  # the attach error is the one to report
+                    raise
+            return session
+        finally:
+            if opening is not None:
+                self._host.core.end_opening(opening)
 
     async def session(
         self,
@@ -472,6 +480,10 @@ class _AsyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    def start(self) -> None:
+        """Open the host stream (attached to nothing yet) unless it runs already."""
+        self._ensure_started()
 
     def _ensure_started(self) -> None:
         if self._task is None and not self._closed:

@@ -26,7 +26,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
 from .errors import BridgeError, from_rpc_error
-from .handler import ServerRequest, request_from
+from .handler import ServerRequest, overrides, request_from
 from .types import (
     CallToolResult,
     Completion,
@@ -147,21 +147,33 @@ class Client:
         ``handler`` (a :class:`~mcp_bridge.Handler`) answers the server's requests; the capabilities declared
         are exactly the methods it overrides. ``roots`` are static roots: they declare the roots capability and
         answer roots requests when the handler has no ``list_roots``. With a handler or roots, the session is
-        attached to this client's host stream before this returns.
+        attached to this client's host stream before this returns. If the server requires OAuth and the handler
+        overrides ``handle_authorization``, the authorization request raised while this waits reaches it.
         """
         req, root_list = _base.create_session_request(server, handler, roots, protocol_version, client_info)
-        resp = self._call(self._stub.CreateSession, req, timeout)
-        session = Session(self, cv.session_from(resp.session))
-        if handler is not None or root_list:
-            try:
-                self._host.attach(session.id, handler, root_list, self._attach_timeout)
-            except BaseException:
+        # An upstream server that requires OAuth makes CreateSession wait for a person: the bridge raises an
+        # authorization request before this side knows the session id and pushes it to every host stream of
+        # the principal (replaying it to streams opened later). Open the stream first and route such requests
+        # for this server to this handler until the session is attached.
+        opening = self._host.core.begin_opening(server, handler) if overrides(handler, "handle_authorization") else None
+        try:
+            if opening is not None:
+                self._host.start()
+            resp = self._call(self._stub.CreateSession, req, timeout)
+            session = Session(self, cv.session_from(resp.session))
+            if handler is not None or root_list:
                 try:
-                    session.close()
-                except BridgeError:
-                    pass  # the attach error is the one to report
-                raise
-        return session
+                    self._host.attach(session.id, handler, root_list, self._attach_timeout)
+                except BaseException:
+                    try:
+                        session.close()
+                    except BridgeError:
+                        pass  # the attach error is the one to report
+                    raise
+            return session
+        finally:
+            if opening is not None:
+                self._host.core.end_opening(opening)
 
     def session(
         self,
@@ -509,6 +521,10 @@ class _SyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    def start(self) -> None:
+        """Open the host stream (attached to nothing yet) unless it runs already."""
+        self._ensure_started()
 
     def _ensure_started(self) -> None:
         with self._lock:

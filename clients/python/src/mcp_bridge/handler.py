@@ -534,7 +534,9 @@ class Handler:
 
         Show or open ``request.authorization_url`` and return the URL the browser was redirected to (it starts
         with ``request.redirect_url``). To refuse, raise :class:`~mcp_bridge.McpError` or call
-        ``request.cancel()``. Declares no MCP capability: it is the bridge's own request.
+        ``request.cancel()``. Declares no MCP capability: it is the bridge's own request. Called while
+        ``create_session`` waits for a server that requires OAuth (the session has no id on this side yet), and
+        when a call of an open session needs more scopes.
         """
         raise McpError(METHOD_NOT_FOUND, "Method not found: authorization")
 
