@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.AuthorizationRequest;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.ElicitRequest;
 import dev.mcpbridge.v1.ElicitationCapability;
@@ -37,6 +38,19 @@ public final class Capabilities {
       b.setRoots(RootsCapability.newBuilder().setListChanged(true));
     }
     return b.build();
+  }
+
+  /**
+   * Whether {@code handler} answers authorization requests (overrides {@code handleAuthorization} or its async
+   * form). It declares no capability: authorization is the bridge's own request.
+   */
+  public static boolean handlesAuthorization(HostHandler handler) {
+    if (handler == null) {
+      return false;
+    }
+    Class<?> c = handler.getClass();
+    return overrides(c, "handleAuthorization", AuthorizationRequest.class, RequestContext.class)
+        || overrides(c, "handleAuthorizationAsync", AuthorizationRequest.class, RequestContext.class);
   }
 
   /** Whether class c has an implementation of the named HostHandler method other than the interface default. */

@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.AuthorizationRequest;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
 import dev.mcpbridge.v1.ElicitRequest;
@@ -12,7 +13,8 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
- * What a host does when an upstream MCP server asks something of it — sampling, elicitation, roots — and what it
+ * What a host does when an upstream MCP server asks something of it — sampling, elicitation, roots; and the
+ * bridge's own authorization requests (upstream OAuth) — and what it
  * hears of the server's notifications. Every method has a default, so a handler overrides only what it
  * supports; <b>the methods it overrides are the capabilities the session declares</b> (see
  * {@link #capabilities()}), and the bridge answers requests for the others with {@code -32601 Method not found}
@@ -108,6 +110,26 @@ public interface HostHandler {
   /** Asynchronous form of {@link #listRoots}; the default runs it on the handler executor. */
   default CompletionStage<List<Root>> listRootsAsync(RequestContext context) {
     return context.supplyAsync(() -> listRoots(context));
+  }
+
+  /**
+   * Has a person authorize the bridge at an upstream server's OAuth authorization server (the bridge's own
+   * request, not the server's): show or open {@code request.getAuthorizationUrl()} and return the URL the
+   * browser was redirected to (it starts with {@code request.getRedirectUrl()}). Throw {@link McpError} to
+   * refuse. Called while {@link McpBridgeClient#openSession} waits for a server that requires OAuth — the
+   * session has no id on this side yet: {@link RequestContext#session()} is empty and
+   * {@code request.getServerName()} names the server — and when a call of an open session needs more scopes.
+   * Declares no MCP capability; a handler that does not override it (or {@link #handleAuthorizationAsync})
+   * leaves the authorization of sessions it opens to others (the request stays pending until it times out) and
+   * answers step-up requests of its sessions with {@code -32601 Method not found}.
+   */
+  default String handleAuthorization(AuthorizationRequest request, RequestContext context) throws Exception {
+    throw McpError.methodNotFound("authorization");
+  }
+
+  /** Asynchronous form of {@link #handleAuthorization}; the default runs it on the handler executor. */
+  default CompletionStage<String> handleAuthorizationAsync(AuthorizationRequest request, RequestContext context) {
+    return context.supplyAsync(() -> handleAuthorization(request, context));
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.mcpbridge.client;
 import dev.mcpbridge.v1.AttachFailure;
 import dev.mcpbridge.v1.AttachSessions;
 import dev.mcpbridge.v1.AttachedSessions;
+import dev.mcpbridge.v1.AuthorizationResponse;
 import dev.mcpbridge.v1.BridgeServiceGrpc;
 import dev.mcpbridge.v1.CancelServerRequest;
 import dev.mcpbridge.v1.ConnectRequest;
@@ -33,6 +34,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -67,6 +69,21 @@ final class HostStream {
     }
   }
 
+  /**
+   * An openSession in progress whose handler answers authorization requests: the bridge raises them while
+   * CreateSession waits, before this side knows the session id, and pushes them to every Connect stream of the
+   * principal (and again to streams opened later).
+   */
+  static final class Opening {
+    final String server;
+    final HostHandler handler;
+
+    Opening(String server, HostHandler handler) {
+      this.server = server;
+      this.handler = handler;
+    }
+  }
+
   /** A server request this client is answering or has answered. */
   private static final class Inflight {
     final ServerRequest request;
@@ -87,6 +104,7 @@ final class HostStream {
 
   private final Map<String, Binding> bindings = new ConcurrentHashMap<>();
   private final Map<String, Inflight> inflight = new ConcurrentHashMap<>();
+  private final List<Opening> openings = new CopyOnWriteArrayList<>();
   private final Map<String, Boolean> tombstones = new LinkedHashMap<>(16, 0.75f, false) {
     private static final long serialVersionUID = 1L;
 
@@ -138,6 +156,32 @@ final class HostStream {
       // else: a reconnect is scheduled and will attach it
     }
     return b.attached;
+  }
+
+  /**
+   * Registers an openSession in progress: until {@link #endOpening}, authorization requests for {@code server}
+   * of sessions this client does not hold go to {@code handler}. Opens the stream (attached to nothing) if it
+   * is not open yet.
+   */
+  Opening beginOpening(String server, HostHandler handler) {
+    Opening o = new Opening(server, handler);
+    openings.add(o);
+    synchronized (lock) {
+      if (!closed && !started) {
+        started = true;
+        connectLocked();
+      }
+    }
+    return o;
+  }
+
+  void endOpening(Opening o) {
+    openings.remove(o);
+  }
+
+  /** How many openSession calls with an authorization handler are in progress. */
+  int openings() {
+    return openings.size();
   }
 
   /** Detaches a session; its pending requests stay pending on the bridge. */
@@ -421,20 +465,37 @@ final class HostStream {
       return;
     }
     Binding b = bindings.get(r.getSessionId());
-    if (b == null) {
-      inflight.remove(id, fresh);
+    HostHandler handler = b != null ? b.handler : openingHandler(r);
+    if (handler == null) {
+      inflight.remove(id, fresh); // not ours (any more)
       return;
     }
     handlerCalls.incrementAndGet();
-    RequestContext ctx = new RequestContext(r, b.session, executor);
+    RequestContext ctx = new RequestContext(r, b != null ? b.session : null, executor);
     CompletableFuture<HostAnswer> answer;
     try {
-      answer = invoke(b.handler, r, ctx);
+      answer = invoke(handler, r, ctx);
     } catch (Throwable t) {
       answer = CompletableFuture.failedFuture(t);
     }
     fresh.handlerFuture = answer;
     answer.whenComplete((a, err) -> finish(fresh, a, err));
+  }
+
+  /**
+   * The handler of the openSession in progress that an authorization request of a session this client does not
+   * hold (the one being created, or "-") belongs to; null if none.
+   */
+  private HostHandler openingHandler(ServerRequest r) {
+    if (!r.hasAuthorization()) {
+      return null;
+    }
+    for (Opening o : openings) {
+      if (o.server.equals(r.getAuthorization().getServerName())) {
+        return o.handler;
+      }
+    }
+    return null;
   }
 
   private static CompletableFuture<HostAnswer> invoke(HostHandler h, ServerRequest r, RequestContext ctx) {
@@ -451,6 +512,14 @@ final class HostStream {
       case ROOTS:
         return map(h.listRootsAsync(ctx),
             roots -> HostAnswer.newBuilder().setRoots(ListRootsResult.newBuilder().addAllRoots(roots)).build());
+      case AUTHORIZATION:
+        return map(h.handleAuthorizationAsync(r.getAuthorization(), ctx), url -> {
+          if (url.isEmpty()) {
+            throw new IllegalArgumentException("handleAuthorization returned an empty redirect URL");
+          }
+          return HostAnswer.newBuilder().setAuthorization(AuthorizationResponse.newBuilder().setRedirectUrl(url))
+              .build();
+        });
       default:
         return CompletableFuture.failedFuture(McpError.methodNotFound("unknown server request " + r.getPayloadCase()));
     }

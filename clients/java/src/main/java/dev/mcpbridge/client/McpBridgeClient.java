@@ -170,7 +170,22 @@ public final class McpBridgeClient implements AutoCloseable {
       handler = new HostHandler() {}; // answers roots requests from the session's list
     }
     HostHandler h = handler;
-    return Rpc.<CreateSessionRequest, dev.mcpbridge.v1.CreateSessionResponse>unary(stub(null)::createSession, req.build())
+    // An upstream server that requires OAuth makes CreateSession wait for a person: the bridge raises an
+    // authorization request before this side knows the session id and pushes it to every host stream of the
+    // principal. Open the stream first and route such requests for this server to this handler until the
+    // session is attached.
+    HostStream.Opening opening =
+        Capabilities.handlesAuthorization(h) ? hostStream.beginOpening(options.server(), h) : null;
+    CompletableFuture<McpSession> result = createAndAttach(req.build(), options, h);
+    if (opening != null) {
+      result.whenComplete((s, e) -> hostStream.endOpening(opening));
+    }
+    return result;
+  }
+
+  private CompletableFuture<McpSession> createAndAttach(
+      CreateSessionRequest request, SessionOptions options, HostHandler h) {
+    return Rpc.<CreateSessionRequest, dev.mcpbridge.v1.CreateSessionResponse>unary(stub(null)::createSession, request)
         .thenCompose(resp -> {
           McpSession s = new McpSession(this, resp.getSession(), options.roots());
           opened.add(s.id());

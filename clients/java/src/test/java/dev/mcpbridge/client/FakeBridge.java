@@ -77,6 +77,19 @@ final class FakeBridge implements AutoCloseable {
   volatile Status connectFailure;
   volatile Status attachFailure;
 
+  /**
+   * Servers whose sessions need a person's OAuth authorization while CreateSession waits, as the bridge does for
+   * an upstream with {@code auth: {type: oauth}}: the request goes to every Connect stream (attached to any
+   * session or none, and to streams that connect while it is pending); CreateSession returns once it is
+   * answered with a redirect URL starting with {@link #REDIRECT}, fails otherwise.
+   */
+  static final Set<String> OAUTH_SERVERS = Set.of("secured", "secured-2");
+  static final String REDIRECT = "http://127.0.0.1/mcp-bridge/oauth/callback";
+  /** The session id authorization requests carry; "" = the id the session will have. */
+  volatile String openingSessionId = "";
+  /** Authorization requests of sessions being created → what to do with the answer. */
+  final Map<String, java.util.function.Consumer<ConnectRequest>> opening = new ConcurrentHashMap<>();
+
   FakeBridge() throws Exception {
     server = InProcessServerBuilder.forName(name).addService(impl).build().start();
   }
@@ -254,8 +267,19 @@ final class FakeBridge implements AutoCloseable {
             return;
           }
           send(ConnectResponse.newBuilder().setReplyAck(ReplyAck.newBuilder().setRequestId(id).setAccepted(true)).build());
-          end(id, r.getSessionId(), m.hasReply() ? RequestOutcome.REQUEST_OUTCOME_ANSWERED
-              : RequestOutcome.REQUEST_OUTCOME_CANCELLED_BY_HOST);
+          RequestOutcome outcome = m.hasReply() ? RequestOutcome.REQUEST_OUTCOME_ANSWERED
+              : RequestOutcome.REQUEST_OUTCOME_CANCELLED_BY_HOST;
+          java.util.function.Consumer<ConnectRequest> done = opening.remove(id);
+          if (done != null) {
+            Event ended = Event.newBuilder().setSessionId(r.getSessionId()).setRequestEnded(RequestEnded.newBuilder()
+                .setRequestId(id).setSessionId(r.getSessionId()).setOutcome(outcome)).build();
+            for (HostStreamState s : streams) {
+              s.send(ConnectResponse.newBuilder().setEvent(ended).build());
+            }
+            done.accept(m);
+          } else {
+            end(id, r.getSessionId(), outcome);
+          }
           break;
         }
         default:
@@ -299,7 +323,19 @@ final class FakeBridge implements AutoCloseable {
         };
       }
       HostStreamState s = new HostStreamState(responseObserver);
-      streams.add(s);
+      List<ServerRequest> replay = new ArrayList<>();
+      synchronized (FakeBridge.this) {
+        streams.add(s);
+        for (ServerRequest r : pending.values()) {
+          if (opening.containsKey(r.getRequestId())) {
+            replay.add(r);
+          }
+        }
+      }
+      for (ServerRequest r : replay) {
+        s.send(ConnectResponse.newBuilder()
+            .setEvent(Event.newBuilder().setSessionId(r.getSessionId()).setServerRequest(r)).build());
+      }
       return s;
     }
 
@@ -311,6 +347,37 @@ final class FakeBridge implements AutoCloseable {
         return;
       }
       String id = "s" + ids.incrementAndGet();
+      if (OAUTH_SERVERS.contains(request.getServer())) {
+        String rid = "auth-" + id;
+        String sid = openingSessionId.isEmpty() ? id : openingSessionId;
+        ServerRequest r = ServerRequest.newBuilder().setRequestId(rid).setSessionId(sid)
+            .setAuthorization(dev.mcpbridge.v1.AuthorizationRequest.newBuilder()
+                .setAuthorizationUrl("http://127.0.0.1:1/authorize?state=" + rid).setRedirectUrl(REDIRECT)
+                .setServerName(request.getServer()))
+            .build();
+        opening.put(rid, answer -> {
+          if (answer.hasReply() && answer.getReply().getAnswer().getAuthorization().getRedirectUrl().startsWith(REDIRECT)) {
+            ready(id, request, out);
+          } else {
+            out.onError(Status.UNAUTHENTICATED.withDescription("authorization of " + request.getServer() + " failed")
+                .asRuntimeException());
+          }
+        });
+        List<HostStreamState> targets;
+        synchronized (FakeBridge.this) {
+          pending.put(rid, r);
+          targets = new ArrayList<>(streams);
+        }
+        Event e = Event.newBuilder().setSessionId(sid).setServerRequest(r).build();
+        for (HostStreamState s : targets) {
+          s.send(ConnectResponse.newBuilder().setEvent(e).build());
+        }
+        return; // answered when the authorization is
+      }
+      ready(id, request, out);
+    }
+
+    private void ready(String id, CreateSessionRequest request, StreamObserver<CreateSessionResponse> out) {
       knownSessions.add(id);
       out.onNext(CreateSessionResponse.newBuilder().setSession(Session.newBuilder().setSessionId(id)
           .setServer(request.getServer()).setState(SessionState.SESSION_STATE_READY).setProtocolVersion("2025-11-25")
