@@ -6,9 +6,10 @@ package server
 // every Connect stream of the owner and to WatchEvents on session "-", so that hosts need not poll
 // ListPendingRequests on "-" (which keeps working).
 //
-// The core tells in-process hooks of these requests (mcpcore.OAuthOptions.OnAuthorization) but the service
-// does not own the core's options, so while a CreateSession to an OAuth server runs it looks for them in the
-// dispatcher every openingPoll. A person is on the other end: a tenth of a second does not matter.
+// The core tells of these requests through its hook mcpcore.OAuthOptions.OnAuthorization, which the binary
+// points at AnnounceAuthorization (the core is built before the service, so cmd/mcp-bridge sets the hook to
+// forward to the service once New has returned). A core whose hook is not wired still lists the requests
+// in ListPendingRequests on "-"; they are just not pushed.
 
 import (
 	"context"
@@ -20,9 +21,6 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
-
-// openingPoll is how often a CreateSession to an OAuth server looks for its authorization request.
-const openingPoll = 100 * time.Millisecond
 
 // openingBuffer bounds the opening events queued for one receiver; a receiver that falls behind loses
 // them (the requests stay listed by ListPendingRequests on "-").
@@ -43,6 +41,10 @@ func (s *Service) needsPerson(server string) bool {
 	}
 	return false
 }
+
+// watchOpening used to poll the dispatcher while CreateSession ran; AnnounceAuthorization replaced it.
+// It does nothing and stays only for CreateSession's call in sessions.go, to be removed with that call.
+func (s *Service) watchOpening(string) (stop func()) { return func() {} }
 
 // subscribeOpening registers a receiver of owner's opening events; the caller must unsubscribe it.
 func (s *Service) subscribeOpening(owner string) *openingSub {
@@ -93,31 +95,19 @@ func (s *Service) openingRequests(owner string) []*mcpcore.PendingRequest {
 	return out
 }
 
-// watchOpening looks for owner's authorization requests of sessions being opened until stop is called,
-// and publishes each one once, then its end.
-func (s *Service) watchOpening(owner string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() { // ends when stop is called
-		defer close(finished)
-		defer logPanic(s.logger, "opening watcher")
-		t := time.NewTicker(openingPoll)
-		defer t.Stop()
-		for {
-			for _, pr := range s.openingRequests(owner) {
-				s.announceOpening(pr)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
+// AnnounceAuthorization delivers pr, an authorization request of a session being created, to every Connect
+// stream of its owner and to WatchEvents on session "-", once, and then its end. Point the core's
+// mcpcore.OAuthOptions.OnAuthorization at it. Requests of open sessions (step-up) are left to the
+// session's own event stream, and other kinds are ignored. It does not block and is safe for concurrent
+// use, also during and after Close (requests announced after Close are not pushed).
+func (s *Service) AnnounceAuthorization(pr *mcpcore.PendingRequest) {
+	if pr == nil || pr.Kind != mcpcore.KindAuthorization {
+		return
 	}
+	if _, err := s.core.Session(pr.SessionID); err == nil {
+		return // an open session's (step-up): delivered by its own event stream
+	}
+	s.announceOpening(pr)
 }
 
 // announceOpening publishes pr unless it was already, and its end once it ends.
@@ -126,7 +116,7 @@ func (s *Service) announceOpening(pr *mcpcore.PendingRequest) {
 	if s.openingSeen == nil {
 		s.openingSeen = map[string]bool{}
 	}
-	if s.openingSeen[pr.ID] {
+	if s.openingClosed || s.openingSeen[pr.ID] {
 		s.openingMu.Unlock()
 		return
 	}

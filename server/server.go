@@ -85,11 +85,14 @@ type Service struct {
 	winners  map[string]winner
 
 	// Authorization requests of sessions being created (opening.go). openingMu guards openingSubs and
-	// openingSeen; openingWG counts the goroutines waiting for announced requests to end.
-	openingMu   sync.Mutex
-	openingSubs map[*openingSub]struct{}
-	openingSeen map[string]bool
-	openingWG   sync.WaitGroup
+	// openingSeen and openingClosed; openingWG counts the goroutines waiting for announced requests to end.
+	// openingClosed is set by Close before it waits for them: later announcements are dropped, so that
+	// openingWG.Add never races with its Wait.
+	openingMu     sync.Mutex
+	openingSubs   map[*openingSub]struct{}
+	openingSeen   map[string]bool
+	openingClosed bool
+	openingWG     sync.WaitGroup
 }
 
 // tracked is what the service keeps per session.
@@ -153,6 +156,9 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
+		s.openingMu.Lock()
+		s.openingClosed = true
+		s.openingMu.Unlock()
 		s.openingWG.Wait() // the core ended every request
 		close(s.done)
 		s.reaperWG.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -39,6 +40,16 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 		}
 		opts.OAuth.Store = store
 	}
+	// The core tells of authorization requests of sessions being created through a hook fixed at New,
+	// and the service that delivers them to hosts (AnnounceAuthorization) can only be built on the core:
+	// the hook forwards to the service once it exists. No session opens before then (the service opens
+	// them), so nothing is lost; the atomic keeps it race-free regardless.
+	var announce atomic.Pointer[server.Service]
+	opts.OAuth.OnAuthorization = func(pr *mcpcore.PendingRequest) {
+		if svc := announce.Load(); svc != nil {
+			svc.AnnounceAuthorization(pr)
+		}
+	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
@@ -50,6 +61,7 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
 	})
+	announce.Store(svc)
 	return svc, svc.ServerOptions(), nil
 }
 
