@@ -3,9 +3,11 @@ package mcpcore
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -328,6 +330,38 @@ func BenchmarkPublish(b *testing.B) {
 			b.StopTimer()
 			l.close()
 			wg.Wait()
+		})
+	}
+}
+
+// BenchmarkIdleSubscription measures the memory an idle subscription holds — its channel is allocated at
+// its full buffer up front — over 10,000 subscriptions of one log, as bytes/sub (b.N is not used for the
+// figure; -benchtime=1x is enough). event-bytes is unsafe.Sizeof(Event{}), the size of one buffer slot.
+func BenchmarkIdleSubscription(b *testing.B) {
+	const subs = 10_000
+	for _, buf := range []int{0, 64, 32} {
+		name := fmt.Sprintf("buf=%d", buf)
+		if buf == 0 {
+			name = fmt.Sprintf("buf=default(%d)", defaultEventBuffer)
+		}
+		b.Run(name, func(b *testing.B) {
+			var perSub float64
+			for b.Loop() {
+				l := newEventLog("s", Limits{})
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for range subs {
+					l.subscribe(buf)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perSub = float64(after.HeapAlloc-before.HeapAlloc) / subs
+				runtime.KeepAlive(l)
+				l.close()
+			}
+			b.ReportMetric(perSub, "bytes/sub")
+			b.ReportMetric(float64(unsafe.Sizeof(Event{})), "event-bytes")
 		})
 	}
 }
