@@ -599,7 +599,8 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 	fmt.Fprintf(&sb, "| twin | goroutines | %d | %d |\n", g0["/sched/goroutines:goroutines"], g1["/sched/goroutines:goroutines"])
 	fmt.Fprintf(&sb, "\nGoroutines the twin has after the cycles and did not have before, by the function they run: %s. "+
 		"(`net/http.(*persistConn)` read/write loops are idle keep-alive connections to the HTTP upstreams, pooled by the "+
-		"shared transport, not sessions.)\n", extra)
+		"shared transport; the grpc server goroutines serve the driver's own connection, which grpc-go opens lazily at "+
+		"its first call. Neither is a session.)\n", extra)
 	b.res["s6_leak"] = map[string]any{"fds_before": before["fds"], "fds_after": after["fds"], "children_before": before["children"],
 		"children_after": after["children"], "goroutines_before": g0["/sched/goroutines:goroutines"], "goroutines_after": g1["/sched/goroutines:goroutines"]}
 	b.rep.add("S6 — session open and close", sb.String())
