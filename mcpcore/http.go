@@ -130,10 +130,15 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
 	case "text/event-stream":
-		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 64<<10), tap: h.tap, origin: origin, max: h.max}
+		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max}
 	}
 	return resp, nil
 }
+
+// sseReadBuffer is the read buffer of one SSE response stream. Lines longer than it are read in fragments
+// (readSSELine), so it bounds nothing; it is small because every idle Streamable HTTP session holds one
+// (64 KiB here was most of an idle session's heap, and every call answered over SSE allocated one).
+const sseReadBuffer = 4 << 10
 
 // jsonBodyTap runs the tap over a single-message JSON response body, read lazily (the SDK reads it in its
 // own goroutine; reading it in RoundTrip would hold up the SDK's writes).
