@@ -5,7 +5,9 @@
 #
 # Environment: MCPBRIDGE_BIN (default bin/mcp-bridge), MCPBRIDGE_REQUIRE_PEERS=1 to fail instead of skip when a
 # peer is missing, MAVEN_ARGS for extra Maven flags (e.g. -Dtest=OperationsTest), JAVA_TEST_TIMEOUT (seconds,
-# default 600; the first run downloads Maven dependencies into ~/.m2).
+# default 600; the first run downloads Maven dependencies into ~/.m2), MCPBRIDGE_OAUTHPEER for a prebuilt
+# internal/testauth/cmd/oauthpeer (the OAuth integration test builds it with `go build` otherwise; without go it
+# skips, or fails when peers are required).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
