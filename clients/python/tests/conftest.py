@@ -208,7 +208,7 @@ def everything_server(bridge: Bridge, everything: list[str] | None) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
-    if report.failed and _BRIDGES and "bridge" in getattr(item, "fixturenames", ()):
+    if report.failed and _BRIDGES and {"bridge", "oauth_bridge"} & set(getattr(item, "fixturenames", ())):
         report.sections.append(("mcp-bridge log (tail)", _BRIDGES[-1].tail()))
 
 
