@@ -27,7 +27,7 @@ const (
 	defaultMaxSessionsPerOwner  = 64
 	defaultMaxPendingPerSession = 64
 	defaultMaxStdioProcesses    = 256
-	defaultEventBuffer          = 1024
+	defaultEventBuffer          = 64
 
 	defaultSamplingTimeout    = 5 * time.Minute
 	defaultElicitationTimeout = 10 * time.Minute

@@ -292,6 +292,20 @@ func TestEventBufferSizes(t *testing.T) {
 	}
 }
 
+// TestEventDefaultBufferSmall pins what an idle Subscribe(0) costs: its channel is allocated at its full
+// buffer, so the default stays small (at most 16 KiB of Events) yet holds a burst of request-created events
+// for every pending request a session may have.
+func TestEventDefaultBufferSmall(t *testing.T) {
+	s := newEventLog("s", Limits{}.withDefaults()).subscribe(0)
+	defer s.Close()
+	if bytes := uintptr(cap(s.C())) * unsafe.Sizeof(Event{}); bytes > 16<<10 {
+		t.Errorf("an idle default subscription buffers %d Events = %d bytes, want at most 16 KiB", cap(s.C()), bytes)
+	}
+	if cap(s.C()) < defaultMaxPendingPerSession {
+		t.Errorf("default buffer %d < the default pending requests per session %d", cap(s.C()), defaultMaxPendingPerSession)
+	}
+}
+
 // TestEventDispatcherIntegration routes the dispatcher's events through an event log, as the core does.
 func TestEventDispatcherIntegration(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())

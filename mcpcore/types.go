@@ -90,7 +90,7 @@ type Limits struct {
 	MaxPendingPerSession int
 	// MaxStdioProcesses bounds concurrently running stdio server processes (default 256).
 	MaxStdioProcesses int
-	// EventBuffer is the per-subscriber event buffer (default 1024); a subscriber that falls further
+	// EventBuffer is the per-subscriber event buffer (default 64); a subscriber that falls further
 	// behind loses events, and the loss is counted and reported as an EventDropped event.
 	EventBuffer int
 }
