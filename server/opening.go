@@ -32,20 +32,6 @@ type openingSub struct {
 	ch    chan mcpcore.Event
 }
 
-// needsPerson reports whether opening a session to server may raise an authorization request.
-func (s *Service) needsPerson(server string) bool {
-	for _, c := range s.core.Servers() {
-		if c.Name == server {
-			return c.OAuth != nil && c.OAuth.Grant != mcpcore.GrantClientCredentials
-		}
-	}
-	return false
-}
-
-// watchOpening used to poll the dispatcher while CreateSession ran; AnnounceAuthorization replaced it.
-// It does nothing and stays only for CreateSession's call in sessions.go, to be removed with that call.
-func (s *Service) watchOpening(string) (stop func()) { return func() {} }
-
 // subscribeOpening registers a receiver of owner's opening events; the caller must unsubscribe it.
 func (s *Service) subscribeOpening(owner string) *openingSub {
 	sub := &openingSub{owner: owner, ch: make(chan mcpcore.Event, openingBuffer)}

@@ -75,10 +75,6 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 	if closing {
 		return nil, toStatus(errShuttingDown)
 	}
-	stopWatch := func() {}
-	if s.needsPerson(req.GetServer()) {
-		stopWatch = s.watchOpening(Principal(ctx))
-	}
 	sess, err := s.core.Open(ctx, mcpcore.OpenParams{
 		Owner:           Principal(ctx),
 		Server:          req.GetServer(),
@@ -87,7 +83,6 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		ProtocolVersion: req.GetProtocolVersion(),
 		ClientInfo:      implementationFromProto(req.GetClientInfo()),
 	})
-	stopWatch()
 	if err != nil {
 		if errors.Is(err, mcpcore.ErrSessionClosed) {
 			err = errShuttingDown // Open after Core.Close
