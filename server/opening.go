@@ -23,8 +23,9 @@ import (
 )
 
 // openingBuffer bounds the opening events queued for one receiver; a receiver that falls behind loses
-// them (the requests stay listed by ListPendingRequests on "-").
-const openingBuffer = 64
+// them (the requests stay listed by ListPendingRequests on "-"). Every Connect stream holds one, and an
+// opening event (an authorization waiting for a person) is rare, so it is small: 8 events of ~200 bytes.
+const openingBuffer = 8
 
 // openingSub is one receiver of an owner's opening events.
 type openingSub struct {
