@@ -121,7 +121,7 @@ type eventFeed struct {
 // goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
 // absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
 // the core's default of 1024 would cost ~200 KB per idle stream).
-const feedBuffer = 32
+const feedBuffer = 16
 
 // newEventFeed subscribes first and lists second, so no request falls between the two.
 func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
