@@ -71,7 +71,7 @@ func (l *eventLog) subscribe(buf int) *Subscription {
 	if buf <= 0 {
 		buf = l.buf
 	}
-	s := &Subscription{log: l, ch: make(chan Event, buf)}
+	s := &Subscription{log: l, ch: make(chan Event, buf), gap: make(chan struct{}, 1)}
 	l.mu.Lock()
 	if l.closed {
 		s.closed = true
@@ -117,6 +117,7 @@ func (l *eventLog) close() {
 type Subscription struct {
 	log *eventLog
 	ch  chan Event
+	gap chan struct{} // signalled (without blocking) when an event is dropped; see Gap
 
 	// Guarded by log.mu.
 	unreported  uint64 // drops not yet announced by an EventDropped
@@ -128,6 +129,13 @@ type Subscription struct {
 
 // C returns the channel of events. It is closed when the subscription ends.
 func (s *Subscription) C() <-chan Event { return s.ch }
+
+// Gap receives a value soon after this subscription drops an event, without waiting for the next publish
+// (which is when the EventDropped notice goes out, and which may never come: a session whose server waits
+// for a host's answer publishes nothing). A subscriber that must not miss state — a pending request whose
+// EventRequestCreated was lost — re-reads it from its source (Dispatcher.List) when Gap fires. Several drops
+// may coalesce into one value. The channel is never closed.
+func (s *Subscription) Gap() <-chan struct{} { return s.gap }
 
 // Dropped reports how many events this subscription has lost because its buffer was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
@@ -180,4 +188,8 @@ func (s *Subscription) dropLocked(seq uint64) {
 	s.unreported++
 	s.lastDropped = seq
 	s.dropped.Add(1)
+	select {
+	case s.gap <- struct{}{}:
+	default: // already signalled and not yet received
+	}
 }

@@ -379,3 +379,35 @@ func BenchmarkIdleSubscription(b *testing.B) {
 		})
 	}
 }
+
+func TestEventGapSignalled(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := newEventLog("s1", Limits{})
+	roomy, tight := l.subscribe(10), l.subscribe(2)
+	for range 2 {
+		l.publish(Event{Kind: EventLog})
+	}
+	select {
+	case <-tight.Gap():
+		t.Fatal("gap signalled before any drop")
+	default:
+	}
+	l.publish(Event{Kind: EventLog}) // the third does not fit the tight subscription
+	l.publish(Event{Kind: EventLog}) // nor the fourth: one signal for both
+	select {
+	case <-tight.Gap():
+	default:
+		t.Fatal("no gap signal after drops: a subscriber waiting on a lost request would never learn of it")
+	}
+	select {
+	case <-tight.Gap():
+		t.Fatal("two drops gave two signals; they coalesce")
+	default:
+	}
+	select {
+	case <-roomy.Gap():
+		t.Fatal("gap signalled to a subscription that lost nothing")
+	default:
+	}
+	l.close()
+}

@@ -143,6 +143,38 @@ func (f *eventFeed) replay() []*pb.Event {
 	return out
 }
 
+// resync returns, as events, the session's pending requests this receiver has not delivered. The core
+// signals a gap (Subscription.Gap) when the receiver's subscription dropped events; a lost
+// EventRequestCreated would otherwise leave a request no host was told of, waiting for its deadline. It also
+// forgets delivered requests that are no longer pending (their EventRequestEnded may have been lost).
+func (f *eventFeed) resync() []*pb.Event {
+	pending := f.svc.core.Dispatcher().List(f.owner, f.session)
+	live := make(map[string]bool, len(pending))
+	var out []*pb.Event
+	for _, pr := range pending {
+		live[pr.ID] = true
+		if f.seen[pr.ID] {
+			continue
+		}
+		ev, err := pendingEvent(pr)
+		if err != nil {
+			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
+			continue
+		}
+		f.seen[pr.ID] = true
+		out = append(out, ev)
+	}
+	for id := range f.seen {
+		if !live[id] {
+			delete(f.seen, id)
+		}
+	}
+	if len(out) > 0 {
+		f.svc.logger.Info("events dropped for a slow receiver; pending requests delivered again", "session", f.session, "requests", len(out))
+	}
+	return out
+}
+
 // convert turns a core event into an API event; ok is false for events this receiver must skip.
 func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 	switch ev.Kind {
@@ -198,6 +230,12 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			return status.FromContextError(ctx.Err()).Err()
 		case <-s.streamsEnd:
 			return statusShuttingDown()
+		case <-feed.sub.Gap():
+			for _, pe := range feed.resync() {
+				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
+					return err
+				}
+			}
 		case ev, ok := <-feed.sub.C():
 			if !ok {
 				return nil // the session closed; its final state event was the last
@@ -448,6 +486,12 @@ func (h *hostStream) forward(a *attachment) {
 			return
 		case <-h.ctx.Done():
 			return
+		case <-a.feed.sub.Gap():
+			for _, pe := range a.feed.resync() {
+				if !send(pe) {
+					return
+				}
+			}
 		case ev, ok := <-a.feed.sub.C():
 			if !ok { // the session closed
 				h.mu.Lock()

@@ -818,3 +818,39 @@ func TestHostCancels(t *testing.T) {
 		t.Errorf("empty message ack = %v", ack)
 	}
 }
+
+// A receiver whose subscription dropped the request's creation event still gets the request: resync,
+// run when the core signals a gap, lists what is pending and was not delivered, once.
+func TestFeedResyncDeliversLostRequests(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	v := versions[0]
+	id := b.create(ctx, v.server).GetSessionId()
+	sess, err := b.core.Session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := b.svc.newEventFeed(LocalPrincipal, id, sess, "")
+	defer feed.sub.Close()
+	h := b.connect(ctx)
+	h.attach(id)
+	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "sample", Arguments: mustStruct(t, map[string]any{"prompt": "hi"})})
+	req := h.nextRequest() // the request is pending now; the feed above never read its creation event
+	got := feed.resync()
+	if len(got) != 1 || got[0].GetServerRequest().GetRequestId() != req.GetRequestId() {
+		t.Fatalf("resync = %v, want the pending request %s", got, req.GetRequestId())
+	}
+	if again := feed.resync(); len(again) != 0 {
+		t.Fatalf("second resync = %v, want nothing (already delivered)", again)
+	}
+	h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "ok"}}}},
+	}}})
+	if res := await(t, call); res.err != nil {
+		t.Fatal(res.err)
+	}
+	feed.resync() // the request ended: forgotten
+	if len(feed.seen) != 0 {
+		t.Errorf("seen after the request ended = %v", feed.seen)
+	}
+}
