@@ -51,8 +51,17 @@ type activeCall struct {
 	token  string // progress token, "" when the host asked for no progress
 	taskOK bool   // the call may be answered with a task (CallToolOrTask)
 
+	cancel   context.CancelCauseFunc // ends ctx with a cause (see beginCall)
+	deadline *requestDeadline
+
 	mu   sync.Mutex // guards task and serializes the host's callbacks
 	task json.RawMessage
+
+	amu sync.Mutex // guards attempt and unanswered; never held while calling out
+	// attempt is what the wire tap saw of the call's current request (see call.go).
+	attempt callAttempt
+	// unanswered is the id of a server request of the call that reached its deadline unanswered.
+	unanswered string
 }
 
 func (c *activeCall) setTask(raw json.RawMessage) {
@@ -193,6 +202,9 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				return nil, false // a synthesized answer for a request we are not waiting for
 			}
 			return msg, true
+		}
+		if rec.call != nil {
+			rec.call.sawResponse(m.Error)
 		}
 		if (rec.method == "initialize" || rec.method == "server/discover") && m.Error == nil {
 			var r struct {

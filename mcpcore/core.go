@@ -33,6 +33,11 @@ const (
 	defaultElicitationTimeout = 10 * time.Minute
 	defaultRootsTimeout       = 30 * time.Second
 
+	// ServerConfig.RequestTimeout and MaxRequestTimeout: the seed design's per-request default, and a
+	// total bound generous enough for long tools that report progress.
+	defaultRequestTimeout    = 30 * time.Second
+	defaultMaxRequestTimeout = 30 * time.Minute
+
 	defaultMaxRestarts    = 5
 	defaultInitialBackoff = 200 * time.Millisecond
 	defaultMaxBackoff     = 30 * time.Second
@@ -93,6 +98,8 @@ type Core struct {
 	dispatcher *Dispatcher
 	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
 	stats      coreStats
+
+	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -253,8 +260,8 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 		c.dropOwnerLocked(p.Owner)
 		delete(c.live, s.id)
 		c.mu.Unlock()
-		_ = s.CloseWithReason(context.Background(), shutdownReason)
-		return nil, ErrSessionClosed
+		_ = s.closeWith(context.Background(), shutdownReason, ErrShuttingDown)
+		return nil, ErrShuttingDown
 	}
 	c.reserved--
 	c.sessions[s.id] = s
@@ -286,6 +293,13 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 		cfg.ProtocolVersion = p.ProtocolVersion
 	}
 	cfg.Restart = cfg.Restart.withDefaults()
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = defaultRequestTimeout
+	}
+	if cfg.MaxRequestTimeout <= 0 {
+		cfg.MaxRequestTimeout = defaultMaxRequestTimeout
+	}
+	cfg.MaxRequestTimeout = max(cfg.MaxRequestTimeout, cfg.RequestTimeout)
 	var v []FieldViolation
 	switch cfg.Transport {
 	case TransportStdio:
@@ -364,6 +378,21 @@ func (c *Core) remove(s *Session) {
 // shutdownReason is the state reason of sessions closed by Core.Close.
 const shutdownReason = "bridge shutting down"
 
+// Drain begins the core's shutdown: new sessions are refused, every pending server request ends at once
+// with OutcomeSessionClosed and the detail "bridge shutting down" (its policy default goes upstream, and
+// the host call that waited on it fails with ErrShuttingDown), and server requests raised from now on end
+// the same way. Sessions and other calls in flight go on until Close. Drain is idempotent.
+func (c *Core) Drain() {
+	c.mu.Lock()
+	c.closed = true
+	c.draining.Store(true)
+	sessions := slices.Collect(maps.Values(c.live))
+	c.mu.Unlock()
+	for _, s := range sessions {
+		c.dispatcher.closeSession(s.id, shutdownReason)
+	}
+}
+
 // Close drains the core: it refuses new sessions, answers every pending request with its policy default,
 // closes every session (stdio servers are shut down in the spec's order and their process groups killed)
 // and returns when all are gone or ctx ends; on ctx's end the remaining servers are killed at once and
@@ -376,7 +405,7 @@ func (c *Core) Close(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(sessions))
 	for i, s := range sessions {
-		wg.Go(func() { errs[i] = s.CloseWithReason(ctx, shutdownReason) })
+		wg.Go(func() { errs[i] = s.closeWith(ctx, shutdownReason, ErrShuttingDown) })
 	}
 	wg.Wait()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()

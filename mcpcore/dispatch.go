@@ -318,8 +318,9 @@ func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail stri
 // OutcomeSessionClosed (its submit returns the fallback answer), oldest first, and its EventRequestEnded
 // is published before closeSession returns, so a caller that closes the session's event log afterwards
 // has delivered them. Requests submitted for the session afterwards end the same way at once, unregistered.
-// closeSession does not wait for the submit calls to return. Calling it again is harmless.
-func (d *Dispatcher) closeSession(sessionID string) {
+// closeSession does not wait for the submit calls to return. Calling it again is harmless. detail says
+// why ("session closed", "bridge shutting down"); it becomes RequestEnded.Detail.
+func (d *Dispatcher) closeSession(sessionID, detail string) {
 	d.mu.Lock()
 	d.closed.add(sessionID, struct{}{}, d.now())
 	var drained []*pendingEntry
@@ -333,7 +334,7 @@ func (d *Dispatcher) closeSession(sessionID string) {
 	d.mu.Unlock()
 	slices.SortFunc(drained, func(a, b *pendingEntry) int { return compareRequests(a.req, b.req) })
 	for _, e := range drained {
-		d.finish(e, OutcomeSessionClosed, Answer{}, "session closed") // false if a host won meanwhile
+		d.finish(e, OutcomeSessionClosed, Answer{}, detail) // false if a host won meanwhile
 	}
 }
 

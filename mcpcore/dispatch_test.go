@@ -807,7 +807,7 @@ func TestDispatchCloseSession(t *testing.T) {
 	}
 	otherID, otherRes := h.start(context.Background(), dtSamplingReq("alice", "B"), fallback)
 
-	h.d.closeSession("A")
+	h.d.closeSession("A", "session closed")
 	// The drained requests' Ended events are published before closeSession returns.
 	h.mu.Lock()
 	endedNow := 0
@@ -839,8 +839,8 @@ func TestDispatchCloseSession(t *testing.T) {
 	if err != nil || o != OutcomeSessionClosed || a.Error == nil {
 		t.Errorf("submit after close = %+v, %v, %v", a, o, err)
 	}
-	h.d.closeSession("A") // idempotent
-	h.d.closeSession("B")
+	h.d.closeSession("A", "session closed") // idempotent
+	h.d.closeSession("B", "session closed")
 	if r := dtWait(t, otherRes); r.outcome != OutcomeSessionClosed {
 		t.Errorf("B: %+v", r)
 	}
@@ -863,8 +863,8 @@ func TestDispatchMaxPendingPerSession(t *testing.T) {
 	}
 	dtWait(t, res1)
 	_, res4 := h.start(context.Background(), dtRootsReq("o", "s"), nil)
-	h.d.closeSession("s")
-	h.d.closeSession("other")
+	h.d.closeSession("s", "session closed")
+	h.d.closeSession("other", "session closed")
 	for _, res := range []<-chan dtResult{res2, res3, res4} {
 		if r := dtWait(t, res); r.outcome != OutcomeSessionClosed {
 			t.Errorf("submit = %+v", r)
@@ -1059,7 +1059,7 @@ func TestDispatchListOrder(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("List order (-want +got):\n%s", diff)
 	}
-	h.d.closeSession("s")
+	h.d.closeSession("s", "session closed")
 	for _, res := range results {
 		dtWait(t, res)
 	}

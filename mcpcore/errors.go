@@ -11,12 +11,26 @@ import (
 // (Core.Stats) and logged; only the request it belonged to fails.
 var ErrBadMessage = errors.New("bad message from the server")
 
-// UpstreamCode returns the JSON-RPC error code when err carries an error the server returned
-// (a *jsonrpc.Error, possibly wrapped). Errors the core synthesized for bad frames are not upstream errors.
+// UpstreamError is a JSON-RPC error response the server sent to a request of a host call. It is the only
+// error type that carries an upstream's JSON-RPC code: the core's own errors (a deadline it enforced, a
+// lost connection, a bad frame, the SDK's local errors such as "rejected by transport") are sentinels
+// (ErrUnavailable, ErrRequestTimeout, ErrBadMessage, …), so a host is never told that the server said
+// what the bridge decided.
+type UpstreamError struct {
+	Method string // the request's method, e.g. "tools/call"
+	Err    *jsonrpc.Error
+}
+
+func (e *UpstreamError) Error() string { return e.Err.Message }
+
+// Unwrap returns the *jsonrpc.Error.
+func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// UpstreamCode returns the JSON-RPC error code when err is (or wraps) an *UpstreamError.
 func UpstreamCode(err error) (int64, bool) {
-	var we *jsonrpc.Error
-	if errors.As(err, &we) && !isLocalError(we) {
-		return we.Code, true
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		return ue.Err.Code, true
 	}
 	return 0, false
 }

@@ -153,7 +153,15 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		stop := context.AfterFunc(parent, func() { cancel(errCallEnded) })
 		defer stop()
 	} else {
-		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+		stop := context.AfterFunc(parent, func() {
+			// A server cancels its request because the call it served ended: that is the cause (the
+			// two AfterFuncs run on goroutines of their own, in no set order).
+			if call != nil && call.ctx.Err() != nil {
+				cancel(errCallEnded)
+				return
+			}
+			cancel(context.Cause(parent))
+		})
 		defer stop()
 		if call != nil {
 			stopCall := context.AfterFunc(call.ctx, func() { cancel(errCallEnded) })
@@ -170,10 +178,25 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 	if ref != nil {
 		ref.setPending(req.ID)
 	}
-	a, _, err := s.core.dispatcher.submit(ctx, req, fallback)
+	if call != nil {
+		// The server waits for the bridge now: the call's request deadline does not run meanwhile.
+		call.deadline.pause()
+		defer call.deadline.resume()
+	}
+	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
 	if err != nil {
 		// Refused (ErrTooManyPending): the server gets an error at once.
 		return Answer{}, rpcError(jsonrpc.CodeInternalError, "%v", err)
+	}
+	if call != nil {
+		switch {
+		case outcome == OutcomeTimedOut:
+			call.noteUnanswered(fmt.Sprintf("%s request %s", req.Kind, req.ID))
+		case outcome == OutcomeSessionClosed && s.core.draining.Load():
+			// The bridge is shutting down: the call that waited on the request fails now with
+			// ErrShuttingDown (cancelled upstream), rather than going on with the policy default.
+			call.cancel(fmt.Errorf("%w: %s request %s ended by the drain", ErrShuttingDown, req.Kind, req.ID))
+		}
 	}
 	// A request the server cancelled or whose call ended carries an error answer nobody reads.
 	return a, nil
@@ -202,7 +225,8 @@ func (s *Session) handleSampling(ctx context.Context, p *mcp.CreateMessageWithTo
 	req := s.newPending(KindSampling, d, key, call)
 	req.Sampling = p
 	a, err := s.submit(ctx, req, call, ref, func() Answer {
-		return Answer{Error: &RPCError{Code: -1, Message: "sampling request was not answered"}}
+		// Not -1, which MCP reserves for a user's rejection: nobody rejected it, nobody answered it.
+		return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered the sampling request before its deadline"}}
 	})
 	switch {
 	case err != nil:
@@ -356,6 +380,7 @@ func (s *Session) onProgress(p *mcp.ProgressNotificationParams) {
 	pr := Progress{Token: p.ProgressToken, Progress: p.Progress, Total: p.Total, Message: p.Message}
 	if call != nil {
 		pr.CallID = call.id
+		call.deadline.alive() // MCP basic/lifecycle, timeouts: progress may reset the request timeout
 		if f := call.opts.OnProgress; f != nil {
 			call.mu.Lock()
 			safeCall(s, "OnProgress", func() { f(pr) })

@@ -114,15 +114,15 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if sent != nil {
 			h.tap.sendFailed(sent)
 		}
+		if req.Context().Err() == nil {
+			// The server cannot be reached (refused, reset, DNS): the SDK would keep the connection and
+			// fail each call with "rejected by transport"; supervision reconnects, with backoff, instead.
+			h.tap.g.markDead("server unreachable: " + err.Error())
+		}
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-		// MCP 2025-11-25 transports, session management: 404 means the session is gone; the client must
-		// start a new one. The SDK fails the connection; supervision re-initializes at once.
-		h.tap.g.lost.Store(true)
-		h.tap.g.markDead("server lost the session")
-	}
 	if resp.StatusCode/100 != 2 {
+		h.inspectError(req, resp, origin)
 		return resp, nil
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -133,6 +133,48 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max}
 	}
 	return resp, nil
+}
+
+// maxErrorBody bounds how much of an HTTP error response the tap reads to classify it.
+const maxErrorBody = 64 << 10
+
+// inspectError looks at an HTTP error response of the Streamable HTTP transport before the SDK does. A
+// JSON-RPC error in its body is the server's answer to the call (recorded on origin, so that classify
+// reports it as the server's). A request that carried a session id and was refused because the server
+// does not know that session — 404, as MCP 2025-11-25 (transports, session management) requires, or 400
+// naming the session, as some servers answer — means the server lost the session (a restart): the
+// connection is marked lost and supervision re-initializes at once; the request never ran, so run sends
+// it again. Whatever JSON-RPC code the server used for it (-32001, -32600, -32000) does not matter.
+func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *activeCall) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var rpcErr *jsonrpc.Error
+	if msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+			errors.As(r.Error, &rpcErr)
+		}
+	}
+	if req.Header.Get("Mcp-Session-Id") != "" {
+		lost := resp.StatusCode == http.StatusNotFound ||
+			(resp.StatusCode == http.StatusBadRequest && mentionsSession(body))
+		if lost {
+			if origin != nil {
+				origin.sawLostSession()
+			}
+			h.tap.g.lost.Store(true)
+			h.tap.g.markDead("server lost the session")
+			return
+		}
+	}
+	if rpcErr != nil && origin != nil {
+		origin.sawResponse(rpcErr)
+	}
+}
+
+// mentionsSession reports whether an HTTP error body speaks of the session (case-insensitively).
+func mentionsSession(body []byte) bool {
+	return bytes.Contains(bytes.ToLower(body), []byte("session"))
 }
 
 // sseReadBuffer is the read buffer of one SSE response stream. Lines longer than it are read in fragments

@@ -134,7 +134,7 @@ func (f *oauthFixture) session(owner string, cfg *OAuthConfig) *Session {
 	f.core.live[s.id] = s
 	f.core.mu.Unlock()
 	f.t.Cleanup(func() {
-		f.core.dispatcher.closeSession(s.id)
+		f.core.dispatcher.closeSession(s.id, "session closed")
 		f.core.remove(s)
 		s.events.close()
 	})
@@ -536,7 +536,7 @@ func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
 	c.mu.Lock()
 	c.live[s.id] = s
 	c.mu.Unlock()
-	defer func() { c.dispatcher.closeSession(s.id); c.remove(s); s.events.close() }()
+	defer func() { c.dispatcher.closeSession(s.id, "session closed"); c.remove(s); s.events.close() }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -25,14 +25,25 @@ const (
 const metaLogLevel = "io.modelcontextprotocol/logLevel"
 
 // beginCall registers a host call: it gets an id (opts.CallID or a new "call-…"), a progress token when
-// the host wants progress, and a context that ends with the host's, with the session, or at end().
+// the host wants progress, a request deadline (ServerConfig.RequestTimeout), and a context that ends with
+// the host's, with the session, at the deadline, or at end(). The context's cause tells which
+// (classify reads it).
 func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func()) {
 	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts}
 	if call.id == "" {
 		call.id = newID("call-")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
+	ctx, cancel := context.WithCancelCause(ctx)
+	call.cancel = cancel
+	stop := context.AfterFunc(s.ctx, func() { cancel(s.closedError()) })
+	call.deadline = newRequestDeadline(s.server.RequestTimeout, s.server.MaxRequestTimeout, func(total bool) {
+		d := s.server.RequestTimeout
+		what := "requestTimeout"
+		if total {
+			d, what = s.server.MaxRequestTimeout, "maxRequestTimeout"
+		}
+		cancel(fmt.Errorf("%w: %w: no response to %s within %v (the server's %s)", ErrRequestTimeout, context.DeadlineExceeded, method, d, what))
+	})
 	ctx = context.WithValue(ctx, callKey{}, call)
 	call.ctx = ctx
 	if opts.OnProgress != nil {
@@ -45,8 +56,9 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 	}
 	s.mu.Unlock()
 	return call, ctx, func() {
+		call.deadline.stop()
 		stop()
-		cancel()
+		cancel(nil)
 		s.mu.Lock()
 		if s.calls[call.id] == call {
 			delete(s.calls, call.id)
@@ -91,57 +103,91 @@ func (g *generation) serverCaps() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{}
 }
 
-// call runs one host call: it waits for a live connection, runs op on it and classifies the error. An
-// idempotent op that failed because the HTTP server lost the session is retried once on the
-// re-initialized session.
+// call runs one host call: it waits for a live connection, runs op on it and classifies the error (see
+// run).
 func (s *Session) call(ctx context.Context, method, name string, opts CallOptions, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
 	call, ctx, end := s.beginCall(ctx, method, name, opts)
 	defer end()
 	return s.run(ctx, call, idempotent, op)
 }
 
+// run sends one request of call: it waits for a live connection (acquire), runs op on it and classifies
+// the error. A request the HTTP server refused because it had lost the session never ran, so it is sent
+// again on the re-initialized session whatever its method; an idempotent one that failed because the
+// connection was lost is retried once on the next connection.
 func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
 	for attempt := 0; ; attempt++ {
 		g, err := s.acquire(ctx)
 		if err != nil {
 			return err
 		}
+		call.deadline.alive()
+		call.resetAttempt()
 		err = op(ctx, g, call)
 		if err == nil {
 			return nil
 		}
-		err = s.classify(ctx, g, err)
-		if idempotent && attempt == 0 && g.lost.Load() && errors.Is(err, ErrUnavailable) {
-			s.logger.Info("retrying on the re-initialized session", "method", call.method)
+		err = s.classify(ctx, g, call, err)
+		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.lost.Load())) {
+			s.logger.Info("sending the request again on the re-initialized session", "method", call.method, "call_id", call.id)
 			continue
 		}
 		return err
 	}
 }
 
-// classify maps an error from the SDK: the caller's cancellation stays a context error; a broken
-// connection becomes ErrUnavailable; a frame the core refused becomes ErrBadMessage; a server's JSON-RPC
-// error stays a *jsonrpc.Error.
-func (s *Session) classify(ctx context.Context, g *generation, err error) error {
-	if ctx.Err() != nil && s.ctx.Err() == nil {
-		return ctx.Err()
+// ctxError is the error of a call whose context ended: its cause when the core ended it (the request
+// deadline, the session's end, the drain), else the host's cancellation or deadline.
+func ctxError(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause != nil && !errors.Is(cause, context.Canceled) && cause != context.DeadlineExceeded {
+		return cause
+	}
+	return ctx.Err()
+}
+
+// classify turns an error from the SDK into the core's: the end of the call's context gives its cause
+// (ctxError); a JSON-RPC error the server sent for this call is an *UpstreamError (wrapped in
+// ErrServerRequestTimedOut when the call had waited on a server request nobody answered); a broken or
+// lost connection, and the SDK's own transport errors, are ErrUnavailable; a frame the core refused, or
+// a response the SDK could not use, is ErrBadMessage.
+func (s *Session) classify(ctx context.Context, g *generation, call *activeCall, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(ctx)
 	}
 	if s.ctx.Err() != nil {
-		return fmt.Errorf("%w: %v", ErrSessionClosed, err)
+		return s.closedError()
 	}
 	if isLocalError(err) {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
+	if call.refusedLost() || isSessionMissing(err) {
+		g.lost.Store(true)
+		g.markDead("server lost the session")
+		return fmt.Errorf("%w: the server lost the session: %v", ErrUnavailable, err)
+	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		return err
-	}
-	if g.dead.Load() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || isSessionMissing(err) {
-		if isSessionMissing(err) {
-			g.lost.Store(true)
+		if call.fromServer(we) {
+			ue := &UpstreamError{Method: call.method, Err: we}
+			if id := call.unansweredRequest(); id != "" {
+				return fmt.Errorf("%w: %s, and the server then failed the call: %w", ErrServerRequestTimedOut, id, ue)
+			}
+			return ue
 		}
+		// The SDK's own: the transport refused the message (-32005: HTTP server unreachable or answering
+		// 5xx), or the connection is closing (-32003, -32004).
+		if we.Code == -32005 || we.Code == -32003 || we.Code == -32004 || g.dead.Load() {
+			return fmt.Errorf("%w: %s", ErrUnavailable, we.Message)
+		}
+	}
+	if g.dead.Load() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 		g.markDead("connection lost")
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if call.answered() {
+		s.logger.Warn("the server's response could not be used", "method", call.method, "call_id", call.id, "error", err)
+		return fmt.Errorf("%w: the server's response to %s: %v", ErrBadMessage, call.method, err)
 	}
 	return err
 }
@@ -296,30 +342,31 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err != nil {
 		return nil, nil, err
 	}
-	var res *mcp.CallToolResult
 	var task *Task
-	err = s.call(ctx, "tools/call", params.Name, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
-		if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
+	call, ctx, end := s.beginCall(ctx, "tools/call", params.Name, opts)
+	defer end()
+	call.taskOK = true // a task result is captured even for CallTool, to report it
+	res, err := mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+		var r *mcp.CallToolResult
+		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
+			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
+				return err
+			}
+			var err error
+			r, err = g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
 			return err
-		}
-		call.taskOK = true // a task result is captured even for CallTool, to report it
-		res, task = nil, nil
-		var err error
-		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
-			r, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
-			if err != nil {
-				return nil, err
-			}
-			if raw := call.takeTask(); raw != nil {
-				t, perr := parseTask(raw)
-				if perr != nil {
-					return nil, fmt.Errorf("%w: task result: %v", ErrBadMessage, perr)
-				}
-				task = t
-			}
-			return r, nil
 		})
-		return err
+		if err != nil {
+			return nil, err
+		}
+		if raw := call.takeTask(); raw != nil {
+			t, perr := parseTask(raw)
+			if perr != nil {
+				return nil, fmt.Errorf("%w: task result: %v", ErrBadMessage, perr)
+			}
+			task = t
+		}
+		return r, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -335,18 +382,20 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if params == nil || params.URI == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
 	}
-	var res *mcp.ReadResourceResult
-	err := s.call(ctx, "resources/read", params.URI, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
-		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
+	call, ctx, end := s.beginCall(ctx, "resources/read", params.URI, opts)
+	defer end()
+	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+		var r *mcp.ReadResourceResult
+		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
+			if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
+				return err
+			}
+			var err error
+			r, err = g.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.meta(call, g, params.Meta), URI: params.URI, InputResponses: in, RequestState: state})
 			return err
-		}
-		var err error
-		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
-			return g.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.meta(call, g, params.Meta), URI: params.URI, InputResponses: in, RequestState: state})
 		})
-		return err
+		return r, err
 	})
-	return res, err
 }
 
 // GetPrompt gets a prompt (MCP prompts/get), answering input_required results like CallTool.
@@ -354,18 +403,20 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	if params == nil || params.Name == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}
-	var res *mcp.GetPromptResult
-	err := s.call(ctx, "prompts/get", params.Name, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
-		if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
+	call, ctx, end := s.beginCall(ctx, "prompts/get", params.Name, opts)
+	defer end()
+	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+		var r *mcp.GetPromptResult
+		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
+			if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
+				return err
+			}
+			var err error
+			r, err = g.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: params.Arguments, InputResponses: in, RequestState: state})
 			return err
-		}
-		var err error
-		res, err = mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
-			return g.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: params.Arguments, InputResponses: in, RequestState: state})
 		})
-		return err
+		return r, err
 	})
-	return res, err
 }
 
 // Complete asks for argument completions (MCP completion/complete). params.Meta is merged under opts.Meta.
@@ -517,7 +568,10 @@ type mrtrResult interface {
 
 // mrtrLoop runs one MRTR exchange: send, and while the result is input_required, have hosts answer its
 // input requests (concurrently, each a DeliveryMRTR pending request) and retry with inputResponses and
-// the echoed requestState under a new JSON-RPC id. A result with requestState but no inputRequests
+// the echoed requestState under a new JSON-RPC id. Each send acquires the session's connection anew: the
+// retry carries the answers and the server's request state, so when the server restarted while a host was
+// answering (a crashed stdio server, a lost HTTP session) the retry goes to the new connection and the
+// call completes (MCP 2026-07-28 is stateless: any server instance can take the retry). A result with requestState but no inputRequests
 // (load shedding) is retried at once, a bounded number of times.
 func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
 	var zero R
@@ -542,6 +596,9 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, s
 		}
 		in, err = s.fulfill(ctx, call, reqs)
 		if err != nil {
+			if ctx.Err() != nil {
+				return zero, ctxError(ctx) // the call ended (host, deadline, drain): say so, not the side effect
+			}
 			return zero, err
 		}
 		state = st
@@ -626,10 +683,17 @@ func (s *Session) answerInput(ctx context.Context, call *activeCall, key string,
 	default:
 		return nil, fmt.Errorf("%w: unknown input request %T", ErrBadMessage, ir)
 	}
-	if err != nil {
+	var we *jsonrpc.Error
+	switch {
+	case err == nil:
+		return resp, nil
+	case !errors.As(err, &we):
 		return nil, err
+	case call.unansweredRequest() != "":
+		// MRTR has no way to send an error upstream: the call fails, and says why.
+		return nil, fmt.Errorf("%w: %s", ErrServerRequestTimedOut, call.unansweredRequest())
 	}
-	return resp, nil
+	return nil, fmt.Errorf("%w: %s (code %d)", ErrInputRefused, we.Message, we.Code)
 }
 
 func samplingWithTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {

@@ -53,7 +53,7 @@ type Session struct {
 	reason    string
 	restarts  int
 	changed   chan struct{} // closed and replaced at every state change
-	gen       *generation   // the live connection; nil unless Ready
+	gen       *generation   // the current connection (Ready) or the last one (Reconnecting); set by the supervisor
 	info      SessionInfo
 	roots     []*mcp.Root // the host's roots (hostRoots) or the configured ones
 	hostRoots bool        // the host gave a list: roots/list is answered from it without asking
@@ -61,7 +61,11 @@ type Session struct {
 	calls     map[string]*activeCall // in-flight host calls by call id
 	tokens    map[string]*activeCall // progress tokens of in-flight calls
 	subs      map[string]bool        // resource URIs subscribed to, renewed after a reconnection
-	closing   bool
+	// reconnectErr is the error of the last failed reconnection attempt while Reconnecting (nil
+	// otherwise): calls fail at once with ErrUnavailable instead of waiting for the next attempt.
+	reconnectErr error
+	// closedErr is what calls fail with once the session is closing (see closedError).
+	closedErr error
 
 	refs   sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	refSeq atomic.Uint64
@@ -197,17 +201,35 @@ func (s *Session) Subscribe(buf int) *Subscription {
 // modern reports whether the negotiated version is 2026-07-28 or later (stateless era).
 func (info SessionInfo) modern() bool { return info.ProtocolVersion >= "2026-07-28" }
 
-// setState changes the state and publishes the change; it is a no-op once Closed.
-func (s *Session) setState(st SessionState, reason string, g *generation, info *SessionInfo) {
+// The session's state machine. One place moves a session between its states, and one goroutine owns its
+// upstream connection:
+//
+//	Connecting ──start ok──▶ Ready ──connection ends──▶ Reconnecting ──reconnected──▶ Ready
+//	     │                     │                            │
+//	     └──start fails──▶ Closed ◀──Close / gave up─────────┘
+//
+// start makes the first connection and hands it to the supervisor goroutine. From then on only the
+// supervisor installs a connection (s.gen), moves the session between Ready and Reconnecting, and closes
+// connections: anything that learns that a connection is broken — a read or write error, the server's
+// 404 for a lost HTTP session, an unreachable HTTP server — calls generation.markDead, which only records
+// the reason and wakes the supervisor. Close cancels s.ctx, which wakes the supervisor too; it closes the
+// live connection and exits, and shutdown publishes Closed. ADR 0006 records the design.
+
+// setState changes the state and publishes the change; it is a no-op once Closed. Only start, the
+// supervisor and shutdown call it.
+func (s *Session) setState(st SessionState, reason string, info *SessionInfo) {
 	s.mu.Lock()
 	if s.state == StateClosed {
 		s.mu.Unlock()
 		return
 	}
-	if st == StateReady && g != nil && s.state == StateReconnecting {
+	if st == StateReady && s.state == StateReconnecting {
 		s.restarts++
 	}
-	s.state, s.reason, s.gen = st, reason, g
+	if st != StateReconnecting {
+		s.reconnectErr = nil
+	}
+	s.state, s.reason = st, reason
 	if info != nil {
 		s.info = *info
 	}
@@ -219,6 +241,14 @@ func (s *Session) setState(st SessionState, reason string, g *generation, info *
 	s.events.publish(Event{Kind: EventStateChanged, State: st, Reason: reason, Restarts: restarts})
 }
 
+// install makes g the session's connection and the session Ready.
+func (s *Session) install(g *generation, reason string) {
+	s.mu.Lock()
+	s.gen = g
+	s.mu.Unlock()
+	s.setState(StateReady, reason, g.info())
+}
+
 // start makes the first connection (bounded by ctx) and starts the supervisor.
 func (s *Session) start(ctx context.Context) error {
 	s.events.publish(Event{Kind: EventStateChanged, State: StateConnecting, Reason: "opening"})
@@ -227,6 +257,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.cancel()
 		s.mu.Lock()
 		s.state, s.reason = StateClosed, err.Error()
+		s.closedErr = fmt.Errorf("%w: %w", ErrSessionClosed, err)
 		s.mu.Unlock()
 		s.events.close()
 		close(s.superDone)
@@ -234,13 +265,13 @@ func (s *Session) start(ctx context.Context) error {
 		s.closeOnce.Do(func() {})
 		return err
 	}
-	s.setState(StateReady, "connected", g, g.info())
+	s.install(g, "connected")
 	go s.supervise(g)
 	return nil
 }
 
 // generation is one connection of a session: one SDK client session over one transport connection (and,
-// for stdio, one process).
+// for stdio, one process). The supervisor owns it: it alone closes it.
 type generation struct {
 	s      *Session
 	ctx    context.Context // parent of the connection's reads and of its handlers; cancelled when it ends
@@ -256,12 +287,21 @@ type generation struct {
 	// with what the SDK's ServerCapabilities does not hold (tasks).
 	rawCaps atomic.Pointer[json.RawMessage]
 
-	// lost is set when the HTTP server reported the session missing (404): the supervisor re-initializes
-	// at once instead of backing off.
+	// lost is set when the HTTP server reported the session missing (404, or 400 naming the session): the
+	// supervisor re-initializes at once instead of backing off.
 	lost atomic.Bool
 	// dead is set as soon as the connection is known to be broken (read error, write error, close).
 	dead atomic.Bool
-	done chan struct{} // closed by the supervisor when the connection has ended
+
+	endOnce sync.Once
+	ended   chan struct{} // closed by markDead: the supervisor must replace the connection
+	reason  string        // why it ended; written once, before ended is closed
+	waited  chan struct{} // closed when the goroutine waiting on cs.Wait has exited
+}
+
+func newGeneration(s *Session) *generation {
+	gctx, gcancel := context.WithCancel(s.ctx)
+	return &generation{s: s, ctx: gctx, cancel: gcancel, start: time.Now(), ended: make(chan struct{}), waited: make(chan struct{})}
 }
 
 func (g *generation) info() *SessionInfo {
@@ -272,49 +312,96 @@ func (g *generation) info() *SessionInfo {
 	return &SessionInfo{ProtocolVersion: r.ProtocolVersion, ServerInfo: r.ServerInfo, Capabilities: r.Capabilities, Instructions: r.Instructions}
 }
 
-// markDead records that g's connection is broken; if g is the live generation the session leaves Ready
-// at once, so new calls wait for supervision instead of using a dead connection.
+// markDead records that g's connection is broken, and why, and wakes the supervisor, which moves the
+// session to Reconnecting, closes the connection and reconnects. New calls stop using g at once (acquire
+// checks dead). Safe for concurrent use; the first reason stands.
 func (g *generation) markDead(reason string) {
-	if g.dead.Swap(true) {
-		return
+	g.endOnce.Do(func() {
+		g.dead.Store(true)
+		g.reason = reason
+		close(g.ended)
+	})
+}
+
+// endReason is the reason given to markDead; call it only after ended is closed.
+func (g *generation) endReason() string { return g.reason }
+
+// watch starts the goroutine that turns the end of the SDK session (cs.Wait returns when the transport
+// connection closes: EOF, a failed read, Close) into markDead. It is owned by the supervisor, which waits
+// for waited after closing the connection.
+func (g *generation) watch() {
+	go func() {
+		defer close(g.waited)
+		err := g.cs.Wait()
+		reason := "connection lost"
+		if err != nil && !errors.Is(err, io.EOF) {
+			reason = "connection lost: " + err.Error()
+		}
+		g.markDead(reason)
+	}()
+}
+
+// exitReasonWait bounds how long the supervisor waits for a stdio server whose connection broke to exit,
+// for its exit status to be the reason (it is killed afterwards anyway).
+const exitReasonWait = time.Second
+
+// closeConnWait bounds how long the supervisor waits for a closed connection's SDK session to end.
+const closeConnWait = 10 * time.Second
+
+// close closes g's connection and waits (bounded) until it has ended. A connection that is still sound
+// (the session is closing) is closed gracefully: the SDK session first — for stdio, stdin closed, then
+// SIGTERM and SIGKILL to the process group after bounded waits — then its context. A broken one is cut
+// at once: its context first, so that nothing waits on a server that is gone, and its process killed.
+func (g *generation) close(graceful bool) {
+	if !graceful {
+		g.cancel()
+		if p := g.proc.Load(); p != nil {
+			p.kill()
+		}
 	}
-	s := g.s
-	s.mu.Lock()
-	live := s.gen == g && !s.closing
-	s.mu.Unlock()
-	if live {
-		s.setState(StateReconnecting, reason, nil, nil)
+	if err := g.cs.Close(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		g.s.logger.Debug("closing the connection", "error", err)
+	}
+	if p := g.proc.Load(); p != nil {
+		p.waitExit(context.Background())
+	}
+	g.cancel()
+	t := time.NewTimer(closeConnWait)
+	defer t.Stop()
+	select {
+	case <-g.waited:
+	case <-t.C:
+		g.s.logger.Error("a closed connection did not end", "waited", closeConnWait)
 	}
 }
 
 // connect dials the server and negotiates the protocol era. ctx bounds the handshake only.
 func (s *Session) connect(ctx context.Context) (*generation, error) {
-	gctx, gcancel := context.WithCancel(s.ctx)
-	g := &generation{s: s, ctx: gctx, cancel: gcancel, start: time.Now(), done: make(chan struct{})}
+	g := newGeneration(s)
 	g.tap = newWireTap(s, g)
 	tr, err := s.transport(g, g.tap)
 	if err != nil {
-		gcancel()
+		g.cancel()
 		return nil, err
 	}
 	client := mcp.NewClient(s.clientInfo, s.clientOptions())
 	client.AddReceivingMiddleware(s.receivingMiddleware)
 	if err := registerTaskMethods(client); err != nil {
-		gcancel()
+		g.cancel()
 		return nil, err
 	}
 	g.client = client
 	// The SDK uses the Connect context both for the handshake and as the parent of the connection's
-	// lifetime, so connect with gctx and let ctx cut only the handshake short.
-	stop := context.AfterFunc(ctx, gcancel)
-	cs, err := client.Connect(gctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: s.server.ProtocolVersion})
+	// lifetime, so connect with g.ctx and let ctx cut only the handshake short.
+	stop := context.AfterFunc(ctx, g.cancel)
+	cs, err := client.Connect(g.ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: s.server.ProtocolVersion})
 	if !stop() && err == nil {
 		// ctx ended just as the handshake finished; the connection is already being torn down.
 		_ = cs.Close()
 		err = ctx.Err()
 	}
 	if err != nil {
-		gcancel()
+		g.cancel()
 		if p := g.proc.Load(); p != nil {
 			p.kill()
 			p.waitExit(context.Background())
@@ -340,37 +427,38 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 // listenAckWait bounds the wait for a 2026-07-28 server's notifications/subscriptions/acknowledged.
 const listenAckWait = 5 * time.Second
 
-// supervise owns the session's connections: it waits for the live one to end and, unless the session is
-// closing, reconnects with backoff (exponential, with jitter, bounded by the server's RestartPolicy). It
-// exits when the session closes or supervision gives up (the session then closes itself).
+// supervise owns the session's connections (see the state machine above): it waits for the live one to
+// end and, unless the session is closing, closes it and reconnects with backoff (exponential, with
+// jitter, bounded by the server's RestartPolicy; at once when the HTTP server lost the session). It exits
+// when the session closes — having closed the live connection — or when supervision gives up (the
+// session then closes itself).
 func (s *Session) supervise(g *generation) {
 	defer close(s.superDone)
 	pol := s.server.Restart
-	failures := 0 // consecutive failed reconnections
-	streak := 0   // reconnections of short-lived connections, for the backoff
+	streak := 0 // reconnections of short-lived connections, for the backoff
 	for {
-		err := g.cs.Wait()
-		g.dead.Store(true)
-		g.cancel()
-		close(g.done)
-		s.dropRefs(g.tap)
+		g.watch()
+		select {
+		case <-g.ended:
+		case <-s.ctx.Done():
+		}
 		if s.ctx.Err() != nil {
+			g.close(!g.dead.Load())
 			return
 		}
-		reason := "connection lost"
-		if err != nil && !errors.Is(err, io.EOF) {
-			reason = "connection lost: " + err.Error()
-		}
-		if p := g.proc.Load(); p != nil {
-			reason = "server process exited: " + p.exitStatus()
+		reason := g.endReason()
+		if p := g.proc.Load(); p != nil && p.waitFor(exitReasonWait) {
+			reason = "server process exited: " + p.exitStatus() // says more than the EOF on its stdout
 		}
 		lost := g.lost.Load()
 		if lost {
 			reason = "server lost the session; re-initializing"
 		}
-		s.setState(StateReconnecting, reason, nil, nil)
+		s.setState(StateReconnecting, reason, nil)
+		g.close(false)
+		s.dropRefs(g.tap)
 		if pol.MaxRestarts < 0 {
-			s.giveUp(reason + "; restarts are disabled")
+			s.giveUp(reason+"; restarts are disabled", reason)
 			return
 		}
 		if time.Since(g.start) >= stableAfter {
@@ -380,45 +468,62 @@ func (s *Session) supervise(g *generation) {
 		if lost {
 			delay = 0
 		}
-		for {
-			if delay > 0 {
-				t := time.NewTimer(delay)
-				select {
-				case <-t.C:
-				case <-s.ctx.Done():
-					t.Stop()
-					return
-				}
+		ng, err := s.reconnect(pol, delay, streak)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.giveUp(err.Error(), reason)
 			}
-			ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
-			ng, err := s.connect(ctx)
-			cancel()
-			if s.ctx.Err() != nil {
-				if ng != nil {
-					_ = ng.cs.Close()
-				}
-				return
-			}
-			if err == nil {
-				if lost {
-					s.core.stats.reinitialized.Add(1)
-				} else {
-					s.core.stats.restarts.Add(1)
-				}
-				g, failures = ng, 0
-				streak++
-				s.setState(StateReady, "reconnected", ng, ng.info())
-				s.resubscribe(ng)
-				break
-			}
-			failures++
-			s.logger.Warn("reconnect failed", "attempt", failures, "error", err)
-			if failures > pol.MaxRestarts {
-				s.giveUp(fmt.Sprintf("gave up after %d failed reconnections: %v", failures, err))
-				return
-			}
-			delay = backoff(pol, streak+failures)
+			return
 		}
+		if lost {
+			s.core.stats.reinitialized.Add(1)
+		} else {
+			s.core.stats.restarts.Add(1)
+		}
+		g = ng
+		streak++
+		s.install(ng, "reconnected")
+		s.resubscribe(ng)
+	}
+}
+
+// reconnect tries to connect after delay, and again with backoff after each failure, at most
+// pol.MaxRestarts times in a row. Each failure is published (the reason of the Reconnecting state), so
+// that calls waiting for the session fail with ErrUnavailable instead of waiting for the next attempt.
+// It returns an error when it gives up or the session closes.
+func (s *Session) reconnect(pol RestartPolicy, delay time.Duration, streak int) (*generation, error) {
+	for failures := 1; ; failures++ {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				t.Stop()
+				return nil, s.ctx.Err()
+			}
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
+		ng, err := s.connect(ctx)
+		cancel()
+		if s.ctx.Err() != nil {
+			if ng != nil {
+				_ = ng.cs.Close()
+				ng.cancel()
+			}
+			return nil, s.ctx.Err()
+		}
+		if err == nil {
+			return ng, nil
+		}
+		s.logger.Warn("reconnect failed", "attempt", failures, "error", err)
+		if failures >= pol.MaxRestarts {
+			return nil, fmt.Errorf("gave up after %d failed reconnections: %v", failures, err)
+		}
+		s.mu.Lock()
+		s.reconnectErr = err
+		s.mu.Unlock()
+		s.setState(StateReconnecting, fmt.Sprintf("reconnect attempt %d failed: %v", failures, err), nil)
+		delay = backoff(pol, streak+failures)
 	}
 }
 
@@ -443,54 +548,74 @@ func backoff(pol RestartPolicy, n int) time.Duration {
 }
 
 // giveUp closes the session from the supervisor: Close waits for the supervisor, so it runs in its own
-// goroutine, which ends when Close has finished.
-func (s *Session) giveUp(reason string) {
-	s.logger.Error("session failed", "reason", reason)
-	s.mu.Lock()
-	s.reason = reason
-	s.mu.Unlock()
-	go func() { _ = s.closeWith(context.Background(), reason) }()
+// goroutine, which ends when Close has finished. Calls fail with ErrUnavailable and the reason.
+func (s *Session) giveUp(reason, lastEnd string) {
+	s.logger.Error("session failed", "reason", reason, "connection", lastEnd)
+	go func() {
+		_ = s.closeWith(context.Background(), reason, fmt.Errorf("%w: session closed: %s", ErrUnavailable, reason))
+	}()
 }
 
-// acquire returns the live connection, waiting while the session (re)connects.
+// acquire returns the live connection, waiting while the session connects or a reconnection is under way.
+// While the session is Reconnecting after a failed attempt (the server is down) it fails at once with
+// ErrUnavailable and the reason, instead of waiting for the next attempt of the backoff.
 func (s *Session) acquire(ctx context.Context) (*generation, error) {
 	for {
 		s.mu.Lock()
-		st, g, ch := s.state, s.gen, s.changed
+		st, g, ch, reason, rerr, cerr := s.state, s.gen, s.changed, s.reason, s.reconnectErr, s.closedErr
 		s.mu.Unlock()
 		switch {
-		case st == StateClosed:
-			return nil, ErrSessionClosed
+		case st == StateClosed || cerr != nil: // closed or closing
+			return nil, cerr
 		case st == StateReady && g != nil && !g.dead.Load():
 			return g, nil
+		case st == StateReconnecting && rerr != nil:
+			return nil, fmt.Errorf("%w: %s", ErrUnavailable, reason)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: session is %s: %w", ErrUnavailable, st, ctx.Err())
+			return nil, fmt.Errorf("%w: session is %s: %w", ErrUnavailable, st, ctxError(ctx))
 		case <-ch:
 		}
 	}
+}
+
+// closedError is what operations on a closed session fail with: ErrSessionClosed when the host closed it,
+// ErrUnavailable when supervision gave up, ErrShuttingDown when the core is closing.
+func (s *Session) closedError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closedErr != nil {
+		return s.closedErr
+	}
+	return ErrSessionClosed
 }
 
 // Close closes the session: pending requests get their policy defaults (sent upstream while the connection
 // still stands), in-flight calls are cancelled, the connection is closed (stdio servers: stdin closed,
 // then SIGTERM and SIGKILL to the process group after bounded waits), the final state event is published
 // and subscriptions are closed. If ctx ends first the server is killed at once and ctx's error returned.
-// Close is idempotent; concurrent calls wait for the first.
-func (s *Session) Close(ctx context.Context) error { return s.closeWith(ctx, "closed by the host") }
+// Close is idempotent; concurrent calls wait for the first. Calls cut short fail with ErrSessionClosed.
+func (s *Session) Close(ctx context.Context) error {
+	return s.closeWith(ctx, "closed by the host", ErrSessionClosed)
+}
 
 // CloseWithReason is Close with the reason the final state event and State report instead of "closed by
-// the host" (e.g. "idle timeout", "bridge shutting down"). If the session is already closing, the first
+// the host" (e.g. "idle timeout", "deleted by the host"). If the session is already closing, the first
 // reason stands.
 func (s *Session) CloseWithReason(ctx context.Context, reason string) error {
 	if reason == "" {
 		reason = "closed by the host"
 	}
-	return s.closeWith(ctx, reason)
+	return s.closeWith(ctx, reason, fmt.Errorf("%w: %s", ErrSessionClosed, reason))
 }
 
-func (s *Session) closeWith(ctx context.Context, reason string) error {
+// closeWith closes the session with reason; cause is what calls cut short and later operations fail with.
+func (s *Session) closeWith(ctx context.Context, reason string, cause error) error {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closedErr = cause
+		s.mu.Unlock()
 		go func() { // owned by Close; ends when the teardown is complete
 			s.closeErr = s.shutdown(reason)
 			close(s.closeDone)
@@ -506,7 +631,8 @@ func (s *Session) closeWith(ctx context.Context, reason string) error {
 	}
 }
 
-// kill ends the live server process at once (used when a Close deadline passes).
+// kill ends the current connection at once (used when a Close deadline passes): its server process is
+// killed and its context cancelled, so the supervisor's graceful close returns promptly.
 func (s *Session) kill() {
 	s.mu.Lock()
 	g := s.gen
@@ -520,26 +646,11 @@ func (s *Session) kill() {
 }
 
 func (s *Session) shutdown(reason string) error {
-	s.mu.Lock()
-	s.closing = true
-	g := s.gen
-	s.mu.Unlock()
 	// Pending requests first, so their defaults still reach the server.
-	s.core.dispatcher.closeSession(s.id)
-	s.cancel() // cancels in-flight calls and stops the supervisor
-	if g != nil && g.cs != nil {
-		if err := g.cs.Close(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
-			s.logger.Debug("closing the connection", "error", err)
-		}
-		if p := g.proc.Load(); p != nil {
-			p.waitExit(context.Background())
-		}
-	}
+	s.core.dispatcher.closeSession(s.id, reason)
+	s.cancel() // cancels in-flight calls and wakes the supervisor, which closes the connection and exits
 	<-s.superDone
-	if g != nil {
-		g.cancel()
-	}
-	s.setState(StateClosed, reason, nil, nil)
+	s.setState(StateClosed, reason, nil)
 	s.events.close()
 	s.core.remove(s)
 	return nil

@@ -61,6 +61,15 @@ type ServerConfig struct {
 	Roots []*mcp.Root
 	// Restart governs supervision of a crashed stdio server.
 	Restart RestartPolicy
+	// RequestTimeout bounds how long the core waits for the server's response to each request of a host
+	// call (default 30s). Every progress notification for the call starts it anew, and it does not run
+	// while the call waits for a host to answer one of the server's own requests (sampling, elicitation,
+	// roots). When it passes the core cancels the request upstream (notifications/cancelled) and the call
+	// fails with ErrRequestTimeout. A shorter deadline of the host's own wins.
+	RequestTimeout time.Duration
+	// MaxRequestTimeout bounds the total time the server may take to answer one host call however often
+	// progress restarts RequestTimeout (default 30m; time spent waiting for a host is not counted).
+	MaxRequestTimeout time.Duration
 	// OAuth, when set, authorizes the session with the MCP authorization flow (Streamable HTTP only):
 	// tokens are obtained on the server's 401 and kept per server and per owner (see oauth.go).
 	OAuth *OAuthConfig
@@ -423,6 +432,18 @@ var (
 	ErrPermissionDenied   = errors.New("permission denied")
 	ErrInvalidAnswer      = errors.New("invalid answer")
 	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")
+	// ErrShuttingDown: the bridge is shutting down; the call or session was ended by the drain.
+	ErrShuttingDown = errors.New("the bridge is shutting down")
+	// ErrRequestTimeout: the server did not answer within the server's RequestTimeout (or
+	// MaxRequestTimeout); the request was cancelled upstream. It wraps context.DeadlineExceeded.
+	ErrRequestTimeout = errors.New("the server did not answer in time")
+	// ErrServerRequestTimedOut: a request of the server's own (sampling, elicitation, roots) that the call
+	// depended on was not answered by a host before its deadline; the policy default was applied and the
+	// call failed because of it.
+	ErrServerRequestTimedOut = errors.New("a server request was not answered before its deadline")
+	// ErrInputRefused: a host answered an input request of an MRTR call (2026-07-28) with an error, which
+	// that era cannot carry upstream; the call fails with it.
+	ErrInputRefused = errors.New("a host answered the server's request with an error")
 )
 
 // FieldViolation names a field of a host's input and what is wrong with it.

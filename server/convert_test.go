@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -346,6 +347,8 @@ func TestEventToProto(t *testing.T) {
 
 func durationOf(d time.Duration) *durationpb.Duration { return durationpb.New(d) }
 
+func upstream(e *jsonrpc.Error) error { return &mcpcore.UpstreamError{Method: "tools/call", Err: e} }
+
 func TestToStatus(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -354,10 +357,21 @@ func TestToStatus(t *testing.T) {
 		reason   string
 		metadata map[string]string
 	}{
-		{"invalid params", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}, codes.InvalidArgument, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32602", MetaJSONRPCMessage: "bad"}},
-		{"method not found", &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope", Data: json.RawMessage(`{"m":1}`)}, codes.Unimplemented, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32601", MetaJSONRPCMessage: "nope", MetaJSONRPCData: `{"m":1}`}},
-		{"resource not found", &jsonrpc.Error{Code: -32002, Message: "gone"}, codes.NotFound, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32002", MetaJSONRPCMessage: "gone"}},
-		{"server error", &jsonrpc.Error{Code: -32050, Message: "x"}, codes.Unknown, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32050", MetaJSONRPCMessage: "x"}},
+		{"invalid params", upstream(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}), codes.InvalidArgument, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32602", MetaJSONRPCMessage: "bad"}},
+		{"method not found", upstream(&jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope", Data: json.RawMessage(`{"m":1}`)}), codes.Unimplemented, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32601", MetaJSONRPCMessage: "nope", MetaJSONRPCData: `{"m":1}`}},
+		{"resource not found", upstream(&jsonrpc.Error{Code: -32002, Message: "gone"}), codes.NotFound, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32002", MetaJSONRPCMessage: "gone"}},
+		{"server error", upstream(&jsonrpc.Error{Code: -32050, Message: "x"}), codes.Unknown, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32050", MetaJSONRPCMessage: "x"}},
+		// An upstream's -32001 (the TypeScript SDK's "Session not found" as well as its RequestTimeout) is
+		// the server's code, not the bridge's own timeout.
+		{"upstream -32001", upstream(&jsonrpc.Error{Code: -32001, Message: "Session not found"}), codes.Unknown, ReasonUpstreamError, map[string]string{MetaJSONRPCCode: "-32001", MetaJSONRPCMessage: "Session not found"}},
+		{"upstream -32800", upstream(&jsonrpc.Error{Code: -32800, Message: "cancelled"}), codes.Unknown, ReasonUpstreamError, nil},
+		// A JSON-RPC error the SDK made up locally is not the server's.
+		{"local jsonrpc error", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}, codes.Internal, ReasonInternal, nil},
+		{"request timeout", fmt.Errorf("%w: %w: no response", mcpcore.ErrRequestTimeout, context.DeadlineExceeded), codes.DeadlineExceeded, ReasonRequestTimeout, nil},
+		{"server request unanswered", fmt.Errorf("%w: sampling request req-1, and then: %w", mcpcore.ErrServerRequestTimedOut, upstream(&jsonrpc.Error{Code: -1, Message: "sampling request was not answered"})), codes.DeadlineExceeded, ReasonServerRequestTimedOut, nil},
+		{"input refused", mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused, nil},
+		{"shutting down", mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown, nil},
+		{"session gave up", fmt.Errorf("%w: session closed: gave up", mcpcore.ErrUnavailable), codes.Unavailable, ReasonUnavailable, nil},
 		{"unavailable", errors.Join(mcpcore.ErrUnavailable), codes.Unavailable, ReasonUnavailable, nil},
 		{"session not found", mcpcore.ErrSessionNotFound, codes.NotFound, ReasonSessionNotFound, nil},
 		{"ended", mcpcore.ErrRequestEnded, codes.FailedPrecondition, ReasonRequestEnded, nil},

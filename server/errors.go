@@ -40,6 +40,12 @@ const (
 	ReasonCancelled          = "CANCELLED"
 	ReasonUnauthenticated    = "UNAUTHENTICATED"
 	ReasonShuttingDown       = "SHUTTING_DOWN"
+	// The server did not answer within its requestTimeout; the request was cancelled upstream.
+	ReasonRequestTimeout = "UPSTREAM_REQUEST_TIMEOUT"
+	// A sampling, elicitation or roots request the call depended on reached its deadline unanswered.
+	ReasonServerRequestTimedOut = "SERVER_REQUEST_TIMED_OUT"
+	// A host answered an input request of a 2026-07-28 call with an error; the call ends with it.
+	ReasonInputRefused = "INPUT_REFUSED"
 	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
 	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
 	ReasonInternal              = "INTERNAL"
@@ -74,35 +80,42 @@ var sentinelTable = []struct {
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
 	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
 	{mcpcore.ErrNotSupportedByEra, codes.Unimplemented, ReasonNotSupportedByEra},
-	// A call cut short by DeleteSession or shutdown: the API contract says in-flight calls fail CANCELLED.
+	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
+	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
+	{mcpcore.ErrRequestTimeout, codes.DeadlineExceeded, ReasonRequestTimeout},
+	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
+	// Shutdown: pending requests ended by the drain, calls cut by the final close.
+	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
+	// that supervision gave up on fails its calls with ErrUnavailable instead.
 	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
 	{mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage},
 	// Before ErrUnavailable, which wraps it when a session could not be opened for want of authorization.
 	{mcpcore.ErrAuthorization, codes.FailedPrecondition, ReasonUpstreamAuthorization},
 	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
-	{errShuttingDown, codes.Unavailable, ReasonShuttingDown},
 	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},
 	{context.Canceled, codes.Canceled, ReasonCancelled},
 }
 
 // jsonrpcCodes maps JSON-RPC error codes a server returns to gRPC codes. Codes not listed are UNKNOWN.
 var jsonrpcCodes = map[int64]codes.Code{
-	jsonrpc.CodeParseError:       codes.Internal, // the server could not parse what the bridge sent
-	jsonrpc.CodeInvalidRequest:   codes.InvalidArgument,
-	jsonrpc.CodeMethodNotFound:   codes.Unimplemented,
-	jsonrpc.CodeInvalidParams:    codes.InvalidArgument,
-	jsonrpc.CodeInternalError:    codes.Internal,
-	-32002:                       codes.NotFound,           // resource not found (MCP before SEP-2164)
-	-32042:                       codes.FailedPrecondition, // URL elicitation required
-	-32021:                       codes.FailedPrecondition, // missing required client capabilities
-	-32022:                       codes.FailedPrecondition, // unsupported protocol version
-	-32020:                       codes.InvalidArgument,    // header mismatch
-	mcpcore.CodeRequestCancelled: codes.Canceled,
-	mcpcore.CodeRequestTimedOut:  codes.DeadlineExceeded,
-	-1:                           codes.PermissionDenied, // user rejected (sampling)
+	jsonrpc.CodeParseError:     codes.Internal, // the server could not parse what the bridge sent
+	jsonrpc.CodeInvalidRequest: codes.InvalidArgument,
+	jsonrpc.CodeMethodNotFound: codes.Unimplemented,
+	jsonrpc.CodeInvalidParams:  codes.InvalidArgument,
+	jsonrpc.CodeInternalError:  codes.Internal,
+	-32002:                     codes.NotFound,           // resource not found (MCP before SEP-2164)
+	-32042:                     codes.FailedPrecondition, // URL elicitation required
+	-32021:                     codes.FailedPrecondition, // missing required client capabilities
+	-32022:                     codes.FailedPrecondition, // unsupported protocol version
+	-32020:                     codes.InvalidArgument,    // header mismatch
+	-1:                         codes.PermissionDenied,   // user rejected (sampling)
+	// Codes such as -32001 and -32800 are the server's own (the TypeScript SDK's RequestTimeout is also
+	// its "Session not found"): they are UNKNOWN, never read as the bridge's own timeout or cancellation,
+	// which are typed errors of the core (mcpcore.ErrRequestTimeout, …).
 }
 
-var errShuttingDown = errors.New("the bridge is shutting down")
+var errShuttingDown = mcpcore.ErrShuttingDown
 
 // toStatus is the one function that turns an error into a gRPC status error. It understands gRPC status
 // errors (returned unchanged), *mcpcore.InvalidError (INVALID_ARGUMENT with google.rpc.BadRequest), upstream
@@ -122,9 +135,12 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	// Upstream JSON-RPC error (the core's own synthesized frame errors are not).
-	var we *jsonrpc.Error
-	if code, ok := mcpcore.UpstreamCode(err); ok && errors.As(err, &we) {
+	// Upstream JSON-RPC error: only an *mcpcore.UpstreamError is the server's; the SDK's and the core's
+	// own errors are sentinels. A call that failed because a server request went unanswered is reported as
+	// that timeout, with the server's error in the message.
+	var ue *mcpcore.UpstreamError
+	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) {
+		we, code := ue.Err, ue.Err.Code
 		c, known := jsonrpcCodes[code]
 		if !known {
 			c = codes.Unknown

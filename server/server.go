@@ -137,14 +137,18 @@ func New(core *mcpcore.Core, opts Options) *Service {
 	return s
 }
 
-// EndStreams is the first step of shutdown: new sessions are refused, and the host streams (Connect,
+// EndStreams is the first step of shutdown: new sessions are refused, pending server requests end with
+// the outcome SESSION_CLOSED "bridge shutting down" (mcpcore.Core.Drain), and the host streams (Connect,
 // WatchEvents, StreamCallTool) end with UNAVAILABLE "the bridge is shutting down", so that they do not
-// hold up the HTTP server's Shutdown and the gRPC server's GracefulStop. Sessions and their pending
-// requests stay until Close. It is idempotent.
+// hold up the HTTP server's Shutdown and the gRPC server's GracefulStop. Sessions and calls in flight
+// stay until Close. It is idempotent.
 func (s *Service) EndStreams() {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
+	// Pending server requests end now ("bridge shutting down"), and the calls that wait on them fail
+	// with UNAVAILABLE at once, rather than when the gRPC drain bound runs out.
+	s.core.Drain()
 	s.endStreamsOnce.Do(func() { close(s.streamsEnd) })
 }
 

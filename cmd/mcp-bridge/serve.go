@@ -20,13 +20,17 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/server"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -83,6 +87,11 @@ type bridge struct {
 	gwConn     *grpc.ClientConn // the gateway's connection to grpcServer, over inprocLn
 	httpServer *http.Server     // nil when the HTTP listener is off
 
+	// restCut ends, with errDrainBound as its cause, the REST calls still in flight when the HTTP drain
+	// bound passes: each then answers 503 (gatewayErrorHandler) instead of losing its connection.
+	restCut context.Context
+	cutREST context.CancelCauseFunc
+
 	// serving counts the Serve goroutines; each ends when its server stops (shutdown).
 	serving sync.WaitGroup
 	// serveErr receives the first error of a Serve that failed on its own.
@@ -100,6 +109,8 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, serveErr: make(chan error, 4)}
+	b.restCut, b.cutREST = context.WithCancelCause(context.Background())
+	defer b.cutREST(nil)
 	if err := b.listen(); err != nil {
 		b.closeListeners()
 		return badInput(o.stderr, err)
@@ -266,6 +277,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		}}),
 		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
 		runtime.WithMetadata(forwardClientCert),
+		runtime.WithErrorHandler(gatewayErrorHandler),
 	)
 	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -338,11 +350,18 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 
 	if b.httpServer != nil {
 		hctx, hcancel := context.WithTimeout(ctx, t.http)
-		if err := b.httpServer.Shutdown(hctx); err != nil {
-			b.logger.Warn("HTTP shutdown timed out; closing connections", "after", t.http)
-			b.httpServer.Close()
-		}
+		err := b.httpServer.Shutdown(hctx)
 		hcancel()
+		if err != nil {
+			// Cut the calls still in flight: each answers 503 UNAVAILABLE, then the connections close.
+			b.logger.Warn("HTTP shutdown timed out; ending the REST calls in flight with 503", "after", t.http)
+			b.cutREST(errDrainBound)
+			gctx, gcancel := context.WithTimeout(ctx, restCutGrace)
+			if err := b.httpServer.Shutdown(gctx); err != nil {
+				b.httpServer.Close()
+			}
+			gcancel()
+		}
 	}
 	if err := b.gwConn.Close(); err != nil {
 		b.logger.Debug("closing the gateway connection", "error", err)
@@ -370,6 +389,37 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	b.logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 }
 
+// errDrainBound is the cause of the REST calls cut when the HTTP drain bound passes.
+var errDrainBound = errors.New("the bridge is shutting down: the call was still running at the end of the drain")
+
+// restCutGrace bounds how long the REST calls cut at the drain bound get to write their 503.
+const restCutGrace = 2 * time.Second
+
+// cuttable gives each request a context that also ends when b.restCut does (see shutdown).
+func (b *bridge) cuttable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		stop := context.AfterFunc(b.restCut, func() { cancel(context.Cause(b.restCut)) })
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// gatewayErrorHandler is the gateway's default error handler, except that a call cut at the drain bound
+// answers 503 UNAVAILABLE "the bridge is shutting down" (reason SHUTTING_DOWN) rather than the 499 of a
+// client that went away.
+func gatewayErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(context.Cause(r.Context()), errDrainBound) {
+		st := status.New(codes.Unavailable, errDrainBound.Error())
+		if ds, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: server.ReasonShuttingDown, Domain: server.ErrorDomain}); derr == nil {
+			st = ds
+		}
+		err = st.Err()
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
 func deadline(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
@@ -383,7 +433,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
+	mux.Handle("/v1/", b.cuttable(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
 			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
