@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,6 +90,13 @@ type bridge struct {
 	client  pb.BridgeServiceClient
 }
 
+// probePlaceholder, in bridgeConfig.extraServers, becomes the command and environment of the probe
+// server (this test binary), reporting to the test's Reports; see probeServer.
+const probePlaceholder = "    {{probe}}\n"
+
+// probeServer is the YAML of one more probe server named name, with more keys (indented by four spaces).
+func probeServer(name, more string) string { return "  " + name + ":\n" + probePlaceholder + more }
+
 type bridgeConfig struct {
 	defaults     bool   // start without a configuration file: the built-in demo server only
 	extraServers string // YAML lines added under mcpServers
@@ -117,7 +125,9 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 		}
 		return s
 	}
-	conf := "mcpServers:\n" + server(serverModern, "") + server(serverLegacy, "2025-11-25") + cfg.extraServers + cfg.extra
+	// extraServers may start a probe server with probeServer(name).
+	extra := strings.ReplaceAll(cfg.extraServers, probePlaceholder, "    command: "+strconv.Quote(exe)+"\n    env:\n      "+probe.EnvRun+": \"1\"\n      "+probe.EnvReport+": "+strconv.Quote(reports.Addr())+"\n")
+	conf := "mcpServers:\n" + server(serverModern, "") + server(serverLegacy, "2025-11-25") + extra + cfg.extra
 	for name, body := range cfg.files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)

@@ -126,17 +126,19 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		roots = append(roots, &mcp.Root{URI: r.URI, Name: r.Name})
 	}
 	return mcpcore.ServerConfig{
-		Name:            s.Name,
-		Transport:       mcpcore.TransportKind(s.Transport),
-		Command:         s.Command,
-		Args:            s.Args,
-		Env:             s.Env,
-		Dir:             s.Cwd,
-		URL:             s.URL,
-		Headers:         s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
-		OAuth:           coreOAuth(s.Auth),
-		ProtocolVersion: s.ProtocolVersion,
-		Roots:           roots,
+		Name:              s.Name,
+		Transport:         mcpcore.TransportKind(s.Transport),
+		Command:           s.Command,
+		Args:              s.Args,
+		Env:               s.Env,
+		Dir:               s.Cwd,
+		URL:               s.URL,
+		Headers:           s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
+		OAuth:             coreOAuth(s.Auth),
+		ProtocolVersion:   s.ProtocolVersion,
+		Roots:             roots,
+		RequestTimeout:    s.RequestTimeout,
+		MaxRequestTimeout: s.MaxRequestTimeout,
 		Restart: mcpcore.RestartPolicy{
 			MaxRestarts:    restarts,
 			InitialBackoff: s.Restart.InitialBackoff,

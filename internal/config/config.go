@@ -112,6 +112,13 @@ type Server struct {
 	// Restart is the supervision policy for a stdio server that crashes.
 	Restart Restart `yaml:"restart"`
 
+	// RequestTimeout bounds the wait for the server's answer to each request (0: the core's
+	// default, 30s); progress notifications restart it, and it does not run while the server
+	// waits for a host's answer. MaxRequestTimeout bounds one call's total however often progress
+	// restarts it (0: the core's default, 30m). A host's shorter deadline wins.
+	RequestTimeout    time.Duration `yaml:"requestTimeout"`
+	MaxRequestTimeout time.Duration `yaml:"maxRequestTimeout"`
+
 	// Auth gives an HTTP server credentials: OAuth, a bearer token or headers from files or the
 	// environment (see upstream_auth.go).
 	Auth *ServerAuth `yaml:"auth"`

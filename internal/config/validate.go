@@ -146,6 +146,14 @@ func (c *Config) validateServer(name string, s *Server) error {
 			return c.errorAt(rpath, fmt.Sprintf("root uri %q must be a file:// URI", r.URI))
 		}
 	}
+	switch {
+	case s.RequestTimeout < 0:
+		return c.errorAt(joinPath(path, "requestTimeout"), "must not be negative (0 means the default, 30s)")
+	case s.MaxRequestTimeout < 0:
+		return c.errorAt(joinPath(path, "maxRequestTimeout"), "must not be negative (0 means the default, 30m)")
+	case s.MaxRequestTimeout > 0 && s.MaxRequestTimeout < s.RequestTimeout:
+		return c.errorAt(joinPath(path, "maxRequestTimeout"), fmt.Sprintf("must be at least requestTimeout (%s)", s.RequestTimeout))
+	}
 	rs := joinPath(path, "restart")
 	switch {
 	case s.Restart.MaxRestarts < 0:

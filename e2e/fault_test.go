@@ -1,0 +1,419 @@
+package e2e
+
+// The fault suite: the moments a bridge exists for — an upstream that restarts, crashes or goes away, a
+// request nobody answers, a shutdown — tried against the real binary, asserting the status a host gets.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+)
+
+// restartableServer is a Streamable HTTP MCP server (the probe) on a fixed loopback port that can be
+// restarted — forgetting its sessions, as a real server's restart does — or taken down and brought back.
+// How it refuses a session id it does not know is set by lost, to mimic the servers in the wild.
+type restartableServer struct {
+	t    *testing.T
+	addr string
+	lost lostStyle
+
+	mu    sync.Mutex
+	srv   *http.Server
+	known map[string]bool // session ids the current incarnation issued
+	done  chan struct{}   // closed when the current incarnation's Serve returned
+}
+
+// lostStyle is how a server answers a request for a session it does not know.
+type lostStyle struct {
+	status int
+	body   string
+	get405 bool // GET (the standalone SSE stream) answers 405, as servers without one do
+}
+
+var lostStyles = []struct {
+	name  string
+	style lostStyle
+}{
+	// The spec's 404; the TypeScript SDK's body (its "Session not found" is -32001).
+	{"404 -32001", lostStyle{http.StatusNotFound, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, true}},
+	// The official Python SDK: 404 with -32600.
+	{"404 -32600", lostStyle{http.StatusNotFound, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Session not found"}}`, false}},
+	// @modelcontextprotocol/server-everything: 400.
+	{"400 -32000", lostStyle{http.StatusBadRequest, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`, false}},
+}
+
+func newRestartableServer(t *testing.T, lost lostStyle) *restartableServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restartableServer{t: t, addr: ln.Addr().String(), lost: lost}
+	r.serve(ln)
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *restartableServer) url() string { return "http://" + r.addr + "/mcp" }
+
+func (r *restartableServer) serve(ln net.Listener) {
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, nil)
+	known := map[string]bool{}
+	var mu sync.Mutex
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.lost.get405 && req.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		if id := req.Header.Get("Mcp-Session-Id"); id != "" {
+			mu.Lock()
+			ok := known[id]
+			mu.Unlock()
+			if !ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(r.lost.status)
+				_, _ = w.Write([]byte(r.lost.body))
+				return
+			}
+		}
+		sdk.ServeHTTP(&sessionRecorder{ResponseWriter: w, record: func(id string) {
+			mu.Lock()
+			known[id] = true
+			mu.Unlock()
+		}}, req)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() { // ends when srv is closed (stop)
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	r.mu.Lock()
+	r.srv, r.known, r.done = srv, known, done
+	r.mu.Unlock()
+}
+
+// stop takes the server down: its port refuses connections, open connections are cut.
+func (r *restartableServer) stop() {
+	r.mu.Lock()
+	srv, done := r.srv, r.done
+	r.srv = nil
+	r.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+		<-done
+	}
+}
+
+// start brings a stopped server back on the same port, with no sessions.
+func (r *restartableServer) start() {
+	r.t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 { // the port was just released; another process could only take it by chance
+		if ln, err = net.Listen("tcp", r.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		r.t.Fatalf("listening again on %s: %v", r.addr, err)
+	}
+	r.serve(ln)
+}
+
+func (r *restartableServer) restart() { r.stop(); r.start() }
+
+// sessionRecorder records the Mcp-Session-Id the SDK issues.
+type sessionRecorder struct {
+	http.ResponseWriter
+	record func(string)
+}
+
+func (s *sessionRecorder) WriteHeader(code int) {
+	if id := s.Header().Get("Mcp-Session-Id"); id != "" {
+		s.record(id)
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sessionRecorder) Write(b []byte) (int, error) {
+	if id := s.Header().Get("Mcp-Session-Id"); id != "" {
+		s.record(id)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sessionRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func reasonOf(err error) string {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
+// waitState waits on the Connect stream h for a state change of session id to want.
+func (h *hostConn) waitState(id string, want pb.SessionState) *pb.SessionStateChange {
+	h.t.Helper()
+	return h.next(func(m *pb.ConnectResponse) bool {
+		return m.GetEvent().GetSessionId() == id && m.GetEvent().GetSessionState().GetState() == want
+	}).GetEvent().GetSessionState()
+}
+
+// Issue 10, case 1: a Streamable HTTP server that restarts (forgetting its sessions) is re-initialized
+// transparently whatever it answers for the lost session, and the call that met the loss succeeds; a
+// server that is down puts the session in RECONNECTING and calls fail UNAVAILABLE at once; DeleteSession
+// ends within its bound in every state.
+func TestFaultHTTPServerRestarts(t *testing.T) {
+	servers := make([]*restartableServer, len(lostStyles))
+	var extra strings.Builder
+	for i, ls := range lostStyles {
+		servers[i] = newRestartableServer(t, ls.style)
+		fmt.Fprintf(&extra, "  up%d:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n    restart: {maxRestarts: 50, initialBackoff: 50ms, maxBackoff: 300ms}\n", i, servers[i].url())
+	}
+	b := start(t, bridgeConfig{extraServers: extra.String()})
+	for i, ls := range lostStyles {
+		t.Run(ls.name, func(t *testing.T) {
+			srv := servers[i]
+			ctx := testCtx(t)
+			cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: fmt.Sprintf("up%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := cs.GetSession().GetSessionId()
+			h := b.connect(ctx)
+			h.attach(id)
+			echo := func(ctx context.Context) (*pb.CallToolResponse, error) {
+				return b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "hi"})})
+			}
+			if _, err := echo(ctx); err != nil {
+				t.Fatalf("before the restart: %v", err)
+			}
+
+			// Restart: the next call meets the lost session, and succeeds on the re-initialized one.
+			srv.restart()
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			res, err := echo(cctx)
+			cancel()
+			if err != nil || !strings.Contains(textOf(res.GetResult()), "hi") {
+				t.Fatalf("after the restart: %v, %v; want the call to succeed on a re-initialized session", res, err)
+			}
+			if st := h.waitState(id, pb.SessionState_SESSION_STATE_READY); st.GetRestarts() < 1 {
+				t.Errorf("ready again with restarts %d", st.GetRestarts())
+			}
+
+			// Down: RECONNECTING, and calls fail UNAVAILABLE promptly (long before their deadline).
+			srv.stop()
+			cctx, cancel = context.WithTimeout(ctx, 20*time.Second)
+			_, err = echo(cctx)
+			cancel()
+			if status.Code(err) != codes.Unavailable {
+				t.Fatalf("while the server is down: %v, want UNAVAILABLE", err)
+			}
+			h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+			srv.start()
+			h.waitState(id, pb.SessionState_SESSION_STATE_READY)
+			if _, err := echo(ctx); err != nil {
+				t.Fatalf("after the server came back: %v", err)
+			}
+
+			// Delete ends within its bound, here from READY; TestFaultShutdown covers the rest.
+			dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			if _, err := b.client.DeleteSession(dctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
+				t.Fatalf("DeleteSession: %v", err)
+			}
+		})
+	}
+}
+
+// Issue 10, case 1 (the wedge): a session whose server is gone for good is closed by supervision, and
+// DeleteSession and shutdown end within their bounds meanwhile.
+func TestFaultHTTPServerGone(t *testing.T) {
+	srv := newRestartableServer(t, lostStyles[0].style)
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  gone:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n    restart: {maxRestarts: 1000, initialBackoff: 100ms, maxBackoff: 200ms}\n", srv.url())})
+	ctx := testCtx(t)
+	var ids []string
+	for range 2 {
+		cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "gone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cs.GetSession().GetSessionId())
+	}
+	h := b.connect(ctx)
+	h.attach(ids...)
+	srv.stop()
+	for _, id := range ids {
+		_, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "x"})})
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("call = %v, want UNAVAILABLE", err)
+		}
+		h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := b.client.DeleteSession(dctx, &pb.DeleteSessionRequest{SessionId: ids[0]}); err != nil {
+		t.Fatalf("DeleteSession of a RECONNECTING session: %v", err)
+	}
+	// The other stays RECONNECTING; the bridge must still shut down within its bound (the cleanup of
+	// start sends SIGTERM and requires exit status 0).
+	began := time.Now()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	<-b.exited
+	if took := time.Since(began); took > 30*time.Second {
+		t.Errorf("shutdown with a RECONNECTING session took %v, over the 25s bound", took)
+	}
+}
+
+// Issue 10, case 2: a stdio server killed while an MRTR elicitation is pending (2026-07-28). The session
+// restarts the server; the host's answer, given after the crash, goes out in the retry to the new process
+// and the call completes with it. The answer is never accepted and then lost.
+func TestFaultMRTRAnswerSurvivesCrash(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.GetSession().GetProtocolVersion(); v != "2026-07-28" {
+		t.Fatalf("protocol %s, want 2026-07-28", v)
+	}
+	id := cs.GetSession().GetSessionId()
+	h := b.connect(ctx)
+	h.attach(id)
+	pidRes, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(textOf(pidRes.GetResult()), &pid); err != nil || pid <= 0 {
+		t.Fatalf("pid = %q", textOf(pidRes.GetResult()))
+	}
+	done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
+	req := h.nextRequest()
+	if req.GetDelivery() != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
+		t.Fatalf("delivery %v, want MRTR", req.GetDelivery())
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+	h.waitState(id, pb.SessionState_SESSION_STATE_READY)
+	ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Ada", "age": 36}),
+	}}})
+	if !ack.GetAccepted() {
+		t.Fatalf("ack = %v", ack)
+	}
+	res := await(t, done)
+	if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accepted: name=Ada age=36") {
+		t.Fatalf("elicit after the crash = %v, %v; want the answer delivered to the restarted server", res.resp, res.err)
+	}
+}
+
+// Issue 10, case 3: a server that never answers is bounded by its requestTimeout: the call fails
+// DEADLINE_EXCEEDED (reason UPSTREAM_REQUEST_TIMEOUT) and the request is cancelled upstream, although the
+// host set no deadline.
+func TestFaultRequestTimeout(t *testing.T) {
+	b := start(t, bridgeConfig{extraServers: probeServer("slow", "    protocolVersion: \"2025-11-25\"\n    requestTimeout: 1s\n") +
+		probeServer("slow-modern", "    requestTimeout: 1s\n")})
+	for _, server := range []string{"slow", "slow-modern"} {
+		t.Run(server, func(t *testing.T) {
+			cs, err := b.client.CreateSession(testCtx(t), &pb.CreateSessionRequest{Server: server})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := b.callAsync(context.Background(), &pb.CallToolRequest{SessionId: cs.GetSession().GetSessionId(), Name: "block", Arguments: args(t, map[string]any{"tag": server, "durationSeconds": 40})})
+			if got := await(t, b.reports.Lines); got != "started "+server {
+				t.Fatalf("report %q", got)
+			}
+			res := await(t, done)
+			if status.Code(res.err) != codes.DeadlineExceeded || reasonOf(res.err) != "UPSTREAM_REQUEST_TIMEOUT" {
+				t.Fatalf("call = %v (%s), want DEADLINE_EXCEEDED UPSTREAM_REQUEST_TIMEOUT", res.err, reasonOf(res.err))
+			}
+			if got := await(t, b.reports.Lines); got != "cancelled "+server {
+				t.Fatalf("report %q, want the timeout to cancel the tool upstream", got)
+			}
+		})
+	}
+}
+
+// Issue 10, case 4: on SIGTERM pending server requests end at once as "bridge shutting down" and the
+// calls waiting on them fail UNAVAILABLE (SHUTTING_DOWN) at once, on both eras; a REST call still running
+// at the HTTP drain bound gets a 503 JSON error; the process exits 0.
+func TestFaultShutdown(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	h := b.connect(ctx)
+	type pending struct {
+		done <-chan callResult
+		req  *pb.ServerRequest
+	}
+	var waits []pending
+	for _, v := range versions {
+		cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: v.server, HostCapabilities: allCaps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := cs.GetSession().GetSessionId()
+		h.attach(id)
+		done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
+		waits = append(waits, pending{done, h.nextRequest()})
+	}
+	r := b.rest("")
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "`+serverLegacy+`"}`)["sessionId"].(string)
+	restDone := make(chan struct {
+		code int
+		body map[string]any
+	}, 1)
+	go func() {
+		code, body := r.do("POST", "/v1/sessions/"+sid+"/tools/block:call", `{"arguments": {"tag": "rest", "durationSeconds": 60}}`)
+		restDone <- struct {
+			code int
+			body map[string]any
+		}{code, body}
+	}()
+	if got := await(t, b.reports.Lines); got != "started rest" {
+		t.Fatalf("report %q", got)
+	}
+
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	// The host streams end at drain start too (the core's unit tests check the requests' outcome); the
+	// calls that waited on the requests tell the host why.
+	for _, w := range waits {
+		res := await(t, w.done)
+		if status.Code(res.err) != codes.Unavailable || reasonOf(res.err) != "SHUTTING_DOWN" {
+			t.Errorf("call waiting on %s = %v, %v; want UNAVAILABLE SHUTTING_DOWN", w.req.GetRequestId(), res.resp, res.err)
+		}
+	}
+	got := await(t, restDone)
+	if got.code != http.StatusServiceUnavailable || !strings.Contains(compact(got.body), "SHUTTING_DOWN") {
+		t.Errorf("REST call cut by the drain bound = %d %s, want 503 SHUTTING_DOWN", got.code, compact(got.body))
+	}
+	select {
+	case <-b.exited:
+	case <-time.After(40 * time.Second):
+		t.Fatal("the bridge did not exit")
+	}
+}
