@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,12 +39,28 @@ func envInt(name string, def int) int {
 // TestStressMRTRStdio is the bounded reproduction of issue 10's "intermittent hang after MRTR calls": a
 // 2026-07-28 stdio session to a Go SDK server subprocess serves alternating MRTR sampling, MRTR
 // elicitation and plain echo calls from a few workers, the test answering the pending requests through
-// the Dispatcher as a host would. Any call that reaches its deadline fails the test with a goroutine dump
-// of this process (the client side) and the pending requests still open, so the stack that hung is in the
-// log.
+// the Dispatcher as a host would. Any call still running at its deadline fails the test; while it is still
+// blocked, the test logs this process's goroutines, the pending requests and the JSON-RPC ids the wire tap
+// awaits, then SIGQUITs the server and logs its goroutines, so both sides of the hang are in the log.
+// MCPCORE_STRESS_CALLS, _WORKERS and _SECONDS raise the bounds for long runs.
 func TestStressMRTRStdio(t *testing.T) {
-	t.Run("testserver", func(t *testing.T) { stressMRTR(t, selfServer(t, "sdk", nil), testServerCalls) })
-	t.Run("benchecho", func(t *testing.T) { stressMRTR(t, benchEcho(t), benchEchoCalls) })
+	t.Run("testserver", func(t *testing.T) { stressMRTR(t, selfServer(t, "sdk", nil), testServerCalls, stressWorkers) })
+	// One caller, as in the bench (S5), where the hang was seen; the one reproduction so far was this way.
+	t.Run("benchecho", func(t *testing.T) { stressMRTR(t, benchEcho(t), benchEchoCalls, 1) })
+}
+
+// withStderrFile runs cfg's server through the shell with its stderr in a file (bypassing the core's rate
+// bound, so a SIGQUIT goroutine dump of the server survives whole) and returns the file's path.
+func withStderrFile(t *testing.T, cfg ServerConfig) (ServerConfig, string) {
+	path := filepath.Join(t.TempDir(), "server.stderr")
+	env := map[string]string{"STRESS_STDERR": path, "GOTRACEBACK": "all"}
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	cfg.Args = append([]string{"-c", `exec "$0" "$@" 2>>"$STRESS_STDERR"`, cfg.Command}, cfg.Args...)
+	cfg.Command = "/bin/sh"
+	cfg.Env = env
+	return cfg, path
 }
 
 // benchEcho builds the bench's upstream server (bench/cmd/benchecho), where the hang was seen.
@@ -82,7 +99,8 @@ func benchEchoCalls(kind, n int) (*mcp.CallToolParams, string) {
 	return &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}}, want
 }
 
-func stressMRTR(t *testing.T, cfg ServerConfig, calls stressCalls) {
+func stressMRTR(t *testing.T, cfg ServerConfig, calls stressCalls, workers int) {
+	cfg, serverStderr := withStderrFile(t, cfg)
 	c, _ := newTestCore(t, map[string]ServerConfig{"sub": cfg}, nil)
 	s := open(t, c, "sub", "", allCaps)
 	if v := s.Info().ProtocolVersion; v != "2026-07-28" {
@@ -99,7 +117,7 @@ func stressMRTR(t *testing.T, cfg ServerConfig, calls stressCalls) {
 		stopAt  = time.Now().Add(stressBudget)
 		dumpOne sync.Once
 	)
-	for w := range stressWorkers {
+	for w := range workers {
 		wg.Go(func() {
 			for {
 				n := int(next.Add(1))
@@ -107,16 +125,15 @@ func stressMRTR(t *testing.T, cfg ServerConfig, calls stressCalls) {
 					return
 				}
 				kind := (n + w) % 3
-				err := stressCall(s, calls, kind, n)
+				err := stressCall(s, calls, kind, n, func() { dumpOne.Do(func() { dumpHang(t, c, s, serverStderr) }) })
 				if err == nil {
 					done.Add(1)
 					continue
 				}
-				if errors.Is(err, context.DeadlineExceeded) {
+				if errors.Is(err, errHung) {
 					hungMu.Lock()
 					hung = append(hung, fmt.Sprintf("call %d (%s): %v", n, stressKinds[kind], err))
 					hungMu.Unlock()
-					dumpOne.Do(func() { dumpHang(t, c, s) })
 					return
 				}
 				t.Errorf("call %d (%s): %v", n, stressKinds[kind], err)
@@ -133,12 +150,26 @@ func stressMRTR(t *testing.T, cfg ServerConfig, calls stressCalls) {
 
 var stressKinds = [3]string{"sampling", "elicitation", "echo"}
 
-// stressCall makes one call of the given kind and checks its result.
-func stressCall(s *Session, calls stressCalls, kind, n int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), stressDeadline)
+var errHung = errors.New("call hung")
+
+// stressCall makes one call of the given kind and checks its result. A call still running at
+// stressDeadline runs onHang (while it is still blocked, so its stack is in the dump) and fails with
+// errHung.
+func stressCall(s *Session, calls stressCalls, kind, n int, onHang func()) error {
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var hung atomic.Bool
+	timer := time.AfterFunc(stressDeadline, func() {
+		hung.Store(true)
+		onHang()
+		cancel()
+	})
+	defer timer.Stop()
 	p, want := calls(kind, n)
 	res, err := s.CallTool(ctx, p, CallOptions{})
+	if hung.Load() {
+		return fmt.Errorf("%w (%v)", errHung, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -174,12 +205,33 @@ func stressHost(t *testing.T, c *Core, s *Session) {
 	t.Cleanup(func() { sub.Close(); <-done })
 }
 
-// dumpHang logs every goroutine's stack and the session's open pending requests.
-func dumpHang(t *testing.T, c *Core, s *Session) {
+// dumpHang logs every goroutine's stack, the session's open pending requests and the requests the wire
+// tap still waits a response for, then has the server (a Go program) dump its goroutines with SIGQUIT
+// and logs that too. The server's death ends the session's calls.
+func dumpHang(t *testing.T, c *Core, s *Session, serverStderr string) {
 	var b bytes.Buffer
 	for _, p := range c.Dispatcher().List(s.Owner(), s.ID()) {
 		fmt.Fprintf(&b, "still pending: %s %s origin=%s created=%s\n", p.ID, p.Kind, p.OriginCallID, p.Created.Format(time.RFC3339Nano))
 	}
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g != nil {
+		g.tap.mu.Lock()
+		for id, o := range g.tap.outgoing {
+			fmt.Fprintf(&b, "awaiting a response: id=%v method=%s\n", id.Raw(), o.method)
+		}
+		g.tap.mu.Unlock()
+	}
 	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
-	t.Logf("a call reached its deadline; goroutines of the client:\n%s", b.String())
+	t.Logf("a call reached its deadline; the client:\n%s", b.String())
+	if g == nil {
+		return
+	}
+	if p := g.proc.Load(); p != nil {
+		_ = syscall.Kill(p.pgid, syscall.SIGQUIT)
+		p.waitExit(context.Background())
+		out, _ := os.ReadFile(serverStderr)
+		t.Logf("the server (SIGQUIT):\n%s", out)
+	}
 }
