@@ -738,6 +738,7 @@ func TestStdioSubprocess(t *testing.T) {
 			if !strings.Contains(logs.String(), "stderr line 0") {
 				t.Error("the server's stderr did not reach the log")
 			}
+			// Close joins the stderr pump (the process's reap waits for it), so the count is final here.
 			if c.Stats().StderrLinesDropped == 0 {
 				t.Error("500 stderr lines at once were not rate-bounded")
 			}

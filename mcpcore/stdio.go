@@ -25,6 +25,9 @@ import (
 var (
 	stdioExitWait = 3 * time.Second // after closing stdin, before SIGTERM
 	stdioTermWait = 3 * time.Second // after SIGTERM, before SIGKILL
+	// stderrDrainWait bounds how long the stderr pump may go on after the server's process group is gone:
+	// a process outside the group (one that called setsid) may hold stderr open forever.
+	stderrDrainWait = time.Second
 )
 
 // Bounds on a stdio server's stderr in the logs.
@@ -54,21 +57,25 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.g.proc.Store(p)
-	c := &stdioConn{p: p, tap: t.tap, max: t.s.core.limits.MaxMessageBytes, incoming: make(chan stdioFrame), closed: make(chan struct{})}
-	go c.readLoop()
+	c := &stdioConn{p: p, tap: t.tap, max: t.s.core.limits.MaxMessageBytes, incoming: make(chan stdioFrame),
+		closed: make(chan struct{}), readDone: make(chan struct{})}
+	go c.readLoop() // joined by Close
 	return c, nil
 }
 
-// process is a running stdio server, leader of its own process group.
+// process is a running stdio server, leader of its own process group. It owns two goroutines: reap, and
+// the stderr pump, which reap joins; exited is closed only once both have ended.
 type process struct {
-	cmd    *exec.Cmd
-	pgid   int
-	stdin  *os.File
-	stdout *os.File
-	logger *slog.Logger
-	exited chan struct{} // closed when the leader has exited and been reaped
-	err    error         // the leader's exit status; valid after exited
-	token  func()        // releases the core's process slot
+	cmd        *exec.Cmd
+	pgid       int
+	stdin      *os.File
+	stdout     *os.File
+	stderr     *os.File // read end of the server's stderr; owned by reap, which closes it
+	logger     *slog.Logger
+	stderrDone chan struct{} // closed when the stderr pump has returned
+	exited     chan struct{} // closed when the leader has exited and been reaped, and the stderr pump has ended
+	err        error         // the leader's exit status; valid after exited
+	token      func()        // releases the core's process slot
 }
 
 func startProcess(s *Session) (*process, error) {
@@ -110,10 +117,14 @@ func startProcess(s *Session) (*process, error) {
 		return nil, fmt.Errorf("starting %q: %w", cfg.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child holds these now
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR, logger: s.logger, exited: make(chan struct{}), token: release}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR, stderr: errR, logger: s.logger,
+		stderrDone: make(chan struct{}), exited: make(chan struct{}), token: release}
 	s.logger.Info("started stdio server", "pid", p.pgid, "command", cfg.Command)
-	go p.reap()                    // ends when the leader exits
-	go pumpStderr(s, errR, p.pgid) // ends at EOF: when every process of the group has closed stderr
+	go func() { // joined by reap; ends at EOF on stderr, or when reap closes stderr
+		defer close(p.stderrDone)
+		pumpStderr(s, errR, p.pgid)
+	}()
+	go p.reap() // ends after the leader exited and the stderr pump ended; its end is exited
 	return p, nil
 }
 
@@ -144,11 +155,24 @@ func serverEnv(extra map[string]string) []string {
 	return env
 }
 
-// reap waits for the leader, then kills what is left of its process group: a server that exited has no
-// business leaving children behind.
+// reap waits for the leader, then kills what is left of its process group (a server that exited has no
+// business leaving children behind), then joins the stderr pump. The pump normally ends at once: with the
+// group gone nobody holds stderr open. A process outside the group (one that called setsid) may still
+// hold it, so after stderrDrainWait reap closes the read end, which ends the pump's read. Everything the
+// group wrote before it died is logged (or counted as dropped) before exited is closed.
 func (p *process) reap() {
 	p.err = p.cmd.Wait()
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	t := time.NewTimer(stderrDrainWait)
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+		p.logger.Warn("stdio server's stderr is still open after its process group ended; closing it", "pid", p.pgid)
+		_ = p.stderr.Close() // unblocks the pump's read with os.ErrClosed
+		<-p.stderrDone
+	}
+	t.Stop()
+	_ = p.stderr.Close()
 	p.token()
 	close(p.exited)
 }
@@ -205,8 +229,8 @@ func (p *process) waitFor(d time.Duration) bool {
 // pumpStderr logs a stdio server's stderr line by line, truncating long lines and dropping lines beyond a
 // token-bucket rate (counted; the count is logged when logging resumes). stderr is not an error channel
 // (MCP 2025-11-25 transports: clients SHOULD NOT assume it indicates an error), so lines log at Info.
+// It returns at EOF or on a read error (reap closed r); it does not close r, reap does.
 func pumpStderr(s *Session, r *os.File, pid int) {
-	defer r.Close()
 	br := bufio.NewReaderSize(r, stderrMaxLine)
 	tokens, last := float64(stderrBurst), time.Now()
 	var dropped uint64
@@ -229,6 +253,9 @@ func pumpStderr(s *Session, r *os.File, pid int) {
 			}
 		}
 		if err != nil {
+			if dropped > 0 {
+				s.logger.Warn("server stderr lines dropped", "pid", pid, "lines", dropped)
+			}
 			return
 		}
 	}
@@ -262,6 +289,7 @@ type stdioConn struct {
 	max      int
 	incoming chan stdioFrame
 	closed   chan struct{}
+	readDone chan struct{} // closed when readLoop has returned
 
 	writeMu   sync.Mutex // serializes writes to stdin
 	closeOnce sync.Once
@@ -269,7 +297,9 @@ type stdioConn struct {
 
 // readLoop reads stdout line by line. It is owned by the connection and exits at EOF or on a read error
 // (the process exited, or Close closed stdout), after handing the error to Read, or when Close is called.
+// Close waits for it.
 func (c *stdioConn) readLoop() {
+	defer close(c.readDone)
 	br := bufio.NewReaderSize(c.p.stdout, stdoutReadBuffer)
 	for {
 		line, size, oversized, err := readFrame(br, c.max)
@@ -377,14 +407,16 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return nil
 }
 
-// Close shuts the server down in the spec's order and releases the pipes. It is idempotent; the SDK calls
-// it once the connection is idle or broken.
+// Close shuts the server down in the spec's order and releases the pipes. It returns once the server's
+// process group is gone and the connection's goroutines (readLoop, the process's reap and stderr pump)
+// have ended. It is idempotent; the SDK calls it once the connection is idle or broken.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.tap.g.markDead("connection closed")
-		c.p.shutdown()
+		c.p.shutdown()         // returns after exited: reap and the stderr pump have ended
 		_ = c.p.stdout.Close() // unblocks readLoop
+		<-c.readDone
 	})
 	return nil
 }
