@@ -28,7 +28,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // listening holds the addresses the bridge actually listens on (a port 0 resolved); an empty
@@ -259,16 +258,9 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	b.gwConn = conn
-	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
-			MarshalOptions:   protojson.MarshalOptions{},
-			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-		}}),
-		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
-		runtime.WithMetadata(forwardClientCert),
-	)
-	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
-		return fmt.Errorf("gateway: %w", err)
+	gw, err := newGateway(conn)
+	if err != nil {
+		return err
 	}
 
 	b.serveGRPC(b.inprocLn)

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+)
+
+// rawEvents is GET /v1/sessions/{id}/events as a REST host sees it: the status and headers (which must
+// arrive before any event), then every line — events and the error that ends a stream.
+type rawEvents struct {
+	t      *testing.T
+	resp   *http.Response
+	lines  chan rawLine
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type rawLine struct {
+	event *pb.Event
+	err   map[string]any // {"code": …, "message": …} of an error line
+}
+
+// openEvents returns once the response headers arrived; a stream that sends none within 10 s fails the test.
+func (r *rest) openEvents(sessionID string) *rawEvents {
+	r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 10 * time.Second}}
+	resp, err := client.Do(r.request(ctx, http.MethodGet, "/v1/sessions/"+sessionID+"/events", ""))
+	if err != nil {
+		cancel()
+		r.t.Fatalf("GET events: no response headers: %v", err)
+	}
+	e := &rawEvents{t: r.t, resp: resp, lines: make(chan rawLine, 64), cancel: cancel, done: make(chan struct{})}
+	go func() { // ends when the response ends or cancel is called
+		defer close(e.done)
+		defer close(e.lines)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var line struct {
+				Result json.RawMessage `json:"result"`
+				Error  map[string]any  `json:"error"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				e.lines <- rawLine{err: map[string]any{"unparsable": sc.Text()}}
+				continue
+			}
+			if line.Error != nil {
+				e.lines <- rawLine{err: line.Error}
+				continue
+			}
+			var ev pb.Event
+			if err := protojson.Unmarshal(line.Result, &ev); err != nil {
+				e.lines <- rawLine{err: map[string]any{"unparsable": sc.Text()}}
+				continue
+			}
+			e.lines <- rawLine{event: &ev}
+		}
+	}()
+	r.t.Cleanup(func() { cancel(); <-e.done })
+	return e
+}
+
+// next returns the next event; an error line or the end of the stream fails the test.
+func (e *rawEvents) next() *pb.Event {
+	e.t.Helper()
+	select {
+	case l, ok := <-e.lines:
+		if !ok {
+			e.t.Fatal("event stream ended")
+		}
+		if l.err != nil {
+			e.t.Fatalf("event stream error: %v", l.err)
+		}
+		return l.event
+	case <-time.After(60 * time.Second):
+		e.t.Fatal("timed out waiting for an event")
+	}
+	return nil
+}
+
+// until returns the next event matching match, failing on errors as next does.
+func (e *rawEvents) until(match func(*pb.Event) bool) *pb.Event {
+	e.t.Helper()
+	for {
+		if ev := e.next(); match(ev) {
+			return ev
+		}
+	}
+}
+
+// A REST host that opens the events stream while a request is pending gets the request, with a sequence
+// that fits the live events after it, and the stream stays open; an idle stream sends its headers at once.
+func TestEventStreamOpenedWhilePending(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	r := b.rest("")
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "demo", "hostCapabilities": {"sampling": {}}}`)["sessionId"].(string)
+
+	// Idle: no event to send, yet the status and headers come at once.
+	idle := r.openEvents(sid)
+	if idle.resp.StatusCode != http.StatusOK || !strings.HasPrefix(idle.resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("idle events stream: %d, Content-Type %q", idle.resp.StatusCode, idle.resp.Header.Get("Content-Type"))
+	}
+
+	// A stream that fails at once still has its error's HTTP status.
+	if gone := r.openEvents("s-nope"); gone.resp.StatusCode != http.StatusNotFound {
+		t.Errorf("events of an unknown session: %d, want 404", gone.resp.StatusCode)
+	}
+
+	done := r.async("POST", "/v1/sessions/"+sid+"/tools/sample:call", `{"arguments": {"prompt": "Capital of France?"}}`)
+	live := idle.until(func(e *pb.Event) bool { return e.GetServerRequest() != nil })
+	rid := live.GetServerRequest().GetRequestId()
+
+	// Opened while the request is pending: the replay, then a live stream.
+	late := r.openEvents(sid)
+	if late.resp.StatusCode != http.StatusOK {
+		t.Fatalf("events stream opened while pending: %d", late.resp.StatusCode)
+	}
+	replay := late.next()
+	if replay.GetServerRequest().GetRequestId() != rid {
+		t.Fatalf("first event = %v, want the pending request %s", replay, rid)
+	}
+	if replay.GetSequence() < live.GetSequence() {
+		t.Errorf("replayed request has sequence %d, below its live event's %d", replay.GetSequence(), live.GetSequence())
+	}
+	r.must("POST", "/v1/sessions/"+sid+"/requests/"+rid+":respond", `{"sampling": {"role": "ROLE_ASSISTANT", "model": "m", "content": [{"text": {"text": "Paris"}}]}}`)
+	// The live events continue from the replay's position without a gap.
+	for prev := replay.GetSequence(); ; {
+		ev := late.next()
+		if ev.GetSequence() != prev+1 {
+			t.Errorf("event %v follows sequence %d: want %d", ev, prev, prev+1)
+		}
+		prev = ev.GetSequence()
+		if ev.GetRequestEnded().GetRequestId() == rid {
+			break
+		}
+	}
+	if res := await(t, done); !strings.Contains(compact(res), "Paris") {
+		t.Errorf("sample = %s", compact(res))
+	}
+}
