@@ -149,3 +149,30 @@ func TestEventStreamOpenedWhilePending(t *testing.T) {
 		t.Errorf("sample = %s", compact(res))
 	}
 }
+
+// Invalid UTF-8 in a path or query parameter is the host's bad input: 400 naming the field, for every RPC.
+func TestInvalidUTF8IsInvalidArgument(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	r := b.rest("")
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "demo", "hostCapabilities": {"sampling": {}}}`)["sessionId"].(string)
+	tests := []struct {
+		name, method, path, body, field string
+	}{
+		{"session id", "GET", "/v1/sessions/s-%ff", "", "session_id"},
+		{"tool name", "POST", "/v1/sessions/" + sid + "/tools/ech%ff:call", `{}`, "name"},
+		{"request id", "POST", "/v1/sessions/" + sid + "/requests/req-%ff:respond", `{"roots": {}}`, "request_id"},
+		{"page token", "GET", "/v1/sessions/" + sid + "/tools?pageToken=%ff", "", "page_token"},
+		{"events stream", "GET", "/v1/sessions/s-%ff/events", "", "session_id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := r.do(tc.method, tc.path, tc.body)
+			if code != http.StatusBadRequest || jsonPath(body, "code") != float64(3) {
+				t.Fatalf("%s %s = %d %s, want 400 INVALID_ARGUMENT", tc.method, tc.path, code, compact(body))
+			}
+			if !strings.Contains(compact(body), `"field":"`+tc.field+`"`) {
+				t.Errorf("%s %s = %s, want a field violation of %s", tc.method, tc.path, compact(body), tc.field)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/server"
 )
 
 // newGateway returns the REST API: grpc-gateway's mux for BridgeService over conn, the gateway's
@@ -84,3 +85,45 @@ func (w *gatewayWriter) FlushError() error {
 
 // Unwrap lets http.ResponseController reach the server's writer for its other controls.
 func (w *gatewayWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// gatewayDialOptions are the gateway connection's interceptors: every request is checked for invalid UTF-8
+// (server.CheckUTF8) before it is marshaled, so that a REST path or query like "/v1/sessions/s-%ff" is a 400
+// naming the field rather than a 500 from the marshaler.
+func gatewayDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if m, ok := req.(proto.Message); ok {
+				if err := server.CheckUTF8(m); err != nil {
+					return err
+				}
+			}
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			s, err := streamer(ctx, desc, cc, method, opts...)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			return &utf8CheckedStream{ClientStream: s, cancel: cancel}, nil
+		}),
+	}
+}
+
+// utf8CheckedStream checks each request message it sends; a bad one ends the call (cancel) and is reported
+// as CheckUTF8's error. cancel also runs when the call ends by itself, through the context's parent.
+type utf8CheckedStream struct {
+	grpc.ClientStream
+	cancel context.CancelFunc
+}
+
+func (s *utf8CheckedStream) SendMsg(m any) error {
+	if pm, ok := m.(proto.Message); ok {
+		if err := server.CheckUTF8(pm); err != nil {
+			s.cancel()
+			return err
+		}
+	}
+	return s.ClientStream.SendMsg(m)
+}

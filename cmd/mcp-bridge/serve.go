@@ -247,13 +247,13 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
 	// pass through the same interceptors as gRPC calls (docs/adr/0003).
-	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork,
+	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork, append(gatewayDialOptions(),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return b.inprocLn.DialContext(ctx)
 		}),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBytes), grpc.MaxCallSendMsgSize(maxBytes)),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
