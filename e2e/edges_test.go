@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/testpeers"
 )
 
 // rawEvents is GET /v1/sessions/{id}/events as a REST host sees it: the status and headers (which must
@@ -174,5 +179,67 @@ func TestInvalidUTF8IsInvalidArgument(t *testing.T) {
 				t.Errorf("%s %s = %s, want a field violation of %s", tc.method, tc.path, compact(body), tc.field)
 			}
 		})
+	}
+}
+
+// startEverything starts the bridge with @modelcontextprotocol/server-everything configured as "everything".
+func startEverything(t *testing.T) *bridge {
+	cmd := testpeers.EverythingStdio(t)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "  everything:\n    command: %q\n    args:\n", cmd.Path)
+	for _, a := range cmd.Args {
+		fmt.Fprintf(&sb, "      - %q\n", a)
+	}
+	return start(t, bridgeConfig{extraServers: sb.String()})
+}
+
+// Tasks against server-everything: ListTools shows a tool's execution.taskSupport, and cancelling a task
+// that already ended is FAILED_PRECONDITION, as the API says (the server's own answer is invalid params).
+func TestTasksEverything(t *testing.T) {
+	b := startEverything(t)
+	ctx := testCtx(t)
+	r := b.rest("")
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "everything"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+
+	tools := r.must("GET", "/v1/sessions/"+sid+"/tools", "")
+	found := false
+	for _, tool := range jsonPath(tools, "tools").([]any) {
+		if jsonPath(tool, "name") == "simulate-research-query" {
+			found = true
+			if got := jsonPath(tool, "execution", "taskSupport"); got != "TASK_SUPPORT_REQUIRED" {
+				t.Errorf("simulate-research-query execution.taskSupport = %v, want TASK_SUPPORT_REQUIRED (tool: %s)", got, compact(tool))
+			}
+			if strings.Contains(compact(tool), "mcp-bridge.internal") {
+				t.Errorf("tool shows the bridge's private _meta: %s", compact(tool))
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no simulate-research-query tool in %s", compact(tools))
+	}
+
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "simulate-research-query",
+		Arguments: args(t, map[string]any{"topic": "bridges"}), Task: &pb.TaskOptions{Ttl: durationpb.New(time.Minute)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskID := res.GetResult().GetTask().GetTaskId()
+	if taskID == "" {
+		t.Fatalf("CallTool = %v, want a task", res)
+	}
+	if _, err := b.client.CancelTask(ctx, &pb.CancelTaskRequest{SessionId: sid, TaskId: taskID}); err != nil {
+		t.Fatalf("CancelTask of a working task: %v", err)
+	}
+	_, err = b.client.CancelTask(ctx, &pb.CancelTaskRequest{SessionId: sid, TaskId: taskID})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("CancelTask of a cancelled task = %v, want FAILED_PRECONDITION", err)
+	}
+	code, body := r.do("POST", "/v1/sessions/"+sid+"/tasks/"+taskID+":cancel", `{}`)
+	if code != http.StatusBadRequest || jsonPath(body, "code") != float64(codes.FailedPrecondition) {
+		t.Errorf("REST cancel of a cancelled task = %d %s, want 400 FAILED_PRECONDITION", code, compact(body))
 	}
 }

@@ -467,10 +467,27 @@ func toolToProto(t *mcp.Tool) (*pb.Tool, error) {
 			OpenWorldHint:   a.OpenWorldHint,
 		}
 	}
-	if p.Meta, err = metaToProto(t.Meta); err != nil {
+	support, meta := mcpcore.ToolTaskSupport(t)
+	if ts := taskSupportToProto(support); ts != pb.TaskSupport_TASK_SUPPORT_UNSPECIFIED {
+		p.Execution = &pb.ToolExecution{TaskSupport: ts}
+	}
+	if p.Meta, err = metaToProto(meta); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// taskSupportToProto maps MCP's execution.taskSupport; "" or an unknown value is UNSPECIFIED.
+func taskSupportToProto(s string) pb.TaskSupport {
+	switch s {
+	case "forbidden":
+		return pb.TaskSupport_TASK_SUPPORT_FORBIDDEN
+	case "optional":
+		return pb.TaskSupport_TASK_SUPPORT_OPTIONAL
+	case "required":
+		return pb.TaskSupport_TASK_SUPPORT_REQUIRED
+	}
+	return pb.TaskSupport_TASK_SUPPORT_UNSPECIFIED
 }
 
 // toolFromProto is used for the tools of a sampling request only in tests (hosts never send tools); it is
