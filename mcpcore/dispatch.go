@@ -738,11 +738,18 @@ func contentTypeName(c mcp.Content) string {
 	return fmt.Sprintf("%T", c)
 }
 
-// validateRootsResult checks a roots answer: every root a file:// URI (spec 2025-11-25, client/roots).
+// validateRootsResult checks a roots answer (ValidateRoots).
 func validateRootsResult(r *mcp.ListRootsResult) []FieldViolation {
+	return ValidateRoots("roots", r.Roots)
+}
+
+// ValidateRoots is the one rule for roots from a host, wherever they come from (a session's configured roots,
+// SetRoots, an answer to roots/list): every root is a file:// URI (MCP spec, client/roots: "This *must*
+// start with file:// for now"). Violations name list[i].uri (list is the repeated field's name).
+func ValidateRoots(list string, roots []*mcp.Root) []FieldViolation {
 	var vs []FieldViolation
-	for i, root := range r.Roots {
-		f := indexedField("roots", i)
+	for i, root := range roots {
+		f := indexedField(list, i)
 		if root == nil {
 			vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 			continue

@@ -232,18 +232,16 @@ func rootsToProto(roots []*mcp.Root) ([]*pb.Root, error) {
 	return out, nil
 }
 
-// rootsFromProto converts a host's roots; path names the repeated field ("roots").
+// rootsFromProto converts and validates (mcpcore.ValidateRoots) a host's roots; path names the repeated
+// field ("roots").
 func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
 	out := make([]*mcp.Root, 0, len(roots))
 	var vs []mcpcore.FieldViolation
 	for i, r := range roots {
 		f := path + "[" + strconv.Itoa(i) + "]"
 		if r == nil {
-			vs = append(vs, mcpcore.FieldViolation{Field: f, Description: "must not be null"})
+			out = append(out, nil) // a violation of ValidateRoots
 			continue
-		}
-		if r.GetUri() == "" {
-			vs = append(vs, required(f+".uri"))
 		}
 		var meta map[string]any
 		if r.GetMeta() != nil {
@@ -251,6 +249,7 @@ func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
 		}
 		out = append(out, &mcp.Root{URI: r.GetUri(), Name: r.GetName(), Meta: meta})
 	}
+	vs = append(mcpcore.ValidateRoots(path, out), vs...)
 	if len(vs) > 0 {
 		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
 	}
