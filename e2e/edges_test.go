@@ -243,3 +243,64 @@ func TestTasksEverything(t *testing.T) {
 		t.Errorf("REST cancel of a cancelled task = %d %s, want 400 FAILED_PRECONDITION", code, compact(body))
 	}
 }
+
+// One rule for roots from a host — file:// URIs — in CreateSession, SetRoots and an answer to roots/list,
+// each a 400 naming the field.
+func TestRootsMustBeFileURIs(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	r := b.rest("")
+	check := func(what string, code int, body map[string]any, field string) {
+		t.Helper()
+		if code != http.StatusBadRequest || !strings.Contains(compact(body), `"field":"`+field+`"`) || !strings.Contains(compact(body), "file://") {
+			t.Errorf("%s = %d %s, want 400 with a violation of %s", what, code, compact(body), field)
+		}
+	}
+	code, body := r.do("POST", "/v1/sessions", `{"server": "demo", "hostCapabilities": {"roots": {}}, "roots": [{"uri": "file:///srv"}, {"uri": "http://example.com/srv"}]}`)
+	check("CreateSession with an http:// root", code, body, "roots[1].uri")
+
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "demo", "hostCapabilities": {"roots": {}}}`)["sessionId"].(string)
+	code, body = r.do("PUT", "/v1/sessions/"+sid+"/roots", `{"roots": [{"uri": "ftp://example.com/srv"}]}`)
+	check("SetRoots with an ftp:// root", code, body, "roots[0].uri")
+
+	ev := r.openEvents(sid)
+	done := r.async("POST", "/v1/sessions/"+sid+"/tools/list_roots:call", `{}`)
+	rid := ev.until(func(e *pb.Event) bool { return e.GetServerRequest().GetRoots() != nil }).GetServerRequest().GetRequestId()
+	code, body = r.do("POST", "/v1/sessions/"+sid+"/requests/"+rid+":respond", `{"roots": {"roots": [{"uri": "http://example.com/srv"}]}}`)
+	check("an http:// root answering roots/list", code, body, "answer.roots.roots[0].uri")
+	r.must("POST", "/v1/sessions/"+sid+"/requests/"+rid+":respond", `{"roots": {"roots": [{"uri": "file:///srv", "name": "srv"}]}}`)
+	if got := compact(await(t, done)); !strings.Contains(got, "file:///srv") {
+		t.Errorf("list_roots = %s", got)
+	}
+}
+
+// A session that declares roots without a list of its own gets the server's configured roots at once when no
+// host is attached that could answer; with a watcher attached, the host is asked.
+func TestRootsWithoutHostAnswerAtOnce(t *testing.T) {
+	rooted := fmt.Sprintf("  rooted:\n    command: %q\n    args: [\"demo-server\"]\n    roots:\n      - uri: file:///srv/configured\n        name: configured\n", binary)
+	b := start(t, bridgeConfig{extraServers: rooted, extra: "pending:\n  rootsTimeout: 10m\n"})
+	r := b.rest("")
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "rooted", "hostCapabilities": {"roots": {}}}`)["sessionId"].(string)
+
+	// No host: the configured roots, well before the 10-minute rootsTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(r.request(ctx, "POST", "/v1/sessions/"+sid+"/tools/list_roots:call", `{}`))
+	if err != nil {
+		t.Fatalf("list_roots without a host: %v (the bridge waited for a host that is not there)", err)
+	}
+	var res map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if got := compact(res); !strings.Contains(got, "configured: file:///srv/configured") {
+		t.Errorf("list_roots without a host = %s, want the configured roots", got)
+	}
+
+	// A watcher is a host that can answer: it is asked.
+	ev := r.openEvents(sid)
+	done := r.async("POST", "/v1/sessions/"+sid+"/tools/list_roots:call", `{}`)
+	rid := ev.until(func(e *pb.Event) bool { return e.GetServerRequest().GetRoots() != nil }).GetServerRequest().GetRequestId()
+	r.must("POST", "/v1/sessions/"+sid+"/requests/"+rid+":respond", `{"roots": {"roots": [{"uri": "file:///srv/host", "name": "host"}]}}`)
+	if got := compact(await(t, done)); !strings.Contains(got, "host: file:///srv/host") {
+		t.Errorf("list_roots with a watcher = %s, want the host's roots", got)
+	}
+}

@@ -95,6 +95,34 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	return nil
 }
 
+// HostAttached reports whether a host that could answer a server request of the session is attached: a
+// Connect stream attached to it or a WatchEvents watcher of it. The core asks it (mcpcore.Options.
+// HostAttached) before parking a roots request: with nobody to answer, the configured roots answer at once.
+// It is safe for concurrent use.
+func (s *Service) HostAttached(sessionID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tracked[sessionID]
+	return t != nil && t.hosts > 0
+}
+
+// attachHost counts a host stream of the session (HostAttached) until the returned release, which is
+// idempotent.
+func (s *Service) attachHost(sessionID string) (release func()) {
+	s.mu.Lock()
+	t := s.trackLocked(sessionID)
+	t.hosts++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			t.hosts--
+			s.mu.Unlock()
+		})
+	}
+}
+
 // pendingEvent wraps a pending request listed (not published) for a receiver. seq is the receiver's
 // position in the session's stream (eventFeed.pos): the replay stands at that position, and the receiver's
 // next live event follows it by one unless events were dropped. Opening requests, which belong to no
@@ -219,6 +247,7 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	defer release()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
 	defer feed.sub.Close()
+	defer s.attachHost(sess.ID())()
 	// Headers first: the first Send would send them too, and SendHeader after it fails the stream.
 	if err := stream.SendHeader(nil); err != nil {
 		return err
@@ -419,7 +448,8 @@ func (h *hostStream) attach(ids []string) {
 			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
 			continue
 		}
-		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: release}
+		detachHost := h.svc.attachHost(sess.ID())
+		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: func() { detachHost(); release() }}
 		h.attached[id] = a
 		started = append(started, a)
 		h.wg.Add(1)
