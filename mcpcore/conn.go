@@ -214,6 +214,11 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				t.g.rawCaps.Store(&r.Capabilities)
 			}
 		}
+		if rec.method == "tools/list" && m.Error == nil && hasToolExecution(m.Result) {
+			if r, ok := carryToolExecution(m.Result); ok {
+				msg = &jsonrpc.Response{ID: m.ID, Result: r, Extra: m.Extra}
+			}
+		}
 		if rec.method == "tools/call" && rec.call != nil && rec.call.taskOK && m.Error == nil && bytes.Contains(m.Result, []byte(`"task`)) {
 			if raw, ok := taskFromResult(m.Result); ok {
 				rec.call.setTask(raw)

@@ -189,7 +189,8 @@ func (d *Dispatcher) policyTimeout(k RequestKind) time.Duration {
 // error at once), or a duplicate req.ID.
 func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback func() Answer) (Answer, Outcome, error) {
 	if err := ctx.Err(); err != nil {
-		return serverCancelledAnswer(), cancelOutcome(ctx), nil
+		o := cancelOutcome(ctx)
+		return cancelledAnswer(o), o, nil
 	}
 	now := d.now()
 	if req.Created.IsZero() {
@@ -247,7 +248,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	case OutcomeAnswered, OutcomeCancelledByHost:
 		return e.answer, e.outcome, nil
 	case OutcomeCancelledByServer, OutcomeCallEnded:
-		return serverCancelledAnswer(), e.outcome, nil
+		return cancelledAnswer(e.outcome), e.outcome, nil
 	default: // OutcomeTimedOut, OutcomeSessionClosed
 		return runFallback(req.Kind, fallback, e.outcome), e.outcome, nil
 	}
@@ -501,8 +502,16 @@ func hostCancelAnswer(k RequestKind, reason string) Answer {
 	return Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: msg}}
 }
 
-func serverCancelledAnswer() Answer {
-	return Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "request cancelled by server"}}
+// cancelledAnswer is the answer of a request whose ctx ended, saying who cancelled it: the server
+// (notifications/cancelled or its connection's end; the answer is not sent then, a cancelled request gets no
+// response) or the client — the host call the request belongs to ended (cancelled, timed out or returned),
+// and the server does get this answer to its still-open request.
+func cancelledAnswer(o Outcome) Answer {
+	msg := "request cancelled by server"
+	if o == OutcomeCallEnded {
+		msg = "request cancelled by client: the call it belongs to ended"
+	}
+	return Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: msg}}
 }
 
 // runFallback returns fallback() or, for a nil fallback, the built-in default for k and the outcome.
@@ -739,11 +748,18 @@ func contentTypeName(c mcp.Content) string {
 	return fmt.Sprintf("%T", c)
 }
 
-// validateRootsResult checks a roots answer: every root a file:// URI (spec 2025-11-25, client/roots).
+// validateRootsResult checks a roots answer (ValidateRoots).
 func validateRootsResult(r *mcp.ListRootsResult) []FieldViolation {
+	return ValidateRoots("roots", r.Roots)
+}
+
+// ValidateRoots is the one rule for roots from a host, wherever they come from (a session's configured roots,
+// SetRoots, an answer to roots/list): every root is a file:// URI (MCP spec, client/roots: "This *must*
+// start with file:// for now"). Violations name list[i].uri (list is the repeated field's name).
+func ValidateRoots(list string, roots []*mcp.Root) []FieldViolation {
 	var vs []FieldViolation
-	for i, root := range r.Roots {
-		f := indexedField("roots", i)
+	for i, root := range roots {
+		f := indexedField(list, i)
 		if root == nil {
 			vs = append(vs, FieldViolation{Field: f.String(), Description: "must not be null"})
 			continue

@@ -73,6 +73,7 @@ func (l *eventLog) subscribe(buf int) *Subscription {
 	}
 	s := &Subscription{log: l, ch: make(chan Event, buf), gap: make(chan struct{}, 1)}
 	l.mu.Lock()
+	s.start = l.seq
 	if l.closed {
 		s.closed = true
 		close(s.ch)
@@ -115,9 +116,10 @@ func (l *eventLog) close() {
 // EventDropped once it catches up). A subscription abandoned without Close holds its buffer until the
 // session closes.
 type Subscription struct {
-	log *eventLog
-	ch  chan Event
-	gap chan struct{} // signalled (without blocking) when an event is dropped; see Gap
+	log   *eventLog
+	ch    chan Event
+	gap   chan struct{} // signalled (without blocking) when an event is dropped; see Gap
+	start uint64        // Seq of the last event published before the subscription; set once
 
 	// Guarded by log.mu.
 	unreported  uint64 // drops not yet announced by an EventDropped
@@ -136,6 +138,11 @@ func (s *Subscription) C() <-chan Event { return s.ch }
 // EventRequestCreated was lost — re-reads it from its source (Dispatcher.List) when Gap fires. Several drops
 // may coalesce into one value. The channel is never closed.
 func (s *Subscription) Gap() <-chan struct{} { return s.gap }
+
+// Start returns the Seq of the last event the session published before this subscription began (0 when
+// there was none): every event the subscription receives has a larger Seq. A subscriber that shows state
+// read after subscribing (Dispatcher.List) as events places it at this position of the stream.
+func (s *Subscription) Start() uint64 { return s.start }
 
 // Dropped reports how many events this subscription has lost because its buffer was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }

@@ -411,3 +411,21 @@ func TestEventGapSignalled(t *testing.T) {
 	}
 	l.close()
 }
+
+// Start is the position a subscription begins at: its first event follows it by one.
+func TestEventSubscriptionStart(t *testing.T) {
+	l := newEventLog("s1", Limits{})
+	first := l.subscribe(4)
+	defer first.Close()
+	l.publish(Event{Kind: EventDropped})
+	l.publish(Event{Kind: EventDropped})
+	later := l.subscribe(4)
+	defer later.Close()
+	l.publish(Event{Kind: EventDropped})
+	if first.Start() != 0 || later.Start() != 2 {
+		t.Fatalf("Start = %d, %d; want 0, 2", first.Start(), later.Start())
+	}
+	if ev := <-later.C(); ev.Seq != later.Start()+1 {
+		t.Errorf("first event of the later subscription has Seq %d, want %d", ev.Seq, later.Start()+1)
+	}
+}

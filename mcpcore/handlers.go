@@ -288,7 +288,7 @@ func cmpOr(v, def string) string {
 
 // handleRoots serves roots/list (MCP 2025-11-25 client/roots). When the host gave the session a list
 // (OpenParams.Roots or SetRoots) it is the answer; otherwise the host is asked, and at the deadline the
-// server's configured roots are the answer.
+// server's configured roots are the answer — at once when no host could answer (Options.HostAttached).
 func (s *Session) handleRoots(ctx context.Context, p *mcp.ListRootsParams, d Delivery, key string, call *activeCall, ref *serverRequestRef) (*mcp.ListRootsResult, error) {
 	if !s.caps.Roots {
 		return nil, rpcError(jsonrpc.CodeMethodNotFound, "method not found: roots/list")
@@ -299,7 +299,7 @@ func (s *Session) handleRoots(ctx context.Context, p *mcp.ListRootsParams, d Del
 	if roots == nil {
 		roots = []*mcp.Root{}
 	}
-	if local {
+	if local || !s.hostCouldAnswer(call) {
 		return &mcp.ListRootsResult{Roots: roots}, nil
 	}
 	if p == nil {
@@ -437,4 +437,14 @@ func safeCall(s *Session, name string, f func()) {
 		}
 	}()
 	f()
+}
+
+// hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
+// streams its requests to its caller, or Options.HostAttached says a host is attached to the session.
+func (s *Session) hostCouldAnswer(call *activeCall) bool {
+	if call != nil && call.opts.OnRequest != nil {
+		return true
+	}
+	f := s.core.opts.HostAttached
+	return f == nil || f(s.id)
 }

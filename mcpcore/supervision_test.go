@@ -65,7 +65,9 @@ func TestCallsFailFastWhileServerDown(t *testing.T) {
 	defer sub.Close()
 	down.Store(true)
 	_ = server.Close()
-	waitEvent(t, sub, func(e Event) bool { return e.Kind == EventStateChanged && e.State == StateReconnecting && e.Reason != "" && e.Reason[:9] == "reconnect" })
+	waitEvent(t, sub, func(e Event) bool {
+		return e.Kind == EventStateChanged && e.State == StateReconnecting && e.Reason != "" && e.Reason[:9] == "reconnect"
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := s.ListTools(ctx, nil, CallOptions{}); !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {

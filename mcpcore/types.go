@@ -128,6 +128,13 @@ type Options struct {
 	ClientInfo *mcp.Implementation
 	// OAuth configures the upstream authorization flows of servers with ServerConfig.OAuth set.
 	OAuth OAuthOptions
+	// HostAttached reports whether a host that could answer a server request of the session is attached
+	// (the owner of host streams decides what counts). A roots/list the host must answer (the session
+	// declared roots without a list of its own) is answered at once from the server's configured roots when
+	// it reports false and the request's call is not streaming its requests (CallOptions.OnRequest), instead
+	// of waiting for PendingPolicy.RootsTimeout. Nil means a host is always assumed to be there. It must not
+	// block; it is called from the connection's handlers.
+	HostAttached func(sessionID string) bool
 }
 
 // HostCapabilities are what the host declared when it opened a session. The session advertises exactly

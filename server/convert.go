@@ -232,18 +232,16 @@ func rootsToProto(roots []*mcp.Root) ([]*pb.Root, error) {
 	return out, nil
 }
 
-// rootsFromProto converts a host's roots; path names the repeated field ("roots").
+// rootsFromProto converts and validates (mcpcore.ValidateRoots) a host's roots; path names the repeated
+// field ("roots").
 func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
 	out := make([]*mcp.Root, 0, len(roots))
 	var vs []mcpcore.FieldViolation
 	for i, r := range roots {
 		f := path + "[" + strconv.Itoa(i) + "]"
 		if r == nil {
-			vs = append(vs, mcpcore.FieldViolation{Field: f, Description: "must not be null"})
+			out = append(out, nil) // a violation of ValidateRoots
 			continue
-		}
-		if r.GetUri() == "" {
-			vs = append(vs, required(f+".uri"))
 		}
 		var meta map[string]any
 		if r.GetMeta() != nil {
@@ -251,6 +249,7 @@ func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
 		}
 		out = append(out, &mcp.Root{URI: r.GetUri(), Name: r.GetName(), Meta: meta})
 	}
+	vs = append(mcpcore.ValidateRoots(path, out), vs...)
 	if len(vs) > 0 {
 		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
 	}
@@ -467,10 +466,27 @@ func toolToProto(t *mcp.Tool) (*pb.Tool, error) {
 			OpenWorldHint:   a.OpenWorldHint,
 		}
 	}
-	if p.Meta, err = metaToProto(t.Meta); err != nil {
+	support, meta := mcpcore.ToolTaskSupport(t)
+	if ts := taskSupportToProto(support); ts != pb.TaskSupport_TASK_SUPPORT_UNSPECIFIED {
+		p.Execution = &pb.ToolExecution{TaskSupport: ts}
+	}
+	if p.Meta, err = metaToProto(meta); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// taskSupportToProto maps MCP's execution.taskSupport; "" or an unknown value is UNSPECIFIED.
+func taskSupportToProto(s string) pb.TaskSupport {
+	switch s {
+	case "forbidden":
+		return pb.TaskSupport_TASK_SUPPORT_FORBIDDEN
+	case "optional":
+		return pb.TaskSupport_TASK_SUPPORT_OPTIONAL
+	case "required":
+		return pb.TaskSupport_TASK_SUPPORT_REQUIRED
+	}
+	return pb.TaskSupport_TASK_SUPPORT_UNSPECIFIED
 }
 
 // toolFromProto is used for the tools of a sampling request only in tests (hosts never send tools); it is

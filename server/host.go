@@ -95,14 +95,44 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	return nil
 }
 
-// pendingEvent wraps a pending request listed (not published) for a stream that attaches. It carries
-// sequence 0: it is a replay, not a position in the session's stream.
-func pendingEvent(pr *mcpcore.PendingRequest) (*pb.Event, error) {
+// HostAttached reports whether a host that could answer a server request of the session is attached: a
+// Connect stream attached to it or a WatchEvents watcher of it. The core asks it (mcpcore.Options.
+// HostAttached) before parking a roots request: with nobody to answer, the configured roots answer at once.
+// It is safe for concurrent use.
+func (s *Service) HostAttached(sessionID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tracked[sessionID]
+	return t != nil && t.hosts > 0
+}
+
+// attachHost counts a host stream of the session (HostAttached) until the returned release, which is
+// idempotent.
+func (s *Service) attachHost(sessionID string) (release func()) {
+	s.mu.Lock()
+	t := s.trackLocked(sessionID)
+	t.hosts++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			t.hosts--
+			s.mu.Unlock()
+		})
+	}
+}
+
+// pendingEvent wraps a pending request listed (not published) for a receiver. seq is the receiver's
+// position in the session's stream (eventFeed.pos): the replay stands at that position, and the receiver's
+// next live event follows it by one unless events were dropped. Opening requests, which belong to no
+// session's stream, have 0.
+func pendingEvent(pr *mcpcore.PendingRequest, seq uint64) (*pb.Event, error) {
 	r, err := serverRequestToProto(pr)
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Event{SessionId: pr.SessionID, Time: timestamppb.Now(), Payload: &pb.Event_ServerRequest{ServerRequest: r}}, nil
+	return &pb.Event{Sequence: seq, SessionId: pr.SessionID, Time: timestamppb.Now(), Payload: &pb.Event_ServerRequest{ServerRequest: r}}, nil
 }
 
 // eventFeed turns one session's subscription into API events for one receiver: first the requests
@@ -115,6 +145,7 @@ type eventFeed struct {
 	sub     *mcpcore.Subscription
 	outcome func(string) pb.RequestOutcome
 	seen    map[string]bool // requests delivered and not yet ended
+	pos     uint64          // Seq of the last event taken from sub, or sub.Start() before the first
 }
 
 // feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
@@ -125,14 +156,15 @@ const feedBuffer = 16
 
 // newEventFeed subscribes first and lists second, so no request falls between the two.
 func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
-	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sess.Subscribe(feedBuffer), outcome: s.outcomeFor(key), seen: map[string]bool{}}
+	sub := sess.Subscribe(feedBuffer)
+	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sub, outcome: s.outcomeFor(key), seen: map[string]bool{}, pos: sub.Start()}
 }
 
-// replay returns the session's pending requests as events.
+// replay returns the session's pending requests as events, at the position the subscription started.
 func (f *eventFeed) replay() []*pb.Event {
 	var out []*pb.Event
 	for _, pr := range f.svc.core.Dispatcher().List(f.owner, f.session) {
-		ev, err := pendingEvent(pr)
+		ev, err := pendingEvent(pr, f.pos)
 		if err != nil {
 			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
 			continue
@@ -156,7 +188,7 @@ func (f *eventFeed) resync() []*pb.Event {
 		if f.seen[pr.ID] {
 			continue
 		}
-		ev, err := pendingEvent(pr)
+		ev, err := pendingEvent(pr, f.pos)
 		if err != nil {
 			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
 			continue
@@ -177,6 +209,7 @@ func (f *eventFeed) resync() []*pb.Event {
 
 // convert turns a core event into an API event; ok is false for events this receiver must skip.
 func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
+	f.pos = ev.Seq
 	switch ev.Kind {
 	case mcpcore.EventRequestCreated:
 		if ev.Request != nil {
@@ -199,7 +232,8 @@ func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 }
 
 // WatchEvents streams one session's events: its pending requests first (unless include_pending is false),
-// then every event in order. It ends when the session closes (after its final state event), when the client
+// then every event in order. The response headers go out before anything else, so a client sees the stream
+// open even when there is nothing to send. It ends when the session closes (after its final state event), when the client
 // goes away, or at shutdown (UNAVAILABLE). A watcher keeps the session from being closed as idle.
 func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	ctx := stream.Context()
@@ -213,16 +247,17 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	defer release()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
 	defer feed.sub.Close()
+	defer s.attachHost(sess.ID())()
+	// Headers first: the first Send would send them too, and SendHeader after it fails the stream.
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
 	if req.IncludePending == nil || req.GetIncludePending() {
 		for _, ev := range feed.replay() {
 			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
 				return err
 			}
 		}
-	}
-	// Headers go out at once even when nothing is pending, so that a REST client sees the stream open.
-	if err := stream.SendHeader(nil); err != nil {
-		return err
 	}
 	for {
 		select {
@@ -413,7 +448,8 @@ func (h *hostStream) attach(ids []string) {
 			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
 			continue
 		}
-		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: release}
+		detachHost := h.svc.attachHost(sess.ID())
+		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: func() { detachHost(); release() }}
 		h.attached[id] = a
 		started = append(started, a)
 		h.wg.Add(1)

@@ -146,7 +146,7 @@ func (f *openingFeed) close() { f.svc.unsubscribeOpening(f.sub) }
 func (f *openingFeed) replay() []*pb.Event {
 	var out []*pb.Event
 	for _, pr := range f.svc.openingRequests(f.sub.owner) {
-		ev, err := pendingEvent(pr)
+		ev, err := pendingEvent(pr, 0)
 		if err != nil {
 			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
 			continue
@@ -183,15 +183,16 @@ func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Ser
 	ctx := stream.Context()
 	feed := s.newOpeningFeed(Principal(ctx), "")
 	defer feed.close()
+	// Headers first, as in WatchEvents.
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
 	if req.IncludePending == nil || req.GetIncludePending() {
 		for _, ev := range feed.replay() {
 			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
 				return err
 			}
 		}
-	}
-	if err := stream.SendHeader(nil); err != nil {
-		return err
 	}
 	for {
 		select {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -447,7 +448,7 @@ func (s *Service) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*p
 		return nil, invalidArgument(required("task_id"))
 	}
 	if err := sess.CancelTask(ctx, req.GetTaskId(), mcpcore.CallOptions{}); err != nil {
-		return nil, toStatus(err)
+		return nil, s.cancelTaskError(ctx, sess, req.GetTaskId(), err)
 	}
 	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
 	if err != nil {
@@ -455,4 +456,28 @@ func (s *Service) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*p
 		return &pb.CancelTaskResponse{Task: &pb.Task{TaskId: req.GetTaskId()}}, nil
 	}
 	return &pb.CancelTaskResponse{Task: taskToProto(t)}, nil
+}
+
+// cancelTaskError is the status of a failed tasks/cancel. Servers refuse to cancel a task in a terminal
+// status with a JSON-RPC error (the spec's -32602 invalid params), which would be INVALID_ARGUMENT; when
+// tasks/get then shows the task ended (completed, failed or cancelled), the refusal is FAILED_PRECONDITION
+// as the API documents, with the upstream error's details kept.
+func (s *Service) cancelTaskError(ctx context.Context, sess *mcpcore.Session, taskID string, err error) error {
+	st := status.Convert(toStatus(err))
+	if st.Code() != codes.InvalidArgument {
+		return st.Err()
+	}
+	t, gerr := sess.GetTask(ctx, taskID, mcpcore.CallOptions{})
+	if gerr != nil {
+		return st.Err()
+	}
+	switch t.Status {
+	case "completed", "failed", "cancelled":
+	default:
+		return st.Err()
+	}
+	p := st.Proto()
+	p.Code = int32(codes.FailedPrecondition)
+	p.Message = "task " + strconv.Quote(taskID) + " already " + t.Status + ": " + p.Message
+	return status.FromProto(p).Err()
 }

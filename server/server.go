@@ -98,6 +98,7 @@ type Service struct {
 // tracked is what the service keeps per session.
 type tracked struct {
 	busy     int       // calls in flight plus attached streams
+	hosts    int       // attached Connect streams and WatchEvents watchers: hosts that may answer requests
 	lastUsed time.Time // when busy last dropped to zero (or the session was created)
 	closing  bool      // the idle reaper is closing it
 	calls    map[string]bool

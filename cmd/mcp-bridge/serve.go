@@ -32,7 +32,6 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // listening holds the addresses the bridge actually listens on (a port 0 resolved); an empty
@@ -259,28 +258,20 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
 	// pass through the same interceptors as gRPC calls (docs/adr/0003).
-	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork,
+	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork, append(gatewayDialOptions(),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return b.inprocLn.DialContext(ctx)
 		}),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBytes), grpc.MaxCallSendMsgSize(maxBytes)),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	b.gwConn = conn
-	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
-			MarshalOptions:   protojson.MarshalOptions{},
-			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-		}}),
-		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
-		runtime.WithMetadata(forwardClientCert),
-		runtime.WithErrorHandler(gatewayErrorHandler),
-	)
-	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
-		return fmt.Errorf("gateway: %w", err)
+	gw, err := newGateway(conn)
+	if err != nil {
+		return err
 	}
 
 	b.serveGRPC(b.inprocLn)

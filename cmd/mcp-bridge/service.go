@@ -50,6 +50,13 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 			svc.AnnounceAuthorization(pr)
 		}
 	}
+	// Roots requests ask whether a host is attached, which only the service knows: forwarded the same way.
+	opts.HostAttached = func(sessionID string) bool {
+		if svc := announce.Load(); svc != nil {
+			return svc.HostAttached(sessionID)
+		}
+		return true
+	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {

@@ -123,7 +123,9 @@ type BridgeServiceClient interface {
 	// attach to one session; the first answer wins and the others see ANSWERED_ELSEWHERE.
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConnectRequest, ConnectResponse], error)
 	// WatchEvents streams the events of one session, like Connect does for attached sessions; REST hosts
-	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON.
+	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON. The
+	// response headers (HTTP 200 over REST) are sent at once, before any event, so a client knows the watch is
+	// live; an error after that ends the stream with a last line {"error": {...}}.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(ctx context.Context, in *ListPendingRequestsRequest, opts ...grpc.CallOption) (*ListPendingRequestsResponse, error)
@@ -488,7 +490,9 @@ type BridgeServiceServer interface {
 	// attach to one session; the first answer wins and the others see ANSWERED_ELSEWHERE.
 	Connect(grpc.BidiStreamingServer[ConnectRequest, ConnectResponse]) error
 	// WatchEvents streams the events of one session, like Connect does for attached sessions; REST hosts
-	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON.
+	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON. The
+	// response headers (HTTP 200 over REST) are sent at once, before any event, so a client knows the watch is
+	// live; an error after that ends the stream with a last line {"error": {...}}.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error)

@@ -790,6 +790,8 @@ func (x *RequestEnded) GetDetail() string {
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Position of the event in its session's stream; increases by one per event, so a gap means dropped events.
+	// A pending request delivered again (when a stream opens or attaches, or after dropped events) is not a new
+	// event: it carries the position the stream had reached, and the stream's next event follows it by one.
 	Sequence uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// The session the event belongs to.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/server"
+)
+
+// newGateway returns the REST API: grpc-gateway's mux for BridgeService over conn, the gateway's
+// connection to the gRPC server (docs/adr/0003).
+//
+// A streaming call (WatchEvents, StreamCallTool) sends its HTTP status and headers as soon as the gRPC
+// server sent its headers, not at the first message: grpc-gateway writes nothing until a message comes, so
+// an idle event stream would leave a REST client unable to tell that its watch is live.
+func newGateway(conn *grpc.ClientConn) (http.Handler, error) {
+	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+		}}),
+		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
+		runtime.WithMetadata(forwardClientCert),
+		runtime.WithForwardResponseOption(sendStreamHeaders),
+		runtime.WithErrorHandler(gatewayErrorHandler),
+	)
+	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gw.ServeHTTP(&gatewayWriter{ResponseWriter: w}, r)
+	}), nil
+}
+
+// sendStreamHeaders is a forward-response option: grpc-gateway calls it with a nil message once a
+// streaming call's gRPC headers arrived (and with each message after, which it ignores). When the server
+// did send headers (a call that failed at once sends trailers only, so its HTTP status still comes from
+// its error), it writes 200 and the stream's content type, and flushes them to the client.
+func sendStreamHeaders(ctx context.Context, w http.ResponseWriter, m proto.Message) error {
+	if m != nil {
+		return nil
+	}
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if !ok || md.HeaderMD == nil {
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json") // the JSON marshaler's, for every message
+	w.WriteHeader(http.StatusOK)
+	return http.NewResponseController(w).Flush()
+}
+
+// gatewayWriter drops a WriteHeader after the headers went out. grpc-gateway calls WriteHeader when a stream
+// fails before its first message, which after sendStreamHeaders would only log "superfluous
+// response.WriteHeader call"; the error itself is still written as the stream's last line. A gatewayWriter
+// is used by one request's goroutine only.
+type gatewayWriter struct {
+	http.ResponseWriter
+	wroteHeader bool
+}
+
+func (w *gatewayWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *gatewayWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+// FlushError flushes through to the server's writer (http.ResponseController finds it).
+func (w *gatewayWriter) FlushError() error {
+	w.wroteHeader = true
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the server's writer for its other controls.
+func (w *gatewayWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// gatewayDialOptions are the gateway connection's interceptors: every request is checked for invalid UTF-8
+// (server.CheckUTF8) before it is marshaled, so that a REST path or query like "/v1/sessions/s-%ff" is a 400
+// naming the field rather than a 500 from the marshaler.
+func gatewayDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if m, ok := req.(proto.Message); ok {
+				if err := server.CheckUTF8(m); err != nil {
+					return err
+				}
+			}
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			s, err := streamer(ctx, desc, cc, method, opts...)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			return &utf8CheckedStream{ClientStream: s, cancel: cancel}, nil
+		}),
+	}
+}
+
+// utf8CheckedStream checks each request message it sends; a bad one ends the call (cancel) and is reported
+// as CheckUTF8's error. cancel also runs when the call ends by itself, through the context's parent.
+type utf8CheckedStream struct {
+	grpc.ClientStream
+	cancel context.CancelFunc
+}
+
+func (s *utf8CheckedStream) SendMsg(m any) error {
+	if pm, ok := m.(proto.Message); ok {
+		if err := server.CheckUTF8(pm); err != nil {
+			s.cancel()
+			return err
+		}
+	}
+	return s.ClientStream.SendMsg(m)
+}
