@@ -122,7 +122,9 @@ func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op
 // classify maps an error from the SDK: the caller's cancellation stays a context error; a broken
 // connection becomes ErrUnavailable; a frame the core refused becomes ErrBadMessage; a server's JSON-RPC
 // error stays a *jsonrpc.Error.
-func (s *Session) classify(ctx context.Context, g *generation, err error) error {
+// The error's text is redacted of the server's secrets (redact.go).
+func (s *Session) classify(ctx context.Context, g *generation, err error) (out error) {
+	defer func() { out = s.red.err(out) }()
 	if ctx.Err() != nil && s.ctx.Err() == nil {
 		return ctx.Err()
 	}

@@ -41,7 +41,8 @@ type Session struct {
 	caps       HostCapabilities
 	clientInfo *mcp.Implementation
 	created    time.Time
-	logger     *slog.Logger
+	logger     *slog.Logger // redacts the server's secrets (redact.go)
+	red        *redactor    // the server's secrets, for errors and state reasons
 	events     *eventLog
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.
@@ -87,7 +88,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		caps:       p.Capabilities,
 		clientInfo: info,
 		created:    time.Now(),
-		logger:     c.logger.With("session", id, "server", cfg.Name),
+		red:        newRedactor(cfg),
 		events:     newEventLog(id, c.limits),
 		ctx:        ctx,
 		cancel:     cancel,
@@ -99,6 +100,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		closeDone:  make(chan struct{}),
 		superDone:  make(chan struct{}),
 	}
+	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	if p.Roots != nil {
 		s.roots, s.hostRoots = slices.Clone(p.Roots), true
 	} else {
@@ -199,6 +201,7 @@ func (info SessionInfo) modern() bool { return info.ProtocolVersion >= "2026-07-
 
 // setState changes the state and publishes the change; it is a no-op once Closed.
 func (s *Session) setState(st SessionState, reason string, g *generation, info *SessionInfo) {
+	reason = s.red.redact(reason)
 	s.mu.Lock()
 	if s.state == StateClosed {
 		s.mu.Unlock()
@@ -226,7 +229,7 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		s.cancel()
 		s.mu.Lock()
-		s.state, s.reason = StateClosed, err.Error()
+		s.state, s.reason = StateClosed, s.red.redact(err.Error())
 		s.mu.Unlock()
 		s.events.close()
 		close(s.superDone)
@@ -445,6 +448,7 @@ func backoff(pol RestartPolicy, n int) time.Duration {
 // giveUp closes the session from the supervisor: Close waits for the supervisor, so it runs in its own
 // goroutine, which ends when Close has finished.
 func (s *Session) giveUp(reason string) {
+	reason = s.red.redact(reason)
 	s.logger.Error("session failed", "reason", reason)
 	s.mu.Lock()
 	s.reason = reason
