@@ -238,8 +238,8 @@ func (l *testLog) all() []string {
 }
 
 // waitFor returns the first log record (JSON) for which match is true, waiting for it to be logged.
-func (l *testLog) waitFor(match func(rec map[string]any) bool) map[string]any {
-	l.t.Helper()
+func (l *testLog) waitFor(t testing.TB, match func(rec map[string]any) bool) map[string]any {
+	t.Helper()
 	timeout := time.After(60 * time.Second)
 	seen := 0
 	for {
@@ -256,9 +256,9 @@ func (l *testLog) waitFor(match func(rec map[string]any) bool) map[string]any {
 		select {
 		case <-ch:
 		case <-l.eof:
-			l.t.Fatal("the bridge exited before logging the expected record")
+			t.Fatal("the bridge exited before logging the expected record")
 		case <-timeout:
-			l.t.Fatal("timed out waiting for a log record")
+			t.Fatal("timed out waiting for a log record")
 		}
 	}
 }
