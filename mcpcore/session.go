@@ -93,6 +93,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		ctx:        ctx,
 		cancel:     cancel,
 		state:      StateConnecting,
+		logLevel:   p.LogLevel,
 		changed:    make(chan struct{}),
 		calls:      map[string]*activeCall{},
 		tokens:     map[string]*activeCall{},
@@ -237,6 +238,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.closeOnce.Do(func() {})
 		return err
 	}
+	s.applyLogLevel(ctx, g)
 	s.setState(StateReady, "connected", g, g.info())
 	go s.supervise(g)
 	return nil

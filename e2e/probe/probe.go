@@ -29,6 +29,8 @@ import (
 const (
 	EnvRun    = "MCPBRIDGE_PROBE"
 	EnvReport = "MCPBRIDGE_PROBE_REPORT"
+	// EnvNoLogging "1" serves NoLogging instead of the probe.
+	EnvNoLogging = "MCPBRIDGE_PROBE_NO_LOGGING"
 )
 
 // MaybeRun serves the probe over stdio and exits the process when $MCPBRIDGE_PROBE is "1"; otherwise it
@@ -37,7 +39,11 @@ func MaybeRun() {
 	if os.Getenv(EnvRun) != "1" {
 		return
 	}
-	if err := New().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := New()
+	if os.Getenv(EnvNoLogging) == "1" {
+		s = NoLogging()
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
 		os.Exit(1)
 	}
@@ -86,6 +92,19 @@ func New() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, pidOut, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, pidOut{PID: os.Getpid()}, nil
+		})
+	return s
+}
+
+// NoLogging returns a server that declares no logging capability, with one tool, echo.
+func NoLogging() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "probe-no-logging", Version: "1.0.0"},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
 	return s
 }
