@@ -14,6 +14,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -92,6 +93,25 @@ func New() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, pidOut, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, pidOut{PID: os.Getpid()}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit_content", Description: "Asks for a form (name required; color and count with defaults) and returns the content it received as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if resp, ok := req.Params.InputResponses["form"]; ok {
+				r, ok := resp.(*mcp.ElicitResult)
+				if !ok {
+					return nil, nil, fmt.Errorf("unexpected response %T", resp)
+				}
+				b, err := json.Marshal(map[string]any{"action": r.Action, "content": r.Content})
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{Mode: "form", Message: "Your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{` +
+					`"name":{"type":"string"},` +
+					`"color":{"type":"string","enum":["red","blue"],"default":"blue"},` +
+					`"count":{"type":"integer","default":3}},"required":["name","count"]}`)}}}, nil, nil
 		})
 	return s
 }
