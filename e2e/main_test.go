@@ -88,6 +88,7 @@ type bridge struct {
 	reports *probe.Reports
 	conn    *grpc.ClientConn
 	client  pb.BridgeServiceClient
+	logs    *testLog
 }
 
 // probePlaceholder, in bridgeConfig.extraServers, becomes the command and environment of the probe
@@ -149,10 +150,11 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &bridge{t: t, cmd: cmd, exited: make(chan struct{}), reports: reports}
+	logs := &testLog{t: t, changed: make(chan struct{}), eof: make(chan struct{})}
+	b := &bridge{t: t, cmd: cmd, exited: make(chan struct{}), reports: reports, logs: logs}
 	ready := make(chan struct{ grpc, http string }, 1)
-	logs := &testLog{t: t}
 	go func() { // ends when the process closes stderr, i.e. exits
+		defer close(logs.eof)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -168,7 +170,8 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 			}
 		}
 	}()
-	go func() { // ends when the process exits
+	go func() { // ends when the process exits; Wait only after stderr is read to its end (os/exec)
+		<-logs.eof
 		_ = cmd.Wait()
 		close(b.exited)
 	}()
@@ -204,18 +207,69 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	return b
 }
 
-// testLog copies the bridge's log to the test log until the test ends.
+// stop ends the bridge with SIGTERM and waits for it to exit and for its log to be read to the end. The
+// test's cleanup still checks the exit status.
+func (b *bridge) stop() {
+	b.t.Helper()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.exited:
+	case <-time.After(40 * time.Second):
+		b.t.Fatal("mcp-bridge did not exit within 40s of SIGTERM")
+	}
+}
+
+// testLog copies the bridge's log to the test log until the test ends, and keeps every line.
 type testLog struct {
-	mu   sync.Mutex
-	t    *testing.T
-	done bool
+	mu      sync.Mutex // guards the fields below
+	t       *testing.T
+	done    bool
+	lines   []string
+	changed chan struct{} // closed and replaced at every line
+	eof     chan struct{} // closed when the bridge's stderr has been read to its end
 }
 
 func (l *testLog) log(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+	close(l.changed)
+	l.changed = make(chan struct{})
 	if !l.done {
 		l.t.Log(line)
+	}
+}
+
+// all returns the lines logged so far.
+func (l *testLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+// waitFor returns the first log record (JSON) for which match is true, waiting for it to be logged.
+func (l *testLog) waitFor(t testing.TB, match func(rec map[string]any) bool) map[string]any {
+	t.Helper()
+	timeout := time.After(60 * time.Second)
+	seen := 0
+	for {
+		l.mu.Lock()
+		lines, ch := l.lines[seen:], l.changed
+		l.mu.Unlock()
+		for _, line := range lines {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && match(rec) {
+				return rec
+			}
+		}
+		seen += len(lines)
+		select {
+		case <-ch:
+		case <-l.eof:
+			t.Fatal("the bridge exited before logging the expected record")
+		case <-timeout:
+			t.Fatal("timed out waiting for a log record")
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"sync"
@@ -82,6 +83,7 @@ func (c *activeCall) takeTask() json.RawMessage {
 type outgoingCall struct {
 	method string
 	call   *activeCall
+	sent   time.Time
 }
 
 // serverRequestRef ties a server→client request to its origin call while its handler runs.
@@ -149,6 +151,7 @@ func (t *wireTap) waitAck(ctx context.Context, n uint64, d time.Duration) bool {
 // sent records an outgoing message. For a task-augmented tools/call on a handshake-era session it returns
 // the request with params.task added (the SDK's CallToolParams has no such field).
 func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
+	t.trace(ctx, "send", msg, "", 0)
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.IsCall() {
 		return msg
@@ -159,7 +162,7 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 		msg = req
 	}
 	t.mu.Lock()
-	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call}
+	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call, sent: time.Now()}
 	t.mu.Unlock()
 	if call != nil && req.Method == "tools/call" && (call.opts.TaskTTL > 0 || call.opts.Task) && !t.s.Info().modern() && t.g.toolTasks() {
 		meta := map[string]any{} // TaskMetadata: without ttl the server decides
@@ -197,6 +200,11 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		rec := t.outgoing[m.ID]
 		delete(t.outgoing, m.ID)
 		t.mu.Unlock()
+		if rec != nil {
+			t.trace(context.Background(), "receive", m, rec.method, time.Since(rec.sent))
+		} else {
+			t.trace(context.Background(), "receive", m, "", 0)
+		}
 		if rec == nil {
 			if isLocalError(m.Error) {
 				return nil, false // a synthesized answer for a request we are not waiting for
@@ -226,6 +234,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		}
 		return msg, true
 	case *jsonrpc.Request:
+		t.trace(context.Background(), "receive", m, "", 0)
 		if m.IsCall() {
 			switch m.Method {
 			case "sampling/createMessage", "elicitation/create", "roots/list":
@@ -252,6 +261,40 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		return msg, true
 	}
 	return msg, true
+}
+
+// trace logs a message at DEBUG in summary — direction, kind, method, JSON-RPC id, for a response the
+// method it answers and the round trip's duration, for an error its code — never params, results or
+// _meta, which may hold what hosts and servers exchange. It costs nothing when DEBUG is off.
+func (t *wireTap) trace(ctx context.Context, direction string, msg jsonrpc.Message, answers string, took time.Duration) {
+	if t.s == nil || !t.s.logger.Enabled(ctx, slog.LevelDebug) {
+		return // a tap without a session is a unit test's
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("direction", direction))
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		kind := "notification"
+		if m.IsCall() {
+			kind = "request"
+		}
+		attrs = append(attrs, slog.String("kind", kind), slog.String("method", m.Method))
+		if m.IsCall() {
+			attrs = append(attrs, slog.Any("id", m.ID.Raw()))
+		}
+	case *jsonrpc.Response:
+		attrs = append(attrs, slog.String("kind", "response"), slog.Any("id", m.ID.Raw()))
+		if answers != "" {
+			attrs = append(attrs, slog.String("method", answers), slog.Duration("duration", took))
+		}
+		var we *jsonrpc.Error
+		if errors.As(m.Error, &we) {
+			attrs = append(attrs, slog.Int64("error_code", we.Code))
+		} else if m.Error != nil {
+			attrs = append(attrs, slog.Bool("error", true))
+		}
+	}
+	t.s.logger.LogAttrs(ctx, slog.LevelDebug, "mcp message", attrs...)
 }
 
 // normalizeInputRequests gives every input request of an input_required result (MCP 2026-07-28 MRTR) that

@@ -252,7 +252,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 		delete(c.live, s.id)
 		c.mu.Unlock()
 		c.release(p.Owner)
-		return nil, err
+		return nil, s.red.err(err)
 	}
 	c.mu.Lock()
 	if c.closed {

@@ -425,6 +425,7 @@ func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) er
 		}
 		return err
 	}
+	a = e.withElicitDefaults(d.logger, a) // elicitschema.go
 	if err := d.validateAnswer(e, a); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -487,6 +488,41 @@ func TestDispatchSamplingValidation(t *testing.T) {
 	}
 }
 
+// The bridge fills the schema's defaults into accepted content before validating it (a required property
+// with a default may be omitted), and leaves the host's map and properties it gave alone.
+func TestElicitDefaultsFilled(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	schema := map[string]any{"type": "object", "required": []any{"name", "count"}, "properties": map[string]any{
+		"name":  map[string]any{"type": "string"},
+		"color": map[string]any{"type": "string", "default": "blue"},
+		"count": map[string]any{"type": "integer", "default": 3},
+	}}
+	tests := []struct {
+		name    string
+		content map[string]any
+		want    map[string]any
+	}{
+		{"defaults filled", map[string]any{"name": "Ada"}, map[string]any{"name": "Ada", "color": "blue", "count": float64(3)}},
+		{"given values kept", map[string]any{"name": "Ada", "color": "red", "count": 1}, map[string]any{"name": "Ada", "color": "red", "count": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newDTHarness(t, PendingPolicy{}, Limits{})
+			id, done := h.start(context.Background(), dtElicitReq("o", "s", schema), nil)
+			given := maps.Clone(tt.content)
+			if err := h.d.Respond(context.Background(), "o", id, Answer{Elicitation: &mcp.ElicitResult{Action: "accept", Content: tt.content}}); err != nil {
+				t.Fatalf("Respond: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, dtWait(t, done).answer.Elicitation.Content); diff != "" {
+				t.Errorf("delivered content (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(given, tt.content); diff != "" {
+				t.Errorf("the host's content was modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestElicitAnswerValidation(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	valid := func() map[string]any {
@@ -544,7 +580,7 @@ func TestElicitAnswerValidation(t *testing.T) {
 		{"null value", accept(with("name", nil, "age", 3, "ok", nil)), []string{"content.name"}},
 		{"backstop pattern", accept(with("code", "abc")), []string{"content.code"}},
 		{"NaN", accept(with("score", nanValue())), []string{"content.score"}},
-		{"extra property allowed", accept(with("nickname", "ada")), nil},
+		{"extra property refused", accept(with("nickname", "ada")), []string{"content.nickname"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

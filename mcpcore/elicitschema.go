@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/mail"
 	"net/url"
@@ -34,8 +35,17 @@ import (
 // Those keywords are checked here field by field. Anything else a server put in the schema (pattern,
 // multipleOf, exclusive bounds, …) is checked afterwards by github.com/google/jsonschema-go, the validator
 // the SDK itself uses, as a backstop; its failure is reported on the field "content" with its message.
-// Unknown formats are annotations and accepted, as in JSON Schema. Properties not in the schema are accepted
-// unless the schema says additionalProperties: false (JSON Schema semantics).
+// Unknown formats are annotations and accepted, as in JSON Schema.
+//
+// What reaches the server (docs/adr/0007-elicitation-content.md), on both protocol eras:
+//   - a property not in the schema's properties is refused, field "content.<name>", whatever
+//     additionalProperties says: the spec has accept content be "the submitted data matching the requested
+//     schema", a flat form of exactly those fields. Stripping it instead would hide a host's typo (the
+//     server would then see the property as missing) and would be data the server did not ask for;
+//   - a property the host omitted that has a default in the schema is filled in with it by the bridge, before
+//     validation (so a required property with a default may be omitted): the spec asks clients to
+//     pre-populate forms with defaults, and a person who submits a pre-populated field unchanged submits
+//     the default. The SDK's own ApplyDefaults after the handler then finds nothing left to fill.
 //
 // A schema that cannot be parsed, or whose root is not an object, does not block the host: the content is
 // then not validated here (the SDK rejects such a schema on push before the request is ever created).
@@ -46,13 +56,59 @@ type elicitSchema struct {
 	names      []string // property names, sorted, so violations come in a stable order
 	props      map[string]*jsonschema.Schema
 	required   []string
-	noExtra    bool                 // additionalProperties: false
+	noExtra    bool                 // properties outside the schema are refused (always, see above)
 	resolved   *jsonschema.Resolved // backstop; nil when the schema does not resolve
 	properties int                  // len(props), kept for the "accept without content" check
 	// propResolved holds, per property, the root schema reduced to that one property, resolved; it
 	// attributes a backstop failure to a field (the library reports the first failure it meets, in map
 	// order, so the whole-root message alone is neither precise nor deterministic).
 	propResolved map[string]*jsonschema.Resolved
+}
+
+// withDefaults returns content with the schema's default for every property content omits; content itself
+// is not modified. A nil schema, or one without defaults, returns content as it is.
+func (es *elicitSchema) withDefaults(content map[string]any) map[string]any {
+	if es == nil {
+		return content
+	}
+	var out map[string]any
+	for _, name := range es.names {
+		p := es.props[name]
+		if _, ok := content[name]; ok || len(p.Default) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) != nil {
+			continue // a default that is not JSON is left to the SDK's validation
+		}
+		if out == nil {
+			out = make(map[string]any, len(content)+1)
+			for k, cv := range content {
+				out[k] = cv
+			}
+		}
+		out[name] = v
+	}
+	if out == nil {
+		return content
+	}
+	return out
+}
+
+// withElicitDefaults returns a with the requested schema's defaults filled into an accepted form-mode
+// elicitation's content (see withDefaults); any other answer is returned as it is. The host's result is
+// copied, not modified.
+func (e *pendingEntry) withElicitDefaults(logger *slog.Logger, a Answer) Answer {
+	r := a.Elicitation
+	if r == nil || r.Action != "accept" || e.req.Kind != KindElicitation || elicitMode(e.req.Elicitation) != "form" {
+		return a
+	}
+	if c := e.compiledSchema(logger).withDefaults(r.Content); len(c) != len(r.Content) {
+		cp := *r
+		cp.Content = c
+		a.Elicitation = &cp
+	}
+	return a
 }
 
 // errSchemaNotObject reports a requestedSchema whose root is not an object schema.
@@ -98,11 +154,7 @@ func compileElicitSchema(raw any) (*elicitSchema, error) {
 		}
 	}
 	slices.Sort(es.names)
-	if ap := s.AdditionalProperties; ap != nil {
-		if b, err := json.Marshal(ap); err == nil && string(b) == "false" {
-			es.noExtra = true
-		}
-	}
+	es.noExtra = true // whatever additionalProperties says: see the top of this file
 	if r, err := s.Resolve(nil); err == nil {
 		es.resolved = r
 		es.propResolved = make(map[string]*jsonschema.Resolved, len(es.names))

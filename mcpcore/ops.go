@@ -150,8 +150,10 @@ func ctxError(ctx context.Context) error {
 // (ctxError); a JSON-RPC error the server sent for this call is an *UpstreamError (wrapped in
 // ErrServerRequestTimedOut when the call had waited on a server request nobody answered); a broken or
 // lost connection, and the SDK's own transport errors, are ErrUnavailable; a frame the core refused, or
-// a response the SDK could not use, is ErrBadMessage.
-func (s *Session) classify(ctx context.Context, g *generation, call *activeCall, err error) error {
+// a response the SDK could not use, is ErrBadMessage. The error's text is redacted of the server's
+// secrets (redact.go).
+func (s *Session) classify(ctx context.Context, g *generation, call *activeCall, err error) (out error) {
+	defer func() { out = s.red.err(out) }()
 	if ctx.Err() != nil {
 		return ctxError(ctx)
 	}
@@ -478,8 +480,10 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	})
 }
 
-// resubscribe renews the session's resource subscriptions on a new connection (best effort, logged).
+// resubscribe renews the session's resource subscriptions and log level on a new connection (best effort,
+// logged).
 func (s *Session) resubscribe(g *generation) {
+	s.renewLogLevel(g)
 	s.mu.Lock()
 	uris := slices.Sorted(maps.Keys(s.subs))
 	s.mu.Unlock()
@@ -490,25 +494,6 @@ func (s *Session) resubscribe(g *generation) {
 		}
 		cancel()
 	}
-}
-
-// SetLogLevel sets the level of log messages the server sends (EventLog, CallOptions.OnLog). On the
-// handshake era it sends logging/setLevel (the server must declare logging); on 2026-07-28, which removed
-// logging/setLevel, the level is remembered and sent as _meta["io.modelcontextprotocol/logLevel"] on
-// every later request, which is how that era asks for log messages.
-func (s *Session) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	return s.call(ctx, "logging/setLevel", "", CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
-		if g.modern() {
-			s.mu.Lock()
-			s.logLevel = level
-			s.mu.Unlock()
-			return nil
-		}
-		if err := requireCap(g.serverCaps().Logging != nil, "logging"); err != nil {
-			return err
-		}
-		return g.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
-	})
 }
 
 // Ping sends ping (handshake era). 2026-07-28 removed ping and offers no other request without side

@@ -41,7 +41,8 @@ type Session struct {
 	caps       HostCapabilities
 	clientInfo *mcp.Implementation
 	created    time.Time
-	logger     *slog.Logger
+	logger     *slog.Logger // redacts the server's secrets (redact.go)
+	red        *redactor    // the server's secrets, for errors and state reasons
 	events     *eventLog
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.
@@ -91,11 +92,12 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		caps:       p.Capabilities,
 		clientInfo: info,
 		created:    time.Now(),
-		logger:     c.logger.With("session", id, "server", cfg.Name),
+		red:        newRedactor(cfg),
 		events:     newEventLog(id, c.limits),
 		ctx:        ctx,
 		cancel:     cancel,
 		state:      StateConnecting,
+		logLevel:   p.LogLevel,
 		changed:    make(chan struct{}),
 		calls:      map[string]*activeCall{},
 		tokens:     map[string]*activeCall{},
@@ -103,6 +105,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		closeDone:  make(chan struct{}),
 		superDone:  make(chan struct{}),
 	}
+	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	if p.Roots != nil {
 		s.roots, s.hostRoots = slices.Clone(p.Roots), true
 	} else {
@@ -213,11 +216,12 @@ func (info SessionInfo) modern() bool { return info.ProtocolVersion >= "2026-07-
 // connections: anything that learns that a connection is broken — a read or write error, the server's
 // 404 for a lost HTTP session, an unreachable HTTP server — calls generation.markDead, which only records
 // the reason and wakes the supervisor. Close cancels s.ctx, which wakes the supervisor too; it closes the
-// live connection and exits, and shutdown publishes Closed. ADR 0006 records the design.
+// live connection and exits, and shutdown publishes Closed. ADR 0008 records the design.
 
 // setState changes the state and publishes the change; it is a no-op once Closed. Only start, the
 // supervisor and shutdown call it.
 func (s *Session) setState(st SessionState, reason string, info *SessionInfo) {
+	reason = s.red.redact(reason)
 	s.mu.Lock()
 	if s.state == StateClosed {
 		s.mu.Unlock()
@@ -256,8 +260,8 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		s.cancel()
 		s.mu.Lock()
-		s.state, s.reason = StateClosed, err.Error()
-		s.closedErr = fmt.Errorf("%w: %w", ErrSessionClosed, err)
+		s.state, s.reason = StateClosed, s.red.redact(err.Error())
+		s.closedErr = s.red.err(fmt.Errorf("%w: %w", ErrSessionClosed, err))
 		s.mu.Unlock()
 		s.events.close()
 		close(s.superDone)
@@ -265,6 +269,7 @@ func (s *Session) start(ctx context.Context) error {
 		s.closeOnce.Do(func() {})
 		return err
 	}
+	s.applyLogLevel(ctx, g)
 	s.install(g, "connected")
 	go s.supervise(g)
 	return nil
@@ -550,6 +555,7 @@ func backoff(pol RestartPolicy, n int) time.Duration {
 // giveUp closes the session from the supervisor: Close waits for the supervisor, so it runs in its own
 // goroutine, which ends when Close has finished. Calls fail with ErrUnavailable and the reason.
 func (s *Session) giveUp(reason, lastEnd string) {
+	reason, lastEnd = s.red.redact(reason), s.red.redact(lastEnd)
 	s.logger.Error("session failed", "reason", reason, "connection", lastEnd)
 	go func() {
 		_ = s.closeWith(context.Background(), reason, fmt.Errorf("%w: session closed: %s", ErrUnavailable, reason))

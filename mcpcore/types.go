@@ -170,6 +170,9 @@ type OpenParams struct {
 	ProtocolVersion string
 	// ClientInfo, when set, is presented upstream instead of Options.ClientInfo.
 	ClientInfo *mcp.Implementation
+	// LogLevel, when set, is the session's log level from the start, as Session.SetLogLevel would set it,
+	// except that a server without the logging capability is not an error: the level is then unused.
+	LogLevel mcp.LoggingLevel
 }
 
 // SessionState is where a session is in its life.

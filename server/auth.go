@@ -125,11 +125,12 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 	}
 }
 
-// ServerOptions are the interceptors of the service, for grpc.NewServer.
+// ServerOptions are the interceptors of the service, for grpc.NewServer: failure logging (logging.go), then
+// authentication and panic recovery.
 func (s *Service) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(s.StreamInterceptor()),
+		grpc.ChainUnaryInterceptor(s.loggingUnaryInterceptor(), s.UnaryInterceptor()),
+		grpc.ChainStreamInterceptor(s.loggingStreamInterceptor(), s.StreamInterceptor()),
 	}
 }
 

@@ -69,6 +69,14 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		}
 		roots = r
 	}
+	var logLevel mcp.LoggingLevel
+	if l := req.GetLogLevel(); l != pb.LoggingLevel_LOGGING_LEVEL_UNSPECIFIED {
+		lvl, ok := logLevelFromProto(l)
+		if !ok {
+			return nil, invalidArgument(mcpcore.FieldViolation{Field: "log_level", Description: "unknown level"})
+		}
+		logLevel = lvl
+	}
 	s.mu.Lock()
 	closing := s.closing
 	s.mu.Unlock()
@@ -82,6 +90,7 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		Roots:           roots,
 		ProtocolVersion: req.GetProtocolVersion(),
 		ClientInfo:      implementationFromProto(req.GetClientInfo()),
+		LogLevel:        logLevel,
 	})
 	if err != nil {
 		if errors.Is(err, mcpcore.ErrSessionClosed) {

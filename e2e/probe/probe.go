@@ -14,6 +14,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -29,6 +30,8 @@ import (
 const (
 	EnvRun    = "MCPBRIDGE_PROBE"
 	EnvReport = "MCPBRIDGE_PROBE_REPORT"
+	// EnvNoLogging "1" serves NoLogging instead of the probe.
+	EnvNoLogging = "MCPBRIDGE_PROBE_NO_LOGGING"
 )
 
 // MaybeRun serves the probe over stdio and exits the process when $MCPBRIDGE_PROBE is "1"; otherwise it
@@ -37,7 +40,11 @@ func MaybeRun() {
 	if os.Getenv(EnvRun) != "1" {
 		return
 	}
-	if err := New().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := New()
+	if os.Getenv(EnvNoLogging) == "1" {
+		s = NoLogging()
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
 		os.Exit(1)
 	}
@@ -86,6 +93,38 @@ func New() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, pidOut, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, pidOut{PID: os.Getpid()}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit_content", Description: "Asks for a form (name required; color and count with defaults) and returns the content it received as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if resp, ok := req.Params.InputResponses["form"]; ok {
+				r, ok := resp.(*mcp.ElicitResult)
+				if !ok {
+					return nil, nil, fmt.Errorf("unexpected response %T", resp)
+				}
+				b, err := json.Marshal(map[string]any{"action": r.Action, "content": r.Content})
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{Mode: "form", Message: "Your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{` +
+					`"name":{"type":"string"},` +
+					`"color":{"type":"string","enum":["red","blue"],"default":"blue"},` +
+					`"count":{"type":"integer","default":3}},"required":["name","count"]}`)}}}, nil, nil
+		})
+	return s
+}
+
+// NoLogging returns a server that declares no logging capability, with one tool, echo.
+func NoLogging() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "probe-no-logging", Version: "1.0.0"},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
 	return s
 }

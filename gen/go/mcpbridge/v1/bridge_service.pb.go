@@ -124,7 +124,15 @@ type CreateSessionRequest struct {
 	// operator set one, else newest first). Fails INVALID_ARGUMENT if the bridge does not speak it.
 	ProtocolVersion string `protobuf:"bytes,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// The clientInfo to announce to the server; unset announces the bridge itself.
-	ClientInfo    *Implementation `protobuf:"bytes,5,opt,name=client_info,json=clientInfo,proto3" json:"client_info,omitempty"`
+	ClientInfo *Implementation `protobuf:"bytes,5,opt,name=client_info,json=clientInfo,proto3" json:"client_info,omitempty"`
+	// The minimum level of the server's log messages, as SetLogLevel sets it, from the start of the session on
+	// either protocol era: on 2025-11-25 the bridge sends `logging/setLevel` right after the handshake (and again
+	// after every reconnection) when the server declares the logging capability; on 2026-07-28 it sends the
+	// level as `_meta["io.modelcontextprotocol/logLevel"]` on every request. A server that declares no logging
+	// capability sends no log messages and the level is ignored (CreateSession does not fail). Unspecified
+	// sets no level: a 2026-07-28 server then sends no log messages, a 2025-11-25 server what it chooses
+	// (docs/adr/0006-log-level.md).
+	LogLevel      LoggingLevel `protobuf:"varint,6,opt,name=log_level,json=logLevel,proto3,enum=mcpbridge.v1.LoggingLevel" json:"log_level,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,6 +200,13 @@ func (x *CreateSessionRequest) GetClientInfo() *Implementation {
 		return x.ClientInfo
 	}
 	return nil
+}
+
+func (x *CreateSessionRequest) GetLogLevel() LoggingLevel {
+	if x != nil {
+		return x.LogLevel
+	}
+	return LoggingLevel_LOGGING_LEVEL_UNSPECIFIED
 }
 
 // CreateSessionResponse is the response of CreateSession.
@@ -2804,14 +2819,15 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"!mcpbridge/v1/bridge_service.proto\x12\fmcpbridge.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17mcpbridge/v1/host.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\x14\n" +
 	"\x12ListServersRequest\"M\n" +
 	"\x13ListServersResponse\x126\n" +
-	"\aservers\x18\x01 \x03(\v2\x1c.mcpbridge.v1.UpstreamServerR\aservers\"\x94\x02\n" +
+	"\aservers\x18\x01 \x03(\v2\x1c.mcpbridge.v1.UpstreamServerR\aservers\"\xcd\x02\n" +
 	"\x14CreateSessionRequest\x12\x1b\n" +
 	"\x06server\x18\x01 \x01(\tB\x03\xe0A\x02R\x06server\x12K\n" +
 	"\x11host_capabilities\x18\x02 \x01(\v2\x1e.mcpbridge.v1.HostCapabilitiesR\x10hostCapabilities\x12(\n" +
 	"\x05roots\x18\x03 \x03(\v2\x12.mcpbridge.v1.RootR\x05roots\x12)\n" +
 	"\x10protocol_version\x18\x04 \x01(\tR\x0fprotocolVersion\x12=\n" +
 	"\vclient_info\x18\x05 \x01(\v2\x1c.mcpbridge.v1.ImplementationR\n" +
-	"clientInfo\"H\n" +
+	"clientInfo\x127\n" +
+	"\tlog_level\x18\x06 \x01(\x0e2\x1a.mcpbridge.v1.LoggingLevelR\blogLevel\"H\n" +
 	"\x15CreateSessionResponse\x12/\n" +
 	"\asession\x18\x01 \x01(\v2\x15.mcpbridge.v1.SessionR\asession\"7\n" +
 	"\x11GetSessionRequest\x12\"\n" +
@@ -3087,21 +3103,21 @@ var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(*HostCapabilities)(nil),              // 51: mcpbridge.v1.HostCapabilities
 	(*Root)(nil),                          // 52: mcpbridge.v1.Root
 	(*Implementation)(nil),                // 53: mcpbridge.v1.Implementation
-	(*Session)(nil),                       // 54: mcpbridge.v1.Session
-	(*Tool)(nil),                          // 55: mcpbridge.v1.Tool
-	(*structpb.Struct)(nil),               // 56: google.protobuf.Struct
-	(*TaskOptions)(nil),                   // 57: mcpbridge.v1.TaskOptions
-	(*CallToolResult)(nil),                // 58: mcpbridge.v1.CallToolResult
-	(*ProgressNotification)(nil),          // 59: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),                // 60: mcpbridge.v1.LoggingMessage
-	(*ServerRequest)(nil),                 // 61: mcpbridge.v1.ServerRequest
-	(*RequestEnded)(nil),                  // 62: mcpbridge.v1.RequestEnded
-	(*Resource)(nil),                      // 63: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 64: mcpbridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 65: mcpbridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 66: mcpbridge.v1.Prompt
-	(*PromptMessage)(nil),                 // 67: mcpbridge.v1.PromptMessage
-	(LoggingLevel)(0),                     // 68: mcpbridge.v1.LoggingLevel
+	(LoggingLevel)(0),                     // 54: mcpbridge.v1.LoggingLevel
+	(*Session)(nil),                       // 55: mcpbridge.v1.Session
+	(*Tool)(nil),                          // 56: mcpbridge.v1.Tool
+	(*structpb.Struct)(nil),               // 57: google.protobuf.Struct
+	(*TaskOptions)(nil),                   // 58: mcpbridge.v1.TaskOptions
+	(*CallToolResult)(nil),                // 59: mcpbridge.v1.CallToolResult
+	(*ProgressNotification)(nil),          // 60: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),                // 61: mcpbridge.v1.LoggingMessage
+	(*ServerRequest)(nil),                 // 62: mcpbridge.v1.ServerRequest
+	(*RequestEnded)(nil),                  // 63: mcpbridge.v1.RequestEnded
+	(*Resource)(nil),                      // 64: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 65: mcpbridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 66: mcpbridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 67: mcpbridge.v1.Prompt
+	(*PromptMessage)(nil),                 // 68: mcpbridge.v1.PromptMessage
 	(*durationpb.Duration)(nil),           // 69: google.protobuf.Duration
 	(*Task)(nil),                          // 70: mcpbridge.v1.Task
 	(*JsonRpcError)(nil),                  // 71: mcpbridge.v1.JsonRpcError
@@ -3115,99 +3131,100 @@ var file_mcpbridge_v1_bridge_service_proto_depIdxs = []int32{
 	51, // 1: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
 	52, // 2: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
 	53, // 3: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
-	54, // 4: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
-	54, // 5: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
-	54, // 6: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
-	55, // 7: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
-	56, // 8: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
-	56, // 9: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
-	57, // 10: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	58, // 11: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	56, // 12: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
-	56, // 13: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
-	57, // 14: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	59, // 15: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
-	60, // 16: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
-	61, // 17: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
-	62, // 18: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	58, // 19: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	63, // 20: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
-	64, // 21: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
-	56, // 22: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
-	65, // 23: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
-	56, // 24: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
-	66, // 25: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
-	48, // 26: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	56, // 27: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
-	67, // 28: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
-	56, // 29: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
-	49, // 30: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	68, // 31: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
-	69, // 32: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
-	52, // 33: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
-	52, // 34: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
-	70, // 35: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
-	58, // 36: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	71, // 37: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
-	70, // 38: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
-	72, // 39: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
-	61, // 40: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
-	73, // 41: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
-	0,  // 42: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
-	2,  // 43: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
-	4,  // 44: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
-	6,  // 45: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
-	8,  // 46: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
-	10, // 47: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
-	12, // 48: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
-	14, // 49: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
-	16, // 50: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
-	18, // 51: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
-	20, // 52: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
-	22, // 53: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
-	24, // 54: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
-	26, // 55: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
-	28, // 56: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
-	30, // 57: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
-	32, // 58: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
-	34, // 59: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
-	36, // 60: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
-	38, // 61: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
-	40, // 62: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
-	74, // 63: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
-	42, // 64: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
-	44, // 65: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
-	46, // 66: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
-	1,  // 67: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
-	3,  // 68: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
-	5,  // 69: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
-	7,  // 70: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
-	9,  // 71: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
-	11, // 72: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
-	13, // 73: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
-	15, // 74: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
-	17, // 75: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
-	19, // 76: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
-	21, // 77: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
-	23, // 78: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
-	25, // 79: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
-	27, // 80: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
-	29, // 81: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
-	31, // 82: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
-	33, // 83: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
-	35, // 84: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
-	37, // 85: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
-	39, // 86: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
-	41, // 87: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
-	75, // 88: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
-	43, // 89: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
-	45, // 90: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
-	47, // 91: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
-	67, // [67:92] is the sub-list for method output_type
-	42, // [42:67] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	54, // 4: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
+	55, // 5: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
+	55, // 6: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
+	55, // 7: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
+	56, // 8: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
+	57, // 9: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
+	57, // 10: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
+	58, // 11: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	59, // 12: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	57, // 13: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
+	57, // 14: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
+	58, // 15: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	60, // 16: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
+	61, // 17: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
+	62, // 18: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
+	63, // 19: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	59, // 20: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	64, // 21: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
+	65, // 22: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
+	57, // 23: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
+	66, // 24: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
+	57, // 25: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
+	67, // 26: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
+	48, // 27: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	57, // 28: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
+	68, // 29: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
+	57, // 30: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
+	49, // 31: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	54, // 32: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
+	69, // 33: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
+	52, // 34: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
+	52, // 35: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
+	70, // 36: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
+	59, // 37: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	71, // 38: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
+	70, // 39: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
+	72, // 40: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
+	62, // 41: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
+	73, // 42: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
+	0,  // 43: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
+	2,  // 44: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
+	4,  // 45: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
+	6,  // 46: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
+	8,  // 47: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
+	10, // 48: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
+	12, // 49: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
+	14, // 50: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
+	16, // 51: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
+	18, // 52: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
+	20, // 53: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
+	22, // 54: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
+	24, // 55: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
+	26, // 56: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
+	28, // 57: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
+	30, // 58: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
+	32, // 59: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
+	34, // 60: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
+	36, // 61: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
+	38, // 62: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
+	40, // 63: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
+	74, // 64: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
+	42, // 65: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
+	44, // 66: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
+	46, // 67: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
+	1,  // 68: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
+	3,  // 69: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
+	5,  // 70: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
+	7,  // 71: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
+	9,  // 72: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
+	11, // 73: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
+	13, // 74: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
+	15, // 75: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
+	17, // 76: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
+	19, // 77: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
+	21, // 78: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
+	23, // 79: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
+	25, // 80: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
+	27, // 81: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
+	29, // 82: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
+	31, // 83: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
+	33, // 84: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
+	35, // 85: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
+	37, // 86: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
+	39, // 87: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
+	41, // 88: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
+	75, // 89: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
+	43, // 90: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
+	45, // 91: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
+	47, // 92: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
+	68, // [68:93] is the sub-list for method output_type
+	43, // [43:68] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_bridge_service_proto_init() }

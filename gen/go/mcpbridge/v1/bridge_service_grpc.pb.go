@@ -105,7 +105,8 @@ type BridgeServiceClient interface {
 	// (MCP `completion/complete`).
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 	// SetLogLevel sets the minimum level of log messages the server sends (MCP `logging/setLevel`; on 2026-07-28
-	// the bridge sends the level with every request instead).
+	// the bridge sends the level with every request instead). Fails FAILED_PRECONDITION on either era when the
+	// server declares no logging capability. CreateSessionRequest.log_level sets it from the start.
 	SetLogLevel(ctx context.Context, in *SetLogLevelRequest, opts ...grpc.CallOption) (*SetLogLevelResponse, error)
 	// Ping checks that the server responds (MCP `ping`; on 2026-07-28, which has no ping, `server/discover`).
 	Ping(ctx context.Context, in *PingRequest, opts ...grpc.CallOption) (*PingResponse, error)
@@ -472,7 +473,8 @@ type BridgeServiceServer interface {
 	// (MCP `completion/complete`).
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	// SetLogLevel sets the minimum level of log messages the server sends (MCP `logging/setLevel`; on 2026-07-28
-	// the bridge sends the level with every request instead).
+	// the bridge sends the level with every request instead). Fails FAILED_PRECONDITION on either era when the
+	// server declares no logging capability. CreateSessionRequest.log_level sets it from the start.
 	SetLogLevel(context.Context, *SetLogLevelRequest) (*SetLogLevelResponse, error)
 	// Ping checks that the server responds (MCP `ping`; on 2026-07-28, which has no ping, `server/discover`).
 	Ping(context.Context, *PingRequest) (*PingResponse, error)

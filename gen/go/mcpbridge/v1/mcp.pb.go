@@ -2921,7 +2921,9 @@ type ElicitResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What the user did.
 	Action ElicitAction `protobuf:"varint,1,opt,name=action,proto3,enum=mcpbridge.v1.ElicitAction" json:"action,omitempty"`
-	// Form mode with accept: the values entered, matching the requested schema. Empty otherwise.
+	// Form mode with accept: the values entered, matching the requested schema. Empty otherwise. A property
+	// outside the schema's properties is refused (INVALID_ARGUMENT naming the field); a property left out that
+	// has a default in the schema reaches the server with that default (docs/adr/0007-elicitation-content.md).
 	Content *structpb.Struct `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
 	// MCP `_meta` of the result.
 	Meta          *structpb.Struct `protobuf:"bytes,3,opt,name=meta,json=_meta,proto3" json:"meta,omitempty"`

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// This file holds the one place where a failure a host sees is logged: an interceptor that logs every
+// failed RPC (REST too: the gateway calls the gRPC server) with its method, code and message, and the
+// session and server the request named. Status messages come from toStatus, which gets its text from the
+// core with the servers' secrets already redacted.
+
+// failureLevel is the level of a failed RPC's log line: WARN for faults on the bridge's or the upstream
+// server's side, INFO for what the caller did (bad input, unknown ids, its own cancellation or deadline).
+func failureLevel(c codes.Code) slog.Level {
+	switch c {
+	case codes.Unknown, codes.Internal, codes.Unavailable, codes.DataLoss:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// logFailure logs a failed RPC; it does nothing for a nil error.
+func (s *Service) logFailure(ctx context.Context, method string, req any, err error) {
+	if err == nil {
+		return
+	}
+	st := status.Convert(err)
+	attrs := []slog.Attr{slog.String("method", method), slog.String("code", st.Code().String()), slog.String("error", st.Message())}
+	if r, ok := req.(interface{ GetSessionId() string }); ok && r.GetSessionId() != "" {
+		attrs = append(attrs, slog.String("session", r.GetSessionId()))
+	}
+	if r, ok := req.(interface{ GetServer() string }); ok && r.GetServer() != "" {
+		attrs = append(attrs, slog.String("server", r.GetServer()))
+	}
+	s.logger.LogAttrs(ctx, failureLevel(st.Code()), "rpc failed", attrs...)
+}
+
+// loggingUnaryInterceptor logs failed unary RPCs. It is the outermost interceptor, so it sees
+// authentication failures and recovered panics too.
+func (s *Service) loggingUnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		s.logFailure(ctx, info.FullMethod, req, err)
+		return resp, err
+	}
+}
+
+// loggingStreamInterceptor logs failed streaming RPCs, naming the last session a received message named.
+func (s *Service) loggingStreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		rs := &recordingStream{ServerStream: ss}
+		err := handler(srv, rs)
+		var req any
+		if p := rs.last.Load(); p != nil {
+			req = *p
+		}
+		s.logFailure(ss.Context(), info.FullMethod, req, err)
+		return err
+	}
+}
+
+// recordingStream remembers the last received message that named a session.
+type recordingStream struct {
+	grpc.ServerStream
+	last atomic.Pointer[any]
+}
+
+func (r *recordingStream) RecvMsg(m any) error {
+	err := r.ServerStream.RecvMsg(m)
+	if err == nil {
+		if _, ok := m.(interface{ GetSessionId() string }); ok {
+			r.last.Store(&m)
+		}
+	}
+	return err
+}
