@@ -238,9 +238,10 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		if m.IsCall() {
 			switch m.Method {
 			case "sampling/createMessage", "elicitation/create", "roots/list":
-				if origin == nil {
-					origin = t.singleInFlight()
-				}
+				// A request is tied to a call only with certainty: it came on that call's response stream
+				// (Streamable HTTP). Over stdio and SSE a pushed request names no request of the client,
+				// and the call that happens to be in flight may have nothing to do with it (a server's
+				// own roots/list): it belongs to the session, and outlives the calls.
 				if origin == nil {
 					t.s.core.stats.unattributable.Add(1)
 				}
@@ -333,23 +334,6 @@ func normalizeInputRequests(result json.RawMessage) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return out, true
-}
-
-// singleInFlight returns the host call with requests in flight when there is exactly one.
-func (t *wireTap) singleInFlight() *activeCall {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var only *activeCall
-	for _, o := range t.outgoing {
-		if o.call == nil {
-			continue
-		}
-		if only != nil && only != o.call {
-			return nil
-		}
-		only = o.call
-	}
-	return only
 }
 
 // addRef registers r under a new reference, unique in the session.

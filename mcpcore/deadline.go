@@ -16,6 +16,10 @@ import (
 type requestDeadline struct {
 	idle   time.Duration
 	expire func(total bool)
+	// held reports, when the timer fires, whether the server may be waiting for a host on the call's
+	// behalf without the bridge knowing for certain (a pushed request of no known call is pending): the
+	// deadline then starts anew instead of expiring, and the stretch is not charged.
+	held func() bool
 
 	mu      sync.Mutex // guards the fields below
 	timer   *time.Timer
@@ -25,8 +29,11 @@ type requestDeadline struct {
 	stopped bool
 }
 
-func newRequestDeadline(idle, total time.Duration, expire func(total bool)) *requestDeadline {
-	d := &requestDeadline{idle: idle, budget: total, expire: expire, since: time.Now()}
+func newRequestDeadline(idle, total time.Duration, held func() bool, expire func(total bool)) *requestDeadline {
+	if held == nil {
+		held = func() bool { return false }
+	}
+	d := &requestDeadline{idle: idle, budget: total, expire: expire, held: held, since: time.Now()}
 	d.timer = time.AfterFunc(min(idle, total), d.fire)
 	return d
 }
@@ -35,6 +42,12 @@ func newRequestDeadline(idle, total time.Duration, expire func(total bool)) *req
 func (d *requestDeadline) fire() {
 	d.mu.Lock()
 	if d.stopped || d.paused > 0 {
+		d.mu.Unlock()
+		return
+	}
+	if d.held() {
+		d.since = time.Now()
+		d.timer.Reset(min(d.idle, d.budget))
 		d.mu.Unlock()
 		return
 	}

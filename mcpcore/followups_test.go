@@ -84,8 +84,9 @@ func TestSessionRoots(t *testing.T) {
 	}
 }
 
-// A pending request whose originating call ends before it is answered ends OutcomeCallEnded, on both eras
-// (push on 2025-11-25, MRTR on 2026-07-28).
+// A pending request whose originating call ends before it is answered ends OutcomeCallEnded (MRTR on
+// 2026-07-28). A push over a transport that does not tie it to the call (in-memory, as stdio) ends when
+// the server cancels it, which a server does when its tool's call is cancelled.
 func TestCallEndedOutcome(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
@@ -102,8 +103,12 @@ func TestCallEndedOutcome(t *testing.T) {
 			ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
 			cancel()
 			ended, err := c.Dispatcher().Wait(tctx(t), ev.Request.ID)
-			if err != nil || ended.Outcome != OutcomeCallEnded {
-				t.Errorf("Wait = %+v, %v; want %v", ended, err, OutcomeCallEnded)
+			want := OutcomeCallEnded
+			if era.want == "2025-11-25" {
+				want = OutcomeCancelledByServer
+			}
+			if err != nil || ended.Outcome != want {
+				t.Errorf("Wait = %+v, %v; want %v", ended, err, want)
 			}
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Errorf("call returned %v, want context.Canceled", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -182,20 +183,29 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		// The server waits for the bridge now: the call's request deadline does not run meanwhile.
 		call.deadline.pause()
 		defer call.deadline.resume()
+	} else {
+		s.sessionWaits.Add(1)
+		defer s.sessionWaits.Add(-1)
 	}
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
 	if err != nil {
 		// Refused (ErrTooManyPending): the server gets an error at once.
 		return Answer{}, rpcError(jsonrpc.CodeInternalError, "%v", err)
 	}
-	if call != nil {
+	// The calls that may have waited on the request: its own, or for a request of no known call, every call
+	// of the session in flight.
+	waiting := []*activeCall{call}
+	if call == nil {
+		waiting = s.inFlight()
+	}
+	for _, c := range waiting {
 		switch {
 		case outcome == OutcomeTimedOut:
-			call.noteUnanswered(fmt.Sprintf("%s request %s", req.Kind, req.ID))
+			c.noteUnanswered(fmt.Sprintf("%s request %s", req.Kind, req.ID))
 		case outcome == OutcomeSessionClosed && s.core.draining.Load():
 			// The bridge is shutting down: the call that waited on the request fails now with
 			// ErrShuttingDown (cancelled upstream), rather than going on with the policy default.
-			call.cancel(fmt.Errorf("%w: %s request %s ended by the drain", ErrShuttingDown, req.Kind, req.ID))
+			c.cancel(fmt.Errorf("%w: %s request %s ended by the drain", ErrShuttingDown, req.Kind, req.ID))
 		}
 	}
 	// A request the server cancelled or whose call ended carries an error answer nobody reads.
@@ -416,17 +426,44 @@ func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
 }
 
 // onDispatcherEvent receives the dispatcher's events for this session: they go to the session's log, and
-// a new pending request is told to the call that raised it.
+// a new pending request is told to the call that raised it — or, when it belongs to no call (a push over
+// stdio or SSE names no request of the client), to every call in flight that streams its requests, as
+// log messages without an origin are (see requestWatchers).
 func (s *Session) onDispatcherEvent(ev Event) {
-	if ev.Kind == EventRequestCreated && ev.Request != nil && ev.Request.OriginCallID != "" {
-		s.mu.Lock()
-		call := s.calls[ev.Request.OriginCallID]
-		s.mu.Unlock()
-		if call != nil && call.opts.OnRequest != nil {
+	if ev.Kind == EventRequestCreated && ev.Request != nil {
+		for _, call := range s.requestWatchers(ev.Request.OriginCallID) {
 			safeCall(s, "OnRequest", func() { call.opts.OnRequest(ev.Request) })
 		}
 	}
 	s.events.publish(ev)
+}
+
+// inFlight returns the session's calls in flight.
+func (s *Session) inFlight() []*activeCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Values(s.calls))
+}
+
+// requestWatchers returns the calls to tell of a new pending request of the call origin ("" for a request
+// of the session): that call if it streams its requests, else, for a session's request, every call in
+// flight that does.
+func (s *Session) requestWatchers(origin string) []*activeCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if origin != "" {
+		if c := s.calls[origin]; c != nil && c.opts.OnRequest != nil {
+			return []*activeCall{c}
+		}
+		return nil
+	}
+	var out []*activeCall
+	for _, c := range s.calls {
+		if c.opts.OnRequest != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // safeCall runs a host callback; a panic in it is logged, never breaks the session (DESIGN 7).
@@ -442,7 +479,11 @@ func safeCall(s *Session, name string, f func()) {
 // hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
 // streams its requests to its caller, or Options.HostAttached says a host is attached to the session.
 func (s *Session) hostCouldAnswer(call *activeCall) bool {
-	if call != nil && call.opts.OnRequest != nil {
+	var origin string
+	if call != nil {
+		origin = call.id
+	}
+	if len(s.requestWatchers(origin)) > 0 {
 		return true
 	}
 	f := s.core.opts.HostAttached

@@ -36,7 +36,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 	ctx, cancel := context.WithCancelCause(ctx)
 	call.cancel = cancel
 	stop := context.AfterFunc(s.ctx, func() { cancel(s.closedError()) })
-	call.deadline = newRequestDeadline(s.server.RequestTimeout, s.server.MaxRequestTimeout, func(total bool) {
+	call.deadline = newRequestDeadline(s.server.RequestTimeout, s.server.MaxRequestTimeout, func() bool { return s.sessionWaits.Load() > 0 }, func(total bool) {
 		d := s.server.RequestTimeout
 		what := "requestTimeout"
 		if total {

@@ -231,6 +231,12 @@ func textOf(cs []mcp.Content) string {
 }
 
 // wantDelivery is the delivery a server request must have at the session's protocol version.
+// certainOrigin reports whether the session's server requests can be tied to their call for certain:
+// MRTR input requests always are, pushes only over Streamable HTTP (the call's response stream).
+func (h *peerHost) certainOrigin() bool {
+	return h.wantDelivery() == mcpcore.DeliveryMRTR || h.sess.Server().Transport == mcpcore.TransportStreamableHTTP
+}
+
 func (h *peerHost) wantDelivery() mcpcore.Delivery {
 	if h.sess.Info().ProtocolVersion >= "2026-07-28" {
 		return mcpcore.DeliveryMRTR
@@ -287,8 +293,14 @@ func everythingSampling(t *testing.T, h *peerHost) {
 	if p.Kind != mcpcore.KindSampling || p.Sampling == nil {
 		t.Fatalf("request kind = %v, want sampling", p.Kind)
 	}
-	if p.OriginCallID != "call-sampling" || p.OriginMethod != "tools/call" || p.OriginName != "trigger-sampling-request" {
-		t.Errorf("origin = %q %q %q, want call-sampling tools/call trigger-sampling-request", p.OriginCallID, p.OriginMethod, p.OriginName)
+	// A push is tied to its call only when it came on the call's response stream (Streamable HTTP); over
+	// stdio it names no request of the client and belongs to the session.
+	if h.certainOrigin() {
+		if p.OriginCallID != "call-sampling" || p.OriginMethod != "tools/call" || p.OriginName != "trigger-sampling-request" {
+			t.Errorf("origin = %q %q %q, want call-sampling tools/call trigger-sampling-request", p.OriginCallID, p.OriginMethod, p.OriginName)
+		}
+	} else if p.OriginCallID != "" {
+		t.Errorf("origin = %q over stdio, want none (no certainty)", p.OriginCallID)
 	}
 	if p.Delivery != h.wantDelivery() {
 		t.Errorf("delivery = %v, want %v", p.Delivery, h.wantDelivery())
@@ -447,8 +459,12 @@ func TestPeerPythonSDK(t *testing.T) {
 func pythonSample(t *testing.T, h *peerHost) {
 	done := h.callAsync("sample", map[string]any{"prompt": "what is 2+2?"}, mcpcore.CallOptions{CallID: "call-sample"})
 	p := h.next(t)
-	if p.Kind != mcpcore.KindSampling || p.Delivery != h.wantDelivery() || p.OriginCallID != "call-sample" {
-		t.Fatalf("request: kind %v, delivery %v, origin %q; want sampling, %v, call-sample", p.Kind, p.Delivery, h.wantDelivery(), p.OriginCallID)
+	wantOrigin := ""
+	if h.certainOrigin() {
+		wantOrigin = "call-sample"
+	}
+	if p.Kind != mcpcore.KindSampling || p.Delivery != h.wantDelivery() || p.OriginCallID != wantOrigin {
+		t.Fatalf("request: kind %v, delivery %v, origin %q; want sampling, %v, %q", p.Kind, p.Delivery, p.OriginCallID, h.wantDelivery(), wantOrigin)
 	}
 	if p.Delivery == mcpcore.DeliveryMRTR && p.InputKey == "" {
 		t.Error("an MRTR request without its inputRequests key")
@@ -506,9 +522,13 @@ func pythonRoots(t *testing.T, h *peerHost) {
 		t.Fatal("the host answered no roots/list request")
 	}
 	last := roots[len(roots)-1]
-	if last.Delivery != h.wantDelivery() || last.OriginCallID != "call-roots" || last.OriginName != "list_roots" {
-		t.Errorf("roots request: delivery %v, origin %q %q; want %v, call-roots list_roots",
-			last.Delivery, last.OriginCallID, last.OriginName, h.wantDelivery())
+	wantOrigin, wantName := "", ""
+	if h.certainOrigin() {
+		wantOrigin, wantName = "call-roots", "list_roots"
+	}
+	if last.Delivery != h.wantDelivery() || last.OriginCallID != wantOrigin || last.OriginName != wantName {
+		t.Errorf("roots request: delivery %v, origin %q %q; want %v, %q %q",
+			last.Delivery, last.OriginCallID, last.OriginName, h.wantDelivery(), wantOrigin, wantName)
 	}
 }
 

@@ -68,6 +68,11 @@ type Session struct {
 	// closedErr is what calls fail with once the session is closing (see closedError).
 	closedErr error
 
+	// sessionWaits counts pending server requests that belong to no call (pushes over stdio and SSE): while
+	// any is open, the request deadlines of the calls in flight do not expire (the server may be waiting
+	// for the host on a call's behalf).
+	sessionWaits atomic.Int32
+
 	refs   sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	refSeq atomic.Uint64
 

@@ -166,7 +166,7 @@ func TestDrainEndsPendingRequests(t *testing.T) {
 
 func TestRequestDeadline(t *testing.T) {
 	fired := make(chan bool, 1)
-	d := newRequestDeadline(50*time.Millisecond, time.Hour, func(total bool) { fired <- total })
+	d := newRequestDeadline(50*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
 	d.pause()
 	time.Sleep(120 * time.Millisecond)
 	select {
@@ -179,7 +179,7 @@ func TestRequestDeadline(t *testing.T) {
 		t.Error("the idle timeout reported as the total one")
 	}
 
-	d = newRequestDeadline(time.Hour, 80*time.Millisecond, func(total bool) { fired <- total })
+	d = newRequestDeadline(time.Hour, 80*time.Millisecond, nil, func(total bool) { fired <- total })
 	for range 3 {
 		d.alive() // progress cannot extend past the total
 	}
@@ -188,12 +188,59 @@ func TestRequestDeadline(t *testing.T) {
 	}
 	d.stop()
 
-	d = newRequestDeadline(30*time.Millisecond, time.Hour, func(total bool) { fired <- total })
+	d = newRequestDeadline(30*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
 	d.stop()
 	time.Sleep(60 * time.Millisecond)
 	select {
 	case <-fired:
 		t.Error("fired after stop")
 	default:
+	}
+}
+
+// A server's own request sent while a call is in flight, over a transport that does not tie it to the
+// call (stdio, SSE, in-memory), belongs to the session: it has no origin and does not end with the call.
+func TestUnrelatedServerRequestOutlivesTheCall(t *testing.T) {
+	hooks := &serverHooks{started: make(chan string, 1), cancelled: make(chan string, 1)}
+	srv := newTestServer(nil, hooks)
+	c, _ := newTestCore(t, map[string]ServerConfig{"mem": {Transport: transportTest}}, nil)
+	sessions := make(chan *mcp.ServerSession, 1)
+	c.testDial = func(ServerConfig) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		sessions <- ss
+		return ct, err
+	}
+	s := open(t, c, "mem", "2025-11-25", allCaps)
+	ss := <-sessions
+	sub := s.Subscribe(0)
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{})
+		done <- err
+	}()
+	<-hooks.started
+	roots := make(chan error, 1)
+	go func() {
+		_, err := ss.ListRoots(context.Background(), nil)
+		roots <- err
+	}()
+	ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
+	if ev.Request.OriginCallID != "" {
+		t.Errorf("the server's own roots/list got origin %q, want none", ev.Request.OriginCallID)
+	}
+	cancel()
+	<-done
+	<-hooks.cancelled
+	if p, err := c.Dispatcher().Get("alice", ev.Request.ID); err != nil || p == nil {
+		t.Fatalf("the roots request ended with the unrelated call: %v", err)
+	}
+	if err := c.Dispatcher().Respond(tctx(t), "alice", ev.Request.ID, Answer{Roots: &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///x"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-roots; err != nil {
+		t.Errorf("server's roots/list = %v", err)
 	}
 }
