@@ -38,6 +38,9 @@ const (
 	defaultRequestTimeout    = 30 * time.Second
 	defaultMaxRequestTimeout = 30 * time.Minute
 
+	defaultClosedRetention = 5 * time.Minute
+	maxClosedRetained      = 10_000
+
 	defaultMaxRestarts    = 5
 	defaultInitialBackoff = 200 * time.Millisecond
 	defaultMaxBackoff     = 30 * time.Second
@@ -109,6 +112,7 @@ type Core struct {
 
 	mu       sync.Mutex          // guards the fields below
 	sessions map[string]*Session // open sessions, by id
+	closedS  expiring[*Session]  // closed sessions kept for Options.ClosedRetention, by id
 	live     map[string]*Session // sessions from the start of Open to the end of Close, for event routing
 	reserved int                 // sessions being opened, counted against MaxSessions
 	perOwner map[string]int      // open + opening sessions per owner
@@ -146,6 +150,9 @@ func New(opts Options) *Core {
 	opts.Servers = maps.Clone(opts.Servers)
 	opts.Limits = opts.Limits.withDefaults()
 	opts.Pending = opts.Pending.withDefaults()
+	if opts.ClosedRetention <= 0 {
+		opts.ClosedRetention = defaultClosedRetention
+	}
 	if opts.OAuth.Store == nil {
 		opts.OAuth.Store = NewTokenStore()
 	}
@@ -160,6 +167,7 @@ func New(opts Options) *Core {
 		clientInfo: info,
 		procs:      make(chan struct{}, opts.Limits.MaxStdioProcesses),
 		sessions:   map[string]*Session{},
+		closedS:    newExpiring[*Session](opts.ClosedRetention, maxClosedRetained),
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
 	}
@@ -195,16 +203,27 @@ func (c *Core) Servers() []ServerConfig {
 	return out
 }
 
-// Session returns the open session with the given id, or ErrSessionNotFound. It does not check the owner:
-// callers compare Session.Owner with their principal.
+// Session returns the session with the given id: an open one, or one closed less than
+// Options.ClosedRetention ago (its State says Closed and why; its calls fail). Otherwise
+// ErrSessionNotFound. It does not check the owner: callers compare Session.Owner with their principal.
 func (c *Core) Session(id string) (*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.sessions[id]
-	if !ok {
-		return nil, ErrSessionNotFound
+	if s, ok := c.sessions[id]; ok {
+		return s, nil
 	}
-	return s, nil
+	if s, ok := c.closedS.get(id, time.Now()); ok {
+		return s, nil
+	}
+	return nil, ErrSessionNotFound
+}
+
+// Forget drops a closed session from the closed sessions kept for Options.ClosedRetention (a host deleted
+// it). It does nothing to an open session.
+func (c *Core) Forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closedS.remove(id)
 }
 
 // Sessions returns the open sessions of owner ("" means every owner), oldest first.
@@ -369,6 +388,7 @@ func (c *Core) remove(s *Session) {
 	if c.sessions[s.id] == s {
 		delete(c.sessions, s.id)
 		c.dropOwnerLocked(s.owner)
+		c.closedS.add(s.id, s, time.Now())
 	}
 	if c.live[s.id] == s {
 		delete(c.live, s.id)

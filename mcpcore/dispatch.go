@@ -856,4 +856,7 @@ func (x *expiring[V]) prune(now time.Time) {
 	}
 }
 
+// remove forgets key (its place in the age order is skipped by prune).
+func (x *expiring[V]) remove(key string) { delete(x.m, key) }
+
 func (x *expiring[V]) len() int { return len(x.m) }

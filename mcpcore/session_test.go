@@ -691,14 +691,23 @@ func TestCloseDrainsPendingRequests(t *testing.T) {
 	if last.Kind != EventStateChanged || last.State != StateClosed {
 		t.Errorf("last event = %+v, want state closed", last)
 	}
-	if _, err := c.Session(s.ID()); !errors.Is(err, ErrSessionNotFound) {
-		t.Errorf("closed session still registered: %v", err)
+	if got, err := c.Session(s.ID()); err != nil || got != s {
+		t.Errorf("a closed session is kept for a while: Session = %v, %v", got, err)
+	} else if st, _ := s.State(); st != StateClosed {
+		t.Errorf("kept session in state %v", st)
+	}
+	if len(c.Sessions("")) != 0 {
+		t.Error("a closed session is listed as open")
 	}
 	if _, err := s.ListTools(tctx(t), nil, CallOptions{}); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("call on a closed session: %v, want ErrSessionClosed", err)
 	}
 	if err := s.Close(tctx(t)); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+	c.Forget(s.ID())
+	if _, err := c.Session(s.ID()); !errors.Is(err, ErrSessionNotFound) {
+		t.Errorf("a forgotten session: %v, want ErrSessionNotFound", err)
 	}
 }
 

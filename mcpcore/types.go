@@ -135,6 +135,10 @@ type Options struct {
 	// of waiting for PendingPolicy.RootsTimeout. Nil means a host is always assumed to be there. It must not
 	// block; it is called from the connection's handlers.
 	HostAttached func(sessionID string) bool
+	// ClosedRetention is how long a closed session stays visible to Core.Session (State reports Closed and
+	// why; calls fail) before it is forgotten and Session reports ErrSessionNotFound; default 5 minutes.
+	// Core.Forget drops one at once.
+	ClosedRetention time.Duration
 }
 
 // HostCapabilities are what the host declared when it opened a session. The session advertises exactly

@@ -253,12 +253,13 @@ func TestSamplingOverConnect(t *testing.T) {
 			}
 			call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "sample", Arguments: mustStruct(t, map[string]any{"prompt": "say hi"}), CallId: "c1"})
 			req := h.nextRequest()
-			if req.GetSampling() == nil || req.GetOriginCallId() != "c1" || req.GetOriginName() != "sample" {
-				t.Fatalf("server request = %v", req)
-			}
-			wantDelivery := pb.Delivery_DELIVERY_MULTI_ROUND_TRIP
+			wantDelivery, wantOrigin, wantName := pb.Delivery_DELIVERY_MULTI_ROUND_TRIP, "c1", "sample"
 			if v.protocol == "2025-11-25" {
-				wantDelivery = pb.Delivery_DELIVERY_LEGACY_PUSH
+				// A push over stdio names no call: it is the session's.
+				wantDelivery, wantOrigin, wantName = pb.Delivery_DELIVERY_LEGACY_PUSH, "", ""
+			}
+			if req.GetSampling() == nil || req.GetOriginCallId() != wantOrigin || req.GetOriginName() != wantName {
+				t.Fatalf("server request = %v", req)
 			}
 			if req.GetDelivery() != wantDelivery {
 				t.Errorf("delivery = %v, want %v", req.GetDelivery(), wantDelivery)
@@ -700,6 +701,18 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	if last.Kind != mcpcore.EventStateChanged || last.State != mcpcore.StateClosed {
 		t.Errorf("last event %+v, want the closed state", last)
+	}
+	// Closed sessions stay visible for a while, CLOSED with their reason; deleting one succeeds and
+	// forgets it.
+	got, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
+	if err != nil || got.GetSession().GetState() != pb.SessionState_SESSION_STATE_CLOSED || got.GetSession().GetStateReason() != "idle timeout" {
+		t.Fatalf("GetSession of an idle-closed session = %v, %v; want CLOSED \"idle timeout\"", got, err)
+	}
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo"}); err == nil {
+		t.Error("a call on a closed session succeeded")
+	}
+	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
+		t.Fatalf("DeleteSession of a closed session: %v", err)
 	}
 	_, err = b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
 	wantCode(t, err, codes.NotFound)

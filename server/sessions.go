@@ -211,9 +211,12 @@ func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionReques
 	if err != nil {
 		return nil, err
 	}
+	// A session that has already closed (supervision gave up, idle timeout) is kept for a while so that
+	// its host can see why; deleting it succeeds and forgets it.
 	if err := sess.CloseWithReason(ctx, deletedReason); err != nil {
 		return nil, toStatus(err)
 	}
+	s.core.Forget(sess.ID())
 	s.forget(sess.ID())
 	s.logger.Info("session deleted", "session", sess.ID(), "principal", Principal(ctx))
 	return &pb.DeleteSessionResponse{}, nil
