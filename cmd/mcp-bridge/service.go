@@ -94,7 +94,8 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 			ElicitationTimeout: cfg.Pending.ElicitationTimeout,
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
-		ClientInfo: &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
+		ClosedRetention: cfg.Sessions.ClosedRetention,
+		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
 		OAuth: mcpcore.OAuthOptions{
 			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured
 			AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout,

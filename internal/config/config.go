@@ -197,6 +197,9 @@ type Sessions struct {
 	// IdleTimeout closes a session no host has used (no call, no attached stream) for this long.
 	// "0s" keeps idle sessions forever.
 	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// ClosedRetention keeps a closed session visible (GetSession: CLOSED and why) this long before
+	// it is 404 ("0s": the core's default, 5m).
+	ClosedRetention time.Duration `yaml:"closedRetention"`
 }
 
 // Pending configures how long a server-initiated request waits for a host's answer before the
