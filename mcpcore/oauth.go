@@ -254,10 +254,17 @@ type oauthFlow struct {
 	lastScopes []string   // scopes of the last authorization that completed
 }
 
-// sessionAuth is the auth.OAuthHandler of one session's transport.
+// sessionAuth is the auth.OAuthHandler of one session's transport (one connection attempt).
 type sessionAuth struct {
 	flow   *oauthFlow
 	prompt promptFunc
+
+	// connecting reports whether the connection is still being made (refused only holds then: a step-up
+	// the person declines on a live connection does not stop later ones).
+	connecting func() bool
+
+	mu      sync.Mutex // guards refused
+	refused error      // the authorization failed while connecting: not asked again on this connection
 }
 
 var _ auth.OAuthHandler = (*sessionAuth)(nil)
@@ -272,6 +279,16 @@ func (a *sessionAuth) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 // authorization of the same server and owner first, and retries with that one's token when it is newer
 // than the token the failed request carried.
 func (a *sessionAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	a.mu.Lock()
+	refused := a.refused
+	a.mu.Unlock()
+	if refused != nil && a.connecting() {
+		// The person declined, or the flow failed, for this connection already: the SDK's next request
+		// (the initialize fallback after server/discover, the standalone stream) must not ask again,
+		// and the host must hear the first reason, not a later timeout.
+		drain(resp)
+		return refused
+	}
 	f := a.flow
 	select {
 	case f.sem <- struct{}{}:
@@ -298,6 +315,11 @@ func (a *sessionAuth) Authorize(ctx context.Context, req *http.Request, resp *ht
 	err := f.sdk.Authorize(context.WithValue(ctx, promptKey{}, a.prompt), req, resp)
 	if err != nil && !errors.Is(err, ErrAuthorization) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: %w", ErrAuthorization, err)
+	}
+	if err != nil && ctx.Err() == nil {
+		a.mu.Lock()
+		a.refused = err
+		a.mu.Unlock()
 	}
 	return err
 }
@@ -466,7 +488,10 @@ func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sessionAuth{flow: f, prompt: s.askAuthorization}, nil
+	return &sessionAuth{flow: f, prompt: s.askAuthorization, connecting: func() bool {
+		st, _ := s.State()
+		return st != StateReady
+	}}, nil
 }
 
 // askAuthorization raises a KindAuthorization pending request for authURL and waits for the host. The

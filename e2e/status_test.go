@@ -1,0 +1,162 @@
+package e2e
+
+// Statuses a host can act on (issue 11, item 2): each case through the real binary, with the gRPC code and
+// the google.rpc.ErrorInfo reason the host branches on.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+)
+
+// The user declines the upstream authorization during CreateSession: FAILED_PRECONDITION
+// UPSTREAM_AUTHORIZATION_FAILED with the reason (it was UNKNOWN "rejected by transport").
+func TestStatusAuthorizationDeclined(t *testing.T) {
+	b, _, _, _ := startOAuth(t)
+	alice := withToken(testCtx(t), "tok-alice")
+	h := b.connect(alice)
+	created := b.createAsync(alice, "secured")
+	req := h.nextRequest()
+	if req.GetAuthorization() == nil {
+		t.Fatalf("pushed %v, want an authorization request", req)
+	}
+	if ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Error{Error: &pb.JsonRpcError{Code: -1, Message: "the user declined"}}}); !ack.GetAccepted() {
+		t.Fatalf("the host's refusal was not accepted: %v", ack)
+	}
+	cr := await(t, created)
+	if status.Code(cr.err) != codes.FailedPrecondition || reasonOf(cr.err) != "UPSTREAM_AUTHORIZATION_FAILED" || !strings.Contains(status.Convert(cr.err).Message(), "the user declined") {
+		t.Fatalf("CreateSession = %v (%s), want FAILED_PRECONDITION UPSTREAM_AUTHORIZATION_FAILED naming the reason", cr.err, reasonOf(cr.err))
+	}
+}
+
+// An unreachable Streamable HTTP server: CreateSession fails UNAVAILABLE (it was HTTP 500 / UNKNOWN).
+func TestStatusUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  nowhere:\n    url: \"http://%s/mcp\"\n", addr)})
+	_, err = b.client.CreateSession(testCtx(t), &pb.CreateSessionRequest{Server: "nowhere"})
+	if status.Code(err) != codes.Unavailable || reasonOf(err) != "UPSTREAM_UNAVAILABLE" {
+		t.Fatalf("CreateSession = %v (%s), want UNAVAILABLE UPSTREAM_UNAVAILABLE", err, reasonOf(err))
+	}
+	code, body := b.rest("").do("POST", "/v1/sessions", `{"server": "nowhere"}`)
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("REST = %d %s, want 503", code, compact(body))
+	}
+}
+
+// A sampling request nobody answers by its deadline: the call fails DEADLINE_EXCEEDED
+// SERVER_REQUEST_TIMED_OUT on both eras (it was PERMISSION_DENIED, the user's rejection, blamed on the
+// server).
+func TestStatusSamplingNotAnswered(t *testing.T) {
+	b := start(t, bridgeConfig{extra: "pending:\n  samplingTimeout: 500ms\n"})
+	for _, v := range versions {
+		t.Run(v.protocol, func(t *testing.T) {
+			ctx := testCtx(t)
+			cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: v.server, HostCapabilities: allCaps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: cs.GetSession().GetSessionId(), Name: "sample", Arguments: args(t, map[string]any{"prompt": "anyone?"})})
+			if status.Code(err) != codes.DeadlineExceeded || reasonOf(err) != "SERVER_REQUEST_TIMED_OUT" {
+				t.Fatalf("call = %v (%s), want DEADLINE_EXCEEDED SERVER_REQUEST_TIMED_OUT", err, reasonOf(err))
+			}
+		})
+	}
+}
+
+// A server that answers tools/call with a result of the wrong shape: INTERNAL UPSTREAM_BAD_MESSAGE that
+// says what was wrong, and a log line (it was INTERNAL "internal error" with nothing logged).
+func TestStatusWrongShapeResult(t *testing.T) {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
+		case "tools/call":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
+	})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: cs.GetSession().GetSessionId(), Name: "x"})
+	if status.Code(err) != codes.Internal || reasonOf(err) != "UPSTREAM_BAD_MESSAGE" || !strings.Contains(status.Convert(err).Message(), "tools/call") {
+		t.Fatalf("call = %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE naming the request", err, reasonOf(err))
+	}
+	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "the server's response could not be used" })
+}
+
+// The server's own -32001 ("Session not found" in the TypeScript SDK) for a call is the server's code:
+// reason UPSTREAM_ERROR, not the bridge's own DEADLINE_EXCEEDED.
+func TestStatusUpstreamCodeIsTheServers(t *testing.T) {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"codes","version":"1"}}}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32001,"message":"the server's own -32001"}}`
+	})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  codes:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "codes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: cs.GetSession().GetSessionId(), Name: "x"})
+	if status.Code(err) == codes.DeadlineExceeded || reasonOf(err) != "UPSTREAM_ERROR" {
+		t.Fatalf("call = %v (%s), want the server's error (UPSTREAM_ERROR), not a deadline", err, reasonOf(err))
+	}
+}
+
+// json_ is a JSON-RPC id as it came (a number or a string, in JSON).
+type json_ []byte
+
+// newRawHTTPServer serves a minimal Streamable HTTP MCP server (JSON responses, no sessions) whose answers
+// are written by answer, for servers that misbehave in ways the SDKs do not allow. Notifications get 202.
+func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string) string {
+	t.Helper()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct {
+			ID     json_  `json:"id"`
+			Method string `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if len(msg.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answer(msg.Method, msg.ID)))
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }() // ends when the server is closed at cleanup
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+func (j *json_) UnmarshalJSON(b []byte) error { *j = append((*j)[:0], b...); return nil }
