@@ -19,7 +19,7 @@ GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
-.PHONY: build run test test-go test-e2e test-python test-java conformance lint generate check-generate \
+.PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
         tools node-tools python-peer bench clean fmt
 
 build: ## Build bin/mcp-bridge.
@@ -68,6 +68,9 @@ test-go: node-tools python-peer ## Go unit and integration tests with the race d
 
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
 	scripts/test-e2e.sh
+
+test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
+	GO_TEST_ARGS="-run 'TestFault|TestStatus'" scripts/test-e2e.sh
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -416,4 +417,207 @@ func TestFaultShutdown(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatal("the bridge did not exit")
 	}
+}
+
+// A stdio server killed (SIGKILL) mid-call: the call fails UNAVAILABLE at once, the session restarts the
+// server, and the next call works.
+func TestFaultStdioKilledMidCall(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	for _, v := range versions {
+		t.Run(v.protocol, func(t *testing.T) {
+			ctx := testCtx(t)
+			cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: v.server})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := cs.GetSession().GetSessionId()
+			h := b.connect(ctx)
+			h.attach(id)
+			pidRes, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if _, err := fmt.Sscan(textOf(pidRes.GetResult()), &pid); err != nil {
+				t.Fatal(err)
+			}
+			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", Arguments: args(t, map[string]any{"tag": "killed-" + v.protocol})})
+			if got := await(t, b.reports.Lines); got != "started killed-"+v.protocol {
+				t.Fatalf("report %q", got)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if res := await(t, done); status.Code(res.err) != codes.Unavailable {
+				t.Fatalf("call in flight when the server died = %v, want UNAVAILABLE", res.err)
+			}
+			h.waitState(id, pb.SessionState_SESSION_STATE_READY)
+			if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "again"})}); err != nil {
+				t.Fatalf("after the restart: %v", err)
+			}
+		})
+	}
+}
+
+// Malformed, oversized and duplicate frames from a server fail only the request they belong to (INTERNAL
+// UPSTREAM_BAD_MESSAGE), or are dropped (a second response to an answered request); the session stays.
+func TestFaultBadFrames(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad-frames","version":"1"}}}`
+		case "tools/list":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+		}
+		return ""
+	})
+	b := start(t, bridgeConfig{
+		extraServers: fmt.Sprintf("  bad:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url),
+		extra:        "limits:\n  maxMessageBytes: 32768\n",
+	})
+	srv.call = func(name string, id json_) (string, string) {
+		ok := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+		switch name {
+		case "malformed":
+			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[`
+		case "oversized":
+			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"` + big + `"}]}}`
+		case "duplicate":
+			return "text/event-stream", "data: " + ok + "\n\ndata: " + strings.Replace(ok, "fine", "second", 1) + "\n\n"
+		}
+		return "application/json", ok
+	}
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	for _, name := range []string{"malformed", "oversized"} {
+		_, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: name})
+		if status.Code(err) != codes.Internal || reasonOf(err) != "UPSTREAM_BAD_MESSAGE" {
+			t.Errorf("%s = %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE", name, err, reasonOf(err))
+		}
+	}
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "duplicate"})
+	if err != nil || textOf(res.GetResult()) != "fine" {
+		t.Errorf("duplicate = %v, %v; want the first response", res, err)
+	}
+	res, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "ok"})
+	if err != nil || textOf(res.GetResult()) != "fine" {
+		t.Errorf("the session after bad frames: %v, %v", res, err)
+	}
+}
+
+// 1000 concurrent calls over 10 sessions, one of them slow: every call gets its own answer (none lost, none
+// misrouted), the slow one does not hold the others up, and once the sessions are deleted the bridge holds
+// no child process and no more file descriptors than before they were opened.
+func TestFaultConcurrentCallsAndLeaks(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	pid := b.cmd.Process.Pid
+	// A first session warms up what the bridge opens once (the HTTP transport, the log), then the baseline.
+	warm, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: warm.GetSession().GetSessionId()}); err != nil {
+		t.Fatal(err)
+	}
+	fds := openFDs(t, pid)
+
+	var ids []string
+	for i := range 10 {
+		server := serverLegacy
+		if i%2 == 0 {
+			server = serverModern
+		}
+		cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cs.GetSession().GetSessionId())
+	}
+	slow := b.callAsync(ctx, &pb.CallToolRequest{SessionId: ids[0], Name: "block", Arguments: args(t, map[string]any{"tag": "slow", "durationSeconds": 20})})
+	if got := await(t, b.reports.Lines); got != "started slow" {
+		t.Fatalf("report %q", got)
+	}
+	const calls = 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	sem := make(chan struct{}, 64) // 64 in flight at once
+	for i := range calls {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			text := fmt.Sprintf("call-%d", i)
+			res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: ids[i%len(ids)], Name: "echo", Arguments: args(t, map[string]any{"text": text})})
+			switch {
+			case err != nil:
+				errs <- fmt.Errorf("%s: %v", text, err)
+			case !strings.Contains(textOf(res.GetResult()), text) || strings.Contains(textOf(res.GetResult()), text+"0"):
+				errs <- fmt.Errorf("%s got %q", text, textOf(res.GetResult()))
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	select {
+	case res := <-slow:
+		t.Fatalf("the slow call ended early: %v", res.err)
+	default:
+	}
+	for _, id := range ids {
+		if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := await(t, slow); status.Code(res.err) != codes.Canceled {
+		t.Errorf("the slow call after DeleteSession = %v, want CANCELLED", res.err)
+	}
+	if kids := childProcesses(t, pid); len(kids) != 0 {
+		t.Errorf("child processes left after every session closed: %v", kids)
+	}
+	if after := openFDs(t, pid); after > fds {
+		t.Errorf("open file descriptors: %d after the sessions closed, %d before they opened", after, fds)
+	}
+}
+
+// openFDs counts the open file descriptors of process pid.
+func openFDs(t *testing.T, pid int) int {
+	t.Helper()
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// childProcesses lists the processes whose parent is pid.
+func childProcesses(t *testing.T, pid int) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so read after the last ')'.
+		s := string(stat)
+		rest := s[strings.LastIndexByte(s, ')')+1:]
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err == nil && ppid == pid {
+			out = append(out, e.Name()+" "+s[:strings.LastIndexByte(s, ')')+1])
+		}
+	}
+	return out
 }

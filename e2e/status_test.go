@@ -88,7 +88,7 @@ func TestStatusWrongShapeResult(t *testing.T) {
 		}
 		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
 	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv)})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
 	if err != nil {
@@ -111,7 +111,7 @@ func TestStatusUpstreamCodeIsTheServers(t *testing.T) {
 		}
 		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32001,"message":"the server's own -32001"}}`
 	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  codes:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv)})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  codes:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "codes"})
 	if err != nil {
@@ -126,10 +126,19 @@ func TestStatusUpstreamCodeIsTheServers(t *testing.T) {
 // json_ is a JSON-RPC id as it came (a number or a string, in JSON).
 type json_ []byte
 
-// newRawHTTPServer serves a minimal Streamable HTTP MCP server (JSON responses, no sessions) whose answers
-// are written by answer, for servers that misbehave in ways the SDKs do not allow. Notifications get 202.
-func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string) string {
+// rawServer is a minimal Streamable HTTP MCP server (no sessions) whose answers the test writes, for
+// servers that misbehave in ways the SDKs do not allow. Notifications get 202.
+type rawServer struct {
+	url string
+	// answer writes the JSON response to a request; call, when set, answers tools/call by tool name with
+	// a content type and a body (JSON, or SSE frames).
+	answer func(method string, id json_) string
+	call   func(name string, id json_) (contentType, body string)
+}
+
+func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string) *rawServer {
 	t.Helper()
+	rs := &rawServer{answer: answer}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -138,6 +147,9 @@ func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string)
 		var msg struct {
 			ID     json_  `json:"id"`
 			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
@@ -147,8 +159,14 @@ func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string)
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(answer(msg.Method, msg.ID)))
+		ctype, body := "application/json", ""
+		if msg.Method == "tools/call" && rs.call != nil {
+			ctype, body = rs.call(msg.Params.Name, msg.ID)
+		} else {
+			body = rs.answer(msg.Method, msg.ID)
+		}
+		w.Header().Set("Content-Type", ctype)
+		_, _ = w.Write([]byte(body))
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -156,7 +174,8 @@ func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string)
 	}
 	go func() { _ = srv.Serve(ln) }() // ends when the server is closed at cleanup
 	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	rs.url = "http://" + ln.Addr().String() + "/mcp"
+	return rs
 }
 
 func (j *json_) UnmarshalJSON(b []byte) error { *j = append((*j)[:0], b...); return nil }
