@@ -70,7 +70,7 @@ test-e2e: build node-tools ## End-to-end tests against the real binary and real 
 	scripts/test-e2e.sh
 
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
-	GO_TEST_ARGS="-run 'TestFault|TestStatus'" scripts/test-e2e.sh
+	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh
