@@ -165,7 +165,10 @@ type ServerRequest struct {
 	// The session whose server made the request.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// The host call that caused the request (SEP-2260 ties every server request to a client request): the
-	// `call_id` of the CallTool, StreamCallTool, GetPrompt or ReadResource; empty if the server did not say.
+	// `call_id` of the CallTool, StreamCallTool, GetPrompt or ReadResource. Set only when that is certain: a
+	// Multi Round-Trip input request, or a push that came on the call's own Streamable HTTP response stream.
+	// Empty for a push over stdio or HTTP+SSE, which names no request of the client: such a request belongs
+	// to the session and does not end when a call does.
 	OriginCallId string `protobuf:"bytes,3,opt,name=origin_call_id,json=originCallId,proto3" json:"origin_call_id,omitempty"`
 	// MCP method of the originating call, e.g. "tools/call", "prompts/get", "resources/read"; empty if unknown.
 	OriginMethod string `protobuf:"bytes,4,opt,name=origin_method,json=originMethod,proto3" json:"origin_method,omitempty"`
