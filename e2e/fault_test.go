@@ -303,14 +303,7 @@ func TestFaultMRTRAnswerSurvivesCrash(t *testing.T) {
 	id := cs.GetSession().GetSessionId()
 	h := b.connect(ctx)
 	h.attach(id)
-	pidRes, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	if _, err := fmt.Sscan(textOf(pidRes.GetResult()), &pid); err != nil || pid <= 0 {
-		t.Fatalf("pid = %q", textOf(pidRes.GetResult()))
-	}
+	pid := b.serverPID(ctx, id)
 	done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
 	req := h.nextRequest()
 	if req.GetDelivery() != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
@@ -433,14 +426,7 @@ func TestFaultStdioKilledMidCall(t *testing.T) {
 			id := cs.GetSession().GetSessionId()
 			h := b.connect(ctx)
 			h.attach(id)
-			pidRes, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pid int
-			if _, err := fmt.Sscan(textOf(pidRes.GetResult()), &pid); err != nil {
-				t.Fatal(err)
-			}
+			pid := b.serverPID(ctx, id)
 			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", Arguments: args(t, map[string]any{"tag": "killed-" + v.protocol})})
 			if got := await(t, b.reports.Lines); got != "started killed-"+v.protocol {
 				t.Fatalf("report %q", got)
@@ -585,6 +571,20 @@ func TestFaultConcurrentCallsAndLeaks(t *testing.T) {
 	if after := openFDs(t, pid); after > fds {
 		t.Errorf("open file descriptors: %d after the sessions closed, %d before they opened", after, fds)
 	}
+}
+
+// serverPID asks the probe server of session id for its process id.
+func (b *bridge) serverPID(ctx context.Context, id string) int {
+	b.t.Helper()
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(textOf(res.GetResult()), &pid); err != nil || pid <= 0 {
+		b.t.Fatalf("pid = %q", textOf(res.GetResult()))
+	}
+	return pid
 }
 
 // openFDs counts the open file descriptors of process pid.

@@ -11,6 +11,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// dialUnless is a test dialer that connects to srv in memory (keeping the server side in *server) unless
+// refuse reports true.
+func dialUnless(srv *mcp.Server, refuse func() bool, server **mcp.ServerSession) func(ServerConfig) (mcp.Transport, error) {
+	return func(ServerConfig) (mcp.Transport, error) {
+		if refuse() {
+			return nil, errors.New("connection refused")
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		*server = ss
+		return ct, err
+	}
+}
+
 // maxRestarts counts reconnection attempts exactly: 2 means two attempts after the connection broke, then
 // the session closes (it allowed three).
 func TestMaxRestartsIsExact(t *testing.T) {
@@ -20,15 +34,7 @@ func TestMaxRestartsIsExact(t *testing.T) {
 			c, _ := newTestCore(t, map[string]ServerConfig{"mem": {Transport: transportTest, Restart: RestartPolicy{MaxRestarts: max, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}}}, nil)
 			var dials atomic.Int32
 			var server *mcp.ServerSession
-			c.testDial = func(ServerConfig) (mcp.Transport, error) {
-				if dials.Add(1) > 1 {
-					return nil, errors.New("server gone")
-				}
-				ct, st := mcp.NewInMemoryTransports()
-				ss, err := srv.Connect(context.Background(), st, nil)
-				server = ss
-				return ct, err
-			}
+			c.testDial = dialUnless(srv, func() bool { return dials.Add(1) > 1 }, &server)
 			s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
 			sub := s.Subscribe(0)
 			defer sub.Close()
@@ -51,15 +57,7 @@ func TestCallsFailFastWhileServerDown(t *testing.T) {
 	c, _ := newTestCore(t, map[string]ServerConfig{"mem": {Transport: transportTest, Restart: RestartPolicy{MaxRestarts: 1000, InitialBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond}}}, nil)
 	var down atomic.Bool
 	var server *mcp.ServerSession
-	c.testDial = func(ServerConfig) (mcp.Transport, error) {
-		if down.Load() {
-			return nil, errors.New("connection refused")
-		}
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		server = ss
-		return ct, err
-	}
+	c.testDial = dialUnless(srv, down.Load, &server)
 	s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
 	sub := s.Subscribe(0)
 	defer sub.Close()
