@@ -15,8 +15,10 @@ public class SamplingHost {
     @Override
     public CreateMessageResult handleSampling(CreateMessageRequest request, RequestContext ctx) throws McpError {
       String prompt = Mcp.lastUserText(request);
+      // A legacy push over stdio has no originating call: it belongs to the session.
+      String call = ctx.originCallId().isEmpty() ? "(session)" : ctx.originCallId();
       System.out.printf("server asks (%s, call %s, max %d tokens): %s%n",
-          ctx.delivery(), ctx.originCallId(), request.getMaxTokens(), prompt);
+          ctx.delivery(), call, request.getMaxTokens(), prompt);
       if (prompt.contains("forbidden")) {
         throw McpError.userRejected("User rejected sampling request");
       }

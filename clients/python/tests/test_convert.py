@@ -185,3 +185,21 @@ def test_enum_spelling() -> None:
     assert cv.enum_str(cv.INCLUDE_CONTEXT, mcp_pb2.INCLUDE_CONTEXT_THIS_SERVER) == "thisServer"
     assert cv.enum_str(cv.TASK_STATUS, mcp_pb2.TASK_STATUS_INPUT_REQUIRED) == "input_required"
     assert cv.enum_str(cv.ROLE, 99) == ""
+
+
+def test_stream_request_notice_names_a_call_only_when_the_bridge_knows_it() -> None:
+    from mcp_bridge import _base
+    from mcp_bridge._gen.mcpbridge.v1 import bridge_service_pb2 as pb
+    from mcp_bridge.types import RequestNotice
+
+    # An input request (or a push on the call's own HTTP response stream) carries its call.
+    caused = pb.StreamCallToolResponse(call_id="op-1")
+    caused.server_request.request_id, caused.server_request.origin_call_id = "r-1", "op-1"
+    caused.server_request.sampling.max_tokens = 5
+    assert _base.stream_event(caused) == RequestNotice(request_id="r-1", kind="sampling", call_id="op-1")
+
+    # A legacy push over stdio belongs to the session: the stream shows it, without tying it to the call.
+    session_level = pb.StreamCallToolResponse(call_id="op-1")
+    session_level.server_request.request_id = "r-2"
+    session_level.server_request.roots.SetInParent()
+    assert _base.stream_event(session_level) == RequestNotice(request_id="r-2", kind="roots", call_id="")

@@ -98,7 +98,9 @@ def stream_event(resp: pb.StreamCallToolResponse) -> StreamEvent | None:
         return RequestNotice(
             request_id=sr.request_id,
             kind=sr.WhichOneof("payload") or "",  # type: ignore[arg-type]
-            call_id=sr.origin_call_id or resp.call_id,
+            # Only a request the bridge could tie to this call carries its id; the session's own requests
+            # (e.g. a legacy push over stdio) are seen while the call runs but have no origin.
+            call_id=sr.origin_call_id,
         )
     if kind == "request_ended":
         return cv.request_ended_from(resp.request_ended)

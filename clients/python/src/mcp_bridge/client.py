@@ -292,7 +292,8 @@ class Session:
         """Call a tool with ``arguments`` (a dict) and return its result.
 
         ``call_id`` tags the call so the handler can match server requests to it
-        (``request.origin_call_id``). ``task_ttl`` (seconds, 0 for the server's default) asks the server to run
+        (``request.origin_call_id``, set where the bridge knows the call caused the request; a legacy push over
+        stdio or SSE has none). ``task_ttl`` (seconds, 0 for the server's default) asks the server to run
         the call as a task (the result then carries ``task``; poll it with :meth:`get_task`). A timeout cancels the
         call upstream.
         """

@@ -87,7 +87,9 @@ class ServerRequest:
     session_id: str
     """The session whose server asked."""
     origin_call_id: str = ""
-    """The ``call_id`` of the host call (call_tool, get_prompt, read_resource) that caused the request."""
+    """The ``call_id`` of the host call (call_tool, get_prompt, read_resource) that caused the request, where the
+    bridge knows it (a 2026-07-28 input request, or a push on the call's own HTTP response stream); empty for a
+    request of the session, such as a legacy push over stdio or SSE."""
     origin_method: str = ""
     """MCP method of that call, e.g. ``tools/call``."""
     origin_name: str = ""

@@ -390,10 +390,12 @@ class LogMessage:
 
 @dataclass
 class RequestNotice:
-    """A server request caused by a streamed call (sampling, elicitation or roots).
+    """A server request (sampling, elicitation or roots) seen while a call streams.
 
     It is informational in ``call_tool_stream``: the session's handler answers it (or
-    ``Session.respond``).
+    ``Session.respond``). ``call_id`` is the streamed call's id when the bridge knows the call caused it (a
+    2026-07-28 input request, or a push on the call's own HTTP response stream); it is empty for the session's
+    requests without an origin (e.g. a legacy push over stdio or SSE), which a streaming call also sees.
     """
 
     request_id: str

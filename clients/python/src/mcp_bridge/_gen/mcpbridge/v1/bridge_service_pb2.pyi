@@ -28,18 +28,20 @@ class ListServersResponse(_message.Message):
     def __init__(self, servers: _Optional[_Iterable[_Union[_session_pb2.UpstreamServer, _Mapping]]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("server", "host_capabilities", "roots", "protocol_version", "client_info")
+    __slots__ = ("server", "host_capabilities", "roots", "protocol_version", "client_info", "log_level")
     SERVER_FIELD_NUMBER: _ClassVar[int]
     HOST_CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     CLIENT_INFO_FIELD_NUMBER: _ClassVar[int]
+    LOG_LEVEL_FIELD_NUMBER: _ClassVar[int]
     server: str
     host_capabilities: _mcp_pb2.HostCapabilities
     roots: _containers.RepeatedCompositeFieldContainer[_mcp_pb2.Root]
     protocol_version: str
     client_info: _mcp_pb2.Implementation
-    def __init__(self, server: _Optional[str] = ..., host_capabilities: _Optional[_Union[_mcp_pb2.HostCapabilities, _Mapping]] = ..., roots: _Optional[_Iterable[_Union[_mcp_pb2.Root, _Mapping]]] = ..., protocol_version: _Optional[str] = ..., client_info: _Optional[_Union[_mcp_pb2.Implementation, _Mapping]] = ...) -> None: ...
+    log_level: _mcp_pb2.LoggingLevel
+    def __init__(self, server: _Optional[str] = ..., host_capabilities: _Optional[_Union[_mcp_pb2.HostCapabilities, _Mapping]] = ..., roots: _Optional[_Iterable[_Union[_mcp_pb2.Root, _Mapping]]] = ..., protocol_version: _Optional[str] = ..., client_info: _Optional[_Union[_mcp_pb2.Implementation, _Mapping]] = ..., log_level: _Optional[_Union[_mcp_pb2.LoggingLevel, str]] = ...) -> None: ...
 
 class CreateSessionResponse(_message.Message):
     __slots__ = ("session",)

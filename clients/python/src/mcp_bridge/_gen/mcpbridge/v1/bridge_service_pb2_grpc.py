@@ -311,7 +311,8 @@ class BridgeServiceServicer:
 
     def SetLogLevel(self, request, context):
         """SetLogLevel sets the minimum level of log messages the server sends (MCP `logging/setLevel`; on 2026-07-28
-        the bridge sends the level with every request instead).
+        the bridge sends the level with every request instead). Fails FAILED_PRECONDITION on either era when the
+        server declares no logging capability. CreateSessionRequest.log_level sets it from the start.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -359,7 +360,9 @@ class BridgeServiceServicer:
 
     def WatchEvents(self, request, context):
         """WatchEvents streams the events of one session, like Connect does for attached sessions; REST hosts
-        answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON.
+        answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON. The
+        response headers (HTTP 200 over REST) are sent at once, before any event, so a client knows the watch is
+        live; an error after that ends the stream with a last line {"error": {...}}.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -33,8 +33,10 @@ public final class CallOptions {
   }
 
   /**
-   * The id the host gives the call, echoed as {@code ServerRequest.origin_call_id} and on progress and log
-   * events, so requests can be matched to calls; unique among the session's calls in flight.
+   * The id the host gives the call, echoed as {@code ServerRequest.origin_call_id} (on requests the bridge can
+   * tie to the call: input requests and pushes on the call's own HTTP response stream, not legacy pushes over
+   * stdio or SSE) and on progress and log events, so requests can be matched to calls; unique among the
+   * session's calls in flight.
    */
   public CallOptions withCallId(String callId) {
     return new CallOptions(callId, meta, timeout, taskTtl);

@@ -42,7 +42,11 @@ public final class RequestContext {
     return Optional.ofNullable(session);
   }
 
-  /** The call_id of the host call (CallTool, GetPrompt, ReadResource…) that caused the request; may be empty. */
+  /**
+   * The call_id of the host call (CallTool, GetPrompt, ReadResource…) that caused the request, where the bridge
+   * knows it: a 2026-07-28 input request, or a push on the call's own Streamable HTTP response stream. Empty for
+   * a request of the session (a legacy push over stdio or SSE is not tied to whatever call is in flight).
+   */
   public String originCallId() {
     return request.getOriginCallId();
   }

@@ -106,7 +106,17 @@ class DemoServerRequestsTest {
 
       RequestContext ctx = host.contexts.poll(5, TimeUnit.SECONDS);
       assertEquals(s.id(), ctx.sessionId());
-      assertEquals("call-sample-1", ctx.originCallId());
+      if (s.protocolVersion().equals(LEGACY)) {
+        // A legacy push over stdio belongs to the session: the bridge cannot tie it to a call with certainty.
+        assertEquals("", ctx.originCallId());
+        assertEquals("", ctx.originName());
+        assertEquals("", ctx.originMethod());
+      } else {
+        // An input request comes back in the call's own result: its origin is certain.
+        assertEquals("call-sample-1", ctx.originCallId());
+        assertEquals("sample", ctx.originName());
+        assertEquals("tools/call", ctx.originMethod());
+      }
       assertEquals(expectedDelivery(s), ctx.delivery());
       assertEquals(20, ctx.request().getSampling().getMaxTokens());
       assertTrue(ctx.deadline().orElseThrow().isAfter(Instant.now()));
@@ -149,6 +159,12 @@ class DemoServerRequestsTest {
       }
       assertTrue(err != null || r.getIsError() || !Mcp.text(r).startsWith("accepted"),
           "a refused answer must not be accepted: " + (r == null ? err : Mcp.text(r)));
+      if (!s.protocolVersion().equals(LEGACY)) {
+        // An error answer to an input request is the host refusing input: the bridge fails the call itself.
+        assertTrue(err != null, "the call must fail: " + (r == null ? "" : Mcp.text(r)));
+        assertEquals(Status.Code.ABORTED, err.code(), err.toString());
+        assertEquals("INPUT_REFUSED", err.reason().orElse(""), err.toString());
+      }
       assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
       // The session carries on.
       host.elicitAnswer = Mcp.decline();
