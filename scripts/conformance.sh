@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned in
-# tools/package.json, installed by `make node-tools`) against conformance/client, a small MCP client
-# program driven by mcpcore, for both requirement sets the suite freezes: 2025-11-25 and 2026-07-28.
+# tools/package.json, installed by `make node-tools`) for both requirement sets the suite freezes,
+# 2025-11-25 and 2026-07-28, along two paths:
+#   - conformance/client: a small MCP client program driven by mcpcore alone;
+#   - conformance/bridgeclient: the whole bridge — the mcp-bridge binary (built here, once), started per
+#     scenario with the mock server as its upstream, and a host using only the gRPC host API.
+# Both perform the same per-scenario actions and canned answers (conformance/internal/scenario).
 #
-# conformance/expected-failures.yml lists, per requirement set, the required scenarios known to fail and
-# why. The run fails on a required scenario that fails without an entry, and on an entry whose scenario
-# now passes, so the file stays honest. The last line of output is always
-#   conformance: 2025-11-25 P/T, 2026-07-28 P/T
+# conformance/expected-failures.yml (mcpcore) and conformance/expected-failures-bridge.yml (through the
+# bridge) list, per requirement set, the required scenarios known to fail on that path and why. The run
+# fails on a required scenario that fails without an entry, on an entry whose scenario now passes (so the
+# files stay honest), and on an mcp-bridge process left running. The last line of output is always
+#   conformance: 2025-11-25 P/T, 2026-07-28 P/T; through the bridge: 2025-11-25 P/T, 2026-07-28 P/T
 # (required scenarios passed / required scenarios in the set).
 #
-# Loopback only: the suite starts its mock servers on localhost and runs the client against them.
-# Bounded: each scenario is killed after 30s and each requirement set after 150s.
+# Loopback only: the suite starts its mock servers on localhost and runs the client against them; the
+# bridges listen on loopback ports the kernel picks. Bounded: each scenario is killed after 30s (and its
+# bridge with it) and each suite run after 150s.
 #
 # Environment:
 #   MCPBRIDGE_NODE_MODULES    node_modules holding the suite (default .tools/node/node_modules)
