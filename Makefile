@@ -78,7 +78,7 @@ test-python: build node-tools ## Python client tests against the real binary.
 test-java: build node-tools ## Java client tests against the real binary.
 	scripts/test-java.sh
 
-conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets.
+conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets, mcpcore and the whole bridge.
 	scripts/conformance.sh
 
 bench: build node-tools ## Benchmarks; rewrites BENCHMARKS.md and bench/results.json.

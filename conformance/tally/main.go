@@ -1,4 +1,6 @@
-// Command tally keeps conformance/expected-failures.yml honest and counts what passed.
+// Command tally keeps an expected-failures file honest and counts what passed. Both files have its format:
+// conformance/expected-failures.yml (conformance/client, mcpcore) and conformance/expected-failures-bridge.yml
+// (conformance/bridgeclient, through the bridge); tally runs once per file and requirement set.
 //
 // scripts/conformance.sh runs it around each run of the official MCP conformance suite:
 //
