@@ -32,10 +32,11 @@ type restartableServer struct {
 	addr string
 	lost lostStyle
 
-	mu    sync.Mutex
-	srv   *http.Server
-	known map[string]bool // session ids the current incarnation issued
-	done  chan struct{}   // closed when the current incarnation's Serve returned
+	mu      sync.Mutex
+	srv     *http.Server
+	known   map[string]bool // session ids the current incarnation issued
+	done    chan struct{}   // closed when the current incarnation's Serve returned
+	deleted map[string]bool // session ids a client ended with DELETE
 }
 
 // lostStyle is how a server answers a request for a session it does not know.
@@ -72,17 +73,24 @@ func (r *restartableServer) url() string { return "http://" + r.addr + "/mcp" }
 
 func (r *restartableServer) serve(ln net.Listener) {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, nil)
-	known := map[string]bool{}
-	var mu sync.Mutex
+	known := map[string]bool{} // guarded by r.mu
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if r.lost.get405 && req.Method == http.MethodGet {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
+		if req.Method == http.MethodDelete {
+			r.mu.Lock()
+			if r.deleted == nil {
+				r.deleted = map[string]bool{}
+			}
+			r.deleted[req.Header.Get("Mcp-Session-Id")] = true
+			r.mu.Unlock()
+		}
 		if id := req.Header.Get("Mcp-Session-Id"); id != "" {
-			mu.Lock()
+			r.mu.Lock()
 			ok := known[id]
-			mu.Unlock()
+			r.mu.Unlock()
 			if !ok {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(r.lost.status)
@@ -91,12 +99,16 @@ func (r *restartableServer) serve(ln net.Listener) {
 			}
 		}
 		sdk.ServeHTTP(&sessionRecorder{ResponseWriter: w, record: func(id string) {
-			mu.Lock()
+			r.mu.Lock()
 			known[id] = true
-			mu.Unlock()
+			r.mu.Unlock()
 		}}, req)
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	// One connection per request: a restart must meet the lost session, not a pooled connection that the
+	// restart cut before the client noticed (that request fails UNAVAILABLE: whether it reached the server
+	// cannot be known).
+	srv.SetKeepAlivesEnabled(false)
 	done := make(chan struct{})
 	go func() { // ends when srv is closed (stop)
 		defer close(done)
@@ -137,6 +149,18 @@ func (r *restartableServer) start() {
 }
 
 func (r *restartableServer) restart() { r.stop(); r.start() }
+
+// sawDelete reports whether a session the current incarnation issued was ended with DELETE.
+func (r *restartableServer) sawDelete() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.deleted {
+		if r.known[id] {
+			return true
+		}
+	}
+	return false
+}
 
 // sessionRecorder records the Mcp-Session-Id the SDK issues.
 type sessionRecorder struct {
@@ -238,11 +262,15 @@ func TestFaultHTTPServerRestarts(t *testing.T) {
 				t.Fatalf("after the server came back: %v", err)
 			}
 
-			// Delete ends within its bound, here from READY; TestFaultShutdown covers the rest.
+			// Delete ends within its bound, here from READY; TestFaultShutdown covers the rest. The server
+			// is told: the bridge ends its MCP session with DELETE.
 			dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			defer cancel()
 			if _, err := b.client.DeleteSession(dctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
 				t.Fatalf("DeleteSession: %v", err)
+			}
+			if !srv.sawDelete() {
+				t.Error("DeleteSession did not end the MCP session upstream (no HTTP DELETE)")
 			}
 		})
 	}

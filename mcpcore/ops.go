@@ -114,7 +114,8 @@ func (s *Session) call(ctx context.Context, method, name string, opts CallOption
 // run sends one request of call: it waits for a live connection (acquire), runs op on it and classifies
 // the error. A request the HTTP server refused because it had lost the session never ran, so it is sent
 // again on the re-initialized session whatever its method; an idempotent one that failed because the
-// connection was lost is retried once on the next connection.
+// connection broke (or was lost) is retried once on the next connection. A non-idempotent one that may
+// have reached the server fails with ErrUnavailable: the bridge cannot know whether it ran.
 func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
 	for attempt := 0; ; attempt++ {
 		g, err := s.acquire(ctx)
@@ -128,7 +129,7 @@ func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op
 			return nil
 		}
 		err = s.classify(ctx, g, call, err)
-		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.lost.Load())) {
+		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.dead.Load())) {
 			s.logger.Info("sending the request again on the re-initialized session", "method", call.method, "call_id", call.id)
 			continue
 		}

@@ -309,8 +309,11 @@ type generation struct {
 	waited  chan struct{} // closed when the goroutine waiting on cs.Wait has exited
 }
 
+// newGeneration returns a new connection of s. Its context is not a child of the session's: the supervisor
+// ends it (close), after a graceful close has had the chance to talk to the server (a Streamable HTTP
+// DELETE of the session, MCP 2025-11-25 transports, session management).
 func newGeneration(s *Session) *generation {
-	gctx, gcancel := context.WithCancel(s.ctx)
+	gctx, gcancel := context.WithCancel(context.WithoutCancel(s.ctx))
 	return &generation{s: s, ctx: gctx, cancel: gcancel, start: time.Now(), ended: make(chan struct{}), waited: make(chan struct{})}
 }
 
@@ -577,7 +580,7 @@ func (s *Session) acquire(ctx context.Context) (*generation, error) {
 		s.mu.Unlock()
 		switch {
 		case st == StateClosed || cerr != nil: // closed or closing
-			return nil, cerr
+			return nil, s.closedError()
 		case st == StateReady && g != nil && !g.dead.Load():
 			return g, nil
 		case st == StateReconnecting && rerr != nil:
