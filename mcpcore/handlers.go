@@ -185,7 +185,15 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		defer call.deadline.resume()
 	} else {
 		s.sessionWaits.Add(1)
-		defer s.sessionWaits.Add(-1)
+		defer func() {
+			// The server may have waited on the bridge on a call's behalf: the calls in flight get a full
+			// request timeout from now, as a paused call does when its own request ends.
+			if s.sessionWaits.Add(-1) == 0 {
+				for _, c := range s.inFlight() {
+					c.deadline.alive()
+				}
+			}
+		}()
 	}
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
 	if err != nil {
