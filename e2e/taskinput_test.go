@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/testpeers"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -17,7 +19,22 @@ import (
 // tied to the task (task_id, origin tasks/result), shown on the events stream and by ListPendingRequests;
 // the host's answer reaches the server, and the task completes with the clarification in its report.
 func TestTaskInputRequiredEverything(t *testing.T) {
-	b := startEverything(t)
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) *bridge
+	}{
+		// Over stdio the elicitation names the task in its related-task _meta; over Streamable HTTP it comes
+		// on the tasks/result call's own response stream.
+		{"stdio", startEverything},
+		{"streamable-http", func(t *testing.T) *bridge {
+			return start(t, bridgeConfig{extraServers: fmt.Sprintf("  everything:\n    url: %q\n", testpeers.EverythingHTTP(t))})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { taskInputRequired(t, tc.start(t)) })
+	}
+}
+
+func taskInputRequired(t *testing.T, b *bridge) {
 	ctx := testCtx(t)
 	r := b.rest("")
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "everything",
