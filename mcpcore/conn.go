@@ -243,6 +243,11 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				// and the call that happens to be in flight may have nothing to do with it (a server's
 				// own roots/list): it belongs to the session, and outlives the calls.
 				if origin == nil {
+					// A request of a task names it (related-task _meta): it belongs to the core's
+					// tasks/result call for that task, if one is in flight (taskinput.go).
+					origin = t.s.tasks.callFor(m.Params)
+				}
+				if origin == nil {
 					t.s.core.stats.unattributable.Add(1)
 				}
 				r := &serverRequestRef{tap: t, rpcID: m.ID, call: origin}

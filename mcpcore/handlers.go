@@ -176,6 +176,7 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 	case parent.Err() != nil:
 		cancel(context.Cause(parent))
 	}
+	req.TaskID = taskOf(req, call)
 	if ref != nil {
 		ref.setPending(req.ID)
 	}
@@ -383,6 +384,7 @@ func (s *Session) notification(method string, params json.RawMessage, t *wireTap
 		t.acked()
 	case "notifications/tasks/status", "notifications/tasks":
 		s.events.publish(Event{Kind: EventTaskStatus, Task: taskFromNotification(params)})
+		s.observeTaskNotification(params)
 		return false
 	}
 	return true

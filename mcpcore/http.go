@@ -100,6 +100,11 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 					req.Header.Set("Mcp-Method", r.Method) // the tap may rename (server/discover)
 				}
 			}
+			if r, ok := out.(*jsonrpc.Request); ok && req.Header.Get("Mcp-Method") != "" && req.Header.Get("Mcp-Name") == "" {
+				if name, ok := taskRouteName(r.Method, r.Params); ok {
+					req.Header.Set("Mcp-Name", name) // the SDK names tools, prompts and resources only
+				}
+			}
 			sent = msg
 			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
 				origin = callFrom(req.Context())

@@ -76,6 +76,8 @@ type Session struct {
 	refs   sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	refSeq atomic.Uint64
 
+	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
+
 	closeOnce  sync.Once
 	closeDone  chan struct{} // closed when Close has finished
 	closeErr   error
@@ -663,6 +665,7 @@ func (s *Session) shutdown(reason string) error {
 	// Pending requests first, so their defaults still reach the server.
 	s.core.dispatcher.closeSession(s.id, reason)
 	s.cancel() // cancels in-flight calls and wakes the supervisor, which closes the connection and exits
+	s.tasks.close()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
 	s.events.close()

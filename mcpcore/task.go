@@ -28,6 +28,9 @@ type Task struct {
 	// Error the JSON-RPC error of a failed one.
 	Result *mcp.CallToolResult
 	Error  *jsonrpc.Error
+	// InputRequests are the outstanding requests of a 2026-07-28 task in input_required (an MRTR-shaped
+	// inputRequests object), as the server sent them; the core raises them as pending requests.
+	InputRequests json.RawMessage
 	// Raw is the task object as the server sent it.
 	Raw json.RawMessage
 }
@@ -88,6 +91,7 @@ func parseTask(raw json.RawMessage) (*Task, error) {
 		PollIntervalMs *float64        `json:"pollIntervalMs"`
 		Result         json.RawMessage `json:"result"`
 		Error          *jsonrpc.Error  `json:"error"`
+		InputRequests  json.RawMessage `json:"inputRequests"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, err
@@ -96,6 +100,9 @@ func parseTask(raw json.RawMessage) (*Task, error) {
 		return nil, errors.New("task without taskId")
 	}
 	t := &Task{ID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt, Error: w.Error, Raw: raw}
+	if len(w.InputRequests) > 0 && w.InputRequests[0] == '{' {
+		t.InputRequests = w.InputRequests
+	}
 	ms := func(v *float64) *time.Duration {
 		if v == nil {
 			return nil
@@ -149,12 +156,16 @@ func registerTaskMethods(c *mcp.Client) error {
 			return err
 		}
 	}
+	if err := mcp.AddSendingCustomMethod[*updateTaskParams, *rawResult](c, "tasks/update"); err != nil {
+		return err
+	}
 	return mcp.AddSendingCustomMethod[*mcp.DiscoverParams, *rawResult](c, discoverAlias)
 }
 
 // GetTask polls a task (tasks/get). When the task has finished, Result (or Error) carries its outcome:
 // on 2026-07-28 tasks/get includes it; on 2025-11-25 the core fetches it with tasks/result, which returns
-// at once for a finished task.
+// at once for a finished task. A task found input_required has its input requests raised as pending
+// requests of the task (taskinput.go).
 func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) (*Task, error) {
 	var t *Task
 	err := s.call(ctx, "tasks/get", taskID, opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -170,6 +181,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		if err != nil {
 			return fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err)
 		}
+		s.observeTask(g.modern(), t)
 		if !g.modern() && t.Result == nil && t.Error == nil && (t.Status == "completed" || t.Status == "failed") {
 			res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
 			var we *jsonrpc.Error
@@ -192,8 +204,9 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 }
 
 // CancelTask asks the server to cancel a task (tasks/cancel; never notifications/cancelled, which the
-// spec forbids for tasks).
+// spec forbids for tasks). The core's work for the task's input (taskinput.go) ends.
 func (s *Session) CancelTask(ctx context.Context, taskID string, opts CallOptions) error {
+	defer s.tasks.end(taskID)
 	return s.call(ctx, "tasks/cancel", taskID, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
 		_, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/cancel", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
 		return err

@@ -314,6 +314,12 @@ type PendingRequest struct {
 	Delivery     Delivery
 	// InputKey is the key in inputRequests for DeliveryMRTR.
 	InputKey string
+	// TaskID names the task the request serves, when it serves one: a request of a 2025-11-25 task in
+	// input_required (pushed on the tasks/result stream the core opened for it, or carrying the
+	// io.modelcontextprotocol/related-task _meta), or an entry of a 2026-07-28 task's inputRequests
+	// (DeliveryMRTR, answered with tasks/update). OriginMethod is then "tasks/result" or "tasks/update"
+	// and OriginName the task id.
+	TaskID   string
 	Kind     RequestKind
 	Created  time.Time
 	Deadline time.Time

@@ -810,6 +810,7 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 		OriginMethod: r.OriginMethod,
 		OriginName:   r.OriginName,
 		InputKey:     r.InputKey,
+		TaskId:       r.TaskID,
 	}
 	switch r.Delivery {
 	case mcpcore.DeliveryPush:

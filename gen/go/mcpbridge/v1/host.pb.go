@@ -36,7 +36,9 @@ const (
 	// A server-to-client JSON-RPC request (handshake era, 2024-11-05 … 2025-11-25).
 	Delivery_DELIVERY_LEGACY_PUSH Delivery = 1
 	// An entry of `inputRequests` in an `input_required` result (Multi Round-Trip Requests, 2026-07-28); the
-	// bridge retries the original call with the answers once all of its input requests are answered.
+	// bridge retries the original call with the answers once all of its input requests are answered. Also an
+	// entry of a task's `inputRequests` (2026-07-28 tasks extension, `task_id` set), whose answer the bridge
+	// sends with `tasks/update`.
 	Delivery_DELIVERY_MULTI_ROUND_TRIP Delivery = 2
 )
 
@@ -192,7 +194,13 @@ type ServerRequest struct {
 	//	*ServerRequest_Elicitation
 	//	*ServerRequest_Roots
 	//	*ServerRequest_Authorization
-	Payload       isServerRequest_Payload `protobuf_oneof:"payload"`
+	Payload isServerRequest_Payload `protobuf_oneof:"payload"`
+	// The task the request serves, when it serves one (see GetTask): a task in `input_required` whose server
+	// asked for input — on 2025-11-25 the bridge fetches the task's queued requests with `tasks/result`
+	// (`origin_method` "tasks/result"); on 2026-07-28 (tasks extension) they are the task's `inputRequests`
+	// (`delivery` DELIVERY_MULTI_ROUND_TRIP, `origin_method` "tasks/update") and the bridge sends the answer
+	// with `tasks/update`. `origin_name` is then the task id too. Answer it like any other request.
+	TaskId        string `protobuf:"bytes,14,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +339,13 @@ func (x *ServerRequest) GetAuthorization() *AuthorizationRequest {
 		}
 	}
 	return nil
+}
+
+func (x *ServerRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
 }
 
 type isServerRequest_Payload interface {
@@ -1942,7 +1957,7 @@ var File_mcpbridge_v1_host_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\x91\x05\n" +
+	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xaa\x05\n" +
 	"\rServerRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -1961,7 +1976,8 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	" \x01(\v2\".mcpbridge.v1.CreateMessageRequestH\x00R\bsampling\x12?\n" +
 	"\velicitation\x18\v \x01(\v2\x1b.mcpbridge.v1.ElicitRequestH\x00R\velicitation\x126\n" +
 	"\x05roots\x18\f \x01(\v2\x1e.mcpbridge.v1.ListRootsRequestH\x00R\x05roots\x12J\n" +
-	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorizationB\t\n" +
+	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorization\x12\x17\n" +
+	"\atask_id\x18\x0e \x01(\tR\x06taskIdB\t\n" +
 	"\apayload\"\x9f\x01\n" +
 	"\x14AuthorizationRequest\x12+\n" +
 	"\x11authorization_url\x18\x01 \x01(\tR\x10authorizationUrl\x12!\n" +
