@@ -107,7 +107,7 @@ func TestRequestTimeout(t *testing.T) {
 func TestRequestTimeoutPausedForHost(t *testing.T) {
 	c := memCore(t, nil, func(o *Options) {
 		cfg := o.Servers["mem"]
-		cfg.RequestTimeout = 500 * time.Millisecond
+		cfg.RequestTimeout = time.Second
 		o.Servers["mem"] = cfg
 	})
 	for _, era := range eras {
@@ -121,7 +121,7 @@ func TestRequestTimeoutPausedForHost(t *testing.T) {
 				done <- err
 			}()
 			ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
-			time.Sleep(2 * time.Second) // the host takes its time: four request timeouts
+			time.Sleep(3 * time.Second) // the host takes its time: three request timeouts
 			if err := c.Dispatcher().Respond(tctx(t), "alice", ev.Request.ID, Answer{Elicitation: &mcp.ElicitResult{Action: "decline"}}); err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 	"os"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 			versions = strings.Split(v, ",")
 		}
 		srv := newTestServer(versions, nil)
-		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := srv.Run(context.Background(), stdiotransport.New()); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 	"net"
 	"os"
 	"strconv"
@@ -44,7 +45,7 @@ func MaybeRun() {
 	if os.Getenv(EnvNoLogging) == "1" {
 		s = NoLogging()
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := s.Run(context.Background(), stdiotransport.New()); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
 		os.Exit(1)
 	}

@@ -21,6 +21,7 @@ package demoserver
 
 import (
 	"context"
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 	"log/slog"
 	"sync"
 
@@ -94,7 +95,7 @@ func newServer(opts *Options) (*mcp.Server, *demo) {
 // Run serves the demo server over stdin/stdout until ctx is cancelled or the client closes
 // stdin (the stdio transport's end of session, MCP spec "Transports: stdio").
 func Run(ctx context.Context, opts *Options) error {
-	return New(opts).Run(ctx, &mcp.StdioTransport{})
+	return New(opts).Run(ctx, stdiotransport.New())
 }
 
 // minLevel drops records below min. The SDK logs every connect and disconnect at Info; for a

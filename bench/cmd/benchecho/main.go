@@ -26,6 +26,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 	"log/slog"
 	"net"
 	"net/http"
@@ -147,7 +148,7 @@ func main() {
 	defer stop()
 	switch os.Args[1] {
 	case "stdio":
-		if err := newServer().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		if err := newServer().Run(ctx, stdiotransport.New()); err != nil && ctx.Err() == nil {
 			fmt.Fprintln(os.Stderr, "benchecho:", err)
 			os.Exit(1)
 		}

@@ -192,7 +192,8 @@ func (b *bench) run() error {
 		}
 		b.logf("== %s", s.name)
 		if err := s.fn(); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+			// The bridge logs at warn: its failed RPCs and session changes say what went wrong.
+			return fmt.Errorf("%s: %w\nthe bridge's log (tail):\n%s", s.name, err, br.p.stderr)
 		}
 	}
 	b.micro()
@@ -242,10 +243,13 @@ func (b *bench) writeConfig() error {
   echo:
     command: %q
     args: [stdio]
+    requestTimeout: 10s
   echohttp:
     url: %q
+    requestTimeout: 10s
   echohttp26:
     url: %q
+    requestTimeout: 10s
 limits:
   maxSessions: 30000
   maxSessionsPerPrincipal: 30000
@@ -276,7 +280,7 @@ func (br *bridge) stop() {
 
 func (b *bench) startBridge(ctx context.Context, twin bool) (*bridge, error) {
 	g, h := freePort(), freePort()
-	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
+	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "info"}
 	var debug string
 	if twin {
 		debug = freePort()
