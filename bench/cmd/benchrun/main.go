@@ -243,13 +243,10 @@ func (b *bench) writeConfig() error {
   echo:
     command: %q
     args: [stdio]
-    requestTimeout: 10s
   echohttp:
     url: %q
-    requestTimeout: 10s
   echohttp26:
     url: %q
-    requestTimeout: 10s
 limits:
   maxSessions: 30000
   maxSessionsPerPrincipal: 30000
@@ -280,7 +277,7 @@ func (br *bridge) stop() {
 
 func (b *bench) startBridge(ctx context.Context, twin bool) (*bridge, error) {
 	g, h := freePort(), freePort()
-	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "info"}
+	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
 	var debug string
 	if twin {
 		debug = freePort()
