@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -320,9 +319,4 @@ func readSSELine(br *bufio.Reader, max int) (line []byte, size int, oversized bo
 		}
 		return line, size, oversized, ferr
 	}
-}
-
-// isSessionMissing reports whether err says the HTTP server lost the session.
-func isSessionMissing(err error) bool {
-	return errors.Is(err, mcp.ErrSessionMissing) || strings.Contains(fmt.Sprint(err), "session not found")
 }

@@ -164,7 +164,7 @@ func (s *Session) classify(ctx context.Context, g *generation, call *activeCall,
 	if isLocalError(err) {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
-	if call.refusedLost() || isSessionMissing(err) {
+	if call.refusedLost() || errors.Is(err, mcp.ErrSessionMissing) {
 		g.lost.Store(true)
 		g.markDead("server lost the session")
 		return fmt.Errorf("%w: the server lost the session: %v", ErrUnavailable, err)

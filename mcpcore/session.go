@@ -78,11 +78,10 @@ type Session struct {
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
-	closeOnce  sync.Once
-	closeDone  chan struct{} // closed when Close has finished
-	closeErr   error
-	superDone  chan struct{} // closed when the supervisor goroutine has exited
-	superStart sync.Once
+	closeOnce sync.Once
+	closeDone chan struct{} // closed when Close has finished
+	closeErr  error
+	superDone chan struct{} // closed when the supervisor goroutine has exited
 }
 
 func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {

@@ -283,7 +283,10 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	}
 	if b.httpLn != nil {
 		b.httpServer = &http.Server{
-			Handler:           b.httpHandler(gw),
+			Handler: b.httpHandler(gw),
+			// Every request's context derives from restCut, so cutting it at the drain bound ends the
+			// calls still in flight with errDrainBound as their cause (see shutdown).
+			BaseContext:       func(net.Listener) context.Context { return b.restCut },
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
 		}
@@ -386,17 +389,6 @@ var errDrainBound = errors.New("the bridge is shutting down: the call was still 
 // restCutGrace bounds how long the REST calls cut at the drain bound get to write their 503.
 const restCutGrace = 2 * time.Second
 
-// cuttable gives each request a context that also ends when b.restCut does (see shutdown).
-func (b *bridge) cuttable(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithCancelCause(r.Context())
-		defer cancel(nil)
-		stop := context.AfterFunc(b.restCut, func() { cancel(context.Cause(b.restCut)) })
-		defer stop()
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
 // gatewayErrorHandler is the gateway's default error handler, except that a call cut at the drain bound
 // answers 503 UNAVAILABLE "the bridge is shutting down" (reason SHUTTING_DOWN) rather than the 499 of a
 // client that went away.
@@ -424,7 +416,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", b.cuttable(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
 			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it

@@ -36,9 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -56,10 +54,9 @@ const serverName = "conformance"
 // is never written to the configuration file.
 const secretEnv = "MCP_CONFORMANCE_CLIENT_SECRET"
 
-// runTimeout bounds the scenario's run. The suite kills the client after 30s; what is left after it is
-// for deleting the session and stopping the bridge; should that not fit, the kernel kills the bridge
-// with this program (dieWithParent).
-const runTimeout = 25 * time.Second
+// The scenario's run is bounded by scenario.RunTimeout; what is left of the suite's 30s after it is for
+// deleting the session and stopping the bridge; should that not fit, the kernel kills the bridge with this
+// program (dieWithParent).
 
 func main() {
 	if err := mainErr(); err != nil {
@@ -77,19 +74,11 @@ func mainErr() error {
 	if *bin == "" || flags.NArg() != 1 {
 		return errors.New("usage: bridgeclient -bridge <mcp-bridge binary> <server-url> (with MCP_CONFORMANCE_SCENARIO set)")
 	}
-	env, err := scenario.ReadEnv(os.Args)
+	env, action, ctx, stop, err := scenario.Start(os.Args)
 	if err != nil {
 		return err
 	}
-	action, err := scenario.Lookup(env.Name)
-	if err != nil {
-		return err
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	dir, err := os.MkdirTemp("", "mcp-bridge-conformance-")

@@ -27,8 +27,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,20 +46,11 @@ func main() {
 }
 
 func mainErr() error {
-	env, err := scenario.ReadEnv(os.Args)
+	env, action, ctx, stop, err := scenario.Start(os.Args)
 	if err != nil {
 		return err
 	}
-	action, err := scenario.Lookup(env.Name)
-	if err != nil {
-		return err
-	}
-
-	// The suite kills the client after 30s; end cleanly before that.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 25*time.Second)
-	defer cancel()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := &host{logger: logger}

@@ -15,9 +15,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +67,24 @@ func ReadEnv(args []string) (Env, error) {
 		}
 	}
 	return e, nil
+}
+
+// RunTimeout bounds a scenario's run: the suite kills the client after 30s, and what is left after it is
+// for the client to end cleanly.
+const RunTimeout = 25 * time.Second
+
+// Start reads the scenario (ReadEnv), finds its actions (Lookup), and returns a context that ends on
+// SIGINT or SIGTERM or after RunTimeout; the caller calls stop when the run is over.
+func Start(args []string) (env Env, action Action, ctx context.Context, stop func(), err error) {
+	if env, err = ReadEnv(args); err != nil {
+		return env, nil, nil, nil, err
+	}
+	if action, err = Lookup(env.Name); err != nil {
+		return env, nil, nil, nil, err
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, RunTimeout)
+	return env, action, ctx, func() { cancel(); stopSignals() }, nil
 }
 
 // Auth reports whether the scenario is an authorization scenario: its server requires OAuth.
