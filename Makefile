@@ -20,7 +20,7 @@ GO_PACKAGES := ./...
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt
+        tools node-tools python-peer bench clean fmt check-third-party
 
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
@@ -55,13 +55,18 @@ generate: tools ## Regenerate gen/ from proto/ (buf, local plugins, no network r
 check-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
 	scripts/check-generate.sh
 
-lint: tools ## buf lint + buf format check + go vet.
+lint: tools ## buf lint + buf format check + go vet (the main module, the bench module, the benchdebug build).
 	buf lint
 	buf format --diff --exit-code
 	go vet $(GO_PACKAGES)
+	go vet -tags benchdebug ./cmd/mcp-bridge
+	cd bench && go vet ./...
+
+check-third-party: ## third_party/go-sdk is exactly upstream v1.8.0 plus third_party/patches, and its tests pass.
+	scripts/check-third-party.sh
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
-test: tools lint check-generate test-go test-e2e test-python test-java conformance ## Everything CI runs.
+test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance ## Everything CI runs.
 
 test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
