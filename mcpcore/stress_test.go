@@ -71,7 +71,9 @@ func withStderrFile(t *testing.T, cfg ServerConfig) (ServerConfig, string) {
 // benchEcho builds the bench's upstream server (bench/cmd/benchecho), where the hang was seen.
 func benchEcho(t *testing.T) ServerConfig {
 	bin := filepath.Join(t.TempDir(), "benchecho")
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../bench/cmd/benchecho").CombinedOutput()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./cmd/benchecho")
+	cmd.Dir = "../bench" // its own module (the stock SDK)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("building benchecho: %v\n%s", err, out)
 	}

@@ -17,8 +17,10 @@ mkdir -p "$bin"
 log() { printf 'bench: %s\n' "$*" >&2; }
 
 [[ -x bin/mcp-bridge ]] || { log "bin/mcp-bridge missing: run make build (make bench does)"; exit 1; }
-go build -o "$bin/benchecho" ./bench/cmd/benchecho
-go build -o "$bin/benchrun" ./bench/cmd/benchrun
+# bench/ is its own module: its direct client (the baseline) is the stock go-sdk release, not the bridge's patched
+# copy in third_party/. The twin is the bridge's own main package plus a pprof listener (-tags benchdebug).
+(cd bench && go build -o "$bin/benchecho" ./cmd/benchecho && go build -o "$bin/benchrun" ./cmd/benchrun)
+go build -tags benchdebug -o "$bin/mcp-bridge-benchdebug" ./cmd/mcp-bridge
 
 # supergateway (npm), pinned by bench/package-lock.json.
 sg_dir="$tools/bench-node"
@@ -69,5 +71,5 @@ if ! go test -run '^$' -bench 'BenchmarkBench' -benchmem -count "$count" -bencht
 	log "micro-benchmarks failed:"; tail -20 "$micro" >&2
 fi
 
-"$bin/benchrun" -bridge bin/mcp-bridge -echo "$bin/benchecho" "${sg_arg[@]}" "${mcpo_arg[@]}" -micro "$micro" \
+"$bin/benchrun" -bridge bin/mcp-bridge -twin "$bin/mcp-bridge-benchdebug" -echo "$bin/benchecho" "${sg_arg[@]}" "${mcpo_arg[@]}" -micro "$micro" \
 	-md BENCHMARKS.md -json bench/results.json

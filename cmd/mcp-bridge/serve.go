@@ -97,6 +97,10 @@ type bridge struct {
 	serveErr chan error
 }
 
+// startBenchDebug starts the benchmark harness's debug listener; nil except in a -tags benchdebug build
+// (benchdebug.go).
+var startBenchDebug func() (stop func(), err error)
+
 func serve(ctx context.Context, fl *flags, o runOptions) int {
 	logger := fl.newLogger(o.stderr)
 	cfg, err := fl.loadConfig()
@@ -125,6 +129,16 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return exitFailure
 	}
 	b.svc = svc
+	if startBenchDebug != nil {
+		stop, err := startBenchDebug()
+		if err != nil {
+			b.closeListeners()
+			_ = svc.Close(context.Background())
+			fmt.Fprintf(o.stderr, "mcp-bridge: bench debug listener: %s\n", oneLine(err.Error()))
+			return exitFailure
+		}
+		defer stop()
+	}
 	if err := b.start(svcOpts); err != nil {
 		b.closeListeners()
 		_ = svc.Close(context.Background())

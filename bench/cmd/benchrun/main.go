@@ -4,7 +4,6 @@
 //
 //	benchrun -bridge bin/mcp-bridge -echo .tools/bench-bin/benchecho [-supergateway DIR] [-mcpo BIN] \
 //	         [-micro FILE] [-md BENCHMARKS.md] [-json bench/results.json]
-//	benchrun twin -config FILE ...   (the instrumented twin; see twin.go)
 //
 // BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing); BENCH_ONLY=S7,S10 runs only
 // the steps whose names start so (for development; the report is then partial). Every loop is bounded.
@@ -29,7 +28,7 @@ type bench struct {
 	quick     bool
 	bridgeBin string
 	echoBin   string
-	selfBin   string
+	twinBin   string // the bridge built with -tags benchdebug: the same binary plus a pprof listener
 	sgDir     string // .tools/bench-node (has node_modules/supergateway), or ""
 	mcpoBin   string
 	microFile string
@@ -54,35 +53,25 @@ type bench struct {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "twin" {
-		if err := runTwin(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "benchrun twin:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	b := &bench{res: map[string]any{}, rep: &report{}, start: time.Now()}
 	mdPath := flag.String("md", "BENCHMARKS.md", "report to write")
 	jsonPath := flag.String("json", "bench/results.json", "results to write")
 	flag.StringVar(&b.bridgeBin, "bridge", "bin/mcp-bridge", "the bridge binary")
+	flag.StringVar(&b.twinBin, "twin", ".tools/bench-bin/mcp-bridge-benchdebug", "the bridge built with -tags benchdebug")
 	flag.StringVar(&b.echoBin, "echo", ".tools/bench-bin/benchecho", "the upstream fixture")
 	flag.StringVar(&b.sgDir, "supergateway", "", "directory with node_modules/supergateway (empty: skip)")
 	flag.StringVar(&b.mcpoBin, "mcpo", "", "mcpo executable (empty: skip)")
 	flag.StringVar(&b.microFile, "micro", "", "go test -bench output to include")
 	flag.Parse()
 	b.quick = os.Getenv("BENCH_QUICK") == "1"
-	for _, p := range []*string{&b.bridgeBin, &b.echoBin} {
+	for _, p := range []*string{&b.bridgeBin, &b.twinBin, &b.echoBin} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			fatal(err)
 		}
 		*p = abs
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fatal(err)
-	}
-	b.selfBin = self
+	var err error
 	b.tmp, err = os.MkdirTemp("", "mcp-bridge-bench-")
 	if err != nil {
 		fatal(err)
@@ -279,12 +268,14 @@ func (b *bench) startBridge(ctx context.Context, twin bool) (*bridge, error) {
 	g, h := freePort(), freePort()
 	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
 	var debug string
+	env := []string{"GOMAXPROCS=" + fmt.Sprint(runtime.NumCPU())}
 	if twin {
 		debug = freePort()
-		argv = []string{b.selfBin, "twin", "-config", b.cfgPath, "-grpc-addr", g, "-http-addr", h, "-debug-addr", debug}
+		argv[0] = b.twinBin
+		env = append(env, "MCPBRIDGE_BENCH_DEBUG_ADDR="+debug)
 		debug = "http://" + debug
 	}
-	p, err := startProc("bridge", argv, []string{"GOMAXPROCS=" + fmt.Sprint(runtime.NumCPU())}, func(string) {})
+	p, err := startProc("bridge", argv, env, func(string) {})
 	if err != nil {
 		return nil, err
 	}

@@ -132,8 +132,7 @@ func (b *bench) twinProfiles(ctx context.Context) error {
 		s.close()
 	}
 
-	// Is the twin representative of the binary? Not measured here against the binary (that would need a
-	// second bridge); S1's direct p50 is the common reference instead.
+	// The twin is the binary plus a pprof listener; its added latency is printed next to S1's as a check.
 	s, err := b.pair(ctx, tw, "stdio", "", nil)
 	if err != nil {
 		return err

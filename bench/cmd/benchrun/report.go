@@ -187,15 +187,16 @@ func (b *bench) markdown() string {
   last_cancel, sample_push, sample, elicit, proto), run over **stdio** (spawned per session) and over **Streamable
   HTTP** (one process, SSE responses). Every row names the protocol version the upstream saw (the ` + "`proto`" + ` tool
   reports it from the request).
-- **Baseline**: a direct go-sdk client (v1.8.0, the SDK the bridge itself uses) in the driver process, talking to the same
-  upstream the same way. Added latency = path − baseline **in the same round**; rounds interleave the paths and rotate
-  their order; the median over rounds is reported. Absolute figures drift ±30 % between runs on this VM; the deltas are
-  what to read.
+- **Baseline**: a direct go-sdk client — the stock v1.8.0 release from the module proxy (bench/ is its own Go module
+  without the bridge's ` + "`replace`" + `; the bridge runs v1.8.0 plus the patch in third_party/) — in the driver process,
+  talking to the same upstream the same way. Added latency = path − baseline **in the same round**; rounds interleave
+  the paths and rotate their order; the median over rounds is reported. Absolute figures drift ±30 % between runs on
+  this VM; the deltas are what to read.
 - **The bridge** is bin/mcp-bridge started as a separate process (gRPC and REST on loopback TCP, no TLS, no auth,
   idle timeout off). The driver is this repository's generated gRPC client and net/http with keep-alive.
 - **The twin**: the binary has no debug endpoint, so allocation per call, CPU/allocation profiles and goroutine counts
-  come from ` + "`benchrun twin`" + `, which serves the same package server on mcpcore with the same gRPC options and
-  the same in-process gateway wiring, plus pprof. Its added latency is printed next to the binary's.
+  come from the same main package built with ` + "`-tags benchdebug`" + `, which adds a loopback pprof listener and
+  nothing else. Its added latency is printed next to the binary's.
 - **Peers** (context, never gates): supergateway (npm, stdio → Streamable HTTP, ` + "`--stateful`" + `) driven by the same
   go-sdk client; mcpo (PyPI, stdio → REST) driven by net/http. Both wrap the same benchecho over stdio.
 - Everything on loopback; every loop is bounded in calls or time. CPU per call from /proc/PID/stat, memory from

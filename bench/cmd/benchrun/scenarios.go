@@ -588,7 +588,7 @@ func (b *bench) s6(ctx context.Context, br *bridge) error {
 	ta := snap(tw.pid())
 	extra := goroutineDiff(e0, goroutineEntries(tw.debug))
 	sb.WriteString("\nAfter the cycles, back to the baseline? (The binary has no debug endpoint, so goroutines are counted in " +
-		"the instrumented twin, `benchrun twin`, running the same cycles.)\n\n| process | measure | before | after |\n|---|---|---|---|\n")
+		"the instrumented twin (the binary built with `-tags benchdebug`), running the same cycles.)\n\n| process | measure | before | after |\n|---|---|---|---|\n")
 	for _, k := range []string{"fds", "children", "threads"} {
 		fmt.Fprintf(&sb, "| mcp-bridge | %s | %d | %d |\n", k, before[k], after[k])
 	}
