@@ -22,7 +22,7 @@ func etDrain(s *Subscription) []Event {
 			if !ok {
 				return out
 			}
-			out = append(out, ev)
+			out = append(out, *ev)
 		default:
 			return out
 		}
@@ -168,7 +168,7 @@ func TestEventDropNoticeWithoutRoom(t *testing.T) {
 			}
 			var got []Event
 			for range tt.read {
-				got = append(got, <-s.C())
+				got = append(got, *<-s.C())
 			}
 			for range tt.publish {
 				l.publish(Event{Kind: EventLog})
@@ -298,8 +298,8 @@ func TestEventBufferSizes(t *testing.T) {
 func TestEventDefaultBufferSmall(t *testing.T) {
 	s := newEventLog("s", Limits{}.withDefaults()).subscribe(0)
 	defer s.Close()
-	if bytes := uintptr(cap(s.C())) * unsafe.Sizeof(Event{}); bytes > 16<<10 {
-		t.Errorf("an idle default subscription buffers %d Events = %d bytes, want at most 16 KiB", cap(s.C()), bytes)
+	if bytes := uintptr(cap(s.C())) * unsafe.Sizeof(&Event{}); bytes > 16<<10 {
+		t.Errorf("an idle default subscription buffers %d event pointers = %d bytes, want at most 16 KiB", cap(s.C()), bytes)
 	}
 	if cap(s.C()) < defaultMaxPendingPerSession {
 		t.Errorf("default buffer %d < the default pending requests per session %d", cap(s.C()), defaultMaxPendingPerSession)

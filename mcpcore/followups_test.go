@@ -16,7 +16,7 @@ func lastEvent(t *testing.T, sub *Subscription) Event {
 	t.Helper()
 	var last Event
 	for ev := range sub.C() {
-		last = ev
+		last = *ev
 	}
 	return last
 }

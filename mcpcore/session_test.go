@@ -192,8 +192,8 @@ func waitEvent(t *testing.T, sub *Subscription, ok func(Event) bool) Event {
 			if !open {
 				t.Fatal("event stream closed while waiting")
 			}
-			if ok(ev) {
-				return ev
+			if ok(*ev) {
+				return *ev
 			}
 		case <-timeout:
 			t.Fatal("timed out waiting for an event")
@@ -686,7 +686,7 @@ func TestCloseDrainsPendingRequests(t *testing.T) {
 	}
 	var last Event
 	for ev := range sub.C() {
-		last = ev
+		last = *ev
 	}
 	if last.Kind != EventStateChanged || last.State != StateClosed {
 		t.Errorf("last event = %+v, want state closed", last)

@@ -17,7 +17,7 @@ func finalReason(t *testing.T, sub *mcpcore.Subscription) string {
 	t.Helper()
 	var last mcpcore.Event
 	for ev := range sub.C() {
-		last = ev
+		last = *ev
 	}
 	if last.Kind != mcpcore.EventStateChanged || last.State != mcpcore.StateClosed {
 		t.Fatalf("last event %+v, want the closed state", last)

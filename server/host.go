@@ -275,7 +275,7 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			if !ok {
 				return nil // the session closed; its final state event was the last
 			}
-			if pe, ok := feed.convert(ev); ok {
+			if pe, ok := feed.convert(*ev); ok {
 				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
 					return err
 				}
@@ -346,7 +346,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 				return err
 			}
 		case ev := <-opening.sub.ch:
-			if pe, ok := opening.convert(ev); ok {
+			if pe, ok := opening.convert(*ev); ok {
 				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
 					return err
 				}
@@ -537,7 +537,7 @@ func (h *hostStream) forward(a *attachment) {
 				h.mu.Unlock()
 				return
 			}
-			if pe, ok := a.feed.convert(ev); ok && !send(pe) {
+			if pe, ok := a.feed.convert(*ev); ok && !send(pe) {
 				return
 			}
 		}

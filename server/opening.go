@@ -30,12 +30,12 @@ const openingBuffer = 8
 // openingSub is one receiver of an owner's opening events.
 type openingSub struct {
 	owner string
-	ch    chan mcpcore.Event
+	ch    chan *mcpcore.Event // pointers: an idle receiver's buffer is 8 B a slot
 }
 
 // subscribeOpening registers a receiver of owner's opening events; the caller must unsubscribe it.
 func (s *Service) subscribeOpening(owner string) *openingSub {
-	sub := &openingSub{owner: owner, ch: make(chan mcpcore.Event, openingBuffer)}
+	sub := &openingSub{owner: owner, ch: make(chan *mcpcore.Event, openingBuffer)}
 	s.openingMu.Lock()
 	if s.openingSubs == nil {
 		s.openingSubs = map[*openingSub]struct{}{}
@@ -55,12 +55,13 @@ func (s *Service) unsubscribeOpening(sub *openingSub) {
 func (s *Service) publishOpening(owner string, ev mcpcore.Event) {
 	s.openingMu.Lock()
 	defer s.openingMu.Unlock()
+	shared := &ev // every receiver reads the same event and none modifies it
 	for sub := range s.openingSubs {
 		if sub.owner != owner {
 			continue
 		}
 		select {
-		case sub.ch <- ev:
+		case sub.ch <- shared:
 		default:
 			s.logger.Warn("opening event dropped: the receiver is behind", "principal", owner)
 		}
@@ -201,7 +202,7 @@ func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Ser
 		case <-s.streamsEnd:
 			return statusShuttingDown()
 		case ev := <-feed.sub.ch:
-			if pe, ok := feed.convert(ev); ok {
+			if pe, ok := feed.convert(*ev); ok {
 				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
 					return err
 				}

@@ -697,7 +697,7 @@ func TestIdleTimeout(t *testing.T) {
 	defer sub.Close()
 	var last mcpcore.Event
 	for ev := range sub.C() {
-		last = ev
+		last = *ev
 	}
 	if last.Kind != mcpcore.EventStateChanged || last.State != mcpcore.StateClosed {
 		t.Errorf("last event %+v, want the closed state", last)
