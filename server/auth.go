@@ -129,9 +129,15 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 // authentication and panic recovery.
 func (s *Service) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(s.loggingUnaryInterceptor(), s.UnaryInterceptor()),
+		grpc.ChainUnaryInterceptor(s.UnaryInterceptors()...),
 		grpc.ChainStreamInterceptor(s.loggingStreamInterceptor(), s.StreamInterceptor()),
 	}
+}
+
+// UnaryInterceptors is the unary chain of ServerOptions, in order, for a caller that runs unary methods
+// without a gRPC server (the REST gateway's in-process channel): it must be the very chain the server runs.
+func (s *Service) UnaryInterceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{s.loggingUnaryInterceptor(), s.UnaryInterceptor()}
 }
 
 type principalStream struct {

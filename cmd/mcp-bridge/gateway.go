@@ -15,12 +15,12 @@ import (
 )
 
 // newGateway returns the REST API: grpc-gateway's mux for BridgeService over conn, the gateway's
-// connection to the gRPC server (docs/adr/0003).
+// channel to the gRPC service (docs/adr/0003; inproc.go).
 //
 // A streaming call (WatchEvents, StreamCallTool) sends its HTTP status and headers as soon as the gRPC
 // server sent its headers, not at the first message: grpc-gateway writes nothing until a message comes, so
 // an idle event stream would leave a REST client unable to tell that its watch is live.
-func newGateway(conn *grpc.ClientConn) (http.Handler, error) {
+func newGateway(conn grpc.ClientConnInterface) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{},
@@ -31,7 +31,7 @@ func newGateway(conn *grpc.ClientConn) (http.Handler, error) {
 		runtime.WithForwardResponseOption(sendStreamHeaders),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 	)
-	if err := mcpbridgev1.RegisterBridgeServiceHandler(context.Background(), gw, conn); err != nil {
+	if err := mcpbridgev1.RegisterBridgeServiceHandlerClient(context.Background(), gw, mcpbridgev1.NewBridgeServiceClient(conn)); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

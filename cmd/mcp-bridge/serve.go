@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,7 +260,11 @@ func (b *bridge) addrs() listening {
 // listener.
 func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	maxBytes := b.cfg.Limits.MaxMessageBytes
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes), grpc.MaxSendMsgSize(maxBytes)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxBytes), grpc.MaxSendMsgSize(maxBytes),
+		// Reuse handler goroutines instead of starting one per RPC, whose stack then grows (and is copied)
+		// through the interceptors and the SDK on every call. A stream that finds every worker busy gets a
+		// goroutine of its own, as without the option, so long streams (Connect) cannot starve calls.
+		grpc.NumStreamWorkers(uint32(2 * goruntime.GOMAXPROCS(0)))}
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(listenerCredentials{tls: credentials.NewTLS(b.tls.Clone())}))
 	}
@@ -271,7 +276,8 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	reflection.Register(b.grpcServer)
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
-	// pass through the same interceptors as gRPC calls (docs/adr/0003).
+	// pass through the same interceptors as gRPC calls (docs/adr/0003). Unary calls skip the connection:
+	// they run in this process through the same interceptor chain (inproc.go); streams use it.
 	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork, append(gatewayDialOptions(),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return b.inprocLn.DialContext(ctx)
@@ -283,7 +289,8 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	b.gwConn = conn
-	gw, err := newGateway(conn)
+	channel := newInprocChannel(conn, &mcpbridgev1.BridgeService_ServiceDesc, b.svc, b.svc.UnaryInterceptors(), maxBytes)
+	gw, err := newGateway(channel)
 	if err != nil {
 		return err
 	}

@@ -302,6 +302,8 @@ func (s *recordingService) ListServers(ctx context.Context, _ *mcpbridgev1.ListS
 	}
 }
 
+func (s *recordingService) UnaryInterceptors() []grpc.UnaryServerInterceptor { return nil }
+
 func (s *recordingService) Close(context.Context) error {
 	close(s.closed)
 	return nil

@@ -20,6 +20,9 @@ type bridgeService interface {
 	// Close ends every session and stops what the service runs (the MCP client core and its
 	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
 	Close(ctx context.Context) error
+	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
+	// gateway runs unary methods in-process through it (inproc.go).
+	UnaryInterceptors() []grpc.UnaryServerInterceptor
 }
 
 // newBridgeService builds the BridgeService for cfg on a new MCP client core, and the gRPC

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/mcp-bridge/mcp-bridge/server"
+)
+
+// inprocChannel is the REST gateway's channel to the gRPC service (docs/adr/0003, 0010's sequel in
+// BENCHMARKS.md). Unary methods run in this process, through the same interceptor chain the gRPC server runs,
+// without a second HTTP/2 hop: the request message the gateway decoded is the one the handler receives, and
+// the handler's response is copied into the gateway's. Streaming methods, and any method the service does
+// not register, go over the in-process gRPC connection as before.
+//
+// What a handler and an interceptor see is what they see over the connection: incoming metadata (the
+// gateway's outgoing metadata), a peer on the gateway network with local (non-TLS) auth info, the method in
+// grpc.Method, a deadline from the HTTP request. Limits and errors are the gRPC server's: a request or
+// response over the message size limit is RESOURCE_EXHAUSTED, a non-status error is UNKNOWN, and a call
+// whose context ended reports CANCELLED or DEADLINE_EXCEEDED as a gRPC client would.
+type inprocChannel struct {
+	conn     grpc.ClientConnInterface // streams, and methods not in unary
+	unary    map[string]grpc.MethodHandler
+	srv      any
+	chain    grpc.UnaryServerInterceptor
+	maxBytes int
+	check    func(proto.Message) error // the gateway's request check (server.CheckUTF8)
+}
+
+func newInprocChannel(conn grpc.ClientConnInterface, desc *grpc.ServiceDesc, srv any, interceptors []grpc.UnaryServerInterceptor, maxBytes int) *inprocChannel {
+	c := &inprocChannel{conn: conn, unary: map[string]grpc.MethodHandler{}, srv: srv, chain: chainUnary(interceptors), maxBytes: maxBytes, check: server.CheckUTF8}
+	for _, m := range desc.Methods {
+		c.unary["/"+desc.ServiceName+"/"+m.MethodName] = m.Handler
+	}
+	return c
+}
+
+func (c *inprocChannel) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.conn.NewStream(ctx, desc, method, opts...)
+}
+
+func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	h, ok := c.unary[method]
+	if !ok {
+		return c.conn.Invoke(ctx, method, args, reply, opts...)
+	}
+	in, ok1 := args.(proto.Message)
+	out, ok2 := reply.(proto.Message)
+	if !ok1 || !ok2 {
+		return status.Errorf(codes.Internal, "in-process call %s: messages are not protocol buffers", method)
+	}
+	if err := c.check(in); err != nil {
+		return err
+	}
+	if n := proto.Size(in); n > c.maxBytes {
+		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, c.maxBytes)
+	}
+
+	md, _ := metadata.FromOutgoingContext(ctx)
+	sctx := metadata.NewIncomingContext(ctx, md.Copy())
+	sctx = peer.NewContext(sctx, &peer.Peer{Addr: inprocAddr{}, LocalAddr: inprocAddr{}, AuthInfo: localAuthInfo{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		network:        gatewayNetwork,
+	}})
+	ts := &inprocTransportStream{method: method}
+	sctx = grpc.NewContextWithServerTransportStream(sctx, ts)
+
+	// The method handler decodes into a new message and hands it to the interceptor; the message the
+	// gateway decoded takes its place instead, so nothing is copied on the way in.
+	noDecode := func(any) error { return nil }
+	intercept := func(ctx context.Context, _ any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return c.chain(ctx, in, info, handler)
+	}
+	resp, err := h(c.srv, sctx, noDecode, intercept)
+	ts.deliver(opts)
+	if err != nil {
+		return clientError(ctx, err)
+	}
+	rm, ok := resp.(proto.Message)
+	if !ok || rm == nil {
+		return status.Errorf(codes.Internal, "in-process call %s: the handler returned no message", method)
+	}
+	if n := proto.Size(rm); n > c.maxBytes {
+		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, c.maxBytes)
+	}
+	proto.Merge(out, rm)
+	return nil
+}
+
+// clientError is the error a gRPC client of the server would see for a handler's err: its status, UNKNOWN
+// for an error that is not one, and the client's own CANCELLED or DEADLINE_EXCEEDED when its context ended.
+func clientError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.New(codes.Unknown, err.Error()).Err()
+}
+
+// chainUnary runs interceptors in order around a handler, as grpc.ChainUnaryInterceptor does.
+func chainUnary(interceptors []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		next := handler
+		for i := len(interceptors) - 1; i >= 0; i-- {
+			ic, h := interceptors[i], next
+			next = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, h) }
+		}
+		return next(ctx, req)
+	}
+}
+
+// inprocTransportStream is the grpc.ServerTransportStream of an in-process call: it keeps the header and
+// trailer the handler sets, and hands them to the caller's grpc.Header and grpc.Trailer options.
+type inprocTransportStream struct {
+	method string
+
+	mu      sync.Mutex
+	header  metadata.MD
+	trailer metadata.MD
+	sent    bool
+}
+
+func (s *inprocTransportStream) Method() string { return s.method }
+
+func (s *inprocTransportStream) SetHeader(md metadata.MD) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent {
+		return fmt.Errorf("grpc: the header was already sent")
+	}
+	s.header = metadata.Join(s.header, md)
+	return nil
+}
+
+func (s *inprocTransportStream) SendHeader(md metadata.MD) error {
+	if err := s.SetHeader(md); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sent = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *inprocTransportStream) SetTrailer(md metadata.MD) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.trailer = metadata.Join(s.trailer, md)
+	return nil
+}
+
+func (s *inprocTransportStream) deliver(opts []grpc.CallOption) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range opts {
+		switch o := o.(type) {
+		case grpc.HeaderCallOption:
+			*o.HeaderAddr = s.header.Copy()
+		case grpc.TrailerCallOption:
+			*o.TrailerAddr = s.trailer.Copy()
+		}
+	}
+}
