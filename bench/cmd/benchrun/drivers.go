@@ -156,6 +156,33 @@ func (b *bridgeClient) grpcCall(sid, tool string, args map[string]any) callFn {
 	}
 }
 
+// grpcFloor is GetSession over gRPC: a round trip through the bridge's gRPC server, interceptors and session
+// lookup that never reaches the upstream — the floor under the bridge's added latency.
+func (b *bridgeClient) grpcFloor(sid string) callFn {
+	return func(ctx context.Context) error {
+		_, err := b.cli.GetSession(ctx, &pb.GetSessionRequest{SessionId: sid})
+		return err
+	}
+}
+
+// restFloor is GetSession over REST: grpcFloor through the HTTP listener and the gateway.
+func (b *bridgeClient) restFloor(sid string) callFn {
+	url := fmt.Sprintf("%s/v1/sessions/%s", b.rest, sid)
+	return func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := sharedHTTP.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return nil
+	}
+}
+
 func (b *bridgeClient) proto(ctx context.Context, sid string) string {
 	r, err := b.cli.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "proto"})
 	if err != nil || len(r.GetResult().GetContent()) == 0 {

@@ -76,7 +76,10 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		"rotates each round), %d calls per path per round after %d warm-up calls. p50/p90/p99 are medians over the rounds; "+
 		"max is over all calls. **Added** = path − direct go-sdk client in the same round; the median over rounds (and its "+
 		"IQR) is reported. The peers run with the stdio upstream on 2025-11-25 (both speak the handshake era), making "+
-		"fewer calls per round (supergateway ½, mcpo ¼). The targets use the first block (stdio, newest protocol).\n\n", rounds, n, warm)
+		"fewer calls per round (supergateway ½, mcpo ¼). The targets use the first block (stdio, newest protocol). Its two "+
+		"*floor* rows time GetSession over gRPC and REST, interleaved with the calls: a round trip through the bridge that "+
+		"never reaches the upstream, which is most of what a call through the bridge adds on this machine (their *added* "+
+		"columns compare them with the direct call and mean nothing).\n\n", rounds, n, warm)
 	sb.WriteString(roundsHeader)
 	var rows []map[string]any
 	combos := []struct{ tr, era string }{{"stdio", ""}, {"http", ""}, {"stdio", era2025}, {"http", era2025}}
@@ -87,6 +90,11 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		}
 		paths := s.paths(ctx, br, "echo", smallArgs)
 		scale := []int{1, 1, 1}
+		if ci == 0 { // the floor: a round trip through the bridge that does not reach the upstream
+			paths = append(paths, &path{name: "floor: gRPC GetSession", proto: paths[1].proto, fn: br.c.grpcFloor(s.sid)},
+				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)})
+			scale = append(scale, 1, 1)
+		}
 		var closers []func()
 		if co.tr == "stdio" && co.era == era2025 { // the peers speak the handshake era: compare like with like
 			if p, c, err := b.sgPath(ctx, ps, "echo", smallArgs); err != nil {
@@ -125,6 +133,8 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 			b.res["direct_p50_us"] = us(rr.medianOf(0, pP50))
 			b.res["grpc_p50_us"] = us(rr.medianOf(1, pP50))
 			b.res["reference_protocol"] = paths[0].proto
+			b.res["grpc_floor_p50_us"] = us(rr.medianOf(3, pP50))
+			b.res["rest_floor_p50_us"] = us(rr.medianOf(4, pP50))
 		}
 		if co.tr == "stdio" && co.era == era2025 {
 			b.res["grpc_added_p50_us_2025"] = us(median(rr.added(1, pP50)))
