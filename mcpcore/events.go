@@ -118,7 +118,7 @@ func (l *eventLog) close() {
 // session closes.
 type Subscription struct {
 	log   *eventLog
-	ch    chan *Event // a slot is a pointer: an idle buffer costs 8 B a slot, not an Event's 200
+	ch    chan *Event   // a slot is a pointer: an idle buffer costs 8 B a slot, not an Event's 200
 	gap   chan struct{} // signalled (without blocking) when an event is dropped; see Gap
 	start uint64        // Seq of the last event published before the subscription; set once
 
