@@ -57,9 +57,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.g.proc.Store(p)
-	c := &stdioConn{p: p, tap: t.tap, max: t.s.core.limits.MaxMessageBytes, incoming: make(chan stdioFrame),
-		closed: make(chan struct{}), readDone: make(chan struct{})}
-	go c.readLoop() // joined by Close
+	c := &stdioConn{p: p, tap: t.tap, max: t.s.core.limits.MaxMessageBytes, closed: make(chan struct{}),
+		br: bufio.NewReaderSize(p.stdout, stdoutReadBuffer)}
 	return c, nil
 }
 
@@ -277,66 +276,27 @@ func readBoundedLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 // stdioFrame is one message (or the terminal error) read from a stdio server.
-type stdioFrame struct {
-	msg jsonrpc.Message
-	err error
-}
-
 // stdioConn is the newline-delimited JSON-RPC connection to a stdio server (MCP transports, stdio).
+//
+// It starts no goroutine: the SDK's read loop reads stdout itself, through Read. The pipe is in the runtime's
+// poller, so Close unblocks a Read waiting on it, and a frame goes from the pipe to the SDK without a handoff
+// between goroutines (one per message, and one goroutine per session, fewer than a reader goroutine would
+// cost).
 type stdioConn struct {
-	p        *process
-	tap      *wireTap
-	max      int
-	incoming chan stdioFrame
-	closed   chan struct{}
-	readDone chan struct{} // closed when readLoop has returned
+	p      *process
+	tap    *wireTap
+	max    int
+	closed chan struct{}
+
+	readMu  sync.Mutex    // Read is called by the SDK's one read loop; the mutex makes that a guarantee
+	br      *bufio.Reader // guarded by readMu
+	readErr error         // guarded by readMu: the error that ended the stream, returned once its last frame was
 
 	writeMu   sync.Mutex // serializes writes to stdin
 	closeOnce sync.Once
 }
 
-// readLoop reads stdout line by line. It is owned by the connection and exits at EOF or on a read error
-// (the process exited, or Close closed stdout), after handing the error to Read, or when Close is called.
-// Close waits for it.
-func (c *stdioConn) readLoop() {
-	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.p.stdout, stdoutReadBuffer)
-	for {
-		line, size, oversized, err := readFrame(br, c.max)
-		if size > 0 {
-			var f stdioFrame
-			switch {
-			case oversized:
-				f.msg = c.tap.badFrame(line, size, true, nil, c.reply)
-			default:
-				if msg, derr := jsonrpc.DecodeMessage(line); derr != nil {
-					f.msg = c.tap.badFrame(line, size, false, derr, c.reply)
-				} else if out, ok := c.tap.received(msg, nil); ok {
-					f.msg = out
-				}
-			}
-			if f.msg != nil {
-				select {
-				case c.incoming <- f:
-				case <-c.closed:
-					return
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, os.ErrClosed) {
-				err = io.EOF
-			}
-			select {
-			case c.incoming <- stdioFrame{err: err}:
-			case <-c.closed:
-			}
-			return
-		}
-	}
-}
-
-// reply writes a response to the server from the read loop (used to refuse a bad server request).
+// reply writes a response to the server from Read (used to refuse a bad server request).
 func (c *stdioConn) reply(msg jsonrpc.Message) {
 	_ = c.Write(context.Background(), msg)
 }
@@ -370,19 +330,50 @@ func readFrame(br *bufio.Reader, max int) (line []byte, size int, oversized bool
 	}
 }
 
+// Read returns the server's next message. Blank lines are skipped; a bad frame is counted, logged and, when
+// its id can be read, answered or turned into a local error (wireTap.badFrame). At the end of stdout (the
+// process exited, or Close closed it) the connection is marked lost and the error returned.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case f := <-c.incoming:
-		if f.err != nil {
-			c.tap.g.markDead("server process closed its output")
-			return nil, f.err
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	if ctx.Done() != nil { // the SDK's read loop context is never done; honour one that is
+		stop := context.AfterFunc(ctx, func() { _ = c.p.stdout.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	for c.readErr == nil {
+		line, size, oversized, err := readFrame(c.br, c.max)
+		c.readErr = err
+		if size == 0 {
+			continue
 		}
-		return f.msg, nil
+		var msg jsonrpc.Message
+		switch {
+		case oversized:
+			msg = c.tap.badFrame(line, size, true, nil, c.reply)
+		default:
+			if m, derr := jsonrpc.DecodeMessage(line); derr != nil {
+				msg = c.tap.badFrame(line, size, false, derr, c.reply)
+			} else if out, ok := c.tap.received(m, nil); ok {
+				msg = out
+			}
+		}
+		if msg != nil {
+			return msg, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	select {
 	case <-c.closed:
 		return nil, io.EOF
+	default:
 	}
+	c.tap.g.markDead("server process closed its output")
+	if errors.Is(c.readErr, os.ErrClosed) {
+		return nil, io.EOF
+	}
+	return nil, c.readErr
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -408,15 +399,15 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // Close shuts the server down in the spec's order and releases the pipes. It returns once the server's
-// process group is gone and the connection's goroutines (readLoop, the process's reap and stderr pump)
-// have ended. It is idempotent; the SDK calls it once the connection is idle or broken.
+// process group is gone and the process's goroutines (reap and the stderr pump) have ended; a Read waiting
+// on stdout returns (the SDK's read loop owns that goroutine). It is idempotent; the SDK calls it once the
+// connection is idle or broken.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.tap.g.markDead("connection closed")
 		c.p.shutdown()         // returns after exited: reap and the stderr pump have ended
-		_ = c.p.stdout.Close() // unblocks readLoop
-		<-c.readDone
+		_ = c.p.stdout.Close() // unblocks a Read waiting on it
 	})
 	return nil
 }
