@@ -182,9 +182,10 @@ func mentionsSession(body []byte) bool {
 }
 
 // sseReadBuffer is the read buffer of one SSE response stream. Lines longer than it are read in fragments
-// (readSSELine), so it bounds nothing; it is small because every idle Streamable HTTP session holds one
-// (64 KiB here was most of an idle session's heap, and every call answered over SSE allocated one).
-const sseReadBuffer = 4 << 10
+// (readSSELine), so it bounds nothing, and it reads from the HTTP connection's own buffer, so its size costs
+// no system calls; it is small because every idle Streamable HTTP session holds one (64 KiB here was most of
+// an idle session's heap, and every call answered over SSE allocated one).
+const sseReadBuffer = 1 << 10
 
 // jsonBodyTap runs the tap over a single-message JSON response body, read lazily (the SDK reads it in its
 // own goroutine; reading it in RoundTrip would hold up the SDK's writes).
