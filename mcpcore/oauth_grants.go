@@ -109,7 +109,7 @@ func (m *machineFlow) Authorize(ctx context.Context, req *http.Request, resp *ht
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrAuthorization, err)
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], m.hc)
+	asm, err := authServerMetadata(ctx, prm.AuthorizationServers[0], m.hc)
 	if err != nil {
 		return fmt.Errorf("%w: authorization server metadata: %w", ErrAuthorization, err)
 	}
@@ -212,6 +212,68 @@ func (m *machineFlow) protectedResource(ctx context.Context, challenges []oauthe
 	return nil, fmt.Errorf("no protected-resource metadata found: %w", errors.Join(errs...))
 }
 
+// authServerMetadata fetches an authorization server's metadata (RFC 8414, then OpenID Connect
+// discovery; with path insertion for issuers with a path, as the MCP spec lists them) and checks its
+// issuer. Unlike the SDK's discovery for the authorization-code flow it does not require PKCE, which the
+// machine grants do not use. nil, nil when no location has any.
+func authServerMetadata(ctx context.Context, issuer string, hc *http.Client) (*oauthex.AuthServerMeta, error) {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("issuer %q is not a URL", issuer)
+	}
+	var locations []string
+	at := func(wellKnown string, insert bool) {
+		l := *u
+		l.RawQuery, l.Fragment = "", ""
+		p := strings.TrimSuffix(u.Path, "/")
+		if insert {
+			l.Path = wellKnown + p
+		} else {
+			l.Path = p + wellKnown
+		}
+		locations = append(locations, l.String())
+	}
+	at("/.well-known/oauth-authorization-server", true)
+	at("/.well-known/openid-configuration", true)
+	if strings.Trim(u.Path, "/") != "" {
+		at("/.well-known/openid-configuration", false)
+	}
+	for _, loc := range locations {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", loc, redactURLError(err))
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse))
+		resp.Body.Close()
+		if resp.StatusCode/100 == 4 {
+			continue
+		}
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %s", loc, resp.Status)
+		}
+		var meta oauthex.AuthServerMeta
+		if err := json.Unmarshal(body, &meta); err != nil {
+			return nil, fmt.Errorf("%s: not JSON metadata", loc)
+		}
+		if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+			return nil, fmt.Errorf("%s: metadata issuer %q is not %q", loc, meta.Issuer, issuer)
+		}
+		if meta.TokenEndpoint != "" {
+			tu, err := url.Parse(meta.TokenEndpoint)
+			if err != nil || (tu.Scheme != "https" && tu.Scheme != "http") || tu.Host == "" {
+				return nil, fmt.Errorf("%s: token_endpoint %q is not an http(s) URL", loc, meta.TokenEndpoint)
+			}
+		}
+		return &meta, nil
+	}
+	return nil, nil
+}
+
 // exchangeAtIdP exchanges the enterprise identity assertion for an ID-JAG for the MCP server's
 // authorization server (audience) and the server (resource) (RFC 8693; SEP-990 §4).
 func (m *machineFlow) exchangeAtIdP(ctx context.Context, audience, resource string, scopes []string) (string, error) {
@@ -225,7 +287,7 @@ func (m *machineFlow) exchangeAtIdP(ctx context.Context, audience, resource stri
 	}
 	endpoint := idp.TokenEndpoint
 	if endpoint == "" {
-		meta, err := auth.GetAuthServerMetadata(ctx, idp.Issuer, m.hc)
+		meta, err := authServerMetadata(ctx, idp.Issuer, m.hc)
 		if err != nil {
 			return "", fmt.Errorf("IdP metadata: %w", err)
 		}
