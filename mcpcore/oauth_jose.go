@@ -119,7 +119,7 @@ func ParsePrivateKey(data []byte) (crypto.Signer, error) {
 		if err != nil {
 			return nil, errors.New("RSA private key does not parse")
 		}
-		return k, nil
+		return signerOf(k)
 	}
 	return nil, fmt.Errorf("PEM block %q is not a private key", block.Type)
 }
