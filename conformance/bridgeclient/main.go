@@ -12,8 +12,9 @@
 //
 //   - writes a configuration file whose mcpServers block has one Streamable HTTP server, "conformance",
 //     at the URL — with an oauth auth block (the suite's client metadata document URL and redirect URL,
-//     and the pre-registered client of auth/pre-registration, its secret passed in the environment) for
-//     the authorization scenarios;
+//     and what scenario.AuthSetup names: the grant, the client id, its secret passed in the environment,
+//     the private key, workload JWT and ID token in files, the IdP by its issuer, dpop) for the
+//     authorization scenarios;
 //   - starts the binary on loopback ports the kernel picks, reading the gRPC address from its
 //     "mcp-bridge serving" log line, with its log lines copied to stderr;
 //   - opens a Connect stream (which also receives the authorization request of the session being
