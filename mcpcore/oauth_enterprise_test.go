@@ -452,3 +452,24 @@ func TestDPoPThroughTheSessionTransport(t *testing.T) {
 		t.Errorf("%d proofs accepted", f.as.DPoPProofs())
 	}
 }
+
+// FuzzParsePrivateKey: the operator's key file is outside input; no input panics, and a key that parses
+// has a signing algorithm.
+func FuzzParsePrivateKey(f *testing.F) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec)
+	f.Add(string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
+	jwk, _ := json.Marshal(jose.JSONWebKey{Key: ec})
+	f.Add(string(jwk))
+	f.Add("-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n")
+	f.Add(`{"kty":"EC","crv":"P-256"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		k, err := ParsePrivateKey([]byte(in))
+		if err != nil {
+			return
+		}
+		if _, err := signingAlg(k, ""); err != nil {
+			t.Errorf("parsed key without an algorithm: %v", err)
+		}
+	})
+}

@@ -388,7 +388,7 @@ const maxTokenResponse = 1 << 20
 func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.Values, basic *[2]string) (*oauth2.Token, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("token endpoint %q: %w", endpoint, errors.Unwrap(err))
+		return nil, fmt.Errorf("token endpoint %q is not a valid URL", endpoint)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -446,8 +446,7 @@ func postToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 	return tok.WithExtra(extra), nil
 }
 
-// redactURLError drops the URL from an *url.Error (it holds no secret here, but the wrapped error is
-// what matters) so that messages stay short.
+// redactURLError drops the URL and method of an *url.Error, which the caller's message already names.
 func redactURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -336,7 +336,11 @@ func (c *Config) validateGrant(apath string, a *ServerAuth) error {
 		return at("clientKeyAlg", fmt.Sprintf("unknown algorithm %q: use one of %s", a.ClientKeyAlg, strings.Join(clientKeyAlgs, ", ")))
 	}
 	if hasAssertion && a.Grant != GrantJWTBearer {
-		return at("assertionFile", "applies to grant jwt_bearer")
+		key := "assertionFile"
+		if a.AssertionFile == "" {
+			key = "assertionEnv"
+		}
+		return at(key, "applies to grant jwt_bearer")
 	}
 	if a.IdP != nil && a.Grant != GrantEnterpriseManaged {
 		return at("idp", "applies to grant enterprise_managed")

@@ -204,7 +204,7 @@ func TestUpstreamAuthErrors(t *testing.T) {
 		{"bad key alg", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: token\n      clientKeyAlg: HS256\n", `unknown algorithm "HS256"`},
 		{"alg without key", srv + "      type: oauth\n      clientKeyAlg: ES256\n", `clientKeyAlg: needs clientKeyFile or clientKeyEnv`},
 		{"jwt bearer without assertion", srv + "      type: oauth\n      grant: jwt_bearer\n", `jwt_bearer needs assertionFile or assertionEnv`},
-		{"assertion for another grant", srv + "      type: oauth\n      assertionEnv: X\n", `assertionFile: applies to grant jwt_bearer`},
+		{"assertion for another grant", srv + "      type: oauth\n      assertionEnv: X\n", `assertionEnv: applies to grant jwt_bearer`},
 		{"assertion env unset", srv + "      type: oauth\n      grant: jwt_bearer\n      assertionEnv: MCPB_TEST_NEVER_SET\n", `mcpServers.s.auth.assertionEnv: environment variable MCPB_TEST_NEVER_SET is not set`},
 		{"enterprise without idp", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n", `enterprise_managed needs an idp block`},
 		{"enterprise without client", srv + "      type: oauth\n      grant: enterprise_managed\n", `enterprise_managed needs the client registered`},
