@@ -468,9 +468,10 @@ func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Cl
 			return store.put(key, oc, tok, ctx), nil
 		},
 	}
-	if ts := store.restore(key, hc); ts != nil && f.dpop == nil {
-		// (A DPoP-bound grant is bound to a key that lived in the previous process: not restored.)
-		hcfg.InitialTokenSource = ts
+	if f.dpop == nil { // a DPoP-bound grant is bound to a key of an earlier flow, gone: not restored
+		if ts := store.restore(key, hc); ts != nil {
+			hcfg.InitialTokenSource = ts
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		hcfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: cfg.ClientMetadataURL}

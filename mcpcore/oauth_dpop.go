@@ -158,11 +158,9 @@ func (t *dpopTokenTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // noteBinding reads a token response and records its access token as DPoP-bound when its token_type is
-// DPoP (RFC 9449 §5); the body stays readable for the flow.
+// DPoP (RFC 9449 §5); the body stays readable, whole, for the flow.
 func (t *dpopTokenTransport) noteBinding(resp *http.Response) {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse))
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
+	b, err := peekBody(resp, maxTokenResponse)
 	if err != nil {
 		return
 	}
@@ -175,19 +173,29 @@ func (t *dpopTokenTransport) noteBinding(resp *http.Response) {
 	}
 }
 
-// isUseDPoPNonceBody reports whether a token endpoint's error response is use_dpop_nonce. It consumes
-// and closes the body when it is; otherwise the body is left readable.
+// isUseDPoPNonceBody reports whether a token endpoint's error response is use_dpop_nonce. It closes the
+// body when it is; otherwise the body is left readable, whole.
 func isUseDPoPNonceBody(resp *http.Response) bool {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
+	b, err := peekBody(resp, 64<<10)
 	var e struct {
 		Error string `json:"error"`
 	}
 	if err == nil && json.Unmarshal(b, &e) == nil && e.Error == "use_dpop_nonce" {
+		drain(resp)
 		return true
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return false
+}
+
+// peekBody reads up to max bytes of resp's body and puts them back in front of the rest.
+func peekBody(resp *http.Response, max int64) ([]byte, error) {
+	orig := resp.Body
+	b, err := io.ReadAll(io.LimitReader(orig, max))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), orig), orig}
+	return b, err
 }
 
 // dpopResourceTransport presents a flow's DPoP-bound tokens to the MCP server (RFC 9449 §7): the SDK's
