@@ -139,6 +139,10 @@ func TestUpstreamClientCredentialsPrivateKeyJWT(t *testing.T) {
 	if r.Form.Get("resource") != p.url {
 		t.Errorf("resource = %q, want %q", r.Form.Get("resource"), p.url)
 	}
+	// The operator sees the grant (and never its credentials: noSecretsLogged below).
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "upstream token obtained" && rec["server"] == "secured" && rec["grant"] == "client_credentials"
+	})
 
 	// The key rotates: the authorization server knows only the new one. Once the token expires, the next
 	// grant is signed with the new key, read from the file again.

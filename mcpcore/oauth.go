@@ -537,7 +537,11 @@ func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
 		if base == nil {
 			base = s.core.httpTransport()
 		}
-		return newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
+		f, err := newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
+		if m, ok := f.machineFlow(); ok {
+			m.logger = s.core.logger.With("server", s.server.Name, "owner", s.owner)
+		}
+		return f, err
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,9 +72,20 @@ type machineFlow struct {
 	resource string // the MCP server's URL
 	hc       *http.Client
 
+	logger *slog.Logger // told of each grant (never of a credential); nil: none
+
 	mu      sync.Mutex // guards tok, granted
 	tok     *oauth2.Token
 	granted []string // scopes of the last grant
+}
+
+// machineFlow returns the flow's machine grant handler, if it has one.
+func (f *oauthFlow) machineFlow() (*machineFlow, bool) {
+	if f == nil {
+		return nil, false
+	}
+	m, ok := f.sdk.(*machineFlow)
+	return m, ok
 }
 
 var _ auth.OAuthHandler = (*machineFlow)(nil)
@@ -169,6 +181,14 @@ func (m *machineFlow) Authorize(ctx context.Context, req *http.Request, resp *ht
 	m.mu.Lock()
 	m.tok, m.granted = tok, scopes
 	m.mu.Unlock()
+	if m.logger != nil {
+		expires := "never"
+		if !tok.Expiry.IsZero() {
+			expires = time.Until(tok.Expiry).Round(time.Second).String()
+		}
+		m.logger.Info("upstream token obtained", "grant", string(m.cfg.Grant), "tokenType", tok.Type(),
+			"scopes", strings.Join(scopes, " "), "expiresIn", expires)
+	}
 	return nil
 }
 
