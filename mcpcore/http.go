@@ -26,7 +26,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if err != nil {
 			return nil, err
 		}
-		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, tap: tap, max: max}}
+		hc := &http.Client{Transport: &httpTap{base: s.authTransport(s.core.httpTransport()), headers: cfg.Headers, tap: tap, max: max}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,

@@ -52,6 +52,13 @@ const (
 	// (io.modelcontextprotocol/oauth-client-credentials): machine to machine, with a pre-registered client
 	// id and secret; no person is asked.
 	GrantClientCredentials OAuthGrant = "client_credentials"
+	// GrantJWTBearer is the JWT bearer grant (RFC 7523) with an assertion the platform issues — workload
+	// identity federation (SEP-1933): OAuthConfig.Assertion, e.g. a Kubernetes service account token file.
+	GrantJWTBearer OAuthGrant = "jwt_bearer"
+	// GrantEnterpriseManaged is Enterprise-Managed Authorization (SEP-990, extension
+	// io.modelcontextprotocol/enterprise-managed-authorization): OAuthConfig.IdP exchanges the enterprise
+	// identity assertion for an ID-JAG (RFC 8693), presented with the JWT bearer grant.
+	GrantEnterpriseManaged OAuthGrant = "enterprise_managed"
 )
 
 // DefaultRedirectURL is the redirect URL registered and sent when a server's OAuthConfig names none. Nobody
@@ -70,7 +77,7 @@ type OAuthConfig struct {
 	// Grant is the grant to use; empty means GrantAuthorizationCode.
 	Grant OAuthGrant
 	// ClientID and ClientSecret are a pre-registered client. ClientSecret is a secret: never logged.
-	// GrantClientCredentials requires both.
+	// GrantClientCredentials requires the id and a secret or a ClientKey.
 	ClientID     string
 	ClientSecret string
 	// Issuer, if set, binds the pre-registered client to that authorization server: a server that
@@ -89,6 +96,32 @@ type OAuthConfig struct {
 	DisableDynamicRegistration bool
 	// ClientName is the client_name sent in dynamic registration; empty means "mcp-bridge".
 	ClientName string
+
+	// ClientKey, if set, authenticates the client at the token endpoint with a signed JWT
+	// (private_key_jwt, RFC 7523 §2.2) instead of a secret: a PEM (PKCS #8, SEC 1, PKCS #1) or JWK private
+	// key, read again at every token request. Machine grants only (client_credentials, jwt_bearer,
+	// enterprise_managed). ClientKeyAlg is the JWS algorithm; empty means the key's own (ES256 for P-256,
+	// RS256 for RSA, EdDSA for Ed25519).
+	ClientKey    *SecretSource
+	ClientKeyAlg string
+	// Assertion is the JWT presented by GrantJWTBearer, read again at every grant.
+	Assertion *SecretSource
+	// IdP is the enterprise identity provider of GrantEnterpriseManaged.
+	IdP *IdPConfig
+	// DPoP sender-constrains the tokens (RFC 9449): proofs on token requests and on every request to the
+	// server with a DPoP-bound token, server nonces honoured.
+	DPoP bool
+}
+
+// machine reports whether the grant asks no person and runs in machineFlow.
+func (c *OAuthConfig) machine() bool {
+	switch c.Grant {
+	case GrantJWTBearer, GrantEnterpriseManaged:
+		return true
+	case GrantClientCredentials:
+		return c.ClientKey != nil
+	}
+	return false
 }
 
 func (c *OAuthConfig) redirectURL() string {
@@ -250,6 +283,8 @@ type oauthFlow struct {
 	sem   chan struct{} // one authorization at a time
 	store *TokenStore
 
+	dpop *dpopState // nil unless the server's tokens are DPoP-bound
+
 	mu         sync.Mutex // guards lastScopes
 	lastScopes []string   // scopes of the last authorization that completed
 }
@@ -384,6 +419,23 @@ func fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.Authori
 // newOAuthFlow builds the SDK handler for cfg. resource is the server's endpoint URL.
 func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Client) (*oauthFlow, error) {
 	f := &oauthFlow{key: key, sem: make(chan struct{}, 1), store: store}
+	if cfg.DPoP {
+		d, err := newDPoPState()
+		if err != nil {
+			return nil, err
+		}
+		f.dpop = d
+		withDPoP := *hc
+		withDPoP.Transport = &dpopTokenTransport{base: hc.Transport, dpop: d}
+		hc = &withDPoP
+	}
+	if cfg.machine() {
+		if err := machineConfigCheck(cfg); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+		}
+		f.sdk = &machineFlow{cfg: cfg, resource: key.Resource, hc: hc}
+		return f, nil
+	}
 	if cfg.Grant == GrantClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
 			return nil, fmt.Errorf("%w: the client_credentials grant needs a client id and secret", ErrAuthorization)
@@ -416,8 +468,10 @@ func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Cl
 			return store.put(key, oc, tok, ctx), nil
 		},
 	}
-	if ts := store.restore(key, hc); ts != nil {
-		hcfg.InitialTokenSource = ts
+	if f.dpop == nil { // a DPoP-bound grant is bound to a key of an earlier flow, gone: not restored
+		if ts := store.restore(key, hc); ts != nil {
+			hcfg.InitialTokenSource = ts
+		}
 	}
 	if cfg.ClientMetadataURL != "" {
 		hcfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: cfg.ClientMetadataURL}
@@ -483,7 +537,11 @@ func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
 		if base == nil {
 			base = s.core.httpTransport()
 		}
-		return newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
+		f, err := newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
+		if m, ok := f.machineFlow(); ok {
+			m.logger = s.core.logger.With("server", s.server.Name, "owner", s.owner)
+		}
+		return f, err
 	})
 	if err != nil {
 		return nil, err
@@ -492,6 +550,16 @@ func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
 		st, _ := s.State()
 		return st != StateReady
 	}}, nil
+}
+
+// authTransport wraps base, the transport of a Streamable HTTP connection of s, with what the server's
+// OAuth flow needs on the wire: DPoP proofs for DPoP-bound tokens. It is base itself for other servers.
+// http.go calls it after oauthHandler, which made the flow.
+func (s *Session) authTransport(base http.RoundTripper) http.RoundTripper {
+	if f := s.flowFor(); f != nil && f.dpop != nil {
+		return &dpopResourceTransport{base: base, dpop: f.dpop}
+	}
+	return base
 }
 
 // askAuthorization raises a KindAuthorization pending request for authURL and waits for the host. The

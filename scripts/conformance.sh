@@ -10,9 +10,13 @@
 # conformance/expected-failures.yml (mcpcore) and conformance/expected-failures-bridge.yml (through the
 # bridge) list, per requirement set, the required scenarios known to fail on that path and why. The run
 # fails on a required scenario that fails without an entry, on an entry whose scenario now passes (so the
-# files stay honest), and on an mcp-bridge process left running. The last line of output is always
-#   conformance: 2025-11-25 P/T, 2026-07-28 P/T; through the bridge: 2025-11-25 P/T, 2026-07-28 P/T
-# (required scenarios passed / required scenarios in the set).
+# files stay honest), and on an mcp-bridge process left running. The auth extension scenarios (client
+# credentials, enterprise-managed authorization, DPoP, workload identity: run by both requirement sets but
+# scored by neither) are held to the same rules, from the files' auth-extensions sections. The last line
+# of output is always
+#   conformance: 2025-11-25 P/T, 2026-07-28 P/T, auth extensions P/T; through the bridge: …(the same)
+# (required scenarios passed / required scenarios in the set; extension scenarios passed at every
+# revision / extension scenarios).
 #
 # Loopback only: the suite starts its mock servers on localhost and runs the client against them; the
 # bridges listen on loopback ports the kernel picks. Bounded: each scenario is killed after 30s (and its
@@ -98,6 +102,26 @@ run_path() {
 		fi
 		counts+=("$last")
 	done
+	# The auth extension scenarios ran with both sets; each must pass in both.
+	local extargs=()
+	for rev in "${revisions[@]}"; do
+		extargs+=(-requirements "$suite/requirements/$rev.yaml" -results "$work/$label-results-$rev")
+	done
+	echo
+	echo "=== $label, auth extensions ==="
+	if score="$("$work/tally" extensions -expected "$expected" "${extargs[@]}")"; then
+		:
+	else
+		failed=1
+	fi
+	last="$(echo "$score" | tail -n 1)"
+	if [[ "$last" != "auth extensions "*/* ]]; then
+		last="auth extensions ?/?"
+		failed=1
+	else
+		echo "$score" | sed '$d'
+	fi
+	counts+=("$last")
 }
 
 run_path core "$work/conformance-client" conformance/expected-failures.yml
@@ -117,5 +141,5 @@ if [[ "$failed" != 0 ]]; then
 	keep=1
 	echo "conformance: FAILED; results and logs kept in $work" >&2
 fi
-echo "conformance: ${core[0]}, ${core[1]}; through the bridge: ${bridge[0]}, ${bridge[1]}"
+echo "conformance: ${core[0]}, ${core[1]}, ${core[2]}; through the bridge: ${bridge[0]}, ${bridge[1]}, ${bridge[2]}"
 exit "$failed"

@@ -122,6 +122,35 @@ func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
 		RedirectURL:                a.RedirectURL,
 		Scopes:                     a.Scopes,
 		DisableDynamicRegistration: !a.DynamicRegistrationAllowed(),
+		ClientKey:                  secretSource(a.ClientKeyFile, a.ClientKeyEnv),
+		ClientKeyAlg:               a.ClientKeyAlg,
+		Assertion:                  secretSource(a.AssertionFile, a.AssertionEnv),
+		IdP:                        coreIdP(a.IdP),
+		DPoP:                       a.DPoP,
+	}
+}
+
+// secretSource is the mcpcore source of a credential kept in file or the environment variable env (read
+// by mcpcore at every use); nil when neither is set.
+func secretSource(file, env string) *mcpcore.SecretSource {
+	if file == "" && env == "" {
+		return nil
+	}
+	return &mcpcore.SecretSource{File: file, Env: env}
+}
+
+// coreIdP translates the idp block of the enterprise_managed grant.
+func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
+	if p == nil {
+		return nil
+	}
+	return &mcpcore.IdPConfig{
+		Issuer:           p.Issuer,
+		TokenEndpoint:    p.TokenEndpoint,
+		ClientID:         p.ClientID,
+		ClientSecret:     secretSource(p.ClientSecretFile, p.ClientSecretEnv),
+		SubjectToken:     secretSource(p.SubjectTokenFile, p.SubjectTokenEnv),
+		SubjectTokenType: p.SubjectTokenType,
 	}
 }
 

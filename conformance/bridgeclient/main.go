@@ -12,8 +12,9 @@
 //
 //   - writes a configuration file whose mcpServers block has one Streamable HTTP server, "conformance",
 //     at the URL — with an oauth auth block (the suite's client metadata document URL and redirect URL,
-//     and the pre-registered client of auth/pre-registration, its secret passed in the environment) for
-//     the authorization scenarios;
+//     and what scenario.AuthSetup names: the grant, the client id, its secret passed in the environment,
+//     the private key, workload JWT and ID token in files, the IdP by its issuer, dpop) for the
+//     authorization scenarios;
 //   - starts the binary on loopback ports the kernel picks, reading the gRPC address from its
 //     "mcp-bridge serving" log line, with its log lines copied to stderr;
 //   - opens a Connect stream (which also receives the authorization request of the session being
@@ -50,8 +51,8 @@ import (
 // serverName is the configured name of the scenario's mock server.
 const serverName = "conformance"
 
-// secretEnv is the environment variable that hands the pre-registered client secret to the bridge, so it
-// is never written to the configuration file.
+// secretEnv is the environment variable that hands the client secret to the bridge, so it is never
+// written to the configuration file.
 const secretEnv = "MCP_CONFORMANCE_CLIENT_SECRET"
 
 // The scenario's run is bounded by scenario.RunTimeout; what is left of the suite's 30s after it is for
@@ -102,18 +103,51 @@ func mainErr() error {
 // environment the bridge needs for it.
 func writeConfig(dir string, env scenario.Env) (path string, extraEnv []string, err error) {
 	server := map[string]any{"url": env.URL}
-	if env.Auth() {
+	if a, ok := env.AuthSetup(); ok {
 		auth := map[string]any{
 			"type":              "oauth",
 			"clientMetadataUrl": scenario.ClientMetadataURL,
 			"redirectUrl":       scenario.RedirectURL,
 		}
-		if id, secret, ok := env.PreRegistered(); ok {
-			auth["clientId"] = id
-			if secret != "" {
-				auth["clientSecretEnv"] = secretEnv
-				extraEnv = append(extraEnv, secretEnv+"="+secret)
+		if a.Grant != scenario.GrantAuthorizationCode {
+			auth["grant"] = a.Grant
+		}
+		if a.ClientID != "" {
+			auth["clientId"] = a.ClientID
+		}
+		if a.ClientSecret != "" {
+			auth["clientSecretEnv"] = secretEnv
+			extraEnv = append(extraEnv, secretEnv+"="+a.ClientSecret)
+		}
+		// Key material and assertions go into files, as a deployment keeps them (a mounted secret, a
+		// projected service account token), which the bridge reads at every use.
+		file := func(name, content string) (string, error) {
+			p := filepath.Join(dir, name)
+			return p, os.WriteFile(p, []byte(content), 0o600)
+		}
+		if a.ClientKeyPEM != "" {
+			if auth["clientKeyFile"], err = file("client-key.pem", a.ClientKeyPEM); err != nil {
+				return "", nil, err
 			}
+			if a.ClientKeyAlg != "" {
+				auth["clientKeyAlg"] = a.ClientKeyAlg
+			}
+		}
+		if a.Assertion != "" {
+			if auth["assertionFile"], err = file("workload.jwt", a.Assertion); err != nil {
+				return "", nil, err
+			}
+		}
+		if a.Grant == scenario.GrantEnterpriseManaged {
+			idToken, err := file("id-token.jwt", a.IdPIDToken)
+			if err != nil {
+				return "", nil, err
+			}
+			// The issuer, so that the path through the bridge also discovers the IdP's token endpoint.
+			auth["idp"] = map[string]any{"issuer": a.IdPIssuer, "clientId": a.IdPClientID, "subjectTokenFile": idToken}
+		}
+		if a.DPoP {
+			auth["dpop"] = true
 		}
 		server["auth"] = auth
 	}

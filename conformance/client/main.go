@@ -90,12 +90,31 @@ func mainErr() error {
 // oauthConfig is the OAuth client configuration of the scenario's server; nil unless it is an
 // authorization scenario.
 func oauthConfig(env scenario.Env) *mcpcore.OAuthConfig {
-	if !env.Auth() {
+	a, ok := env.AuthSetup()
+	if !ok {
 		return nil
 	}
-	cfg := &mcpcore.OAuthConfig{ClientMetadataURL: scenario.ClientMetadataURL, RedirectURL: scenario.RedirectURL}
-	if id, secret, ok := env.PreRegistered(); ok {
-		cfg.ClientID, cfg.ClientSecret = id, secret
+	cfg := &mcpcore.OAuthConfig{
+		Grant:             mcpcore.OAuthGrant(a.Grant),
+		ClientMetadataURL: scenario.ClientMetadataURL,
+		RedirectURL:       scenario.RedirectURL,
+		ClientID:          a.ClientID,
+		ClientSecret:      a.ClientSecret,
+		ClientKeyAlg:      a.ClientKeyAlg,
+		DPoP:              a.DPoP,
+	}
+	if a.ClientKeyPEM != "" {
+		cfg.ClientKey = &mcpcore.SecretSource{Value: a.ClientKeyPEM}
+	}
+	if a.Assertion != "" {
+		cfg.Assertion = &mcpcore.SecretSource{Value: a.Assertion}
+	}
+	if a.Grant == scenario.GrantEnterpriseManaged {
+		cfg.IdP = &mcpcore.IdPConfig{
+			TokenEndpoint: a.IdPTokenEndpoint,
+			ClientID:      a.IdPClientID,
+			SubjectToken:  &mcpcore.SecretSource{Value: a.IdPIDToken},
+		}
 	}
 	return cfg
 }

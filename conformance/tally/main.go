@@ -13,6 +13,12 @@
 //	    fails without an entry in the expected-failures file, when a listed scenario passes (the entry is
 //	    stale), when an entry names a scenario the requirement set does not score, or when an entry has no
 //	    reason.
+//	tally extensions -expected conformance/expected-failures.yml \
+//	    -requirements .../2025-11-25.yaml -results DIR1 -requirements .../2026-07-28.yaml -results DIR2
+//	    scores the auth extension scenarios (the client scenarios each requirement set runs but does not
+//	    score, with reason "extension", named auth/*): one passes when it passes in every run whose set
+//	    lists it. Expected failures are the file's "auth-extensions" entries; the same rules apply, and
+//	    the last line is "auth extensions P/T".
 //
 // A scenario passes when its checks include at least one SUCCESS and no FAILURE or WARNING (the suite's
 // baseline logic also counts a WARNING as a failure); a required scenario without results fails.
@@ -49,10 +55,20 @@ func run(args []string, stdout io.Writer) error {
 	expectedPath := fset.String("expected", "", "expected-failures file (mcp-bridge format)")
 	revision := fset.String("revision", "", "requirement set, e.g. 2025-11-25")
 	out := fset.String("out", "", "baseline: where to write the suite's expected-failures file")
-	reqPath := fset.String("requirements", "", "score: the suite's requirements/<revision>.yaml")
-	results := fset.String("results", "", "score: the suite's -o directory")
+	var reqPaths, resultDirs []string
+	fset.Func("requirements", "the suite's requirements/<revision>.yaml (extensions: once per run)", func(v string) error {
+		reqPaths = append(reqPaths, v)
+		return nil
+	})
+	fset.Func("results", "the suite's -o directory (extensions: once per run, after its -requirements)", func(v string) error {
+		resultDirs = append(resultDirs, v)
+		return nil
+	})
 	if err := fset.Parse(args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "extensions" {
+		*revision = extensionsKey
 	}
 	if *expectedPath == "" || *revision == "" {
 		return errors.New("-expected and -revision are required")
@@ -61,7 +77,70 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	reqPath, results := new(string), new(string)
+	if args[0] == "score" {
+		if len(reqPaths) > 1 || len(resultDirs) > 1 {
+			return errors.New("score: one -requirements and one -results")
+		}
+		if len(reqPaths) == 1 {
+			*reqPath = reqPaths[0]
+		}
+		if len(resultDirs) == 1 {
+			*results = resultDirs[0]
+		}
+	}
 	switch args[0] {
+	case "extensions":
+		if len(reqPaths) == 0 || len(reqPaths) != len(resultDirs) {
+			return errors.New("extensions: give -requirements and -results once per run, in pairs")
+		}
+		var names []string
+		merged := map[string]outcome{}
+		missing := map[string]bool{}
+		for i, rp := range reqPaths {
+			exts, err := loadExtensions(rp)
+			if err != nil {
+				return err
+			}
+			outcomes, err := loadResults(resultDirs[i])
+			if err != nil {
+				return err
+			}
+			for _, name := range exts {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+				o, ran := outcomes[name]
+				if !ran {
+					missing[name] = true
+					continue
+				}
+				m := merged[name]
+				m.success += o.success
+				m.failure += o.failure
+				m.warning += o.warning
+				for _, f := range o.failed {
+					m.failed = append(m.failed, f+" ("+filepath.Base(rp)+")")
+				}
+				merged[name] = m
+			}
+		}
+		for name := range missing {
+			delete(merged, name) // a run that lists it has no results: it fails
+		}
+		if len(names) == 0 {
+			return errors.New("extensions: the requirement sets list no auth extension scenario")
+		}
+		s := score("auth-extensions", names, expected[extensionsKey], merged)
+		for _, line := range s.lines {
+			fmt.Fprintln(stdout, line)
+		}
+		fmt.Fprintf(stdout, "auth extensions %d/%d\n", s.passed, s.total)
+		if len(s.problems) > 0 {
+			return fmt.Errorf("auth extensions: expected-failures file does not match the results:\n  %s",
+				strings.Join(s.problems, "\n  "))
+		}
+		return nil
 	case "baseline":
 		if *out == "" {
 			return errors.New("-out is required")
@@ -144,6 +223,35 @@ func loadRequired(path string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no client scenarios", path)
 	}
 	return req.Client, nil
+}
+
+// extensionsKey is the section of an expected-failures file that lists auth extension scenarios.
+const extensionsKey = "auth-extensions"
+
+// loadExtensions returns the auth extension scenarios a requirement set runs without scoring: its
+// not_scored client entries with reason extension, named auth/*.
+func loadExtensions(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		NotScored []struct {
+			Scenario string `yaml:"scenario"`
+			Leg      string `yaml:"leg"`
+			Reason   string `yaml:"reason"`
+		} `yaml:"not_scored"`
+	}
+	if err := yaml.Unmarshal(b, &req); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []string
+	for _, e := range req.NotScored {
+		if e.Leg == "client" && e.Reason == "extension" && strings.HasPrefix(e.Scenario, "auth/") {
+			out = append(out, e.Scenario)
+		}
+	}
+	return out, nil
 }
 
 // check is the part of a suite check result that scoring needs.

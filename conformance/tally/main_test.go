@@ -109,3 +109,71 @@ func TestLoadExpectedRejectsUnknownFields(t *testing.T) {
 		t.Fatal("loadExpected accepted an unknown field")
 	}
 }
+
+func TestExtensions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	req := `client: [initialize]
+not_scored:
+  - {scenario: auth/dpop, leg: client, reason: extension}
+  - {scenario: auth/wif-jwt-bearer, leg: client, reason: extension}
+  - {scenario: json-schema-2020-12-preservation, leg: client, reason: added-after-release}
+  - {scenario: tasks-lifecycle, leg: server, reason: extension}
+`
+	r1 := write("req/2025-11-25.yaml", req)
+	r2 := write("req/2026-07-28.yaml", req)
+	pass := `[{"id":"a","status":"SUCCESS"}]`
+	fail := `[{"id":"a","status":"SUCCESS"},{"id":"b","status":"FAILURE"}]`
+	write("one/auth/dpop-2026-11-21T18-14-55-243Z/checks.json", pass)
+	write("one/auth/wif-jwt-bearer-2026-11-21T18-14-55-243Z/checks.json", pass)
+	write("two/auth/dpop-2026-11-21T18-14-55-243Z/checks.json", pass)
+	write("two/auth/wif-jwt-bearer-2026-11-21T18-14-55-243Z/checks.json", fail)
+	args := func(exp string) []string {
+		return []string{"extensions", "-expected", exp,
+			"-requirements", r1, "-results", filepath.Join(dir, "one"),
+			"-requirements", r2, "-results", filepath.Join(dir, "two")}
+	}
+	tests := []struct {
+		name     string
+		expected string
+		wantLast string
+		wantErr  bool
+	}{
+		{"failure in one run fails", "2025-11-25:\nauth-extensions:\n", "auth extensions 1/2", true},
+		{"listed failure", "auth-extensions:\n  - scenario: auth/wif-jwt-bearer\n    reason: known\n", "auth extensions 1/2", false},
+		{"stale entry", "auth-extensions:\n  - scenario: auth/dpop\n    reason: was broken\n  - scenario: auth/wif-jwt-bearer\n    reason: known\n", "auth extensions 1/2", true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := write(filepath.Join("exp", string(rune('a'+i))+".yml"), tt.expected)
+			var out strings.Builder
+			err := run(args(exp), &out)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("run: err = %v, want error %v", err, tt.wantErr)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if got := lines[len(lines)-1]; got != tt.wantLast {
+				t.Errorf("last line = %q, want %q (output %q)", got, tt.wantLast, out.String())
+			}
+		})
+	}
+	// A run whose set lists a scenario but has no results for it fails that scenario.
+	if err := os.RemoveAll(filepath.Join(dir, "one", "auth", "dpop-2026-11-21T18-14-55-243Z")); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err := run(args(write("exp/z.yml", "auth-extensions:\n  - scenario: auth/wif-jwt-bearer\n    reason: known\n")), &out)
+	if err == nil || !strings.Contains(out.String(), "FAIL  auth/dpop — no results") {
+		t.Errorf("missing results: err = %v, output %q", err, out.String())
+	}
+}

@@ -32,6 +32,12 @@ const (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer is the JWT bearer grant (RFC 7523) with a platform-issued assertion (workload
+	// identity, e.g. a Kubernetes service account token): assertionFile or assertionEnv.
+	GrantJWTBearer = "jwt_bearer"
+	// GrantEnterpriseManaged is Enterprise-Managed Authorization: the idp block exchanges an enterprise
+	// identity assertion for an ID-JAG (RFC 8693), presented with the JWT bearer grant.
+	GrantEnterpriseManaged = "enterprise_managed"
 )
 
 // ServerAuth is a server's auth block. Which keys apply depends on Type; the others must be unset.
@@ -66,11 +72,41 @@ type ServerAuth struct {
 	ClientMetadataURL string `yaml:"clientMetadataUrl"`
 	// DynamicRegistration allows registering with authorization servers that offer it (default true).
 	DynamicRegistration *bool `yaml:"dynamicRegistration"`
+	// Enterprise grants (ADR 0011). Key material and assertions are files or environment variables,
+	// read by mcpcore at every use (a rotated file is picked up); the loader only checks that they exist.
+	// ClientKeyFile or ClientKeyEnv holds the private key of private_key_jwt client authentication (PEM
+	// or JWK); ClientKeyAlg its JWS algorithm (default: the key's own).
+	ClientKeyFile string `yaml:"clientKeyFile"`
+	ClientKeyEnv  string `yaml:"clientKeyEnv"`
+	ClientKeyAlg  string `yaml:"clientKeyAlg"`
+	// AssertionFile or AssertionEnv holds the JWT of the jwt_bearer grant.
+	AssertionFile string `yaml:"assertionFile"`
+	AssertionEnv  string `yaml:"assertionEnv"`
+	// IdP is the enterprise identity provider of the enterprise_managed grant.
+	IdP *IdPAuth `yaml:"idp"`
+	// DPoP sender-constrains the tokens (RFC 9449).
+	DPoP bool `yaml:"dpop"`
 
 	// Secrets read at load time, never from the file itself; they print as "[redacted]".
 	BearerToken       Secret            `yaml:"-"`
 	HeaderValues      map[string]Secret `yaml:"-"`
 	ClientSecretValue Secret            `yaml:"-"`
+}
+
+// IdPAuth is the idp block of the enterprise_managed grant.
+type IdPAuth struct {
+	// Issuer (for discovery of the token endpoint) or TokenEndpoint: at least one.
+	Issuer        string `yaml:"issuer"`
+	TokenEndpoint string `yaml:"tokenEndpoint"`
+	// ClientID is the bridge's client at the IdP; ClientSecretFile or ClientSecretEnv its secret, if any.
+	ClientID         string `yaml:"clientId"`
+	ClientSecretFile string `yaml:"clientSecretFile"`
+	ClientSecretEnv  string `yaml:"clientSecretEnv"`
+	// SubjectTokenFile or SubjectTokenEnv holds the identity assertion to exchange (an ID token unless
+	// SubjectTokenType names another RFC 8693 token type).
+	SubjectTokenFile string `yaml:"subjectTokenFile"`
+	SubjectTokenEnv  string `yaml:"subjectTokenEnv"`
+	SubjectTokenType string `yaml:"subjectTokenType"`
 }
 
 // Secret is a credential read from a file or the environment. It formats as "[redacted]" with every verb
@@ -186,6 +222,13 @@ func (c *Config) validateServerAuth(path string, s *Server) error {
 		{"redirectUrl", a.RedirectURL != "", AuthOAuth},
 		{"clientMetadataUrl", a.ClientMetadataURL != "", AuthOAuth},
 		{"dynamicRegistration", a.DynamicRegistration != nil, AuthOAuth},
+		{"clientKeyFile", a.ClientKeyFile != "", AuthOAuth},
+		{"clientKeyEnv", a.ClientKeyEnv != "", AuthOAuth},
+		{"clientKeyAlg", a.ClientKeyAlg != "", AuthOAuth},
+		{"assertionFile", a.AssertionFile != "", AuthOAuth},
+		{"assertionEnv", a.AssertionEnv != "", AuthOAuth},
+		{"idp", a.IdP != nil, AuthOAuth},
+		{"dpop", a.DPoP, AuthOAuth},
 	}
 	switch a.Type {
 	case AuthOAuth, AuthBearer, AuthHeaders:
@@ -236,14 +279,8 @@ func (c *Config) validateServerAuth(path string, s *Server) error {
 		if _, ok := s.Headers["Authorization"]; ok {
 			return c.errorAt(joinPath(joinPath(path, "headers"), "Authorization"), "conflicts with auth type oauth")
 		}
-		switch a.Grant {
-		case "", GrantAuthorizationCode:
-		case GrantClientCredentials:
-			if a.ClientID == "" || (a.ClientSecretFile == "" && a.ClientSecretEnv == "") {
-				return at("grant", "client_credentials needs clientId and clientSecretFile or clientSecretEnv")
-			}
-		default:
-			return at("grant", fmt.Sprintf("unknown grant %q: use authorization_code or client_credentials", a.Grant))
+		if err := c.validateGrant(apath, a); err != nil {
+			return err
 		}
 		if a.ClientSecretFile != "" && a.ClientSecretEnv != "" {
 			return at("clientSecretEnv", "set clientSecretFile or clientSecretEnv, not both")
@@ -273,6 +310,92 @@ func (c *Config) validateServerAuth(path string, s *Server) error {
 				return c.errorAt(indexPath(joinPath(apath, "scopes"), i), fmt.Sprintf("%q is not a valid OAuth scope", sc))
 			}
 		}
+	}
+	return nil
+}
+
+// validateGrant checks auth.grant and the keys of the enterprise grants (ADR 0011).
+func (c *Config) validateGrant(apath string, a *ServerAuth) error {
+	at := func(key, msg string) error { return c.errorAt(joinPath(apath, key), msg) }
+	hasSecret := a.ClientSecretFile != "" || a.ClientSecretEnv != ""
+	hasKey := a.ClientKeyFile != "" || a.ClientKeyEnv != ""
+	hasAssertion := a.AssertionFile != "" || a.AssertionEnv != ""
+	switch {
+	case a.ClientKeyFile != "" && a.ClientKeyEnv != "":
+		return at("clientKeyEnv", "set clientKeyFile or clientKeyEnv, not both")
+	case a.AssertionFile != "" && a.AssertionEnv != "":
+		return at("assertionEnv", "set assertionFile or assertionEnv, not both")
+	case hasKey && hasSecret:
+		return at("clientKeyFile", "a client key and a client secret: the client authenticates with one")
+	case hasKey && a.ClientID == "":
+		return at("clientId", "a client key needs a clientId")
+	case a.ClientKeyAlg != "" && !hasKey:
+		return at("clientKeyAlg", "needs clientKeyFile or clientKeyEnv")
+	}
+	if a.ClientKeyAlg != "" && !slices.Contains(clientKeyAlgs, a.ClientKeyAlg) {
+		return at("clientKeyAlg", fmt.Sprintf("unknown algorithm %q: use one of %s", a.ClientKeyAlg, strings.Join(clientKeyAlgs, ", ")))
+	}
+	if hasAssertion && a.Grant != GrantJWTBearer {
+		key := "assertionFile"
+		if a.AssertionFile == "" {
+			key = "assertionEnv"
+		}
+		return at(key, "applies to grant jwt_bearer")
+	}
+	if a.IdP != nil && a.Grant != GrantEnterpriseManaged {
+		return at("idp", "applies to grant enterprise_managed")
+	}
+	switch a.Grant {
+	case "", GrantAuthorizationCode:
+		if hasKey {
+			return at("clientKeyFile", "private_key_jwt applies to the machine grants (client_credentials, jwt_bearer, enterprise_managed)")
+		}
+	case GrantClientCredentials:
+		if a.ClientID == "" || (!hasSecret && !hasKey) {
+			return at("grant", "client_credentials needs clientId and a client secret (clientSecretFile, clientSecretEnv) or key (clientKeyFile, clientKeyEnv)")
+		}
+	case GrantJWTBearer:
+		if !hasAssertion {
+			return at("grant", "jwt_bearer needs assertionFile or assertionEnv")
+		}
+	case GrantEnterpriseManaged:
+		if a.ClientID == "" {
+			return at("clientId", "enterprise_managed needs the client registered with the server's authorization server")
+		}
+		if a.IdP == nil {
+			return at("grant", "enterprise_managed needs an idp block")
+		}
+		return c.validateIdP(joinPath(apath, "idp"), a.IdP)
+	default:
+		return at("grant", fmt.Sprintf("unknown grant %q: use authorization_code, client_credentials, jwt_bearer or enterprise_managed", a.Grant))
+	}
+	return nil
+}
+
+// clientKeyAlgs are the JWS algorithms of private_key_jwt the bridge signs with.
+var clientKeyAlgs = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
+
+func (c *Config) validateIdP(ipath string, p *IdPAuth) error {
+	at := func(key, msg string) error { return c.errorAt(joinPath(ipath, key), msg) }
+	switch {
+	case p.Issuer == "" && p.TokenEndpoint == "":
+		return c.errorAt(ipath, "needs issuer or tokenEndpoint")
+	case p.ClientID == "":
+		return at("clientId", "required: the bridge's client at the IdP")
+	case p.ClientSecretFile != "" && p.ClientSecretEnv != "":
+		return at("clientSecretEnv", "set clientSecretFile or clientSecretEnv, not both")
+	case (p.SubjectTokenFile == "") == (p.SubjectTokenEnv == ""):
+		return c.errorAt(ipath, "needs exactly one of subjectTokenFile and subjectTokenEnv")
+	}
+	for _, u := range []struct{ key, v string }{{"issuer", p.Issuer}, {"tokenEndpoint", p.TokenEndpoint}} {
+		if u.v != "" {
+			if err := checkURL(u.v); err != nil {
+				return at(u.key, err.Error())
+			}
+		}
+	}
+	if t := p.SubjectTokenType; t != "" && !strings.HasPrefix(t, "urn:") {
+		return at("subjectTokenType", fmt.Sprintf("%q is not a token type URN (e.g. urn:ietf:params:oauth:token-type:id_token)", t))
 	}
 	return nil
 }
@@ -340,6 +463,9 @@ func (c *Config) readSecrets() error {
 			case a.ClientSecretEnv != "":
 				a.ClientSecretValue, err = c.secretEnv(joinPath(apath, "clientSecretEnv"), a.ClientSecretEnv)
 			}
+			if err == nil {
+				err = c.checkRotatingSecrets(apath, a)
+			}
 		}
 		if err != nil {
 			return err
@@ -354,6 +480,46 @@ func (c *Config) readSecrets() error {
 		o.TokenStoreKey, err = c.secretEnv("oauth.tokenStoreKeyEnv", o.TokenStoreKeyEnv)
 	}
 	return err
+}
+
+// checkRotatingSecrets checks that the key material and assertions of the enterprise grants can be read
+// now, so that a typo fails at start-up. Their values are not kept: mcpcore reads them at every use.
+func (c *Config) checkRotatingSecrets(apath string, a *ServerAuth) error {
+	check := func(key, file, env string) error {
+		var err error
+		switch {
+		case file != "":
+			_, err = c.secretFile(joinPath(apath, key+"File"), file)
+		case env != "":
+			_, err = c.secretEnv(joinPath(apath, key+"Env"), env)
+		}
+		return err
+	}
+	if err := check("clientKey", a.ClientKeyFile, a.ClientKeyEnv); err != nil {
+		return err
+	}
+	if err := check("assertion", a.AssertionFile, a.AssertionEnv); err != nil {
+		return err
+	}
+	if p := a.IdP; p != nil {
+		ip := joinPath(apath, "idp")
+		for _, k := range []struct{ key, file, env string }{
+			{"clientSecret", p.ClientSecretFile, p.ClientSecretEnv},
+			{"subjectToken", p.SubjectTokenFile, p.SubjectTokenEnv},
+		} {
+			var err error
+			switch {
+			case k.file != "":
+				_, err = c.secretFile(joinPath(ip, k.key+"File"), k.file)
+			case k.env != "":
+				_, err = c.secretEnv(joinPath(ip, k.key+"Env"), k.env)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // secretFile reads a secret from path, trimming surrounding white space.
@@ -388,6 +554,12 @@ func (c *Config) resolveAuthPaths(abs func(*string)) {
 		}
 		abs(&s.Auth.TokenFile)
 		abs(&s.Auth.ClientSecretFile)
+		abs(&s.Auth.ClientKeyFile)
+		abs(&s.Auth.AssertionFile)
+		if p := s.Auth.IdP; p != nil {
+			abs(&p.ClientSecretFile)
+			abs(&p.SubjectTokenFile)
+		}
 		for k, p := range s.Auth.HeaderFiles {
 			abs(&p)
 			s.Auth.HeaderFiles[k] = p

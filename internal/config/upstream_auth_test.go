@@ -99,6 +99,71 @@ mcpServers:
 	}
 }
 
+func TestUpstreamAuthEnterpriseGrants(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"key.pem": "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n", "sa-token": "eyJ.wl.sig\n", "id-token": "eyJ.id.sig", "idp-secret": "idp-s3cret"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MCPB_TEST_ASSERTION", "eyJ.env.sig")
+	content := `
+mcpServers:
+  cc:
+    url: https://cc.example/mcp
+    auth: {type: oauth, grant: client_credentials, clientId: svc, clientKeyFile: key.pem, clientKeyAlg: ES256, dpop: true}
+  wif:
+    url: https://wif.example/mcp
+    auth: {type: oauth, grant: jwt_bearer, clientId: wl, assertionFile: sa-token}
+  wif-env:
+    url: https://wif2.example/mcp
+    auth: {type: oauth, grant: jwt_bearer, assertionEnv: MCPB_TEST_ASSERTION}
+  ema:
+    url: https://ema.example/mcp
+    auth:
+      type: oauth
+      grant: enterprise_managed
+      clientId: bridge
+      idp:
+        issuer: https://idp.example
+        tokenEndpoint: https://idp.example/token
+        clientId: bridge-idp
+        clientSecretFile: idp-secret
+        subjectTokenFile: id-token
+        subjectTokenType: urn:ietf:params:oauth:token-type:id_token
+  dpop:
+    url: https://d.example/mcp
+    auth: {type: oauth, dpop: true}
+`
+	c, err := Parse(filepath.Join(dir, "c.yaml"), []byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := c.MCPServers["cc"].Auth
+	if cc.ClientKeyFile != filepath.Join(dir, "key.pem") || cc.ClientKeyAlg != "ES256" || !cc.DPoP {
+		t.Errorf("cc auth = %+v", cc)
+	}
+	if w := c.MCPServers["wif"].Auth; w.AssertionFile != filepath.Join(dir, "sa-token") || w.Grant != GrantJWTBearer {
+		t.Errorf("wif auth = %+v", w)
+	}
+	idp := c.MCPServers["ema"].Auth.IdP
+	want := &IdPAuth{
+		Issuer: "https://idp.example", TokenEndpoint: "https://idp.example/token", ClientID: "bridge-idp",
+		ClientSecretFile: filepath.Join(dir, "idp-secret"), SubjectTokenFile: filepath.Join(dir, "id-token"),
+		SubjectTokenType: "urn:ietf:params:oauth:token-type:id_token",
+	}
+	if diff := cmp.Diff(want, idp); diff != "" {
+		t.Errorf("idp (-want +got):\n%s", diff)
+	}
+	// The values are not kept in the configuration (mcpcore reads them at every use): nothing to print.
+	out := fmt.Sprintf("%+v %+v", *c.MCPServers["ema"].Auth, *idp) + mustJSON(t, c)
+	for _, secret := range []string{"eyJ.wl.sig", "eyJ.id.sig", "idp-s3cret", "eyJ.env.sig", "BEGIN PRIVATE KEY"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q printed", secret)
+		}
+	}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -131,7 +196,24 @@ func TestUpstreamAuthErrors(t *testing.T) {
 		{"oauth on sse", "mcpServers:\n  s:\n    url: https://s.example/sse\n    transport: sse\n    auth: {type: oauth}\n", `auth type oauth needs the streamable-http transport, not sse`},
 		{"auth on stdio", "mcpServers:\n  s:\n    command: x\n    auth: {type: oauth}\n", `mcpServers.s.auth: auth applies only to HTTP servers (url)`},
 		{"bad grant", srv + "      type: oauth\n      grant: password\n", `unknown grant "password"`},
-		{"client credentials without secret", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n", `client_credentials needs clientId and clientSecretFile or clientSecretEnv`},
+		{"client credentials without secret", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n", `client_credentials needs clientId and a client secret (clientSecretFile, clientSecretEnv) or key (clientKeyFile, clientKeyEnv)`},
+		{"key and secret", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: token\n      clientSecretFile: token\n", `a client key and a client secret`},
+		{"key without client", srv + "      type: oauth\n      grant: client_credentials\n      clientKeyFile: token\n", `mcpServers.s.auth.clientId: a client key needs a clientId`},
+		{"key for authorization code", srv + "      type: oauth\n      clientId: x\n      clientKeyFile: token\n", `private_key_jwt applies to the machine grants`},
+		{"key file missing", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: nope\n", `mcpServers.s.auth.clientKeyFile`},
+		{"bad key alg", srv + "      type: oauth\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: token\n      clientKeyAlg: HS256\n", `unknown algorithm "HS256"`},
+		{"alg without key", srv + "      type: oauth\n      clientKeyAlg: ES256\n", `clientKeyAlg: needs clientKeyFile or clientKeyEnv`},
+		{"jwt bearer without assertion", srv + "      type: oauth\n      grant: jwt_bearer\n", `jwt_bearer needs assertionFile or assertionEnv`},
+		{"assertion for another grant", srv + "      type: oauth\n      assertionEnv: X\n", `assertionEnv: applies to grant jwt_bearer`},
+		{"assertion env unset", srv + "      type: oauth\n      grant: jwt_bearer\n      assertionEnv: MCPB_TEST_NEVER_SET\n", `mcpServers.s.auth.assertionEnv: environment variable MCPB_TEST_NEVER_SET is not set`},
+		{"enterprise without idp", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n", `enterprise_managed needs an idp block`},
+		{"enterprise without client", srv + "      type: oauth\n      grant: enterprise_managed\n", `enterprise_managed needs the client registered`},
+		{"idp without endpoint", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n      idp: {clientId: y, subjectTokenFile: token}\n", `mcpServers.s.auth.idp: needs issuer or tokenEndpoint`},
+		{"idp without subject", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n      idp: {issuer: https://idp.example, clientId: y}\n", `needs exactly one of subjectTokenFile and subjectTokenEnv`},
+		{"idp unknown key", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n      idp: {issuer: https://idp.example, clientId: y, subjectTokenFile: token, audience: z}\n", `audience`},
+		{"idp subject file missing", srv + "      type: oauth\n      grant: enterprise_managed\n      clientId: x\n      idp: {issuer: https://idp.example, clientId: y, subjectTokenFile: nope}\n", `mcpServers.s.auth.idp.subjectTokenFile`},
+		{"idp for another grant", srv + "      type: oauth\n      idp: {issuer: https://idp.example}\n", `idp: applies to grant enterprise_managed`},
+		{"dpop on bearer", srv + "      type: bearer\n      tokenFile: token\n      dpop: true\n", `dpop applies to auth type oauth`},
 		{"secret without client", srv + "      type: oauth\n      clientSecretEnv: X\n", `a client secret needs a clientId`},
 		{"bad metadata url", srv + "      type: oauth\n      clientMetadataUrl: http://h.example/c.json\n", `must be an https URL with a path`},
 		{"bad redirect", srv + "      type: oauth\n      redirectUrl: /callback\n", `is not an absolute URL without a fragment`},

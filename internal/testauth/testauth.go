@@ -13,6 +13,7 @@
 package testauth
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -43,6 +44,18 @@ type Options struct {
 	Clients map[string]string
 	// Deny makes the authorization endpoint redirect with error=access_denied.
 	Deny bool
+
+	// ClientKeys are clients that authenticate with private_key_jwt: id → public key (enterprise.go).
+	ClientKeys map[string]crypto.PublicKey
+	// TrustedIssuers sign the assertions of the JWT bearer grant and the ID tokens of token exchange:
+	// iss → public key.
+	TrustedIssuers map[string]crypto.PublicKey
+	// JAGClientID is the client_id claim of the ID-JAGs the server issues by token exchange.
+	JAGClientID string
+	// DPoP binds tokens to the key of the token request's DPoP proof and makes guards check proofs;
+	// DPoPNonce, if set, is the nonce both demand.
+	DPoP      bool
+	DPoPNonce string
 }
 
 // Server is a running authorization server. Its methods are safe for concurrent use.
@@ -59,6 +72,10 @@ type Server struct {
 	access  map[string]*grant
 	refresh map[string]*grant
 	log     []Request
+
+	signer       *Issuer         // signs ID-JAGs (token exchange)
+	jtis         map[string]bool // client assertion and DPoP proof ids seen (replay)
+	dpopAccepted int             // DPoP proofs accepted
 }
 
 // grant is what a code or token stands for.
@@ -69,6 +86,7 @@ type grant struct {
 	resource  string
 	scopes    []string
 	expiry    time.Time
+	jkt       string // DPoP key thumbprint the token is bound to ("": a bearer token)
 }
 
 // Request is one request the server received, for assertions.
@@ -89,6 +107,7 @@ func New(opts Options) *Server {
 		codes:   map[string]*grant{},
 		access:  map[string]*grant{},
 		refresh: map[string]*grant{},
+		jtis:    map[string]bool{},
 	}
 	for id, secret := range opts.Clients {
 		s.clients[id] = secret
@@ -100,6 +119,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("POST /token", s.token)
 	s.srv = httptest.NewServer(mux)
 	s.Issuer = s.srv.URL
+	s.signer = NewIssuer(s.Issuer)
 	return s
 }
 
@@ -143,17 +163,30 @@ func (s *Server) Verify(token, resource string) (scopes []string, ok bool) {
 	return slices.Clone(g.scopes), true
 }
 
+// boundToKey reports whether token is a DPoP-bound access token.
+func (s *Server) boundToKey(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.access[token]
+	return g != nil && g.jkt != ""
+}
+
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	s.record("metadata", r.URL.Query(), r.Header)
 	m := map[string]any{
-		"issuer":                                         s.Issuer,
-		"authorization_endpoint":                         s.Issuer + "/authorize",
-		"token_endpoint":                                 s.Issuer + "/token",
-		"response_types_supported":                       []string{"code"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{"client_secret_post", "client_secret_basic", "none"},
-		"authorization_response_iss_parameter_supported": true,
+		"issuer":                   s.Issuer,
+		"authorization_endpoint":   s.Issuer + "/authorize",
+		"token_endpoint":           s.Issuer + "/token",
+		"response_types_supported": []string{"code"},
+		"grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials",
+			"urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"},
+		"code_challenge_methods_supported":                 []string{"S256"},
+		"token_endpoint_auth_methods_supported":            []string{"client_secret_post", "client_secret_basic", "none", "private_key_jwt"},
+		"token_endpoint_auth_signing_alg_values_supported": []string{"ES256", "RS256", "EdDSA"},
+		"authorization_response_iss_parameter_supported":   true,
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.Issuer + "/register"
@@ -255,14 +288,51 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	assertedID, asserted, err := s.clientAssertionClient(f)
 	want, known := s.clients[clientID]
-	if !known || want != secret {
+	switch {
+	case asserted && err == nil:
+		clientID = assertedID
+	case asserted || !known || want != secret:
 		w.Header().Set("WWW-Authenticate", `Basic realm="testauth"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
+	jkt := ""
+	if gt := f.Get("grant_type"); s.opts.DPoP && gt != "urn:ietf:params:oauth:grant-type:token-exchange" {
+		var nonce string
+		jkt, nonce, err = s.dpopProof(r.Header.Get("DPoP"), http.MethodPost, s.Issuer+"/token", "")
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_dpop_proof"})
+			return
+		}
+		if s.opts.DPoPNonce != "" && nonce != s.opts.DPoPNonce {
+			w.Header().Set("DPoP-Nonce", s.opts.DPoPNonce)
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "use_dpop_nonce"})
+			return
+		}
+		s.dpopAccepted++
+	}
 	var g *grant
 	switch f.Get("grant_type") {
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		claims, err := s.jwtBearerGrant(f.Get("assertion"))
+		if err != nil {
+			tokenError(w, "invalid_grant")
+			return
+		}
+		if cid, _ := claims["client_id"].(string); cid != "" && cid != clientID {
+			tokenError(w, "invalid_grant") // an ID-JAG names the client it was issued to
+			return
+		}
+		if res, _ := claims["resource"].(string); res != "" && res != f.Get("resource") {
+			tokenError(w, "invalid_target")
+			return
+		}
+		g = &grant{clientID: clientID, resource: f.Get("resource"), scopes: strings.Fields(f.Get("scope"))}
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		s.tokenExchange(w, f, clientID)
+		return
 	case "authorization_code":
 		c := s.codes[f.Get("code")]
 		delete(s.codes, f.Get("code")) // single use
@@ -295,18 +365,22 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, "unsupported_grant_type")
 		return
 	}
-	tok := &grant{clientID: g.clientID, resource: g.resource, scopes: g.scopes, expiry: time.Now().Add(s.opts.TokenTTL)}
+	tok := &grant{clientID: g.clientID, resource: g.resource, scopes: g.scopes, expiry: time.Now().Add(s.opts.TokenTTL), jkt: jkt}
 	at := "at-" + rand.Text()
 	s.access[at] = tok
+	typ := "Bearer"
+	if jkt != "" {
+		typ = "DPoP"
+	}
 	out := map[string]any{
 		"access_token": at,
-		"token_type":   "Bearer",
+		"token_type":   typ,
 		"expires_in":   int(s.opts.TokenTTL.Seconds()),
 	}
 	if len(g.scopes) > 0 {
 		out["scope"] = strings.Join(g.scopes, " ")
 	}
-	if !s.opts.NoRefreshTokens && f.Get("grant_type") != "client_credentials" {
+	if !s.opts.NoRefreshTokens && (f.Get("grant_type") == "authorization_code" || f.Get("grant_type") == "refresh_token") {
 		rt := "rt-" + rand.Text()
 		s.refresh[rt] = tok
 		out["refresh_token"] = rt
@@ -398,6 +472,15 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(status), status)
 	}
 	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if dtok, dpop := strings.CutPrefix(h, "DPoP "); dpop {
+		if !g.guardDPoP(w, r, dtok) {
+			return
+		}
+		tok, ok = dtok, true
+	} else if ok && g.s.boundToKey(tok) {
+		challenge(http.StatusUnauthorized, "invalid_token", g.opts.Scopes) // a DPoP-bound token as Bearer
+		return
+	}
 	if !ok {
 		challenge(http.StatusUnauthorized, "", g.opts.Scopes)
 		return

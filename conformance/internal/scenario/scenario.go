@@ -100,6 +100,58 @@ func (e Env) PreRegistered() (clientID, clientSecret string, ok bool) {
 	return id, secret, true
 }
 
+// Grants of AuthSetup, named as mcp-bridge's configuration names them (auth.grant).
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+	GrantJWTBearer         = "jwt_bearer"
+	GrantEnterpriseManaged = "enterprise_managed"
+)
+
+// AuthSetup is the upstream authorization an auth/* scenario's server needs, from the scenario's name and
+// MCP_CONFORMANCE_CONTEXT; both clients configure their path with it. The secrets in it (client secret,
+// private key, assertions) are the suite's throwaway test credentials.
+type AuthSetup struct {
+	Grant string
+	// The client registered with the MCP server's authorization server.
+	ClientID, ClientSecret string
+	// ClientKeyPEM signs private_key_jwt client assertions (PKCS #8), with ClientKeyAlg.
+	ClientKeyPEM, ClientKeyAlg string
+	// Assertion is the workload's JWT (jwt_bearer).
+	Assertion string
+	// The enterprise IdP (enterprise_managed): issuer, token endpoint, the bridge's client there, and the
+	// user's ID token to exchange.
+	IdPIssuer, IdPTokenEndpoint, IdPClientID, IdPIDToken string
+	// DPoP sender-constrains the tokens (auth/dpop, auth/dpop-nonce).
+	DPoP bool
+}
+
+// AuthSetup returns the scenario's upstream authorization; ok is false for scenarios without one.
+func (e Env) AuthSetup() (a AuthSetup, ok bool) {
+	if !e.Auth() {
+		return a, false
+	}
+	str := func(k string) string { v, _ := e.Data[k].(string); return v }
+	a.Grant = GrantAuthorizationCode
+	switch e.Name {
+	case "auth/client-credentials-jwt":
+		a.Grant, a.ClientID, a.ClientKeyPEM, a.ClientKeyAlg = GrantClientCredentials, str("client_id"), str("private_key_pem"), str("signing_algorithm")
+	case "auth/client-credentials-basic":
+		a.Grant, a.ClientID, a.ClientSecret = GrantClientCredentials, str("client_id"), str("client_secret")
+	case "auth/wif-jwt-bearer":
+		a.Grant, a.ClientID, a.Assertion = GrantJWTBearer, str("client_id"), str("valid_jwt")
+	case "auth/enterprise-managed-authorization":
+		a.Grant, a.ClientID, a.ClientSecret = GrantEnterpriseManaged, str("client_id"), str("client_secret")
+		a.IdPIssuer, a.IdPTokenEndpoint = str("idp_issuer"), str("idp_token_endpoint")
+		a.IdPClientID, a.IdPIDToken = str("idp_client_id"), str("idp_id_token")
+	case "auth/dpop", "auth/dpop-nonce":
+		a.DPoP = true
+	default:
+		a.ClientID, a.ClientSecret, _ = e.PreRegistered()
+	}
+	return a, true
+}
+
 // Client registration for the authorization scenarios, as the suite expects of every client: the client
 // ID metadata document URL the mock authorization servers know, and the redirect URL nobody listens on (the
 // host reads the redirect without following it).
