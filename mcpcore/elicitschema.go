@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -117,32 +118,69 @@ var errSchemaNotObject = errors.New("requested schema is not an object schema")
 // compileElicitSchema parses a requestedSchema as the SDK carries it (map[string]any from the wire,
 // json.RawMessage, *jsonschema.Schema or anything that marshals to a JSON Schema). A nil schema compiles to
 // nil: nothing to validate.
+//
+// Compiling resolves the schema once and once more per property, which costs far more than the rest of an
+// elicitation's round trip; a server asks with the same few schemas again and again, so compiled schemas are
+// kept by their JSON text (elicitSchemas). A compiled schema is only read after compilation.
 func compileElicitSchema(raw any) (*elicitSchema, error) {
 	if raw == nil {
 		return nil, nil
 	}
+	if v, ok := raw.(*jsonschema.Schema); ok && v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("marshal requested schema: %w", err)
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return elicitSchemas.get(string(b), func() (*elicitSchema, error) { return compileElicitSchemaJSON(b) })
+}
+
+// elicitSchemas holds compiled requested schemas, by JSON text; at most schemaCacheSize of them.
+var elicitSchemas = &schemaCache{m: map[string]schemaCacheEntry{}}
+
+const schemaCacheSize = 256
+
+type schemaCacheEntry struct {
+	s   *elicitSchema
+	err error
+}
+
+// schemaCache is a bounded map: when full, it is emptied (schemas are few; a server that sends a new one
+// every time gains nothing from a cache and loses nothing by the reset).
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]schemaCacheEntry
+}
+
+func (c *schemaCache) get(key string, compile func() (*elicitSchema, error)) (*elicitSchema, error) {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return e.s, e.err
+	}
+	s, err := compile()
+	c.mu.Lock()
+	if len(c.m) >= schemaCacheSize {
+		clear(c.m)
+	}
+	c.m[key] = schemaCacheEntry{s: s, err: err}
+	c.mu.Unlock()
+	return s, err
+}
+
+// compileElicitSchemaJSON compiles a requested schema from its JSON text.
+func compileElicitSchemaJSON(b []byte) (*elicitSchema, error) {
 	var s *jsonschema.Schema
-	switch v := raw.(type) {
-	case *jsonschema.Schema:
-		// Work on a copy: Resolve records state about the tree and the request's payload must stay immutable.
-		if v == nil {
-			return nil, nil
-		}
-		s = v.CloneSchemas()
-	default:
-		b, err := json.Marshal(raw)
-		if err != nil {
-			return nil, fmt.Errorf("marshal requested schema: %w", err)
-		}
-		if string(b) == "null" {
-			return nil, nil
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("parse requested schema: %w", err)
-		}
-		if s == nil {
-			return nil, nil
-		}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("parse requested schema: %w", err)
+	}
+	if s == nil {
+		return nil, nil
 	}
 	if (s.Type != "" && s.Type != "object") || (s.Types != nil && !slices.Contains(s.Types, "object")) {
 		return nil, errSchemaNotObject
