@@ -106,6 +106,8 @@ type Core struct {
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
+	h2cOnce  sync.Once
+	h2c      *http.Transport // shared by the sessions of servers configured for h2c; see h2cTransport
 
 	// testDial, set only by tests, supplies the transport for servers of kind transportTest.
 	testDial func(ServerConfig) (mcp.Transport, error)
@@ -429,6 +431,7 @@ func (c *Core) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()
+	c.h2cTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

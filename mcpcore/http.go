@@ -26,7 +26,11 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if err != nil {
 			return nil, err
 		}
-		hc := &http.Client{Transport: &httpTap{base: s.authTransport(s.core.httpTransport()), headers: cfg.Headers, tap: tap, max: max}}
+		base := s.core.httpTransport()
+		if cfg.H2C {
+			base = s.core.h2cTransport()
+		}
+		hc := &http.Client{Transport: &httpTap{base: s.authTransport(base), headers: cfg.Headers, tap: tap, max: max}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,
@@ -59,6 +63,20 @@ func (c *Core) httpTransport() http.RoundTripper {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
 	})
 	return c.http
+}
+
+// h2cTransport is the core's shared transport for servers configured for h2c: HTTP/2 with prior knowledge
+// over cleartext. Every session's requests and long-lived streams to such a server are streams of the same
+// connection (more open when the server's stream limit is reached), instead of an HTTP/1.1 connection each,
+// with its two goroutines and buffers, held by every idle session.
+func (c *Core) h2cTransport() http.RoundTripper {
+	c.h2cOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Protocols = new(http.Protocols)
+		t.Protocols.SetUnencryptedHTTP2(true)
+		c.h2c = t
+	})
+	return c.h2c
 }
 
 // httpTap is the RoundTripper of the core's HTTP transports. It adds the configured headers (secrets:

@@ -53,6 +53,9 @@ type ServerConfig struct {
 	// never appear in logs or errors.
 	URL     string
 	Headers map[string]string
+	// H2C makes a Streamable HTTP server's sessions speak HTTP/2 with prior knowledge over cleartext, on
+	// connections shared by all of them (an http:// URL; https negotiates HTTP/2 by itself).
+	H2C bool
 	// ProtocolVersion pins the MCP protocol version for this server. Empty means negotiate: try 2026-07-28
 	// (server/discover) and fall back to the initialize handshake.
 	ProtocolVersion string

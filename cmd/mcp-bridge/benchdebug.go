@@ -52,7 +52,8 @@ func benchStats(w http.ResponseWriter, r *http.Request) {
 	s := []metrics.Sample{
 		{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"},
 		{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/sched/goroutines:goroutines"},
-		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/gc/stack/starting-size:bytes"},
 	}
 	metrics.Read(s)
 	out := map[string]uint64{}

@@ -173,6 +173,7 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		Env:               s.Env,
 		Dir:               s.Cwd,
 		URL:               s.URL,
+		H2C:               s.H2C,
 		Headers:           s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
 		OAuth:             coreOAuth(s.Auth),
 		ProtocolVersion:   s.ProtocolVersion,

@@ -94,6 +94,11 @@ type Server struct {
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
 
+	// H2C speaks HTTP/2 without TLS to an http:// URL (prior knowledge), so that every session to the
+	// server shares one connection instead of holding its own. Only for servers that accept it; an
+	// https:// URL negotiates HTTP/2 by itself.
+	H2C bool `yaml:"h2c"`
+
 	// Transport is stdio, streamable-http or sse. When the file does not say, it is stdio for a
 	// command and streamable-http for a url. The key "type" is accepted as a synonym (with
 	// "http" meaning streamable-http), as desktop hosts write it.

@@ -468,6 +468,21 @@ func TestParseErrors(t *testing.T) {
 			want:    `c.yaml:4:5: mcpServers.foo.headers: headers apply only to HTTP servers (url), not to a command`,
 		},
 		{
+			name:    "h2c on a command",
+			content: "mcpServers:\n  foo:\n    command: x\n    h2c: true\n",
+			want:    `c.yaml:4:5: mcpServers.foo.h2c: h2c applies only to HTTP servers (url), not to a command`,
+		},
+		{
+			name:    "h2c on https",
+			content: "mcpServers:\n  foo:\n    url: https://h/\n    h2c: true\n",
+			want:    `c.yaml:4:5: mcpServers.foo.h2c: h2c applies only to a streamable-http server with an http:// url (https negotiates HTTP/2 by itself)`,
+		},
+		{
+			name:    "h2c on sse",
+			content: "mcpServers:\n  foo:\n    url: http://h/\n    transport: sse\n    h2c: true\n",
+			want:    `c.yaml:5:5: mcpServers.foo.h2c: h2c applies only to a streamable-http server with an http:// url (https negotiates HTTP/2 by itself)`,
+		},
+		{
 			name:    "env on a url",
 			content: "mcpServers:\n  foo:\n    url: http://h/\n    env: {A: b}\n",
 			want:    `c.yaml:4:5: mcpServers.foo.env: env applies only to stdio servers (command), not to a url`,

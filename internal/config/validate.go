@@ -100,6 +100,9 @@ func (c *Config) validateServer(name string, s *Server) error {
 		if len(s.Headers) > 0 {
 			return c.errorAt(joinPath(path, "headers"), "headers apply only to HTTP servers (url), not to a command")
 		}
+		if s.H2C {
+			return c.errorAt(joinPath(path, "h2c"), "h2c applies only to HTTP servers (url), not to a command")
+		}
 		for k, v := range s.Env {
 			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 				return c.errorAt(joinPath(joinPath(path, "env"), k), "environment variable names must be non-empty without '=' or NUL, values without NUL")
@@ -124,6 +127,9 @@ func (c *Config) validateServer(name string, s *Server) error {
 		}
 		if err := checkURL(s.URL); err != nil {
 			return c.errorAt(joinPath(path, "url"), err.Error())
+		}
+		if s.H2C && (s.Transport != TransportStreamableHTTP || !strings.HasPrefix(strings.ToLower(s.URL), "http://")) {
+			return c.errorAt(joinPath(path, "h2c"), "h2c applies only to a streamable-http server with an http:// url (https negotiates HTTP/2 by itself)")
 		}
 		for k, v := range s.Headers {
 			if !validHeaderName(k) {
