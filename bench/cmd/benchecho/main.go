@@ -168,6 +168,10 @@ func main() {
 			Stateless: *stateless,
 		})
 		hs := &http.Server{Handler: h}
+		// HTTP/1.1 and HTTP/2 with prior knowledge (h2c), so the bench can measure sessions both ways.
+		hs.Protocols = new(http.Protocols)
+		hs.Protocols.SetHTTP1(true)
+		hs.Protocols.SetUnencryptedHTTP2(true)
 		go func() { <-ctx.Done(); _ = hs.Close() }()
 		fmt.Printf("listening http://%s/mcp\n", ln.Addr())
 		if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {

@@ -236,6 +236,12 @@ func (b *bench) writeConfig() error {
     url: %q
   echohttp26:
     url: %q
+  echohttp-h2c:
+    url: %q
+    h2c: true
+  echohttp26-h2c:
+    url: %q
+    h2c: true
 limits:
   maxSessions: 30000
   maxSessionsPerPrincipal: 30000
@@ -243,7 +249,7 @@ limits:
   maxStdioProcesses: 512
 sessions:
   idleTimeout: 0s
-`, b.echoBin, b.httpURL, b.httpURL26)
+`, b.echoBin, b.httpURL, b.httpURL26, b.httpURL, b.httpURL26)
 	return os.WriteFile(b.cfgPath, []byte(cfg), 0o644)
 }
 

@@ -703,18 +703,23 @@ func (b *bench) s7(ctx context.Context) error {
 		era  string
 		n    int
 		twin bool
+		h2c  bool // the same upstream configured with h2c: sessions share HTTP/2 connections
 	}
-	cases := []hc{{"", b.q(50, 1000), false}, {era2025, b.q(50, 1000), false}, {era2025, b.q(50, 1000), true}}
+	cases := []hc{{"", b.q(50, 1000), false, false}, {era2025, b.q(50, 1000), false, false}, {era2025, b.q(50, 1000), true, false},
+		{"", b.q(50, 1000), false, true}, {era2025, b.q(50, 1000), false, true}}
 	if !b.quick {
-		cases = append(cases, hc{"", 10000, false})
+		cases = append(cases, hc{"", 10000, false, false})
 	}
-	worst := 0.0
+	worst, worstH2C := 0.0, 0.0
 	for _, c := range cases {
 		br, err := b.startBridge(ctx, c.twin)
 		if err != nil {
 			return err
 		}
 		server, _, _, _ := b.upstream("http", c.era)
+		if c.h2c {
+			server += "-h2c"
+		}
 		warm, err := br.c.open(ctx, server, c.era, nil) // first session pays for one-off allocations
 		if err != nil {
 			br.stop()
@@ -767,10 +772,17 @@ func (b *bench) s7(ctx context.Context) error {
 			br.stop()
 			continue
 		}
-		fmt.Fprintf(&sb, "| idle Streamable HTTP session (%s server) | %d | %s | mcp-bridge, RSS | **%s** | %.2f | n/a |\n", map[bool]string{true: "stateful", false: "stateless"}[c.era == era2025],
+		how := map[bool]string{true: "stateful", false: "stateless"}[c.era == era2025] + " server"
+		if c.h2c {
+			how += ", `h2c: true`"
+		}
+		fmt.Fprintf(&sb, "| idle Streamable HTTP session (%s) | %d | %s | mcp-bridge, RSS | **%s** | %.2f | n/a |\n", how,
 			c.n, proto, kib(per), float64(f1-f0)/float64(c.n))
-		b.logf("S7 HTTP sessions n=%d %s: %.0f B/session, %.0f opens/s", c.n, proto, per, openRate)
-		if c.n <= 1000 || b.quick {
+		b.logf("S7 HTTP sessions n=%d %s h2c=%v: %.0f B/session, %.0f opens/s", c.n, proto, c.h2c, per, openRate)
+		if c.h2c {
+			worstH2C = max(worstH2C, per)
+			b.res["idle_http_session_bytes_h2c_"+strings.ReplaceAll(proto, "-", "")] = int(per)
+		} else if c.n <= 1000 || b.quick {
 			worst = max(worst, per)
 			b.res["idle_http_session_bytes_"+strings.ReplaceAll(proto, "-", "")] = int(per)
 		} else {
@@ -780,7 +792,10 @@ func (b *bench) s7(ctx context.Context) error {
 		br.stop()
 	}
 	b.res["idle_http_session_bytes"] = int(worst)
-	sb.WriteString("\n`idle_http_session_bytes` in results.json is the larger of the two protocol eras at 1k sessions (binary RSS).\n")
+	b.res["idle_http_session_bytes_h2c"] = int(worstH2C)
+	sb.WriteString("\n`idle_http_session_bytes` in results.json is the larger of the two protocol eras at 1k sessions (binary RSS), " +
+		"over HTTP/1.1 (the default): each idle session holds a connection of its own. `idle_http_session_bytes_h2c` is the same " +
+		"with the server configured `h2c: true`, where sessions share HTTP/2 connections.\n")
 	for _, t := range heapTops {
 		sb.WriteString("\n" + t)
 	}
@@ -961,6 +976,9 @@ func (b *bench) s12(ctx context.Context, br *bridge) error {
 	b.res["soak_seconds"] = int(dur.Seconds())
 	b.res["soak_calls_over_1s"] = over
 	b.res["soak_max_ms"] = round2(float64(d.Max) / 1e6)
+	if r0 > 0 {
+		b.res["soak_rss_drift_pct"] = round2(100 * float64(r1-r0) / float64(r0))
+	}
 	b.rep.add("S12 — soak (short)", sb.String())
 	return nil
 }
