@@ -20,7 +20,7 @@ GO_PACKAGES := ./...
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt
+        tools node-tools python-peer bench clean fmt test-scale test-helm helm image test-image
 
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
@@ -61,7 +61,7 @@ lint: tools ## buf lint + buf format check + go vet.
 	go vet $(GO_PACKAGES)
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
-test: tools lint check-generate test-go test-e2e test-python test-java conformance ## Everything CI runs.
+test: tools lint check-generate test-go test-e2e test-python test-java conformance test-scale test-helm ## Everything CI runs.
 
 test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
@@ -71,6 +71,9 @@ test-e2e: build node-tools ## End-to-end tests against the real binary and real 
 
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
 	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh
+
+test-scale: build ## Three replicas behind HAProxy (installed from Debian when missing): routing, spread, a replica killed.
+	MCPBRIDGE_BIN=$(BIN) scripts/test-scale.sh
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh

@@ -89,6 +89,7 @@ type bridge struct {
 	conn    *grpc.ClientConn
 	client  pb.BridgeServiceClient
 	logs    *testLog
+	killed  bool // ended with SIGKILL by kill: its exit status is not checked
 }
 
 // probePlaceholder, in bridgeConfig.extraServers, becomes the command and environment of the probe
@@ -194,7 +195,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-b.exited:
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
+			if code := cmd.ProcessState.ExitCode(); code != 0 && !b.killed {
 				t.Errorf("mcp-bridge exited with status %d after SIGTERM", code)
 			}
 		case <-time.After(40 * time.Second):
@@ -217,6 +218,14 @@ func (b *bridge) stop() {
 	case <-time.After(40 * time.Second):
 		b.t.Fatal("mcp-bridge did not exit within 40s of SIGTERM")
 	}
+}
+
+// kill ends the bridge with SIGKILL, as a crash or a node failure would, and waits for it to exit.
+func (b *bridge) kill() {
+	b.t.Helper()
+	b.killed = true
+	_ = b.cmd.Process.Kill()
+	<-b.exited
 }
 
 // testLog copies the bridge's log to the test log until the test ends, and keeps every line.

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -83,6 +84,8 @@ type Service struct {
 	// the resulting RequestEnded into ANSWERED or ANSWERED_ELSEWHERE sees who answered. It guards winners.
 	answerMu sync.Mutex
 	winners  map[string]winner
+
+	misrouted atomic.Uint64 // calls naming a session of another replica (routing.go)
 
 	// Authorization requests of sessions being created (opening.go). openingMu guards openingSubs and
 	// openingSeen and openingClosed; openingWG counts the goroutines waiting for announced requests to end.
@@ -179,6 +182,9 @@ func (s *Service) Core() *mcpcore.Core { return s.core }
 func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, error) {
 	if id == "" {
 		return nil, invalidArgument(required("session_id"))
+	}
+	if err := s.checkReplica(id); err != nil {
+		return nil, err
 	}
 	sess, err := s.core.Session(id)
 	if err != nil || sess.Owner() != Principal(ctx) {

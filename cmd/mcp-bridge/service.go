@@ -69,7 +69,7 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 		Servers:     servers,
 	})
 	announce.Store(svc)
-	return svc, svc.ServerOptions(), nil
+	return svc, append(svc.ServerOptions(), svc.RoutingOptions()...), nil
 }
 
 // coreOptions translates the configuration into the MCP client core's options.
@@ -95,6 +95,7 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
 		ClosedRetention: cfg.Sessions.ClosedRetention,
+		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
 		OAuth: mcpcore.OAuthOptions{
 			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured

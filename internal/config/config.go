@@ -200,6 +200,11 @@ type Sessions struct {
 	// ClosedRetention keeps a closed session visible (GetSession: CLOSED and why) this long before
 	// it is 404 ("0s": the core's default, 5m).
 	ClosedRetention time.Duration `yaml:"closedRetention"`
+	// Replica names this bridge among the replicas of a shared service behind a proxy; it is embedded
+	// in every session id ("s-<replica>.<random>") so that the proxy can send a session's calls to the
+	// replica that owns it (docs/scaling.md). A DNS label: lower-case letters, digits and '-', at most
+	// 63. Empty (the default) for a single bridge.
+	Replica string `yaml:"replica"`
 }
 
 // Pending configures how long a server-initiated request waits for a host's answer before the

@@ -93,6 +93,12 @@ class Client:
         self._timeout = timeout
         self._attach_timeout = attach_timeout
         self._host = _SyncHostStream(self._stub, self._metadata, max_workers, reconnect_backoff)
+        # Behind a proxy in front of several replicas, a session is served by the replica named in its id, and
+        # its requests come on a host stream to that replica: one stream per replica, routed by the id of the
+        # session that opened it. Sessions of a bridge without replicas use _host.
+        self._replica_hosts: dict[str, _SyncHostStream] = {}
+        self._hosts_lock = threading.Lock()
+        self._max_workers, self._reconnect_backoff = max_workers, reconnect_backoff
         self.target = target
 
     # -------------------------------------------------------------------------------------- plumbing
@@ -101,7 +107,7 @@ class Client:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return rpc(request, metadata=self._metadata, timeout=t)
+            return rpc(request, metadata=_base.routed(self._metadata, request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -111,9 +117,27 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _host_for(self, session_id: str) -> _SyncHostStream:
+        """The host stream that carries the requests of ``session_id``: the one to its replica."""
+        replica = _base.session_replica(session_id)
+        if not replica:
+            return self._host
+        with self._hosts_lock:
+            host = self._replica_hosts.get(replica)
+            if host is None:
+                md = (*self._metadata, (_base.ROUTING_KEY, session_id))
+                host = _SyncHostStream(self._stub, md, self._max_workers, self._reconnect_backoff)
+                self._replica_hosts[replica] = host
+            return host
+
+    def _all_hosts(self) -> list[_SyncHostStream]:
+        with self._hosts_lock:
+            return [self._host, *self._replica_hosts.values()]
+
     def close(self) -> None:
         """Stop the host stream and close the channel. Sessions stay open on the bridge (see Session.close)."""
-        self._host.close()
+        for host in self._all_hosts():
+            host.close()
         self._channel.close()
 
     def wait_ready(self, timeout: float = 10.0) -> None:
@@ -163,7 +187,7 @@ class Client:
             session = Session(self, cv.session_from(resp.session))
             if handler is not None or root_list:
                 try:
-                    self._host.attach(session.id, handler, root_list, self._attach_timeout)
+                    self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
                 except BaseException:
                     try:
                         session.close()
@@ -192,7 +216,7 @@ class Client:
         session = Session(self, info)
         root_list = [cv.coerce_root(r) for r in roots] if roots is not None else None
         if handler is not None or root_list:
-            self._host.attach(session.id, handler, root_list, self._attach_timeout)
+            self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
         return session
 
     def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
@@ -214,14 +238,15 @@ class Client:
 
     def delete_session(self, session_id: str, *, timeout: float | None = None) -> None:
         """Close a session on the bridge."""
-        self._host.detach(session_id)
+        self._host_for(session_id).detach(session_id)
         self._call(self._stub.DeleteSession, pb.DeleteSessionRequest(session_id=session_id), timeout)
 
     # ------------------------------------------------------------------------------------------ tests
 
     def _drop_host_stream(self) -> None:
         """Cancel the current host stream as if the connection broke; it reconnects (for tests and demos)."""
-        self._host.drop()
+        for host in self._all_hosts():
+            host.drop()
 
 
 class Session:
@@ -318,7 +343,7 @@ class Session:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata, req), timeout=t)
         try:
             for resp in call:
                 ev = _base.stream_event(resp)
@@ -435,7 +460,7 @@ class Session:
         """Replace the session's roots; servers are told (``notifications/roots/list_changed``)."""
         req, root_list = _base.set_roots_request(self.id, roots)
         resp = self._call(self._stub.SetRoots, req, timeout)
-        self._client._host.core.set_roots(self.id, root_list)
+        self._client._host_for(self.id).core.set_roots(self.id, root_list)
         return [cv.root_from(r) for r in resp.roots]
 
     def get_task(self, task_id: str, *, timeout: float | None = None) -> tuple[Task, CallToolResult | None]:
