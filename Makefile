@@ -14,6 +14,10 @@ export PATH := $(TOOLS_BIN):$(NODE_DIR)/node_modules/.bin:$(PATH)
 PROTOC_GEN_GO_VERSION       := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION  := v1.6.2
 GRPC_GATEWAY_VERSION        := v2.32.0
+# Helm for `make test-helm`, from the Go module proxy.
+HELM_VERSION                := v3.19.5
+HELM                        := $(TOOLS_BIN)/helm
+HELM_CHART                  := deploy/helm/mcp-bridge
 
 GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
@@ -74,6 +78,20 @@ test-fault: build node-tools ## The fault suite alone (part of test-e2e): restar
 
 test-scale: build ## Three replicas behind HAProxy (installed from Debian when missing): routing, spread, a replica killed.
 	MCPBRIDGE_BIN=$(BIN) scripts/test-scale.sh
+
+$(TOOLS)/.helm-$(HELM_VERSION):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	touch $@
+
+helm: $(TOOLS)/.helm-$(HELM_VERSION) ## Install helm into .tools/bin (Go module proxy).
+
+test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests checked offline against k8s.io/api types.
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar
+	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 >/dev/null
+	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar >/dev/null
+	cd deploy/helm/check && HELM=$(HELM) go test -count=1 ./...
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh

@@ -1,0 +1,43 @@
+package dev.mcpbridge.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Behind a proxy in front of several bridge replicas (docs/scaling.md), every call naming a session carries its id
+ * in the mcpbridge-session metadata, and the server requests of a replica's sessions come on a Connect stream
+ * routed to that replica.
+ */
+class RoutingTest {
+  @Test
+  void sessionReplica() {
+    assertEquals("r1", McpBridgeClient.sessionReplica("s-r1.ABCDEF"));
+    assertEquals("mcp-bridge-0", McpBridgeClient.sessionReplica("s-mcp-bridge-0.ABCDEF"));
+    assertEquals("", McpBridgeClient.sessionReplica("s-ABCDEF"));
+    assertEquals("", McpBridgeClient.sessionReplica("s-.ABC"));
+    assertEquals("", McpBridgeClient.sessionReplica("s1"));
+  }
+
+  @Test
+  void everySessionCallCarriesTheRoutingKey() throws Exception {
+    try (FakeBridge fake = new FakeBridge()) {
+      fake.idPrefix = "s-r1.";
+      try (McpBridgeClient client = fake.client()) {
+        McpSession s = client.openSession("demo", new HostHandler() {});
+        s.listTools();
+        s.callTool("echo", java.util.Map.of("text", "x"));
+        s.close();
+        List<String> seen = new ArrayList<>();
+        fake.routing.drainTo(seen);
+        assertTrue(seen.contains("CreateSession "), seen.toString());
+        for (String m : List.of("ListTools", "CallTool", "DeleteSession", "Connect")) {
+          assertTrue(seen.contains(m + " " + s.id()), m + " without the routing key: " + seen);
+        }
+      }
+    }
+  }
+}
