@@ -104,6 +104,7 @@ type bridgeConfig struct {
 	extraServers string // YAML lines added under mcpServers
 	extra        string // YAML appended at the top level
 	files        map[string]string
+	flags        []string // more flags, after (and so overriding) the harness's own
 }
 
 // start writes the configuration and starts the bridge; it returns once the bridge listens. The bridge is
@@ -143,6 +144,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	if !cfg.defaults {
 		flags = append(flags, "--config", path)
 	}
+	flags = append(flags, cfg.flags...)
 	cmd := exec.Command(binary, flags...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

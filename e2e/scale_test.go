@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,11 +151,18 @@ func TestScaleOut(t *testing.T) {
 	if os.Getenv("MCPBRIDGE_TEST_SCALE") != "1" {
 		t.Skip("run by make test-scale (MCPBRIDGE_TEST_SCALE=1)")
 	}
+	// Every replica knows the others' gRPC addresses (sessions.peers) for ListSessions, so they are fixed
+	// before they start.
+	var grpcAddrs []string
+	for range scaleReplicas {
+		grpcAddrs = append(grpcAddrs, freeAddr(t))
+	}
+	peers := "    peers: [" + strings.Join(grpcAddrs, ", ") + "]\n"
 	var replicas []*bridge
 	byName := map[string]*bridge{}
 	for i := range scaleReplicas {
 		name := fmt.Sprintf("r%d", i+1)
-		b := start(t, bridgeConfig{extra: "sessions:\n  replica: " + name + "\n"})
+		b := start(t, bridgeConfig{extra: "sessions:\n  replica: " + name + "\n" + strings.ReplaceAll(peers, "    ", "  "), flags: []string{"--grpc-addr", grpcAddrs[i]}})
 		replicas = append(replicas, b)
 		byName[name] = b
 	}
@@ -186,6 +194,36 @@ func TestScaleOut(t *testing.T) {
 	for name := range byName {
 		if len(perReplica[name]) == 0 {
 			t.Fatalf("no session on replica %s: %v", name, perReplica)
+		}
+	}
+
+	// ListSessions, on whichever replica it lands, lists the caller's sessions on every replica (fan-out to
+	// the peers), page by page.
+	listAll := func(pageSize int32) []string {
+		var got []string
+		token := ""
+		for {
+			resp, err := client.ListSessions(ctx, &pb.ListSessionsRequest{PageSize: pageSize, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats.calls.Add(1)
+			for _, s := range resp.GetSessions() {
+				got = append(got, s.GetSessionId())
+			}
+			if token = resp.GetNextPageToken(); token == "" {
+				return got
+			}
+		}
+	}
+	for range scaleReplicas {
+		for _, size := range []int32{0, 5} {
+			got := listAll(size)
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(ids))
+			if !slices.Equal(got, want) {
+				t.Fatalf("ListSessions (page size %d) = %v, want every session: %v", size, got, want)
+			}
 		}
 	}
 
@@ -331,6 +369,20 @@ func TestScaleOut(t *testing.T) {
 	case <-hosts[victim].done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the Connect stream of %s did not end when it died", victim)
+	}
+	// ListSessions leaves the dead replica's sessions out, and answers at once.
+	var alive []string
+	for _, id := range ids {
+		if ownerOf(t, id) != victim {
+			alive = append(alive, id)
+		}
+	}
+	for range scaleReplicas - 1 {
+		got := listAll(0)
+		slices.Sort(got)
+		if want := slices.Sorted(slices.Values(alive)); !slices.Equal(got, want) {
+			t.Fatalf("ListSessions after %s died = %v, want %v", victim, got, want)
+		}
 	}
 	resp, err := http.Get("http://" + proxy.http + "/v1/sessions/" + perReplica[victim][0])
 	if err != nil {

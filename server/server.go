@@ -48,6 +48,9 @@ type Options struct {
 	// waiting to be sent; default 256. A host that reads slower than events arrive loses events (announced
 	// by an EventsDropped event); server requests stay pending and are listed by ListPendingRequests.
 	StreamBuffer int
+	// Peers, when set, lists the caller's sessions on the other replicas of a shared service: ListSessions
+	// shows them too (peers.go). Nil for a single bridge.
+	Peers PeerSessions
 }
 
 // ServerDescription is what the operator wrote about a configured server.

@@ -117,6 +117,9 @@ func (f *flags) loadConfig() (*config.Config, error) {
 		}
 		cfg.Sessions.Replica = f.replica
 	}
+	if len(cfg.Sessions.Peers) > 0 && cfg.Sessions.Replica == "" {
+		return nil, fmt.Errorf("sessions.peers needs a replica name: set sessions.replica or --replica")
+	}
 	l := cfg.Listen
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {
 		return nil, fmt.Errorf("every listener is off: give --grpc-addr, --http-addr or --grpc-socket an address")

@@ -205,6 +205,11 @@ type Sessions struct {
 	// replica that owns it (docs/scaling.md). A DNS label: lower-case letters, digits and '-', at most
 	// 63. Empty (the default) for a single bridge.
 	Replica string `yaml:"replica"`
+	// Peers are the gRPC addresses (host:port) of the replicas of a shared service, this one included or
+	// not; a host name stands for every address it resolves to (a headless Service's name). ListSessions
+	// asks each for the caller's sessions there, forwarding the caller's bearer token (docs/scaling.md).
+	// Plaintext gRPC only: with tls set, peers are refused.
+	Peers []string `yaml:"peers"`
 }
 
 // Pending configures how long a server-initiated request waits for a host's answer before the

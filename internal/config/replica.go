@@ -23,11 +23,18 @@ func CheckReplica(name string) error {
 }
 
 func (c *Config) validateReplica() error {
-	if c.Sessions.Replica == "" {
-		return nil
+	if c.Sessions.Replica != "" {
+		if err := CheckReplica(c.Sessions.Replica); err != nil {
+			return c.errorAt("sessions.replica", err.Error())
+		}
 	}
-	if err := CheckReplica(c.Sessions.Replica); err != nil {
-		return c.errorAt("sessions.replica", err.Error())
+	for i, p := range c.Sessions.Peers {
+		if err := CheckAddr(p); err != nil {
+			return c.errorAt(fmt.Sprintf("sessions.peers[%d]", i), err.Error())
+		}
+	}
+	if len(c.Sessions.Peers) > 0 && c.TLS.Enabled() {
+		return c.errorAt("sessions.peers", "peers are reached over plaintext gRPC, which a bridge with tls does not serve")
 	}
 	return nil
 }
