@@ -93,6 +93,12 @@ test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests c
 	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar >/dev/null
 	cd deploy/helm/check && HELM=$(HELM) go test -count=1 ./...
 
+image: ## The container image mcp-bridge:dev on scratch (static binary, CA certs, uid 65532) with podman; no Docker engine, no pulls.
+	scripts/build-image.sh
+
+test-image: image ## Run the image with podman: non-root, /healthz, /readyz, a demo session, clean exit on SIGTERM.
+	scripts/test-image.sh
+
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh
 

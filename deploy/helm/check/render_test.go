@@ -222,6 +222,22 @@ func TestSharedService(t *testing.T) {
 	}
 }
 
+func TestPerReplicaServices(t *testing.T) {
+	r := render(t, "replicas=2", "perReplicaServices=true")
+	want := map[string]bool{"t-mcp-bridge-0": true, "t-mcp-bridge-1": true}
+	for _, s := range r.services {
+		if pod := s.Spec.Selector["statefulset.kubernetes.io/pod-name"]; pod != "" {
+			if pod != s.Name || !want[pod] {
+				t.Errorf("service %s selects pod %q", s.Name, pod)
+			}
+			delete(want, pod)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("no Service for %v", want)
+	}
+}
+
 func TestOneReplicaHasNoDisruptionBudget(t *testing.T) {
 	if r := render(t); len(r.pdbs) != 0 {
 		t.Errorf("a PodDisruptionBudget with maxUnavailable 1 and one replica blocks node drains")

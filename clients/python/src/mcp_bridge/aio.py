@@ -566,7 +566,7 @@ class _AsyncHostStream:
                 log.info("host stream cancelled; reconnecting in %.2fs", delay)
             except grpc.RpcError as err:
                 e = from_rpc_error(err)
-                if _base.is_terminal(e.code):
+                if _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                     log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                     self.core.fail_attaches(e)
                     delay = maximum

@@ -603,7 +603,7 @@ class _SyncHostStream:
             except grpc.RpcError as err:
                 if not self._closed.is_set():
                     e = from_rpc_error(err)
-                    if _base.is_terminal(e.code):
+                    if _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                         log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                         self.core.fail_attaches(e)
                         delay = maximum

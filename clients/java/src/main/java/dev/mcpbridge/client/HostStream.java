@@ -318,10 +318,12 @@ final class HostStream {
           Level.INFO,
           "mcp-bridge host stream ended ({0}); reconnecting",
           error == null ? "closed by the bridge" : status.getCode() + " " + status.getDescription());
-      if (isPermanent(status.getCode())) {
-        // The bridge refuses the stream itself (no Connect, bad credentials): sessions waiting for their first
-        // attach fail instead of waiting forever. Reconnecting goes on, at the backoff's pace.
-        McpBridgeException e = McpBridgeException.from(error);
+      McpBridgeException failure = error == null ? null : McpBridgeException.from(error);
+      if (isPermanent(status.getCode()) || (failure != null && failure.reason().orElse("").equals("REPLICA_UNAVAILABLE"))) {
+        // The bridge refuses the stream itself (no Connect, bad credentials), or the replica it goes to is gone
+        // with its sessions: sessions waiting for their first attach fail instead of waiting forever.
+        // Reconnecting goes on, at the backoff's pace.
+        McpBridgeException e = failure;
         for (Binding b : bindings.values()) {
           b.attached.completeExceptionally(e);
         }

@@ -23,6 +23,17 @@ class RoutingTest {
   }
 
   @Test
+  void sessionLost() {
+    for (String reason : List.of("REPLICA_UNAVAILABLE", "SESSION_CLOSED", "SESSION_NOT_FOUND", "UPSTREAM_UNAVAILABLE")) {
+      com.google.rpc.Status st = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+          .setMessage("m").addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder()
+              .setReason(reason).setDomain("mcp-bridge").build())).build();
+      McpBridgeException e = McpBridgeException.from(io.grpc.protobuf.StatusProto.toStatusRuntimeException(st));
+      assertEquals(!reason.equals("UPSTREAM_UNAVAILABLE"), e.sessionLost(), reason);
+    }
+  }
+
+  @Test
   void everySessionCallCarriesTheRoutingKey() throws Exception {
     try (FakeBridge fake = new FakeBridge()) {
       fake.idPrefix = "s-r1.";
