@@ -311,3 +311,42 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// The hand-written example deploy/kubernetes/sidecar.yaml decodes strictly too, and is a native sidecar.
+func TestSidecarExample(t *testing.T) {
+	data, err := os.ReadFile("../../kubernetes/sidecar.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployments int
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var meta struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "ConfigMap":
+			var v corev1.ConfigMap
+			if err := strict(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+		case "Deployment":
+			deployments++
+			var v appsv1.Deployment
+			if err := strict(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+			ic := v.Spec.Template.Spec.InitContainers
+			if len(ic) != 1 || ic[0].RestartPolicy == nil || *ic[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				t.Errorf("the bridge is not a native sidecar: %+v", ic)
+			}
+		default:
+			t.Errorf("unexpected kind %q", meta.Kind)
+		}
+	}
+	if deployments != 1 {
+		t.Errorf("deployments: %d", deployments)
+	}
+}
