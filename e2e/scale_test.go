@@ -314,6 +314,19 @@ func TestScaleOut(t *testing.T) {
 		// Detach from Connect so that the request waits for RespondToRequest.
 		hosts[owner].send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
 		hosts[owner].next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
+		// gRPC WatchEvents, routed by the key: its headers name the owner.
+		wctx, wcancel := context.WithCancel(routed(ctx, id))
+		watch, err := client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		whdr, err := watch.Header()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wcancel()
+		stats.landed(t, "WatchEvents (gRPC)", owner, replicaOf(whdr))
+		// REST WatchEvents, routed by the path: the request reaches the host through it.
 		ev := (&bridge{t: t, http: proxy.http}).rest("").events(id)
 		done := make(chan error, 1)
 		go func() {
@@ -322,7 +335,7 @@ func TestScaleOut(t *testing.T) {
 		}()
 		req := ev.next(func(e *pb.Event) bool { return e.GetServerRequest() != nil }).GetServerRequest()
 		ev.close()
-		stats.landed(t, "WatchEvents", owner, owner) // the event came from the session's owner: only it has the session
+		stats.landed(t, "WatchEvents (REST)", owner, owner) // the event came from the session's owner: only it has the session (another replica answers WRONG_REPLICA)
 		var hdr metadata.MD
 		if _, err := client.RespondToRequest(routed(ctx, id), &pb.RespondToRequestRequest{SessionId: id, RequestId: req.GetRequestId(), Answer: sampling}, grpc.Header(&hdr)); err != nil {
 			t.Fatal(err)

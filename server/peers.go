@@ -39,9 +39,15 @@ func (s *Service) listSessionsEverywhere(ctx context.Context, req *pb.ListSessio
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	return mergeSessionPages(local, pages, pageSize(req)), nil
+}
+
+// mergeSessionPages merges pages of sessions from several replicas, each the newest sessions after the same
+// page token: the newest size of them all, without duplicates, and a next page token if there are more.
+func mergeSessionPages(local *pb.ListSessionsResponse, pages []*pb.ListSessionsResponse, size int) *pb.ListSessionsResponse {
 	seen := map[string]bool{}
 	more := local.GetNextPageToken() != ""
-	all := local.GetSessions()
+	all := slices.Clone(local.GetSessions())
 	for _, id := range all {
 		seen[id.GetSessionId()] = true
 	}
@@ -60,7 +66,6 @@ func (s *Service) listSessionsEverywhere(ctx context.Context, req *pb.ListSessio
 		}
 		return cmp.Compare(b.GetSessionId(), a.GetSessionId())
 	})
-	size := pageSize(req)
 	out := &pb.ListSessionsResponse{Sessions: all}
 	if len(all) > size {
 		out.Sessions, more = all[:size], true
@@ -69,5 +74,5 @@ func (s *Service) listSessionsEverywhere(ctx context.Context, req *pb.ListSessio
 		last := out.Sessions[len(out.Sessions)-1]
 		out.NextPageToken = encodePageToken(pageKey{created: last.GetCreateTime().AsTime().UnixNano(), id: last.GetSessionId()})
 	}
-	return out, nil
+	return out
 }
