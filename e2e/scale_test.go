@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -209,7 +210,9 @@ func TestScaleOut(t *testing.T) {
 			}
 			stats.calls.Add(1)
 			for _, s := range resp.GetSessions() {
-				got = append(got, s.GetSessionId())
+				if slices.Contains(ids, s.GetSessionId()) { // not the Python hosts' (the same principal)
+					got = append(got, s.GetSessionId())
+				}
 			}
 			if token = resp.GetNextPageToken(); token == "" {
 				return got
@@ -356,8 +359,34 @@ func TestScaleOut(t *testing.T) {
 		stats.calls.Add(int64(strings.Count(string(out), "call ")))
 	}
 
-	// Killing a replica fails only its own sessions: promptly, UNAVAILABLE REPLICA_UNAVAILABLE.
+	// A Python host with sessions on every replica sees the killed replica's sessions as lost, and only them.
 	victim := "r2"
+	var pyHost *exec.Cmd
+	var pyIn io.WriteCloser
+	var pyOut *bufio.Reader
+	var pyLog strings.Builder
+	if py := pythonClient(t); py != "" {
+		pyHost = exec.Command(py, "-c", pythonKillScript, proxy.grpc, victim)
+		pyHost.Stderr = &pyLog
+		if pyIn, err = pyHost.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := pyHost.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pyOut = bufio.NewReader(out)
+		if err := pyHost.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := pyOut.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "ready") {
+			_ = pyHost.Process.Kill()
+			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
+		}
+	}
+
+	// Killing a replica fails only its own sessions: promptly, UNAVAILABLE REPLICA_UNAVAILABLE.
 	byName[victim].kill()
 	for _, id := range ids {
 		owner := ownerOf(t, id)
@@ -406,6 +435,19 @@ func TestScaleOut(t *testing.T) {
 		t.Errorf("REST GET of a session of the dead replica = %d, want 503", resp.StatusCode)
 	}
 
+	if pyHost != nil {
+		if _, err := io.WriteString(pyIn, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+		pyIn.Close()
+		rest, _ := io.ReadAll(pyOut)
+		if err := pyHost.Wait(); err != nil {
+			t.Fatalf("python host after %s died: %v\n%s\n%s", victim, err, rest, pyLog.String())
+		}
+		t.Logf("python host: %s", strings.TrimSpace(string(rest)))
+		stats.calls.Add(int64(strings.Count(string(rest), "call ")))
+	}
+
 	if stats.misrouted.Load() != 0 {
 		t.Errorf("misrouted: %v", stats.wrong)
 	}
@@ -417,6 +459,52 @@ func TestScaleOut(t *testing.T) {
 		}
 	}
 }
+
+// pythonKillScript holds sessions on every replica with a handler attached (one host stream per replica), says
+// "ready", and after "go" on stdin (the replica argv[2] was killed meanwhile) checks that the dead replica's
+// sessions are lost (UNAVAILABLE, REPLICA_UNAVAILABLE, session_lost) and its host stream ended, that the other
+// sessions still work, sampling included, and that a new session works.
+const pythonKillScript = `
+import sys, time
+sys.path.insert(0, "../clients/python/src")
+from mcp_bridge import Client, Handler, SamplingResult, TextContent
+from mcp_bridge.errors import BridgeError
+import grpc
+
+class H(Handler):
+    def handle_sampling(self, request):
+        return SamplingResult(content=TextContent("Paris"), model="m")
+
+victim = sys.argv[2]
+with Client(sys.argv[1], timeout=30) as c:
+    sessions = []
+    while len({s.id.split(".")[0] for s in sessions}) < 3 and len(sessions) < 30:
+        sessions.append(c.create_session("demo", H()))
+    assert any(s.id.startswith("s-" + victim + ".") for s in sessions), [s.id for s in sessions]
+    print("ready", " ".join(s.id for s in sessions), flush=True)
+    sys.stdin.readline()
+    for s in sessions:
+        if s.id.startswith("s-" + victim + "."):
+            try:
+                s.call_tool("echo", {"text": "x"}, timeout=10)
+                raise SystemExit("a call on " + s.id + " worked after its replica died")
+            except BridgeError as e:
+                assert e.code == grpc.StatusCode.UNAVAILABLE and e.reason == "REPLICA_UNAVAILABLE" and e.session_lost, e
+                print("call lost", s.id, e.reason)
+        else:
+            r = s.call_tool("sample", {"prompt": "?"})
+            assert "Paris" in r.text, r
+            print("call sample", s.id)
+    deadline = time.monotonic() + 20
+    while not c._replica_hosts[victim].ended:
+        assert time.monotonic() < deadline, "the host stream to the dead replica did not end"
+        time.sleep(0.05)
+    print("host stream to", victim, "ended")
+    fresh = c.create_session("demo", H())
+    assert not fresh.id.startswith("s-" + victim + "."), fresh.id
+    assert "Paris" in fresh.call_tool("sample", {"prompt": "?"}).text
+    print("call new session", fresh.id)
+`
 
 // pythonClient is the interpreter of the Python client's venv (.tools/pyclient-venv, scripts/test-python.sh
 // makes it), or "" when it is missing and MCPBRIDGE_REQUIRE_PEERS is not set.

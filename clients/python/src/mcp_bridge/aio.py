@@ -105,9 +105,9 @@ class AsyncClient:
         if not replica:
             return self._host
         host = self._replica_hosts.get(replica)
-        if host is None:
+        if host is None or host.ended:  # an ended stream (its replica died) holds nothing to release
             md = (*self._metadata, (_base.ROUTING_KEY, session_id))
-            host = self._replica_hosts[replica] = _AsyncHostStream(self._stub, md, self._reconnect_backoff)
+            host = self._replica_hosts[replica] = _AsyncHostStream(self._stub, md, self._reconnect_backoff, replica)
         return host
 
     async def close(self) -> None:
@@ -466,8 +466,13 @@ class _AsyncHostStream:
     """Runs the Connect stream as a task on the client's event loop, reconnecting with exponential backoff."""
 
     def __init__(
-        self, stub: pb_grpc.BridgeServiceStub, metadata: tuple[tuple[str, str], ...], backoff: tuple[float, float]
+        self,
+        stub: pb_grpc.BridgeServiceStub,
+        metadata: tuple[tuple[str, str], ...],
+        backoff: tuple[float, float],
+        replica: str = "",
     ) -> None:
+        self.replica = replica  # the bridge replica this stream goes to; "" for a bridge without replicas
         self._stub = stub
         self._metadata = metadata
         self._backoff = backoff
@@ -497,6 +502,11 @@ class _AsyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream has stopped for good: closed, or its replica died."""
+        return self._closed
 
     def start(self) -> None:
         """Open the host stream (attached to nothing yet) unless it runs already."""
@@ -566,7 +576,17 @@ class _AsyncHostStream:
                 log.info("host stream cancelled; reconnecting in %.2fs", delay)
             except grpc.RpcError as err:
                 e = from_rpc_error(err)
-                if _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
+                if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                    # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
+                    # (AsyncClient._host_for opens a new one for a new session on a replica of that name).
+                    log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
+                    self.core.fail_attaches(e)
+                    for sid in self.core.session_ids():
+                        self.core.remove_session(sid, detach=False)
+                    self._closed = True
+                    if self._notes_task is not None:
+                        self._notes_task.cancel()
+                elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                     log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                     self.core.fail_attaches(e)
                     delay = maximum

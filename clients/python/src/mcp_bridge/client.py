@@ -124,9 +124,11 @@ class Client:
             return self._host
         with self._hosts_lock:
             host = self._replica_hosts.get(replica)
-            if host is None:
+            if host is None or host.ended:
+                if host is not None:
+                    host.close()  # ended when its replica died: release its workers
                 md = (*self._metadata, (_base.ROUTING_KEY, session_id))
-                host = _SyncHostStream(self._stub, md, self._max_workers, self._reconnect_backoff)
+                host = _SyncHostStream(self._stub, md, self._max_workers, self._reconnect_backoff, replica)
                 self._replica_hosts[replica] = host
             return host
 
@@ -518,7 +520,9 @@ class _SyncHostStream:
         metadata: tuple[tuple[str, str], ...],
         max_workers: int,
         backoff: tuple[float, float],
+        replica: str = "",
     ) -> None:
+        self.replica = replica  # the bridge replica this stream goes to; "" for a bridge without replicas
         self._stub = stub
         self._metadata = metadata
         self._backoff = backoff
@@ -547,6 +551,11 @@ class _SyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream has stopped for good: closed, or its replica died."""
+        return self._closed.is_set()
 
     def start(self) -> None:
         """Open the host stream (attached to nothing yet) unless it runs already."""
@@ -603,7 +612,15 @@ class _SyncHostStream:
             except grpc.RpcError as err:
                 if not self._closed.is_set():
                     e = from_rpc_error(err)
-                    if _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
+                    if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                        # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
+                        # (Client._host_for opens a new one for a new session on a replica of that name).
+                        log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
+                        self.core.fail_attaches(e)
+                        for sid in self.core.session_ids():
+                            self.core.remove_session(sid, detach=False)
+                        self._closed.set()
+                    elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                         log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                         self.core.fail_attaches(e)
                         delay = maximum
