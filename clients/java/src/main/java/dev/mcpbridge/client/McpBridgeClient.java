@@ -358,8 +358,9 @@ public final class McpBridgeClient implements AutoCloseable {
     if (replica.isEmpty()) {
       return hostStream;
     }
-    return replicaHostStreams.computeIfAbsent(replica,
-        r -> new HostStream(routed(asyncStub, sessionId), handlerExecutor, scheduler, initialBackoff, maxBackoff));
+    // A stream whose replica died has ended: a new session on a replica of that name gets a new one.
+    return replicaHostStreams.compute(replica, (r, old) -> old != null && !old.ended() ? old
+        : new HostStream(routed(asyncStub, sessionId), handlerExecutor, scheduler, initialBackoff, maxBackoff, r));
   }
 
   void forget(String sessionId) {

@@ -75,6 +75,8 @@ final class FakeBridge implements AutoCloseable {
   /** Drop (do not record or ack) the next reply and break the stream, as if the network lost it. */
   volatile boolean loseNextReply;
   volatile Status connectFailure;
+  /** Like connectFailure, with details (e.g. the proxy's REPLICA_UNAVAILABLE). */
+  volatile com.google.rpc.Status connectFailureProto;
   volatile Status attachFailure;
 
   /**
@@ -330,8 +332,8 @@ final class FakeBridge implements AutoCloseable {
     public StreamObserver<ConnectRequest> connect(StreamObserver<ConnectResponse> responseObserver) {
       connects.incrementAndGet();
       Status f = connectFailure;
-      if (f != null) {
-        responseObserver.onError(f.asRuntimeException());
+      if (f != null || connectFailureProto != null) {
+        responseObserver.onError(f != null ? f.asRuntimeException() : StatusProto.toStatusRuntimeException(connectFailureProto));
         return new StreamObserver<>() {
           @Override public void onNext(ConnectRequest value) {}
           @Override public void onError(Throwable t) {}

@@ -34,6 +34,31 @@ class RoutingTest {
   }
 
   @Test
+  void aHostStreamWhoseReplicaDiedEnds() throws Exception {
+    try (FakeBridge fake = new FakeBridge()) {
+      fake.idPrefix = "s-r1.";
+      try (McpBridgeClient client = fake.client()) {
+        McpSession s = client.openSession("demo", new HostHandler() {});
+        HostStream stream = client.hostStreamFor(s.id());
+        assertTrue(stream.isAttached(s.id()));
+        // The proxy answers for the dead replica from now on.
+        fake.connectFailureProto = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+            .setMessage("the bridge replica that owned this session is gone")
+            .addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder()
+                .setReason("REPLICA_UNAVAILABLE").setDomain("mcp-bridge").build())).build();
+        fake.breakStreams();
+        HostStreamTest.waitFor(stream::ended);
+        assertTrue(!stream.isAttached(s.id()), "the lost session is forgotten");
+        // A new session on a replica of that name (a restarted pod) gets a new stream.
+        fake.connectFailureProto = null;
+        McpSession again = client.openSession("demo", new HostHandler() {});
+        HostStream next = client.hostStreamFor(again.id());
+        assertTrue(next != stream && !next.ended() && next.isAttached(again.id()));
+      }
+    }
+  }
+
+  @Test
   void everySessionCallCarriesTheRoutingKey() throws Exception {
     try (FakeBridge fake = new FakeBridge()) {
       fake.idPrefix = "s-r1.";
