@@ -89,6 +89,7 @@ func (p *peerSet) ListSessions(ctx context.Context, req *mcpbridgev1.ListSession
 	}
 	ctx = metadata.NewOutgoingContext(ctx, md)
 	targets := p.targets(ctx)
+	p.prune(targets)
 	pages := make([]*mcpbridgev1.ListSessionsResponse, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
@@ -119,6 +120,23 @@ func (p *peerSet) ListSessions(ctx context.Context, req *mcpbridgev1.ListSession
 		}
 	}
 	return out, nil
+}
+
+// prune closes the connections to addresses the peers no longer resolve to (pods that went away), so that
+// replica churn does not pile up connections.
+func (p *peerSet) prune(targets []string) {
+	keep := make(map[string]bool, len(targets))
+	for _, t := range targets {
+		keep[t] = true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t, c := range p.conns {
+		if !keep[t] {
+			_ = c.Close()
+			delete(p.conns, t)
+		}
+	}
 }
 
 // Close closes the connections to the peers; later ListSessions calls reach none.
