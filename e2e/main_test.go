@@ -387,6 +387,8 @@ type events struct {
 	ch     chan *pb.Event
 	cancel context.CancelFunc
 	done   chan struct{}
+	// header is the response's header, set before the first event is sent on ch (read it after one).
+	header http.Header
 }
 
 func (r *rest) events(sessionID string) *events {
@@ -402,6 +404,7 @@ func (r *rest) events(sessionID string) *events {
 			return
 		}
 		defer resp.Body.Close()
+		e.header = resp.Header
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {

@@ -338,7 +338,7 @@ func TestScaleOut(t *testing.T) {
 		}()
 		req := ev.next(func(e *pb.Event) bool { return e.GetServerRequest() != nil }).GetServerRequest()
 		ev.close()
-		stats.landed(t, "WatchEvents (REST)", owner, owner) // the event came from the session's owner: only it has the session (another replica answers WRONG_REPLICA)
+		stats.landed(t, "WatchEvents (REST)", owner, ev.header.Get("Grpc-Metadata-"+replicaHeader))
 		var hdr metadata.MD
 		if _, err := client.RespondToRequest(routed(ctx, id), &pb.RespondToRequestRequest{SessionId: id, RequestId: req.GetRequestId(), Answer: sampling}, grpc.Header(&hdr)); err != nil {
 			t.Fatal(err)
