@@ -14,13 +14,17 @@ export PATH := $(TOOLS_BIN):$(NODE_DIR)/node_modules/.bin:$(PATH)
 PROTOC_GEN_GO_VERSION       := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION  := v1.6.2
 GRPC_GATEWAY_VERSION        := v2.32.0
+# Helm for `make test-helm`, from the Go module proxy.
+HELM_VERSION                := v3.19.5
+HELM                        := $(TOOLS_BIN)/helm
+HELM_CHART                  := deploy/helm/mcp-bridge
 
 GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt check-third-party
+        tools node-tools python-peer bench clean fmt check-third-party test-scale test-helm helm image test-image
 
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
@@ -66,7 +70,7 @@ check-third-party: ## third_party/go-sdk is exactly upstream v1.8.0 plus third_p
 	scripts/check-third-party.sh
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
-test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance ## Everything CI runs.
+test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance test-scale test-helm ## Everything CI runs.
 
 test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
@@ -76,6 +80,29 @@ test-e2e: build node-tools ## End-to-end tests against the real binary and real 
 
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
 	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh
+
+test-scale: build ## Three replicas behind HAProxy (installed from Debian when missing): routing, spread, a replica killed.
+	MCPBRIDGE_BIN=$(BIN) scripts/test-scale.sh
+
+$(TOOLS)/.helm-$(HELM_VERSION):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	touch $@
+
+helm: $(TOOLS)/.helm-$(HELM_VERSION) ## Install helm into .tools/bin (Go module proxy).
+
+test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests checked offline against k8s.io/api types.
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar
+	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 >/dev/null
+	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar >/dev/null
+	cd deploy/helm/check && HELM=$(HELM) go test -count=1 ./...
+
+image: ## The container image mcp-bridge:dev on scratch (static binary, CA certs, uid 65532) with podman; no Docker engine, no pulls.
+	scripts/build-image.sh
+
+test-image: image ## Run the image with podman: non-root, /healthz, /readyz, a demo session, clean exit on SIGTERM.
+	scripts/test-image.sh
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh

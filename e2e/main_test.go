@@ -89,6 +89,7 @@ type bridge struct {
 	conn    *grpc.ClientConn
 	client  pb.BridgeServiceClient
 	logs    *testLog
+	killed  bool // ended with SIGKILL by kill: its exit status is not checked
 }
 
 // probePlaceholder, in bridgeConfig.extraServers, becomes the command and environment of the probe
@@ -103,6 +104,7 @@ type bridgeConfig struct {
 	extraServers string // YAML lines added under mcpServers
 	extra        string // YAML appended at the top level
 	files        map[string]string
+	flags        []string // more flags, after (and so overriding) the harness's own
 }
 
 // start writes the configuration and starts the bridge; it returns once the bridge listens. The bridge is
@@ -142,6 +144,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	if !cfg.defaults {
 		flags = append(flags, "--config", path)
 	}
+	flags = append(flags, cfg.flags...)
 	cmd := exec.Command(binary, flags...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -194,7 +197,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-b.exited:
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
+			if code := cmd.ProcessState.ExitCode(); code != 0 && !b.killed {
 				t.Errorf("mcp-bridge exited with status %d after SIGTERM", code)
 			}
 		case <-time.After(40 * time.Second):
@@ -217,6 +220,14 @@ func (b *bridge) stop() {
 	case <-time.After(40 * time.Second):
 		b.t.Fatal("mcp-bridge did not exit within 40s of SIGTERM")
 	}
+}
+
+// kill ends the bridge with SIGKILL, as a crash or a node failure would, and waits for it to exit.
+func (b *bridge) kill() {
+	b.t.Helper()
+	b.killed = true
+	_ = b.cmd.Process.Kill()
+	<-b.exited
 }
 
 // testLog copies the bridge's log to the test log until the test ends, and keeps every line.
@@ -376,6 +387,8 @@ type events struct {
 	ch     chan *pb.Event
 	cancel context.CancelFunc
 	done   chan struct{}
+	// header is the response's header, set before the first event is sent on ch (read it after one).
+	header http.Header
 }
 
 func (r *rest) events(sessionID string) *events {
@@ -391,6 +404,7 @@ func (r *rest) events(sessionID string) *events {
 			return
 		}
 		defer resp.Body.Close()
+		e.header = resp.Header
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {

@@ -119,6 +119,7 @@ type Core struct {
 	reserved int                 // sessions being opened, counted against MaxSessions
 	perOwner map[string]int      // open + opening sessions per owner
 	closed   bool
+	opened   map[string]openOutcome // the last Open of each server, by name (health.go)
 }
 
 // coreStats are the core's counters of bad input from servers; all fields are updated atomically.
@@ -264,7 +265,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	if err := c.reserve(p.Owner); err != nil {
 		return nil, err
 	}
-	s := newSession(c, newID("s-"), p, cfg)
+	s := newSession(c, c.newSessionID(), p, cfg)
 	c.mu.Lock()
 	c.live[s.id] = s
 	c.mu.Unlock()
@@ -273,8 +274,10 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 		delete(c.live, s.id)
 		c.mu.Unlock()
 		c.release(p.Owner)
+		c.noteOpen(cfg.Name, err)
 		return nil, s.red.err(err)
 	}
+	c.noteOpen(cfg.Name, nil)
 	c.mu.Lock()
 	if c.closed {
 		c.reserved--

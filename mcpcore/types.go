@@ -142,6 +142,10 @@ type Options struct {
 	// why; calls fail) before it is forgotten and Session reports ErrSessionNotFound; default 5 minutes.
 	// Core.Forget drops one at once.
 	ClosedRetention time.Duration
+	// Replica names this bridge among the replicas of a shared service; it is embedded in every session id
+	// ("s-<replica>.<random>", see SessionReplica) so that a proxy can route a session's calls to the replica
+	// that owns it. It must be a DNS label ([a-z0-9-], at most 63). Empty: ids are "s-<random>".
+	Replica string
 }
 
 // HostCapabilities are what the host declared when it opened a session. The session advertises exactly

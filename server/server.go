@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -47,6 +48,9 @@ type Options struct {
 	// waiting to be sent; default 256. A host that reads slower than events arrive loses events (announced
 	// by an EventsDropped event); server requests stay pending and are listed by ListPendingRequests.
 	StreamBuffer int
+	// Peers, when set, lists the caller's sessions on the other replicas of a shared service: ListSessions
+	// shows them too (peers.go). Nil for a single bridge.
+	Peers PeerSessions
 }
 
 // ServerDescription is what the operator wrote about a configured server.
@@ -83,6 +87,8 @@ type Service struct {
 	// the resulting RequestEnded into ANSWERED or ANSWERED_ELSEWHERE sees who answered. It guards winners.
 	answerMu sync.Mutex
 	winners  map[string]winner
+
+	misrouted atomic.Uint64 // calls naming a session of another replica (routing.go)
 
 	// Authorization requests of sessions being created (opening.go). openingMu guards openingSubs and
 	// openingSeen and openingClosed; openingWG counts the goroutines waiting for announced requests to end.
@@ -179,6 +185,9 @@ func (s *Service) Core() *mcpcore.Core { return s.core }
 func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, error) {
 	if id == "" {
 		return nil, invalidArgument(required("session_id"))
+	}
+	if err := s.checkReplica(id); err != nil {
+		return nil, err
 	}
 	sess, err := s.core.Session(id)
 	if err != nil || sess.Owner() != Principal(ctx) {

@@ -126,15 +126,31 @@ func (s *Service) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*p
 // ListSessions lists the caller's sessions, newest first, in pages. The page token names the last session
 // of the previous page (its creation time and id), so pages stay consistent while sessions come and go.
 func (s *Service) ListSessions(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	if s.opts.Peers != nil && !localOnly(ctx) && req.GetPageSize() >= 0 {
+		return s.listSessionsEverywhere(ctx, req) // peers.go
+	}
+	return s.listSessionsLocal(ctx, req)
+}
+
+// pageSize is the page size a ListSessions request asks for, within bounds (a negative one is refused by
+// listSessionsLocal).
+func pageSize(req *pb.ListSessionsRequest) int {
 	size := int(req.GetPageSize())
 	switch {
-	case size < 0:
-		return nil, invalidArgument(mcpcore.FieldViolation{Field: "page_size", Description: "must not be negative"})
 	case size == 0:
 		size = defaultPageSize
 	case size > maxPageSize:
 		size = maxPageSize
 	}
+	return size
+}
+
+// listSessionsLocal lists the caller's sessions on this bridge.
+func (s *Service) listSessionsLocal(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	if req.GetPageSize() < 0 {
+		return nil, invalidArgument(mcpcore.FieldViolation{Field: "page_size", Description: "must not be negative"})
+	}
+	size := pageSize(req)
 	var after *pageKey
 	if tok := req.GetPageToken(); tok != "" {
 		k, ok := decodePageToken(tok)

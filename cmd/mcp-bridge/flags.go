@@ -18,6 +18,7 @@ type flags struct {
 	grpcAddr   string
 	httpAddr   string
 	grpcSocket string
+	replica    string
 	logLevel   slog.Level
 	logFormat  string
 	set        map[string]bool // names of the flags given on the command line
@@ -44,6 +45,7 @@ func parseFlags(args []string, stdout io.Writer) (*flags, error) {
 	fs.StringVar(&f.grpcAddr, "grpc-addr", config.DefaultGRPCAddr, "gRPC listen `address`; empty turns the TCP gRPC listener off")
 	fs.StringVar(&f.httpAddr, "http-addr", config.DefaultHTTPAddr, "REST, /healthz and /openapi.json listen `address`; empty turns it off")
 	fs.StringVar(&f.grpcSocket, "grpc-socket", "", "also serve gRPC on this Unix socket `path`")
+	fs.StringVar(&f.replica, "replica", "", "this replica's `name` behind a proxy (sessions.replica; a DNS label such as the pod's name)")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Usage = func() {
@@ -108,6 +110,15 @@ func (f *flags) loadConfig() (*config.Config, error) {
 	}
 	if f.set["grpc-socket"] {
 		cfg.Listen.GRPCSocket = f.grpcSocket
+	}
+	if f.set["replica"] {
+		if err := config.CheckReplica(f.replica); err != nil {
+			return nil, fmt.Errorf("--replica: %v", err)
+		}
+		cfg.Sessions.Replica = f.replica
+	}
+	if len(cfg.Sessions.Peers) > 0 && cfg.Sessions.Replica == "" {
+		return nil, fmt.Errorf("sessions.peers needs a replica name: set sessions.replica or --replica")
 	}
 	l := cfg.Listen
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {

@@ -146,8 +146,10 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		fmt.Fprintf(o.stderr, "mcp-bridge: %s\n", oneLine(err.Error()))
 		return exitFailure
 	}
+	stopHealth := make(chan struct{})
+	healthDone := b.watchServerHealth(stopHealth)
 	addrs := b.addrs()
-	logger.Info("mcp-bridge serving", "version", buildVersion(), "grpc", addrs.GRPC, "http", addrs.HTTP,
+	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
 		"grpc_socket", addrs.GRPCSocket, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
 		"config", cfg.File, "servers", strings.Join(cfg.ServerNames(), ","))
 	if o.ready != nil {
@@ -162,6 +164,8 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		logger.Error("server failed, shutting down", "error", err)
 		status = exitFailure
 	}
+	close(stopHealth)
+	<-healthDone
 	b.shutdown(o.shutdownTimeout.withDefaults())
 	return status
 }
@@ -433,6 +437,7 @@ func deadline(ctx context.Context) time.Time {
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
+	mux.HandleFunc("GET /readyz", b.readyz)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)

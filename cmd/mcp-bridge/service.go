@@ -65,14 +65,36 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 	for _, name := range cfg.ServerNames() {
 		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
 	}
-	svc := server.New(core, server.Options{
+	svcOpts := server.Options{
 		Logger:      logger,
 		Tokens:      cfg.Auth.Tokens,
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
-	})
+	}
+	var peers *peerSet
+	if len(cfg.Sessions.Peers) > 0 {
+		peers = newPeerSet(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
+		svcOpts.Peers = peers
+	}
+	svc := server.New(core, svcOpts)
 	announce.Store(svc)
-	return svc, svc.ServerOptions(), nil
+	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
+	if peers != nil {
+		return &withPeers{Service: svc, peers: peers}, grpcOpts, nil
+	}
+	return svc, grpcOpts, nil
+}
+
+// withPeers is the service of a replica with peers: Close also closes the connections to them.
+type withPeers struct {
+	*server.Service
+	peers *peerSet
+}
+
+func (w *withPeers) Close(ctx context.Context) error {
+	err := w.Service.Close(ctx)
+	w.peers.Close()
+	return err
 }
 
 // coreOptions translates the configuration into the MCP client core's options.
@@ -98,6 +120,7 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
 		ClosedRetention: cfg.Sessions.ClosedRetention,
+		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
 		OAuth: mcpcore.OAuthOptions{
 			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured

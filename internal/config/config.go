@@ -205,6 +205,16 @@ type Sessions struct {
 	// ClosedRetention keeps a closed session visible (GetSession: CLOSED and why) this long before
 	// it is 404 ("0s": the core's default, 5m).
 	ClosedRetention time.Duration `yaml:"closedRetention"`
+	// Replica names this bridge among the replicas of a shared service behind a proxy; it is embedded
+	// in every session id ("s-<replica>.<random>") so that the proxy can send a session's calls to the
+	// replica that owns it (docs/scaling.md). A DNS label: lower-case letters, digits and '-', at most
+	// 63. Empty (the default) for a single bridge.
+	Replica string `yaml:"replica"`
+	// Peers are the gRPC addresses (host:port) of the replicas of a shared service, this one included or
+	// not; a host name stands for every address it resolves to (a headless Service's name). ListSessions
+	// asks each for the caller's sessions there, forwarding the caller's bearer token (docs/scaling.md).
+	// Plaintext gRPC only: with tls set, peers are refused.
+	Peers []string `yaml:"peers"`
 }
 
 // Pending configures how long a server-initiated request waits for a host's answer before the

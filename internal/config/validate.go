@@ -46,6 +46,9 @@ func (c *Config) Validate() error {
 	if err := c.validateOAuth(); err != nil {
 		return err
 	}
+	if err := c.validateReplica(); err != nil {
+		return err
+	}
 	return c.validateLimits()
 }
 

@@ -33,6 +33,27 @@ def metadata(token: str | None, extra: Iterable[tuple[str, str]] | None) -> tupl
     return tuple(md)
 
 
+ROUTING_KEY = "mcpbridge-session"
+"""The metadata key that carries the session id of every call naming a session, for a proxy in front of the
+replicas of a shared bridge to route the call to the replica that owns the session (docs/scaling.md)."""
+
+
+def session_replica(session_id: str) -> str:
+    """The replica named in a session id ``s-<replica>.<random>``; "" for an id of a bridge without replicas."""
+    if not session_id.startswith("s-"):
+        return ""
+    replica, dot, _ = session_id[2:].partition(".")
+    return replica if dot else ""
+
+
+def routed(md: tuple[tuple[str, str], ...], request: Any) -> tuple[tuple[str, str], ...]:
+    """``md`` plus the routing key when ``request`` names a session."""
+    session_id = getattr(request, "session_id", "")
+    if session_id:
+        return (*md, (ROUTING_KEY, session_id))
+    return md
+
+
 def channel_options(max_message_bytes: int | None, options: Iterable[tuple[str, Any]] | None) -> list[tuple[str, Any]]:
     opts = list(options or [])
     if max_message_bytes:

@@ -79,13 +79,17 @@ class AsyncClient:
         self._timeout = timeout
         self._attach_timeout = attach_timeout
         self._host = _AsyncHostStream(self._stub, self._metadata, reconnect_backoff)
+        # One host stream per replica behind a proxy, routed by the id of the session that opened it (see
+        # Client._host_for); sessions of a bridge without replicas use _host.
+        self._replica_hosts: dict[str, _AsyncHostStream] = {}
+        self._reconnect_backoff = reconnect_backoff
         self.target = target
 
     async def _call(self, rpc: Callable[..., Awaitable[R]], request: Any, timeout: float | None = None) -> R:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return await rpc(request, metadata=self._metadata, timeout=t)
+            return await rpc(request, metadata=_base.routed(self._metadata, request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -95,9 +99,21 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def _host_for(self, session_id: str) -> _AsyncHostStream:
+        """The host stream that carries the requests of ``session_id``: the one to its replica."""
+        replica = _base.session_replica(session_id)
+        if not replica:
+            return self._host
+        host = self._replica_hosts.get(replica)
+        if host is None or host.ended:  # an ended stream (its replica died) holds nothing to release
+            md = (*self._metadata, (_base.ROUTING_KEY, session_id))
+            host = self._replica_hosts[replica] = _AsyncHostStream(self._stub, md, self._reconnect_backoff, replica)
+        return host
+
     async def close(self) -> None:
         """Stop the host stream and close the channel. Sessions stay open on the bridge."""
-        await self._host.close()
+        for host in [self._host, *self._replica_hosts.values()]:
+            await host.close()
         await self._channel.close()
 
     async def wait_ready(self, timeout: float = 10.0) -> None:
@@ -133,7 +149,7 @@ class AsyncClient:
             session = AsyncSession(self, cv.session_from(resp.session))
             if handler is not None or root_list:
                 try:
-                    await self._host.attach(session.id, handler, root_list, self._attach_timeout)
+                    await self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
                 except BaseException:
                     try:
                         await session.close()
@@ -158,7 +174,7 @@ class AsyncClient:
         session = AsyncSession(self, info)
         root_list = [cv.coerce_root(r) for r in roots] if roots is not None else None
         if handler is not None or root_list:
-            await self._host.attach(session.id, handler, root_list, self._attach_timeout)
+            await self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
         return session
 
     async def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
@@ -180,12 +196,13 @@ class AsyncClient:
 
     async def delete_session(self, session_id: str, *, timeout: float | None = None) -> None:
         """Close a session on the bridge."""
-        self._host.detach(session_id)
+        self._host_for(session_id).detach(session_id)
         await self._call(self._stub.DeleteSession, pb.DeleteSessionRequest(session_id=session_id), timeout)
 
     def _drop_host_stream(self) -> None:
         """Cancel the current host stream as if the connection broke; it reconnects (for tests and demos)."""
-        self._host.drop()
+        for host in [self._host, *self._replica_hosts.values()]:
+            host.drop()
 
 
 class AsyncSession:
@@ -267,7 +284,7 @@ class AsyncSession:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata, req), timeout=t)
         try:
             async for resp in call:
                 ev = _base.stream_event(resp)
@@ -381,7 +398,7 @@ class AsyncSession:
         """Replace the session's roots; servers are told."""
         req, root_list = _base.set_roots_request(self.id, roots)
         resp = await self._call(self._stub.SetRoots, req, timeout)
-        self._client._host.core.set_roots(self.id, root_list)
+        self._client._host_for(self.id).core.set_roots(self.id, root_list)
         return [cv.root_from(r) for r in resp.roots]
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> tuple[Task, CallToolResult | None]:
@@ -449,8 +466,13 @@ class _AsyncHostStream:
     """Runs the Connect stream as a task on the client's event loop, reconnecting with exponential backoff."""
 
     def __init__(
-        self, stub: pb_grpc.BridgeServiceStub, metadata: tuple[tuple[str, str], ...], backoff: tuple[float, float]
+        self,
+        stub: pb_grpc.BridgeServiceStub,
+        metadata: tuple[tuple[str, str], ...],
+        backoff: tuple[float, float],
+        replica: str = "",
     ) -> None:
+        self.replica = replica  # the bridge replica this stream goes to; "" for a bridge without replicas
         self._stub = stub
         self._metadata = metadata
         self._backoff = backoff
@@ -480,6 +502,11 @@ class _AsyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream has stopped for good: closed, or its replica died."""
+        return self._closed
 
     def start(self) -> None:
         """Open the host stream (attached to nothing yet) unless it runs already."""
@@ -549,7 +576,17 @@ class _AsyncHostStream:
                 log.info("host stream cancelled; reconnecting in %.2fs", delay)
             except grpc.RpcError as err:
                 e = from_rpc_error(err)
-                if _base.is_terminal(e.code):
+                if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                    # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
+                    # (AsyncClient._host_for opens a new one for a new session on a replica of that name).
+                    log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
+                    self.core.fail_attaches(e)
+                    for sid in self.core.session_ids():
+                        self.core.remove_session(sid, detach=False)
+                    self._closed = True
+                    if self._notes_task is not None:
+                        self._notes_task.cancel()
+                elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                     log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                     self.core.fail_attaches(e)
                     delay = maximum

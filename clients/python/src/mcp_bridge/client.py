@@ -93,6 +93,12 @@ class Client:
         self._timeout = timeout
         self._attach_timeout = attach_timeout
         self._host = _SyncHostStream(self._stub, self._metadata, max_workers, reconnect_backoff)
+        # Behind a proxy in front of several replicas, a session is served by the replica named in its id, and
+        # its requests come on a host stream to that replica: one stream per replica, routed by the id of the
+        # session that opened it. Sessions of a bridge without replicas use _host.
+        self._replica_hosts: dict[str, _SyncHostStream] = {}
+        self._hosts_lock = threading.Lock()
+        self._max_workers, self._reconnect_backoff = max_workers, reconnect_backoff
         self.target = target
 
     # -------------------------------------------------------------------------------------- plumbing
@@ -101,7 +107,7 @@ class Client:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return rpc(request, metadata=self._metadata, timeout=t)
+            return rpc(request, metadata=_base.routed(self._metadata, request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -111,9 +117,29 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _host_for(self, session_id: str) -> _SyncHostStream:
+        """The host stream that carries the requests of ``session_id``: the one to its replica."""
+        replica = _base.session_replica(session_id)
+        if not replica:
+            return self._host
+        with self._hosts_lock:
+            host = self._replica_hosts.get(replica)
+            if host is None or host.ended:
+                if host is not None:
+                    host.close()  # ended when its replica died: release its workers
+                md = (*self._metadata, (_base.ROUTING_KEY, session_id))
+                host = _SyncHostStream(self._stub, md, self._max_workers, self._reconnect_backoff, replica)
+                self._replica_hosts[replica] = host
+            return host
+
+    def _all_hosts(self) -> list[_SyncHostStream]:
+        with self._hosts_lock:
+            return [self._host, *self._replica_hosts.values()]
+
     def close(self) -> None:
         """Stop the host stream and close the channel. Sessions stay open on the bridge (see Session.close)."""
-        self._host.close()
+        for host in self._all_hosts():
+            host.close()
         self._channel.close()
 
     def wait_ready(self, timeout: float = 10.0) -> None:
@@ -163,7 +189,7 @@ class Client:
             session = Session(self, cv.session_from(resp.session))
             if handler is not None or root_list:
                 try:
-                    self._host.attach(session.id, handler, root_list, self._attach_timeout)
+                    self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
                 except BaseException:
                     try:
                         session.close()
@@ -192,7 +218,7 @@ class Client:
         session = Session(self, info)
         root_list = [cv.coerce_root(r) for r in roots] if roots is not None else None
         if handler is not None or root_list:
-            self._host.attach(session.id, handler, root_list, self._attach_timeout)
+            self._host_for(session.id).attach(session.id, handler, root_list, self._attach_timeout)
         return session
 
     def get_session(self, session_id: str, *, timeout: float | None = None) -> SessionInfo:
@@ -214,14 +240,15 @@ class Client:
 
     def delete_session(self, session_id: str, *, timeout: float | None = None) -> None:
         """Close a session on the bridge."""
-        self._host.detach(session_id)
+        self._host_for(session_id).detach(session_id)
         self._call(self._stub.DeleteSession, pb.DeleteSessionRequest(session_id=session_id), timeout)
 
     # ------------------------------------------------------------------------------------------ tests
 
     def _drop_host_stream(self) -> None:
         """Cancel the current host stream as if the connection broke; it reconnects (for tests and demos)."""
-        self._host.drop()
+        for host in self._all_hosts():
+            host.drop()
 
 
 class Session:
@@ -318,7 +345,7 @@ class Session:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata, req), timeout=t)
         try:
             for resp in call:
                 ev = _base.stream_event(resp)
@@ -435,7 +462,7 @@ class Session:
         """Replace the session's roots; servers are told (``notifications/roots/list_changed``)."""
         req, root_list = _base.set_roots_request(self.id, roots)
         resp = self._call(self._stub.SetRoots, req, timeout)
-        self._client._host.core.set_roots(self.id, root_list)
+        self._client._host_for(self.id).core.set_roots(self.id, root_list)
         return [cv.root_from(r) for r in resp.roots]
 
     def get_task(self, task_id: str, *, timeout: float | None = None) -> tuple[Task, CallToolResult | None]:
@@ -493,7 +520,9 @@ class _SyncHostStream:
         metadata: tuple[tuple[str, str], ...],
         max_workers: int,
         backoff: tuple[float, float],
+        replica: str = "",
     ) -> None:
+        self.replica = replica  # the bridge replica this stream goes to; "" for a bridge without replicas
         self._stub = stub
         self._metadata = metadata
         self._backoff = backoff
@@ -522,6 +551,11 @@ class _SyncHostStream:
 
     def detach(self, session_id: str) -> None:
         self.core.remove_session(session_id)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream has stopped for good: closed, or its replica died."""
+        return self._closed.is_set()
 
     def start(self) -> None:
         """Open the host stream (attached to nothing yet) unless it runs already."""
@@ -578,7 +612,15 @@ class _SyncHostStream:
             except grpc.RpcError as err:
                 if not self._closed.is_set():
                     e = from_rpc_error(err)
-                    if _base.is_terminal(e.code):
+                    if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                        # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
+                        # (Client._host_for opens a new one for a new session on a replica of that name).
+                        log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
+                        self.core.fail_attaches(e)
+                        for sid in self.core.session_ids():
+                            self.core.remove_session(sid, detach=False)
+                        self._closed.set()
+                    elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
                         log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                         self.core.fail_attaches(e)
                         delay = maximum

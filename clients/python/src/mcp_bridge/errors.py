@@ -70,6 +70,13 @@ class BridgeError(Exception):
         self.details = list(details or [])
 
     @property
+    def session_lost(self) -> bool:
+        """Whether the session the call named is gone for good, so that the host should create a new one: the
+        bridge replica that owned it died (``REPLICA_UNAVAILABLE``, answered by the proxy in front of the
+        replicas), or it was closed or is unknown (``SESSION_CLOSED``, ``SESSION_NOT_FOUND``)."""
+        return self.reason in SESSION_LOST_REASONS
+
+    @property
     def jsonrpc_code(self) -> int | None:
         """The upstream JSON-RPC error code, if the bridge reported one."""
         for key in ("jsonrpc_code", "jsonrpcCode", "code", "jsonrpc.code"):
@@ -80,6 +87,10 @@ class BridgeError(Exception):
                 except ValueError:
                     return None
         return None
+
+
+SESSION_LOST_REASONS = frozenset({"REPLICA_UNAVAILABLE", "SESSION_CLOSED", "SESSION_NOT_FOUND"})
+"""ErrorInfo reasons that mean a session is gone for good (:attr:`BridgeError.session_lost`)."""
 
 
 class InvalidArgumentError(BridgeError):

@@ -118,6 +118,7 @@ final class HostStream {
   private Call current; // guarded by lock
   private boolean started; // guarded by lock
   private boolean closed; // guarded by lock
+  private final String replica; // the bridge replica this stream goes to; "" for a bridge without replicas
   private int failures; // guarded by lock; consecutive stream failures without a message
   private final AtomicInteger connects = new AtomicInteger();
   private final AtomicInteger handlerCalls = new AtomicInteger();
@@ -129,6 +130,22 @@ final class HostStream {
       ScheduledExecutorService scheduler,
       Duration initialBackoff,
       Duration maxBackoff) {
+    this(stub, executor, scheduler, initialBackoff, maxBackoff, "");
+  }
+
+  /**
+   * A host stream to one replica of a shared bridge ({@code replica} non-empty): when the proxy reports the
+   * replica gone (REPLICA_UNAVAILABLE), its sessions are lost, and the stream forgets them and ends ({@link
+   * #ended()}) instead of reconnecting.
+   */
+  HostStream(
+      BridgeServiceGrpc.BridgeServiceStub stub,
+      Executor executor,
+      ScheduledExecutorService scheduler,
+      Duration initialBackoff,
+      Duration maxBackoff,
+      String replica) {
+    this.replica = replica;
     this.stub = stub;
     this.executor = executor;
     this.scheduler = scheduler;
@@ -237,6 +254,13 @@ final class HostStream {
     }
   }
 
+  /** Whether the stream stopped for good: closed, or its replica died. */
+  boolean ended() {
+    synchronized (lock) {
+      return closed;
+    }
+  }
+
   void close() {
     Call c;
     synchronized (lock) {
@@ -318,10 +342,24 @@ final class HostStream {
           Level.INFO,
           "mcp-bridge host stream ended ({0}); reconnecting",
           error == null ? "closed by the bridge" : status.getCode() + " " + status.getDescription());
-      if (isPermanent(status.getCode())) {
-        // The bridge refuses the stream itself (no Connect, bad credentials): sessions waiting for their first
-        // attach fail instead of waiting forever. Reconnecting goes on, at the backoff's pace.
-        McpBridgeException e = McpBridgeException.from(error);
+      McpBridgeException failure = error == null ? null : McpBridgeException.from(error);
+      if (!replica.isEmpty() && failure != null && failure.reason().orElse("").equals("REPLICA_UNAVAILABLE")) {
+        // The replica is gone, and its sessions with it: forget them and end (McpBridgeClient.hostStreamFor opens
+        // a new stream for a new session on a replica of that name).
+        LOG.log(Level.WARNING, "mcp-bridge host stream to replica {0}: its sessions are lost ({1})", replica,
+            failure.getMessage());
+        closed = true;
+        for (Binding b : bindings.values()) {
+          b.attached.completeExceptionally(failure);
+        }
+        bindings.clear();
+        return;
+      }
+      if (isPermanent(status.getCode()) || (failure != null && failure.reason().orElse("").equals("REPLICA_UNAVAILABLE"))) {
+        // The bridge refuses the stream itself (no Connect, bad credentials), or the replica it goes to is gone
+        // with its sessions: sessions waiting for their first attach fail instead of waiting forever.
+        // Reconnecting goes on, at the backoff's pace.
+        McpBridgeException e = failure;
         for (Binding b : bindings.values()) {
           b.attached.completeExceptionally(e);
         }

@@ -21,6 +21,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.stub.MetadataUtils;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -72,6 +73,12 @@ public final class McpBridgeClient implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final BridgeServiceGrpc.BridgeServiceStub asyncStub;
   private final HostStream hostStream;
+  // Behind a proxy in front of several replicas, a session is served by the replica named in its id, and its
+  // server requests come on a host stream to that replica: one per replica, routed by the id of the session that
+  // opened it. Sessions of a bridge without replicas use hostStream.
+  private final ConcurrentHashMap<String, HostStream> replicaHostStreams = new ConcurrentHashMap<>();
+  private final Duration initialBackoff;
+  private final Duration maxBackoff;
   private final java.util.Set<String> opened = ConcurrentHashMap.newKeySet(); // deleted on close
   private volatile boolean closed;
 
@@ -108,6 +115,8 @@ public final class McpBridgeClient implements AutoCloseable {
     this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("mcp-bridge-reconnect"));
     this.asyncStub = BridgeServiceGrpc.newStub(ch);
     this.hostStream = new HostStream(asyncStub, handlerExecutor, scheduler, b.initialBackoff, b.maxBackoff);
+    this.initialBackoff = b.initialBackoff;
+    this.maxBackoff = b.maxBackoff;
   }
 
   /** A client for the bridge at {@code target} ("host:port", or any gRPC target), plaintext, no token. */
@@ -192,7 +201,7 @@ public final class McpBridgeClient implements AutoCloseable {
           if (h == null) {
             return CompletableFuture.completedFuture(s);
           }
-          return hostStream.attach(s, h)
+          return hostStreamFor(s.id()).attach(s, h)
               .orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
               .handle((v, err) -> {
                 if (err == null) {
@@ -222,7 +231,7 @@ public final class McpBridgeClient implements AutoCloseable {
     Session info = getSession(sessionId);
     McpSession s = new McpSession(this, info, info.getRootsList());
     if (handler != null) {
-      Rpc.await(hostStream.attach(s, handler).orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
+      Rpc.await(hostStreamFor(s.id()).attach(s, handler).orTimeout(attachTimeout.toMillis(), TimeUnit.MILLISECONDS)
           .exceptionally(e -> {
             throw new java.util.concurrent.CompletionException(e instanceof java.util.concurrent.CompletionException
                 && e.getCause() instanceof TimeoutException
@@ -241,7 +250,7 @@ public final class McpBridgeClient implements AutoCloseable {
   /** Async form of {@link #getSession}. */
   public CompletableFuture<Session> getSessionAsync(String sessionId) {
     return Rpc.<GetSessionRequest, dev.mcpbridge.v1.GetSessionResponse>unary(
-            stub(null)::getSession, GetSessionRequest.newBuilder().setSessionId(sessionId).build())
+            stub(null, sessionId)::getSession, GetSessionRequest.newBuilder().setSessionId(sessionId).build())
         .thenApply(r -> r.getSession());
   }
 
@@ -266,10 +275,10 @@ public final class McpBridgeClient implements AutoCloseable {
 
   /** Async form of {@link #deleteSession}. */
   public CompletableFuture<Void> deleteSessionAsync(String sessionId) {
-    hostStream.detach(sessionId);
+    hostStreamFor(sessionId).detach(sessionId);
     forget(sessionId);
     return Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
-            stub(null)::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(sessionId).build())
+            stub(null, sessionId)::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(sessionId).build())
         .thenApply(r -> null);
   }
 
@@ -303,8 +312,55 @@ public final class McpBridgeClient implements AutoCloseable {
     return timeout == null ? asyncStub : asyncStub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * The metadata key that carries the session id of every call naming a session, for a proxy in front of the
+   * replicas of a shared bridge to route the call to the replica that owns the session (docs/scaling.md).
+   */
+  public static final String ROUTING_KEY = "mcpbridge-session";
+
+  private static final Metadata.Key<String> ROUTING_HEADER = Metadata.Key.of(ROUTING_KEY, Metadata.ASCII_STRING_MARSHALLER);
+
+  /** {@link #stub(Duration)} for a call naming {@code sessionId}: the routing key is set. */
+  BridgeServiceGrpc.BridgeServiceStub stub(Duration timeout, String sessionId) {
+    return routed(stub(timeout), sessionId);
+  }
+
+  /** {@link #streamStub(Duration)} for a call naming {@code sessionId}: the routing key is set. */
+  BridgeServiceGrpc.BridgeServiceStub streamStub(Duration timeout, String sessionId) {
+    return routed(streamStub(timeout), sessionId);
+  }
+
+  private static BridgeServiceGrpc.BridgeServiceStub routed(BridgeServiceGrpc.BridgeServiceStub stub, String sessionId) {
+    if (sessionId == null || sessionId.isEmpty()) {
+      return stub;
+    }
+    Metadata md = new Metadata();
+    md.put(ROUTING_HEADER, sessionId);
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+  }
+
+  /** The replica named in a session id "s-REPLICA.RANDOM"; "" for an id of a bridge without replicas. */
+  static String sessionReplica(String sessionId) {
+    if (sessionId == null || !sessionId.startsWith("s-")) {
+      return "";
+    }
+    int dot = sessionId.indexOf('.', 2);
+    return dot > 2 ? sessionId.substring(2, dot) : "";
+  }
+
   HostStream hostStream() {
     return hostStream;
+  }
+
+  /** The host stream that carries the server requests of {@code sessionId}: the one to its replica. */
+  HostStream hostStreamFor(String sessionId) {
+    String replica = sessionReplica(sessionId);
+    if (replica.isEmpty()) {
+      return hostStream;
+    }
+    // A stream whose replica died has ended: a new session on a replica of that name gets a new one.
+    return replicaHostStreams.compute(replica, (r, old) -> old != null && !old.ended() ? old
+        : new HostStream(routed(asyncStub, sessionId), handlerExecutor, scheduler, initialBackoff, maxBackoff, r));
   }
 
   void forget(String sessionId) {
@@ -328,11 +384,12 @@ public final class McpBridgeClient implements AutoCloseable {
     }
     closed = true;
     hostStream.close();
+    replicaHostStreams.values().forEach(HostStream::close);
     if (!keepSessionsOnClose) {
       List<CompletableFuture<?>> deletes = new ArrayList<>();
       for (String id : List.copyOf(opened)) {
         deletes.add(Rpc.<DeleteSessionRequest, dev.mcpbridge.v1.DeleteSessionResponse>unary(
-                stub(Duration.ofSeconds(5))::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(id).build())
+                stub(Duration.ofSeconds(5), id)::deleteSession, DeleteSessionRequest.newBuilder().setSessionId(id).build())
             .exceptionally(e -> {
               LOG.log(Level.DEBUG, "mcp-bridge: deleting session {0} on close failed: {1}", id, e.getMessage());
               return null;

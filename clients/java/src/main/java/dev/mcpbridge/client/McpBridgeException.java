@@ -101,6 +101,16 @@ public class McpBridgeException extends RuntimeException {
     return errorInfo().map(ErrorInfo::getReason).filter(r -> !r.isEmpty());
   }
 
+  /**
+   * Whether the session the call named is gone for good, so that the host should create a new one: the bridge
+   * replica that owned it died ({@code REPLICA_UNAVAILABLE}, answered by the proxy in front of the replicas), or it
+   * was closed or is unknown ({@code SESSION_CLOSED}, {@code SESSION_NOT_FOUND}).
+   */
+  public boolean sessionLost() {
+    return reason().map(r -> r.equals("REPLICA_UNAVAILABLE") || r.equals("SESSION_CLOSED") || r.equals("SESSION_NOT_FOUND"))
+        .orElse(false);
+  }
+
   private <T extends com.google.protobuf.Message> Optional<T> detail(Class<T> type) {
     if (details == null) {
       return Optional.empty();

@@ -134,7 +134,7 @@ public final class McpSession implements AutoCloseable {
   /** Async form of {@link #refresh()}. */
   public CompletableFuture<Session> refreshAsync() {
     return Rpc.<GetSessionRequest, GetSessionResponse>unary(
-            client.stub(null)::getSession, GetSessionRequest.newBuilder().setSessionId(id()).build())
+            client.stub(null, id())::getSession, GetSessionRequest.newBuilder().setSessionId(id()).build())
         .thenApply(GetSessionResponse::getSession);
   }
 
@@ -157,7 +157,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #listToolsPage}. */
   public CompletableFuture<ListToolsResponse> listToolsPageAsync(String pageToken) {
-    return Rpc.unary(client.stub(null)::listTools,
+    return Rpc.unary(client.stub(null, id())::listTools,
         ListToolsRequest.newBuilder().setSessionId(id()).setPageToken(nz(pageToken)).build());
   }
 
@@ -198,7 +198,7 @@ public final class McpSession implements AutoCloseable {
     if (o.taskTtl() != null) {
       req.setTask(TaskOptions.newBuilder().setTtl(duration(o.taskTtl())));
     }
-    return Rpc.unary(client.stub(o.timeout())::callTool, req.build());
+    return Rpc.unary(client.stub(o.timeout(), id())::callTool, req.build());
   }
 
   /**
@@ -233,7 +233,7 @@ public final class McpSession implements AutoCloseable {
     }
     StreamingCall call = new StreamingCall(l);
     try {
-      client.streamStub(o.timeout()).streamCallTool(req.build(), call);
+      client.streamStub(o.timeout(), id()).streamCallTool(req.build(), call);
     } catch (RuntimeException e) {
       call.completeExceptionally(McpBridgeException.from(e));
     }
@@ -319,7 +319,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #listResourcesPage}. */
   public CompletableFuture<ListResourcesResponse> listResourcesPageAsync(String pageToken) {
-    return Rpc.unary(client.stub(null)::listResources,
+    return Rpc.unary(client.stub(null, id())::listResources,
         ListResourcesRequest.newBuilder().setSessionId(id()).setPageToken(nz(pageToken)).build());
   }
 
@@ -341,7 +341,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #listResourceTemplatesPage}. */
   public CompletableFuture<ListResourceTemplatesResponse> listResourceTemplatesPageAsync(String pageToken) {
-    return Rpc.unary(client.stub(null)::listResourceTemplates,
+    return Rpc.unary(client.stub(null, id())::listResourceTemplates,
         ListResourceTemplatesRequest.newBuilder().setSessionId(id()).setPageToken(nz(pageToken)).build());
   }
 
@@ -365,7 +365,7 @@ public final class McpSession implements AutoCloseable {
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
-    return Rpc.unary(client.stub(o.timeout())::readResource, req.build());
+    return Rpc.unary(client.stub(o.timeout(), id())::readResource, req.build());
   }
 
   /** Subscribes to updates of a resource; they arrive as {@code notifications/resources/updated}. */
@@ -375,7 +375,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #subscribe}. */
   public CompletableFuture<Void> subscribeAsync(String uri) {
-    return Rpc.<SubscribeResourceRequest, SubscribeResourceResponse>unary(client.stub(null)::subscribeResource,
+    return Rpc.<SubscribeResourceRequest, SubscribeResourceResponse>unary(client.stub(null, id())::subscribeResource,
             SubscribeResourceRequest.newBuilder().setSessionId(id()).setUri(uri).build())
         .thenApply(r -> null);
   }
@@ -387,7 +387,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #unsubscribe}. */
   public CompletableFuture<Void> unsubscribeAsync(String uri) {
-    return Rpc.<UnsubscribeResourceRequest, UnsubscribeResourceResponse>unary(client.stub(null)::unsubscribeResource,
+    return Rpc.<UnsubscribeResourceRequest, UnsubscribeResourceResponse>unary(client.stub(null, id())::unsubscribeResource,
             UnsubscribeResourceRequest.newBuilder().setSessionId(id()).setUri(uri).build())
         .thenApply(r -> null);
   }
@@ -412,7 +412,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #listPromptsPage}. */
   public CompletableFuture<ListPromptsResponse> listPromptsPageAsync(String pageToken) {
-    return Rpc.unary(client.stub(null)::listPrompts,
+    return Rpc.unary(client.stub(null, id())::listPrompts,
         ListPromptsRequest.newBuilder().setSessionId(id()).setPageToken(nz(pageToken)).build());
   }
 
@@ -440,7 +440,7 @@ public final class McpSession implements AutoCloseable {
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
-    return Rpc.unary(client.stub(o.timeout())::getPrompt, req.build());
+    return Rpc.unary(client.stub(o.timeout(), id())::getPrompt, req.build());
   }
 
   /** Completions for a prompt argument given what the user typed so far. */
@@ -467,7 +467,7 @@ public final class McpSession implements AutoCloseable {
     if (context != null) {
       req.putAllContextArguments(context);
     }
-    return Rpc.unary(client.stub(null)::complete, req.build());
+    return Rpc.unary(client.stub(null, id())::complete, req.build());
   }
 
   // ---- logging, ping, roots ----
@@ -479,7 +479,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #setLogLevel}. */
   public CompletableFuture<Void> setLogLevelAsync(LoggingLevel level) {
-    return Rpc.<SetLogLevelRequest, SetLogLevelResponse>unary(client.stub(null)::setLogLevel,
+    return Rpc.<SetLogLevelRequest, SetLogLevelResponse>unary(client.stub(null, id())::setLogLevel,
             SetLogLevelRequest.newBuilder().setSessionId(id()).setLevel(level).build())
         .thenApply(r -> null);
   }
@@ -491,7 +491,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #ping()}. */
   public CompletableFuture<java.time.Duration> pingAsync() {
-    return Rpc.<PingRequest, PingResponse>unary(client.stub(null)::ping,
+    return Rpc.<PingRequest, PingResponse>unary(client.stub(null, id())::ping,
             PingRequest.newBuilder().setSessionId(id()).build())
         .thenApply(r -> java.time.Duration.ofSeconds(r.getLatency().getSeconds(), r.getLatency().getNanos()));
   }
@@ -507,7 +507,7 @@ public final class McpSession implements AutoCloseable {
   public CompletableFuture<List<Root>> setRootsAsync(List<Root> newRoots) {
     List<Root> copy = List.copyOf(newRoots);
     roots = copy; // answer roots requests with the new list at once
-    return Rpc.<SetRootsRequest, SetRootsResponse>unary(client.stub(null)::setRoots,
+    return Rpc.<SetRootsRequest, SetRootsResponse>unary(client.stub(null, id())::setRoots,
             SetRootsRequest.newBuilder().setSessionId(id()).addAllRoots(copy).build())
         .thenApply(r -> {
           roots = List.copyOf(r.getRootsList());
@@ -524,7 +524,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #getTask}. */
   public CompletableFuture<GetTaskResponse> getTaskAsync(String taskId) {
-    return Rpc.unary(client.stub(null)::getTask, GetTaskRequest.newBuilder().setSessionId(id()).setTaskId(taskId).build());
+    return Rpc.unary(client.stub(null, id())::getTask, GetTaskRequest.newBuilder().setSessionId(id()).setTaskId(taskId).build());
   }
 
   /** Asks the server to cancel a task; returns its state afterwards. */
@@ -534,7 +534,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #cancelTask}. */
   public CompletableFuture<Task> cancelTaskAsync(String taskId) {
-    return Rpc.<CancelTaskRequest, CancelTaskResponse>unary(client.stub(null)::cancelTask,
+    return Rpc.<CancelTaskRequest, CancelTaskResponse>unary(client.stub(null, id())::cancelTask,
             CancelTaskRequest.newBuilder().setSessionId(id()).setTaskId(taskId).build())
         .thenApply(CancelTaskResponse::getTask);
   }
@@ -548,7 +548,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #pendingRequests()}. */
   public CompletableFuture<List<ServerRequest>> pendingRequestsAsync() {
-    return Rpc.<ListPendingRequestsRequest, ListPendingRequestsResponse>unary(client.stub(null)::listPendingRequests,
+    return Rpc.<ListPendingRequestsRequest, ListPendingRequestsResponse>unary(client.stub(null, id())::listPendingRequests,
             ListPendingRequestsRequest.newBuilder().setSessionId(id()).build())
         .thenApply(ListPendingRequestsResponse::getRequestsList);
   }
@@ -564,7 +564,7 @@ public final class McpSession implements AutoCloseable {
 
   /** Async form of {@link #respond}. */
   public CompletableFuture<Void> respondAsync(String requestId, HostAnswer answer) {
-    return Rpc.<RespondToRequestRequest, RespondToRequestResponse>unary(client.stub(null)::respondToRequest,
+    return Rpc.<RespondToRequestRequest, RespondToRequestResponse>unary(client.stub(null, id())::respondToRequest,
             RespondToRequestRequest.newBuilder().setSessionId(id()).setRequestId(requestId).setAnswer(answer).build())
         .thenApply(r -> null);
   }
@@ -649,9 +649,9 @@ public final class McpSession implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     closed = true;
-    client.hostStream().detach(id());
+    client.hostStreamFor(id()).detach(id());
     client.forget(id());
-    return Rpc.<DeleteSessionRequest, DeleteSessionResponse>unary(client.stub(null)::deleteSession,
+    return Rpc.<DeleteSessionRequest, DeleteSessionResponse>unary(client.stub(null, id())::deleteSession,
             DeleteSessionRequest.newBuilder().setSessionId(id()).build())
         .handle((r, e) -> {
           if (e != null) {

@@ -75,6 +75,8 @@ final class FakeBridge implements AutoCloseable {
   /** Drop (do not record or ack) the next reply and break the stream, as if the network lost it. */
   volatile boolean loseNextReply;
   volatile Status connectFailure;
+  /** Like connectFailure, with details (e.g. the proxy's REPLICA_UNAVAILABLE). */
+  volatile com.google.rpc.Status connectFailureProto;
   volatile Status attachFailure;
 
   /**
@@ -90,8 +92,24 @@ final class FakeBridge implements AutoCloseable {
   /** Authorization requests of sessions being created → what to do with the answer. */
   final Map<String, java.util.function.Consumer<ConnectRequest>> opening = new ConcurrentHashMap<>();
 
+  /** Prefix of the session ids the fake makes: "s" gives s1, s2...; "s-r1." ids of replica r1. */
+  volatile String idPrefix = "s";
+  /** "method routing-key" of every call, the key being the mcpbridge-session metadata ("" when absent). */
+  final BlockingQueue<String> routing = new LinkedBlockingQueue<>();
+
   FakeBridge() throws Exception {
-    server = InProcessServerBuilder.forName(name).addService(impl).build().start();
+    io.grpc.Metadata.Key<String> key = io.grpc.Metadata.Key.of("mcpbridge-session", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    io.grpc.ServerInterceptor recordRouting = new io.grpc.ServerInterceptor() {
+      @Override
+      public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(
+          io.grpc.ServerCall<Q, R> call, io.grpc.Metadata headers, io.grpc.ServerCallHandler<Q, R> next) {
+        String v = headers.get(key);
+        routing.add(call.getMethodDescriptor().getBareMethodName() + " " + (v == null ? "" : v));
+        return next.startCall(call, headers);
+      }
+    };
+    server = InProcessServerBuilder.forName(name)
+        .addService(io.grpc.ServerInterceptors.intercept(impl, recordRouting)).build().start();
   }
 
   private final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
@@ -314,8 +332,8 @@ final class FakeBridge implements AutoCloseable {
     public StreamObserver<ConnectRequest> connect(StreamObserver<ConnectResponse> responseObserver) {
       connects.incrementAndGet();
       Status f = connectFailure;
-      if (f != null) {
-        responseObserver.onError(f.asRuntimeException());
+      if (f != null || connectFailureProto != null) {
+        responseObserver.onError(f != null ? f.asRuntimeException() : StatusProto.toStatusRuntimeException(connectFailureProto));
         return new StreamObserver<>() {
           @Override public void onNext(ConnectRequest value) {}
           @Override public void onError(Throwable t) {}
@@ -346,7 +364,7 @@ final class FakeBridge implements AutoCloseable {
         out.onError(Status.NOT_FOUND.withDescription("no server missing").asRuntimeException());
         return;
       }
-      String id = "s" + ids.incrementAndGet();
+      String id = idPrefix + ids.incrementAndGet();
       if (OAUTH_SERVERS.contains(request.getServer())) {
         String rid = "auth-" + id;
         String sid = openingSessionId.isEmpty() ? id : openingSessionId;

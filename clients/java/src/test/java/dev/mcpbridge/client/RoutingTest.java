@@ -1,0 +1,79 @@
+package dev.mcpbridge.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Behind a proxy in front of several bridge replicas (docs/scaling.md), every call naming a session carries its id
+ * in the mcpbridge-session metadata, and the server requests of a replica's sessions come on a Connect stream
+ * routed to that replica.
+ */
+class RoutingTest {
+  @Test
+  void sessionReplica() {
+    assertEquals("r1", McpBridgeClient.sessionReplica("s-r1.ABCDEF"));
+    assertEquals("mcp-bridge-0", McpBridgeClient.sessionReplica("s-mcp-bridge-0.ABCDEF"));
+    assertEquals("", McpBridgeClient.sessionReplica("s-ABCDEF"));
+    assertEquals("", McpBridgeClient.sessionReplica("s-.ABC"));
+    assertEquals("", McpBridgeClient.sessionReplica("s1"));
+  }
+
+  @Test
+  void sessionLost() {
+    for (String reason : List.of("REPLICA_UNAVAILABLE", "SESSION_CLOSED", "SESSION_NOT_FOUND", "UPSTREAM_UNAVAILABLE")) {
+      com.google.rpc.Status st = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+          .setMessage("m").addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder()
+              .setReason(reason).setDomain("mcp-bridge").build())).build();
+      McpBridgeException e = McpBridgeException.from(io.grpc.protobuf.StatusProto.toStatusRuntimeException(st));
+      assertEquals(!reason.equals("UPSTREAM_UNAVAILABLE"), e.sessionLost(), reason);
+    }
+  }
+
+  @Test
+  void aHostStreamWhoseReplicaDiedEnds() throws Exception {
+    try (FakeBridge fake = new FakeBridge()) {
+      fake.idPrefix = "s-r1.";
+      try (McpBridgeClient client = fake.client()) {
+        McpSession s = client.openSession("demo", new HostHandler() {});
+        HostStream stream = client.hostStreamFor(s.id());
+        assertTrue(stream.isAttached(s.id()));
+        // The proxy answers for the dead replica from now on.
+        fake.connectFailureProto = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+            .setMessage("the bridge replica that owned this session is gone")
+            .addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder()
+                .setReason("REPLICA_UNAVAILABLE").setDomain("mcp-bridge").build())).build();
+        fake.breakStreams();
+        HostStreamTest.waitFor(stream::ended);
+        assertTrue(!stream.isAttached(s.id()), "the lost session is forgotten");
+        // A new session on a replica of that name (a restarted pod) gets a new stream.
+        fake.connectFailureProto = null;
+        McpSession again = client.openSession("demo", new HostHandler() {});
+        HostStream next = client.hostStreamFor(again.id());
+        assertTrue(next != stream && !next.ended() && next.isAttached(again.id()));
+      }
+    }
+  }
+
+  @Test
+  void everySessionCallCarriesTheRoutingKey() throws Exception {
+    try (FakeBridge fake = new FakeBridge()) {
+      fake.idPrefix = "s-r1.";
+      try (McpBridgeClient client = fake.client()) {
+        McpSession s = client.openSession("demo", new HostHandler() {});
+        s.listTools();
+        s.callTool("echo", java.util.Map.of("text", "x"));
+        s.close();
+        List<String> seen = new ArrayList<>();
+        fake.routing.drainTo(seen);
+        assertTrue(seen.contains("CreateSession "), seen.toString());
+        for (String m : List.of("ListTools", "CallTool", "DeleteSession", "Connect")) {
+          assertTrue(seen.contains(m + " " + s.id()), m + " without the routing key: " + seen);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,352 @@
+// Package check renders the mcp-bridge Helm chart with `helm template` and checks the manifests offline: each
+// document is decoded strictly (unknown fields and wrong types are errors) into the Kubernetes API types of
+// k8s.io/api, and the chart's promises are asserted (non-root, read-only root filesystem, probes, drain bounds,
+// native sidecar). It is its own module so that the project's go.mod does not carry k8s.io/api.
+//
+// Run by `make test-helm` (HELM names the helm binary).
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// bridgeDrainSeconds is the bridge's own bound on its drain after SIGTERM (cmd/mcp-bridge/serve.go,
+// shutdownTimeouts.total; docs/adr/0008).
+const bridgeDrainSeconds = 25
+
+const kubeVersion = "1.31.0"
+
+func helm(t *testing.T, args ...string) []byte {
+	t.Helper()
+	bin := os.Getenv("HELM")
+	if bin == "" {
+		bin = "helm"
+	}
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// rendered is one rendered chart, by kind.
+type rendered struct {
+	statefulSets []appsv1.StatefulSet
+	deployments  []appsv1.Deployment
+	services     []corev1.Service
+	configMaps   []corev1.ConfigMap
+	pdbs         []policyv1.PodDisruptionBudget
+	accounts     []corev1.ServiceAccount
+}
+
+// strict decodes one YAML document into v, refusing unknown fields.
+func strict(doc []byte, v any) error {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func render(t *testing.T, set ...string) rendered {
+	t.Helper()
+	chart, err := filepath.Abs("../mcp-bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"template", "t", chart, "--kube-version", kubeVersion}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out := helm(t, args...)
+	var r rendered
+	for i, doc := range bytes.Split(out, []byte("\n---")) {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatalf("document %d: %v\n%s", i, err, doc)
+		}
+		var err error
+		switch meta.APIVersion + " " + meta.Kind {
+		case " ":
+			continue // only comments
+		case "apps/v1 StatefulSet":
+			var v appsv1.StatefulSet
+			err = strict(doc, &v)
+			r.statefulSets = append(r.statefulSets, v)
+		case "apps/v1 Deployment":
+			var v appsv1.Deployment
+			err = strict(doc, &v)
+			r.deployments = append(r.deployments, v)
+		case "v1 Service":
+			var v corev1.Service
+			err = strict(doc, &v)
+			r.services = append(r.services, v)
+		case "v1 ConfigMap":
+			var v corev1.ConfigMap
+			err = strict(doc, &v)
+			r.configMaps = append(r.configMaps, v)
+		case "v1 ServiceAccount":
+			var v corev1.ServiceAccount
+			err = strict(doc, &v)
+			r.accounts = append(r.accounts, v)
+		case "policy/v1 PodDisruptionBudget":
+			var v policyv1.PodDisruptionBudget
+			err = strict(doc, &v)
+			r.pdbs = append(r.pdbs, v)
+		default:
+			err = fmt.Errorf("unexpected kind %s %s", meta.APIVersion, meta.Kind)
+		}
+		if err != nil {
+			t.Fatalf("document %d (%s): %v\n%s", i, meta.Kind, err, doc)
+		}
+	}
+	return r
+}
+
+// checkPod asserts what every pod of the chart promises, for the bridge container c.
+func checkPod(t *testing.T, spec corev1.PodSpec, c corev1.Container) {
+	t.Helper()
+	if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod securityContext %+v: want non-root", spec.SecurityContext)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.Capabilities == nil || len(sc.Capabilities.Drop) == 0 {
+		t.Errorf("container securityContext %+v: want non-root, read-only root, no privilege escalation, capabilities dropped", sc)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.GRPC == nil || c.StartupProbe == nil || c.StartupProbe.GRPC == nil {
+		t.Errorf("liveness/startup probes %+v %+v: want gRPC health", c.LivenessProbe, c.StartupProbe)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+		t.Errorf("readiness probe %+v: want GET /readyz", c.ReadinessProbe)
+	}
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {
+		t.Fatalf("preStop %+v: want a sleep", c.Lifecycle)
+	}
+	if grace, pre := spec.TerminationGracePeriodSeconds, c.Lifecycle.PreStop.Sleep.Seconds; grace == nil || *grace < pre+bridgeDrainSeconds {
+		t.Errorf("terminationGracePeriodSeconds %v < preStop %d s + the bridge's drain %d s", grace, pre, bridgeDrainSeconds)
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources %+v: want requests and a memory limit", c.Resources)
+	}
+	mounted := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		mounted[m.MountPath] = true
+	}
+	if !mounted["/tmp"] || !mounted["/etc/mcp-bridge/bridge.yaml"] {
+		t.Errorf("mounts %v: want the config and a writable /tmp", c.VolumeMounts)
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the bridge needs no Kubernetes API token: automountServiceAccountToken should be false")
+	}
+}
+
+func TestSharedService(t *testing.T) {
+	r := render(t, "replicas=3", "tokens.existingSecret=bridge-tokens", "upstreamSecrets[0]=search-keys")
+	if len(r.statefulSets) != 1 || len(r.deployments) != 0 {
+		t.Fatalf("want one StatefulSet and no Deployment, got %d, %d", len(r.statefulSets), len(r.deployments))
+	}
+	sts := r.statefulSets[0]
+	if *sts.Spec.Replicas != 3 || sts.Spec.ServiceName != "t-mcp-bridge-headless" {
+		t.Errorf("statefulset spec: replicas %d, serviceName %q", *sts.Spec.Replicas, sts.Spec.ServiceName)
+	}
+	pod := sts.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("containers: %d", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	checkPod(t, pod, c)
+	if !contains(c.Args, "--replica=$(POD_NAME)") {
+		t.Errorf("args %v: each replica must be named after its pod", c.Args)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "search-keys" {
+		t.Errorf("envFrom %+v: want the upstream secret", c.EnvFrom)
+	}
+	var tokens bool
+	for _, v := range pod.Volumes {
+		tokens = tokens || (v.Secret != nil && v.Secret.SecretName == "bridge-tokens")
+	}
+	if !tokens {
+		t.Error("the tokens Secret is not mounted")
+	}
+	var headless, any bool
+	for _, s := range r.services {
+		ports := map[string]int32{}
+		for _, p := range s.Spec.Ports {
+			ports[p.Name] = p.Port
+		}
+		if ports["grpc"] != 50051 || ports["http"] != 8080 {
+			t.Errorf("service %s ports %v", s.Name, ports)
+		}
+		headless = headless || s.Spec.ClusterIP == corev1.ClusterIPNone
+		any = any || s.Spec.ClusterIP == ""
+	}
+	if !headless || !any {
+		t.Errorf("services: want a headless one (per replica) and a ClusterIP one (any replica): %d", len(r.services))
+	}
+	if len(r.pdbs) != 1 {
+		t.Errorf("want a PodDisruptionBudget with 3 replicas, got %d", len(r.pdbs))
+	}
+	if len(r.configMaps) != 1 {
+		t.Fatalf("configmaps: %d", len(r.configMaps))
+	}
+	var cfg struct {
+		Listen map[string]string `json:"listen"`
+		Auth   map[string]string `json:"auth"`
+	}
+	if err := yaml.Unmarshal([]byte(r.configMaps[0].Data["bridge.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen["grpc"] != "0.0.0.0:50051" || cfg.Auth["tokensFile"] != "/etc/mcp-bridge/tokens/tokens.txt" {
+		t.Errorf("bridge.yaml listen %v auth %v", cfg.Listen, cfg.Auth)
+	}
+}
+
+func TestPerReplicaServices(t *testing.T) {
+	r := render(t, "replicas=2", "perReplicaServices=true")
+	want := map[string]bool{"t-mcp-bridge-0": true, "t-mcp-bridge-1": true}
+	for _, s := range r.services {
+		if pod := s.Spec.Selector["statefulset.kubernetes.io/pod-name"]; pod != "" {
+			if pod != s.Name || !want[pod] {
+				t.Errorf("service %s selects pod %q", s.Name, pod)
+			}
+			delete(want, pod)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("no Service for %v", want)
+	}
+}
+
+func TestOneReplicaHasNoDisruptionBudget(t *testing.T) {
+	if r := render(t); len(r.pdbs) != 0 {
+		t.Errorf("a PodDisruptionBudget with maxUnavailable 1 and one replica blocks node drains")
+	}
+}
+
+func TestNativeSidecar(t *testing.T) {
+	r := render(t, "mode=sidecar", "sidecar.app.image=example.com/app:1")
+	if len(r.deployments) != 1 || len(r.statefulSets) != 0 || len(r.services) != 0 {
+		t.Fatalf("want one Deployment only: %d deployments, %d statefulsets, %d services", len(r.deployments), len(r.statefulSets), len(r.services))
+	}
+	pod := r.deployments[0].Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Fatalf("init containers %d, containers %d", len(pod.InitContainers), len(pod.Containers))
+	}
+	bridge, app := pod.InitContainers[0], pod.Containers[0]
+	if bridge.RestartPolicy == nil || *bridge.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("the bridge init container's restartPolicy = %v, want Always (a native sidecar)", bridge.RestartPolicy)
+	}
+	checkPod(t, pod, bridge)
+	if contains(bridge.Args, "--replica=$(POD_NAME)") {
+		t.Error("a sidecar serves one pod: no replica name")
+	}
+	var target string
+	for _, e := range app.Env {
+		if e.Name == "MCP_BRIDGE_TARGET" {
+			target = e.Value
+		}
+	}
+	if target != "unix:///run/mcp-bridge/grpc.sock" || app.Image != "example.com/app:1" {
+		t.Errorf("app: image %q, MCP_BRIDGE_TARGET %q", app.Image, target)
+	}
+	socket := map[string]bool{}
+	for _, m := range append(bridge.VolumeMounts, app.VolumeMounts...) {
+		if m.MountPath == "/run/mcp-bridge" {
+			socket[m.Name] = true
+		}
+	}
+	var emptyDir bool
+	for _, v := range pod.Volumes {
+		emptyDir = emptyDir || (socket[v.Name] && v.EmptyDir != nil)
+	}
+	if !emptyDir {
+		t.Error("the socket directory is not a shared emptyDir")
+	}
+}
+
+// The values schema refuses what the chart cannot honour.
+func TestValuesSchema(t *testing.T) {
+	chart, _ := filepath.Abs("../mcp-bridge")
+	for _, set := range []string{"mode=daemon", "securityContext.readOnlyRootFilesystem=false", "drain.terminationGracePeriodSeconds=10", "config.listen.grpc=0.0.0.0:1"} {
+		cmd := exec.Command(helmBin(), "template", "t", chart, "--kube-version", kubeVersion, "--set", set)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("--set %s rendered; want a schema error\n%s", set, out)
+		}
+	}
+}
+
+func helmBin() string {
+	if b := os.Getenv("HELM"); b != "" {
+		return b
+	}
+	return "helm"
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The hand-written example deploy/kubernetes/sidecar.yaml decodes strictly too, and is a native sidecar.
+func TestSidecarExample(t *testing.T) {
+	data, err := os.ReadFile("../../kubernetes/sidecar.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployments int
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var meta struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "ConfigMap":
+			var v corev1.ConfigMap
+			if err := strict(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+		case "Deployment":
+			deployments++
+			var v appsv1.Deployment
+			if err := strict(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+			ic := v.Spec.Template.Spec.InitContainers
+			if len(ic) != 1 || ic[0].RestartPolicy == nil || *ic[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				t.Errorf("the bridge is not a native sidecar: %+v", ic)
+			}
+		default:
+			t.Errorf("unexpected kind %q", meta.Kind)
+		}
+	}
+	if deployments != 1 {
+		t.Errorf("deployments: %d", deployments)
+	}
+}

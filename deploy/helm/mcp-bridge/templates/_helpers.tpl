@@ -1,0 +1,164 @@
+{{- define "mcp-bridge.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "mcp-bridge.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "mcp-bridge.labels" -}}
+app.kubernetes.io/name: {{ include "mcp-bridge.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "mcp-bridge.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-bridge.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "mcp-bridge.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* The bridge's configuration file: the values' config, with the listeners and the tokens file the chart sets. */}}
+{{- define "mcp-bridge.config" -}}
+{{- $listen := dict "grpc" (printf "0.0.0.0:%v" .Values.ports.grpc) "http" (printf "0.0.0.0:%v" .Values.ports.http) -}}
+{{- if eq .Values.mode "sidecar" -}}
+{{- $_ := set $listen "grpcSocket" (printf "%s/grpc.sock" .Values.sidecar.socketDir) -}}
+{{- end -}}
+{{- $cfg := deepCopy .Values.config | merge (dict "listen" $listen) -}}
+{{- if .Values.tokens.existingSecret -}}
+{{- $auth := get $cfg "auth" | default dict -}}
+{{- $_ := set $auth "tokensFile" (printf "/etc/mcp-bridge/tokens/%s" .Values.tokens.key) -}}
+{{- $_ := set $cfg "auth" $auth -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* The bridge container, in both modes. */}}
+{{- define "mcp-bridge.container" -}}
+- name: mcp-bridge
+  {{- if eq .Values.mode "sidecar" }}
+  # A native sidecar: this init container keeps running, started before the app and stopped after it.
+  restartPolicy: Always
+  {{- end }}
+  image: {{ include "mcp-bridge.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    - --config=/etc/mcp-bridge/bridge.yaml
+    - --log-format={{ .Values.logFormat }}
+    - --log-level={{ .Values.logLevel }}
+    {{- if eq .Values.mode "shared" }}
+    - --replica=$(POD_NAME)
+    {{- end }}
+  env:
+    - name: POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+  {{- with .Values.upstreamSecrets }}
+  envFrom:
+    {{- range . }}
+    - secretRef:
+        name: {{ . }}
+    {{- end }}
+  {{- end }}
+  ports:
+    - name: grpc
+      containerPort: {{ .Values.ports.grpc }}
+      protocol: TCP
+    - name: http
+      containerPort: {{ .Values.ports.http }}
+      protocol: TCP
+  startupProbe:
+    grpc:
+      port: {{ .Values.ports.grpc }}
+    periodSeconds: 2
+    failureThreshold: 30
+  livenessProbe:
+    grpc:
+      port: {{ .Values.ports.grpc }}
+    periodSeconds: 20
+    timeoutSeconds: 5
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: http
+    periodSeconds: 5
+    timeoutSeconds: 5
+  lifecycle:
+    preStop:
+      sleep:
+        seconds: {{ .Values.drain.preStopSleepSeconds }}
+  resources:
+  {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+  {{- toYaml .Values.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: config
+      mountPath: /etc/mcp-bridge/bridge.yaml
+      subPath: bridge.yaml
+      readOnly: true
+    - name: tmp
+      mountPath: /tmp
+    {{- if .Values.tokens.existingSecret }}
+    - name: tokens
+      mountPath: /etc/mcp-bridge/tokens
+      readOnly: true
+    {{- end }}
+    {{- if eq .Values.mode "sidecar" }}
+    - name: socket
+      mountPath: {{ .Values.sidecar.socketDir }}
+    {{- end }}
+{{- end -}}
+
+{{- define "mcp-bridge.volumes" -}}
+- name: config
+  configMap:
+    name: {{ include "mcp-bridge.fullname" . }}
+- name: tmp
+  emptyDir: {}
+{{- if .Values.tokens.existingSecret }}
+- name: tokens
+  secret:
+    secretName: {{ .Values.tokens.existingSecret }}
+    items:
+      - key: {{ .Values.tokens.key }}
+        path: {{ .Values.tokens.key }}
+{{- end }}
+{{- if eq .Values.mode "sidecar" }}
+- name: socket
+  emptyDir: {}
+{{- end }}
+{{- end -}}
+
+{{- define "mcp-bridge.podCommon" -}}
+serviceAccountName: {{ include "mcp-bridge.fullname" . }}
+automountServiceAccountToken: false
+terminationGracePeriodSeconds: {{ .Values.drain.terminationGracePeriodSeconds }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

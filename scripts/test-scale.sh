@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Scale-out test (docs/scaling.md): three replicas of mcp-bridge on loopback behind a real HAProxy configured
+# from deploy/haproxy/haproxy.cfg. Checks that sessions spread over the replicas, that every call, event
+# stream, Connect attach and answer lands on the session's owner, that the Python client works through the
+# proxy, and that killing a replica fails only its sessions, at once, with UNAVAILABLE REPLICA_UNAVAILABLE.
+# Its last line reports replicas, sessions, calls and misrouted.
+#
+# Installs the Debian package haproxy when it is missing (apt-get; needs root). The Python client's venv
+# (.tools/pyclient-venv) comes from scripts/test-python.sh.
+#
+# Environment:
+#   MCPBRIDGE_BIN   test this binary instead of building one
+#   GO_TEST_ARGS    extra `go test` arguments, e.g. -v
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+if ! command -v haproxy >/dev/null; then
+	echo "test-scale: installing haproxy (Debian package)" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null ||
+		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null; }
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+bin="${MCPBRIDGE_BIN:-}"
+if [[ -z "$bin" ]]; then
+	bin="$tmp/mcp-bridge"
+	go build -o "$bin" ./cmd/mcp-bridge
+fi
+summary="$tmp/summary"
+# shellcheck disable=SC2086
+MCPBRIDGE_TEST_SCALE=1 MCPBRIDGE_BIN="$bin" MCPBRIDGE_SCALE_SUMMARY="$summary" \
+	go test -count=1 -run '^TestScaleOut$' ${GO_TEST_ARGS:-} ./e2e/
+cat "$summary"
