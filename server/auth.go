@@ -137,7 +137,11 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 // UnaryInterceptors is the unary chain of ServerOptions, in order, for a caller that runs unary methods
 // without a gRPC server (the REST gateway's in-process channel): it must be the very chain the server runs.
 func (s *Service) UnaryInterceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{s.loggingUnaryInterceptor(), s.UnaryInterceptor()}
+	chain := []grpc.UnaryServerInterceptor{s.loggingUnaryInterceptor(), s.UnaryInterceptor()}
+	if r := s.replicaUnaryInterceptor(); r != nil {
+		chain = append(chain, r)
+	}
+	return chain
 }
 
 type principalStream struct {

@@ -63,13 +63,23 @@ func (s *Service) RoutingOptions() []grpc.ServerOption {
 	}
 	md := metadata.Pairs(ReplicaHeader, own)
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			_ = grpc.SetHeader(ctx, md) // fails only once headers went out, which nothing did yet
-			return handler(ctx, req)
-		}),
+		// The unary side is part of UnaryInterceptors, which ServerOptions installs.
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 			_ = ss.SetHeader(md)
 			return handler(srv, ss)
 		}),
+	}
+}
+
+// replicaUnaryInterceptor sets ReplicaHeader on every unary response; nil without a replica name.
+func (s *Service) replicaUnaryInterceptor() grpc.UnaryServerInterceptor {
+	own := s.core.Replica()
+	if own == "" {
+		return nil
+	}
+	md := metadata.Pairs(ReplicaHeader, own)
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		_ = grpc.SetHeader(ctx, md) // fails only once headers went out, which nothing did yet
+		return handler(ctx, req)
 	}
 }
