@@ -196,7 +196,9 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 			}
 		}()
 	}
+	endSpan := s.traceServerRequest(parent, req, call)
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
+	endSpan(outcome)
 	if err != nil {
 		// Refused (ErrTooManyPending): the server gets an error at once.
 		return Answer{}, rpcError(jsonrpc.CodeInternalError, "%v", err)

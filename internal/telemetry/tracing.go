@@ -1,0 +1,156 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+)
+
+// Propagator is the bridge's trace context propagation: W3C Trace Context and Baggage, the formats the
+// MCP convention (SEP-414) reserves _meta keys for.
+var Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// Tracing is the bridge's OpenTelemetry tracing: on only when the standard environment variables ask for
+// it (see TracingFromEnv).
+type Tracing struct {
+	// Provider makes spans; nil when tracing is off.
+	Provider *sdktrace.TracerProvider
+	// Exporter names what is exported to, for the start-up log ("otlp/grpc", "otlp/http"); "" when off.
+	Exporter string
+}
+
+// TracingFromEnv builds the tracer provider the standard OTEL_* environment variables ask for (getenv
+// reads them):
+//
+//   - OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER=none: off;
+//   - OTEL_TRACES_EXPORTER=otlp: on;
+//   - OTEL_TRACES_EXPORTER unset: on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+//     is set (unlike the SDK's default of otlp: tracing is off unless asked for);
+//   - OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: grpc or http/protobuf (the
+//     default).
+//
+// The exporters read their endpoint, headers, TLS and timeout settings from the OTEL_EXPORTER_OTLP_*
+// variables themselves; the sampler comes from OTEL_TRACES_SAMPLER (default parentbased_always_on), the
+// resource from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (service.name defaults to mcp-bridge), the
+// batching from OTEL_BSP_*. Building the exporter does not connect: an unreachable collector costs
+// dropped spans and a logged error, never a failed start.
+func TracingFromEnv(ctx context.Context, version string, getenv func(string) string) (*Tracing, error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return &Tracing{}, nil
+	}
+	exp := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")))
+	switch exp {
+	case "none":
+		return &Tracing{}, nil
+	case "":
+		if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+			return &Tracing{}, nil
+		}
+	case "otlp":
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q: the bridge exports traces with otlp only (or none)", exp)
+	}
+	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if proto == "" {
+		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	var (
+		client otlptrace.Client
+		name   string
+	)
+	switch proto {
+	case "grpc":
+		client, name = otlptracegrpc.NewClient(), "otlp/grpc"
+	case "", "http/protobuf":
+		client, name = otlptracehttp.NewClient(), "otlp/http"
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: use grpc or http/protobuf", proto)
+	}
+	exporter, err := otlptrace.New(ctx, client)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	res, err := resource.Merge(
+		resource.NewSchemaless(semconv.ServiceName("mcp-bridge"), semconv.ServiceVersion(version)),
+		resource.Default(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+	)
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) && !errors.Is(err, resource.ErrSchemaURLConflict) {
+		return nil, fmt.Errorf("OTEL resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	return &Tracing{Provider: tp, Exporter: name}, nil
+}
+
+// Shutdown flushes the spans not yet exported and stops the exporter, bounded by ctx. It does nothing
+// when tracing is off.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil || t.Provider == nil {
+		return nil
+	}
+	return t.Provider.Shutdown(ctx)
+}
+
+// ServerOption is the gRPC server option of tracing: otelgrpc's stats handler (a server span per RPC,
+// the host's trace context taken from the metadata) when tracing is on; when it is off, only the host's
+// trace context is taken, so that the bridge passes it on upstream without making spans of its own.
+func (t *Tracing) ServerOption() grpc.ServerOption {
+	if t != nil && t.Provider != nil {
+		return grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(t.Provider),
+			otelgrpc.WithPropagators(Propagator),
+			otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()), // gRPC metrics come from Prometheus
+		))
+	}
+	return grpc.StatsHandler(extractOnly{})
+}
+
+// extractOnly is the stats handler of a bridge that does not trace: it puts the W3C trace context of an
+// RPC's metadata, if any, into the RPC's context, and does nothing else.
+type extractOnly struct{}
+
+func (extractOnly) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok || (len(md.Get("traceparent")) == 0 && len(md.Get("baggage")) == 0) {
+		return ctx
+	}
+	return Propagator.Extract(ctx, metadataCarrier(md))
+}
+func (extractOnly) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (extractOnly) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (extractOnly) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// metadataCarrier reads trace context from gRPC metadata.
+type metadataCarrier metadata.MD
+
+func (c metadataCarrier) Get(key string) string {
+	if v := metadata.MD(c).Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+func (c metadataCarrier) Set(key, value string) { metadata.MD(c).Set(key, value) }
+func (c metadataCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// TraceHeaders are the HTTP headers of W3C trace context that the REST gateway forwards to the gRPC
+// service as metadata of the same names.
+var TraceHeaders = []string{"traceparent", "tracestate", "baggage"}
