@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -93,6 +94,8 @@ type Service struct {
 	openingSeen   map[string]bool
 	openingClosed bool
 	openingWG     sync.WaitGroup
+
+	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
 
 // tracked is what the service keeps per session.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 )
 
 // flags are the serve command's command-line settings. Those given explicitly override the
@@ -18,6 +19,7 @@ type flags struct {
 	grpcAddr   string
 	httpAddr   string
 	grpcSocket string
+	adminAddr  string
 	logLevel   slog.Level
 	logFormat  string
 	set        map[string]bool // names of the flags given on the command line
@@ -44,6 +46,7 @@ func parseFlags(args []string, stdout io.Writer) (*flags, error) {
 	fs.StringVar(&f.grpcAddr, "grpc-addr", config.DefaultGRPCAddr, "gRPC listen `address`; empty turns the TCP gRPC listener off")
 	fs.StringVar(&f.httpAddr, "http-addr", config.DefaultHTTPAddr, "REST, /healthz and /openapi.json listen `address`; empty turns it off")
 	fs.StringVar(&f.grpcSocket, "grpc-socket", "", "also serve gRPC on this Unix socket `path`")
+	fs.StringVar(&f.adminAddr, "admin-addr", "", "serve /metrics and /healthz also on this `address` (plain HTTP, no auth)")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Usage = func() {
@@ -109,6 +112,9 @@ func (f *flags) loadConfig() (*config.Config, error) {
 	if f.set["grpc-socket"] {
 		cfg.Listen.GRPCSocket = f.grpcSocket
 	}
+	if f.set["admin-addr"] {
+		cfg.Listen.Admin = f.adminAddr
+	}
 	l := cfg.Listen
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {
 		return nil, fmt.Errorf("every listener is off: give --grpc-addr, --http-addr or --grpc-socket an address")
@@ -123,7 +129,7 @@ func (f *flags) loadConfig() (*config.Config, error) {
 func (f *flags) newLogger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: f.logLevel}
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(telemetry.NewLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(telemetry.NewLogHandler(slog.NewTextHandler(w, opts)))
 }

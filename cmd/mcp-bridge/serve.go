@@ -40,6 +40,7 @@ type listening struct {
 	GRPC       string
 	HTTP       string
 	GRPCSocket string
+	Admin      string
 }
 
 // shutdownTimeouts bound the graceful shutdown. Zero fields take the defaults.
@@ -81,6 +82,9 @@ type bridge struct {
 	inprocLn                 *inprocListener
 
 	svc        bridgeService
+	obs        *observability
+	adminLn    net.Listener // the admin listener (/metrics, /healthz); nil when off
+	admin      *http.Server
 	grpcServer *grpc.Server
 	health     *health.Server
 	gwConn     *grpc.ClientConn // the gateway's connection to grpcServer, over inprocLn
@@ -107,7 +111,11 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, serveErr: make(chan error, 4)}
+	obs, err := newObservability(ctx, cfg, envOr)
+	if err != nil {
+		return badInput(o.stderr, err)
+	}
+	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, obs: obs, serveErr: make(chan error, 4)}
 	b.restCut, b.cutREST = context.WithCancelCause(context.Background())
 	defer b.cutREST(nil)
 	if err := b.listen(); err != nil {
@@ -116,7 +124,9 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	newService := o.newService
 	if newService == nil {
-		newService = newBridgeService
+		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
+			return newObservedService(cfg, logger, obs)
+		}
 	}
 	svc, svcOpts, err := newService(cfg, logger)
 	if err != nil {
@@ -133,7 +143,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "grpc", addrs.GRPC, "http", addrs.HTTP,
-		"grpc_socket", addrs.GRPCSocket, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
+		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
 		"config", cfg.File, "servers", strings.Join(cfg.ServerNames(), ","))
 	if o.ready != nil {
 		o.ready(addrs)
@@ -168,6 +178,11 @@ func (b *bridge) listen() error {
 	if l.GRPCSocket != "" {
 		if b.socketLn, err = listenUnix(l.GRPCSocket); err != nil {
 			return listenError("gRPC socket", l.GRPCSocket, err)
+		}
+	}
+	if l.Admin != "" {
+		if b.adminLn, err = net.Listen("tcp", l.Admin); err != nil {
+			return listenError("admin", l.Admin, err)
 		}
 	}
 	b.inprocLn = newInprocListener()
@@ -217,7 +232,7 @@ func listenUnix(path string) (net.Listener, error) {
 }
 
 func (b *bridge) closeListeners() {
-	for _, ln := range []net.Listener{b.grpcLn, b.httpLn, b.socketLn} {
+	for _, ln := range []net.Listener{b.grpcLn, b.httpLn, b.socketLn, b.adminLn} {
 		if ln != nil {
 			ln.Close()
 		}
@@ -238,6 +253,9 @@ func (b *bridge) addrs() listening {
 	if b.socketLn != nil {
 		a.GRPCSocket = b.socketLn.Addr().String()
 	}
+	if b.adminLn != nil {
+		a.Admin = b.adminLn.Addr().String()
+	}
 	return a
 }
 
@@ -249,12 +267,14 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(listenerCredentials{tls: credentials.NewTLS(b.tls.Clone())}))
 	}
+	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
 	opts = append(opts, svcOpts...)
 	b.grpcServer = grpc.NewServer(opts...)
 	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
 	b.health = health.NewServer()
 	healthpb.RegisterHealthServer(b.grpcServer, b.health)
 	reflection.Register(b.grpcServer)
+	b.obs.registerService(b.svc, b.grpcServer)
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
 	// pass through the same interceptors as gRPC calls (docs/adr/0003).
@@ -304,6 +324,9 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 				b.reportServeErr(fmt.Errorf("HTTP server: %w", err))
 			}
 		})
+	}
+	if b.adminLn != nil {
+		b.serveAdmin()
 	}
 	b.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	b.health.SetServingStatus(bridgeServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -379,6 +402,10 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	if err := b.svc.Close(ctx); err != nil {
 		b.logger.Warn("closing the service", "error", err)
 	}
+	b.obs.shutdown(ctx, b.logger)
+	if b.admin != nil {
+		_ = b.admin.Close() // last: /metrics stays up while the bridge drains
+	}
 	b.serving.Wait()
 	b.logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 }
@@ -412,6 +439,7 @@ func deadline(ctx context.Context) time.Time {
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
+	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
