@@ -110,6 +110,7 @@ func (s *Session) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		if p := req.GetParams(); p != nil {
 			if m := p.GetMeta(); m != nil {
 				ref = s.takeRef(m)
+				ctx = extractMeta(ctx, m)
 			}
 		}
 		defer ref.done()

@@ -62,6 +62,15 @@ func injectMeta(ctx context.Context, m mcp.Meta) mcp.Meta {
 	return m
 }
 
+// extractMeta returns ctx with the trace context of a server request's _meta, when the server sent one
+// (SEP-414): a server that traces makes the bridge's span of its request a child of its own.
+func extractMeta(ctx context.Context, m map[string]any) context.Context {
+	if _, ok := m["traceparent"]; !ok {
+		return ctx
+	}
+	return w3c.Extract(ctx, metaCarrier(m))
+}
+
 // InjectTraceHeaders sets ctx's W3C trace context (traceparent, tracestate, baggage) on an HTTP request's
 // headers: the Streamable HTTP transport calls it for every request it sends, so that HTTP proxies and
 // servers that trace HTTP see the same trace as the request's _meta carries.

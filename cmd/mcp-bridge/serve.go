@@ -20,6 +20,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -481,8 +482,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 const reservedMetadataPrefix = "x-mcpbridge-"
 
 // incomingHeaderMatcher forwards headers as the gateway does by default, except that a client
-// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…).
+// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…), and that the W3C trace
+// context headers (traceparent, tracestate, baggage) go on as metadata of the same names, where the
+// gRPC side takes the trace context from (docs/adr/0014).
 func incomingHeaderMatcher(key string) (string, bool) {
+	for _, h := range telemetry.TraceHeaders {
+		if strings.EqualFold(key, h) {
+			return h, true
+		}
+	}
 	if strings.HasPrefix(strings.ToLower(key), strings.ToLower(runtime.MetadataHeaderPrefix)+reservedMetadataPrefix) {
 		return "", false
 	}

@@ -82,7 +82,7 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 	m.reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "upstream_reconnects_total",
 		Help: "Connections to upstream servers replaced by supervision: reason restart (a stdio server restarted, an HTTP server reconnected) or reinitialize (an HTTP server had lost the session).",
-	}, []string{"server", "transport", "reason"})
+	}, []string{"server", "reason"})
 	m.eventsDrop = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "events_dropped_total",
 		Help: "Session events a slow host stream or watcher lost (each announced to it by an EventDropped).",
@@ -105,6 +105,8 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 		for _, st := range []mcpcore.SessionState{mcpcore.StateConnecting, mcpcore.StateReady, mcpcore.StateReconnecting} {
 			m.sessions.WithLabelValues(s, st.String())
 		}
+		m.reconnects.WithLabelValues(s, "restart")
+		m.reconnects.WithLabelValues(s, "reinitialize")
 	}
 	return m
 }
@@ -187,7 +189,7 @@ func (m *Metrics) Reconnected(server string, transport mcpcore.TransportKind, re
 	if reinitialized {
 		reason = "reinitialize"
 	}
-	m.reconnects.WithLabelValues(m.server(server), string(transport), reason).Inc()
+	m.reconnects.WithLabelValues(m.server(server), reason).Inc()
 }
 
 // EventDropped implements mcpcore.Observer.
