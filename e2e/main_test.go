@@ -167,7 +167,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 			line := sc.Text()
 			logs.log(line)
 			var rec struct {
-				Msg  string `json:"msg"`
+				Msg   string `json:"msg"`
 				GRPC  string `json:"grpc"`
 				HTTP  string `json:"http"`
 				Admin string `json:"admin"`
