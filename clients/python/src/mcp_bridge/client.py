@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from . import _base
+from . import _base, _otel
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
@@ -101,7 +101,7 @@ class Client:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return rpc(request, metadata=self._metadata, timeout=t)
+            return rpc(request, metadata=self._metadata + _otel.outgoing(), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -318,7 +318,7 @@ class Session:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=client._metadata, timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=client._metadata + _otel.outgoing(), timeout=t)
         try:
             for resp in call:
                 ev = _base.stream_event(resp)
@@ -606,7 +606,8 @@ class _SyncHostStream:
 
     def _invoke(self, request: ServerRequest, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
-            result = fn(*args)
+            with _otel.current(request.trace_context):
+                result = fn(*args)
             if isinstance(result, concurrent.futures.Future):
                 result.add_done_callback(lambda f: self._future_done(request, f))
                 return
