@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
 )
 
@@ -29,11 +30,18 @@ type observability struct {
 	tracing  *telemetry.Tracing
 }
 
-// newObservability builds the registry and the tracer provider. getenv reads the OTEL_* variables.
-func newObservability(ctx context.Context, cfg *config.Config, getenv func(string) string) (*observability, error) {
+// newObservability builds the registry and the tracer provider. getenv reads the OTEL_* variables. With
+// tracing on, the provider and the W3C propagator also become OpenTelemetry's globals (for libraries that
+// use them), and OpenTelemetry's own errors (an unreachable collector) go to logger.
+func newObservability(ctx context.Context, cfg *config.Config, getenv func(string) string, logger *slog.Logger) (*observability, error) {
 	tr, err := telemetry.TracingFromEnv(ctx, buildVersion(), getenv)
 	if err != nil {
 		return nil, err
+	}
+	if tr.Provider != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
+		otel.SetTracerProvider(tr.Provider)
+		otel.SetTextMapPropagator(telemetry.Propagator)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"regexp"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // deploy/ query is one the bridge exports, once each of the core's facts has happened.
 func TestDeployQueriesNameRealMetrics(t *testing.T) {
 	cfg := &config.Config{MCPServers: map[string]*config.Server{"demo": {Name: "demo"}}}
-	obs, err := newObservability(context.Background(), cfg, func(string) string { return "" })
+	obs, err := newObservability(context.Background(), cfg, func(string) string { return "" }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	obs, err := newObservability(ctx, cfg, envOr)
+	obs, err := newObservability(ctx, cfg, envOr, logger)
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
