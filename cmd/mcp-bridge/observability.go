@@ -74,13 +74,13 @@ func (o *observability) coreOptions(opts *mcpcore.Options) {
 }
 
 // serverOptions are the gRPC server's: the Prometheus interceptors outermost (they see every RPC, the
-// ones authentication refuses too) and the tracing stats handler.
+// ones authentication refuses too), then tracing's (a stats handler, or the interceptors that take a
+// host's trace context when tracing is off).
 func (o *observability) serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
+	return append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(o.grpc.UnaryServerInterceptor()),
 		grpc.ChainStreamInterceptor(o.grpc.StreamServerInterceptor()),
-		o.tracing.ServerOption(),
-	}
+	}, o.tracing.ServerOptions()...)
 }
 
 // registerService adds what only the service knows (attached host streams) and zero series for every

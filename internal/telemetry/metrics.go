@@ -42,7 +42,12 @@ type Metrics struct {
 	eventsDrop   prometheus.Counter
 	messages     *prometheus.CounterVec
 	messageBytes *prometheus.CounterVec
+	// wire holds the message and byte counters of each known transport, [sent, received]: MessageTransferred
+	// runs for every message, so it does not look its series up.
+	wire map[mcpcore.TransportKind][2]wireCounters
 }
+
+type wireCounters struct{ messages, bytes prometheus.Counter }
 
 var _ mcpcore.Observer = (*Metrics)(nil)
 
@@ -97,6 +102,14 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 	}, []string{"transport", "direction"})
 	reg.MustRegister(m.operation, m.session, m.sessions, m.pending, m.requests, m.requestWait, m.reconnects,
 		m.eventsDrop, m.messages, m.messageBytes)
+	m.wire = map[mcpcore.TransportKind][2]wireCounters{}
+	for _, t := range []mcpcore.TransportKind{mcpcore.TransportStdio, mcpcore.TransportStreamableHTTP, mcpcore.TransportSSE} {
+		var c [2]wireCounters
+		for i, dir := range []string{"sent", "received"} {
+			c[i] = wireCounters{m.messages.WithLabelValues(string(t), dir), m.messageBytes.WithLabelValues(string(t), dir)}
+		}
+		m.wire[t] = c
+	}
 	// Series that exist from the start, so that dashboards and rate() see zeros rather than nothing.
 	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization} {
 		m.pending.WithLabelValues(k.String())
@@ -197,9 +210,14 @@ func (m *Metrics) EventDropped() { m.eventsDrop.Inc() }
 
 // MessageTransferred implements mcpcore.Observer.
 func (m *Metrics) MessageTransferred(transport mcpcore.TransportKind, sent bool, bytes int) {
-	dir := "received"
+	i, dir := 1, "received"
 	if sent {
-		dir = "sent"
+		i, dir = 0, "sent"
+	}
+	if c, ok := m.wire[transport]; ok {
+		c[i].messages.Inc()
+		c[i].bytes.Add(float64(bytes))
+		return
 	}
 	m.messages.WithLabelValues(string(transport), dir).Inc()
 	m.messageBytes.WithLabelValues(string(transport), dir).Add(float64(bytes))

@@ -17,7 +17,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 )
 
 // Propagator is the bridge's trace context propagation: W3C Trace Context and Baggage, the formats the
@@ -104,34 +103,47 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return t.Provider.Shutdown(ctx)
 }
 
-// ServerOption is the gRPC server option of tracing: otelgrpc's stats handler (a server span per RPC,
-// the host's trace context taken from the metadata) when tracing is on; when it is off, only the host's
-// trace context is taken, so that the bridge passes it on upstream without making spans of its own.
-func (t *Tracing) ServerOption() grpc.ServerOption {
+// ServerOptions are the gRPC server options of tracing: otelgrpc's stats handler (a server span per RPC,
+// the host's trace context taken from the metadata) when tracing is on. When it is off, interceptors only
+// take the host's trace context, so that the bridge passes it on upstream without spans of its own (and
+// without a stats handler, which would make gRPC account for every message).
+func (t *Tracing) ServerOptions() []grpc.ServerOption {
 	if t != nil && t.Provider != nil {
-		return grpc.StatsHandler(otelgrpc.NewServerHandler(
+		return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(t.Provider),
 			otelgrpc.WithPropagators(Propagator),
 			otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()), // gRPC metrics come from Prometheus
-		))
+		))}
 	}
-	return grpc.StatsHandler(extractOnly{})
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			return h(extract(ctx), req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if ctx := extract(ss.Context()); ctx != ss.Context() {
+				ss = &contextStream{ServerStream: ss, ctx: ctx}
+			}
+			return h(srv, ss)
+		}),
+	}
 }
 
-// extractOnly is the stats handler of a bridge that does not trace: it puts the W3C trace context of an
-// RPC's metadata, if any, into the RPC's context, and does nothing else.
-type extractOnly struct{}
-
-func (extractOnly) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+// extract returns ctx with the W3C trace context of the RPC's metadata, if it has any.
+func extract(ctx context.Context) context.Context {
 	md, ok := metadata.FromIncomingContext(ctx)
 	if !ok || (len(md.Get("traceparent")) == 0 && len(md.Get("baggage")) == 0) {
 		return ctx
 	}
 	return Propagator.Extract(ctx, metadataCarrier(md))
 }
-func (extractOnly) HandleRPC(context.Context, stats.RPCStats)                         {}
-func (extractOnly) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (extractOnly) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// contextStream is a server stream with another context.
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *contextStream) Context() context.Context { return s.ctx }
 
 // metadataCarrier reads trace context from gRPC metadata.
 type metadataCarrier metadata.MD
