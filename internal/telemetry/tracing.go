@@ -130,10 +130,11 @@ func (t *Tracing) ServerOptions() []grpc.ServerOption {
 
 // extract returns ctx with the W3C trace context of the RPC's metadata, if it has any.
 func extract(ctx context.Context) context.Context {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok || (len(md.Get("traceparent")) == 0 && len(md.Get("baggage")) == 0) {
+	// ValueFromIncomingContext does not copy the metadata, as FromIncomingContext does: most RPCs carry none.
+	if len(metadata.ValueFromIncomingContext(ctx, "traceparent")) == 0 && len(metadata.ValueFromIncomingContext(ctx, "baggage")) == 0 {
 		return ctx
 	}
+	md, _ := metadata.FromIncomingContext(ctx)
 	return Propagator.Extract(ctx, metadataCarrier(md))
 }
 

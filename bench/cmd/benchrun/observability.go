@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"time"
 )
 
 // --- S13 ---
@@ -66,9 +67,25 @@ func (b *bench) s13(ctx context.Context, br *bridge) error {
 	for i := range scale {
 		scale[i] = 1
 	}
+	// CPU per call of each bridge process (utime+stime over the rounds): unlike latency, it does not depend
+	// on what else the machine runs.
+	procs := []*bridge{br, traced, base}
+	cpu0 := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		if p != nil {
+			cpu0[i] = cpuTime(p.pid())
+		}
+	}
 	rr, err := latencyRounds(ctx, paths, scale, rounds, n, warm)
 	if err != nil {
 		return err
+	}
+	calls := time.Duration(rounds * (n + warm))
+	cpu := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		if p != nil {
+			cpu[i] = (cpuTime(p.pid()) - cpu0[i]) / calls
+		}
 	}
 	fmt.Fprintf(&sb, "One caller, `echo` with a 100-byte argument on the stdio upstream, over gRPC, as in S1 (%d interleaved rounds, "+
 		"%d calls per path per round after %d warm-up calls). Each bridge is its own process with its own session to its own "+
@@ -77,8 +94,15 @@ func (b *bench) s13(ctx context.Context, br *bridge) error {
 	sb.WriteString(rr.table(s.label))
 	off := median(rr.added(1, pP50))
 	on := median(rr.added(2, pP50))
-	row := map[string]any{"tracing_off_added_p50_us": us(off), "tracing_on_added_p50_us": us(on)}
-	fmt.Fprintf(&sb, "\nTracing on costs %s µs p50 per call over tracing off.", fus(on-off))
+	row := map[string]any{"tracing_off_added_p50_us": us(off), "tracing_on_added_p50_us": us(on),
+		"tracing_off_cpu_us_per_call": us(cpu[0]), "tracing_on_cpu_us_per_call": us(cpu[1])}
+	fmt.Fprintf(&sb, "\nBridge CPU per call (utime+stime of its process over the rounds, warm-up included): tracing off %s µs, "+
+		"tracing on %s µs", fus(cpu[0]), fus(cpu[1]))
+	if base != nil {
+		fmt.Fprintf(&sb, ", baseline %s µs", fus(cpu[2]))
+		row["baseline_cpu_us_per_call"] = us(cpu[2])
+	}
+	fmt.Fprintf(&sb, ".\n\nTracing on costs %s µs p50 per call over tracing off.", fus(on-off))
 	if base != nil {
 		bl := median(rr.added(3, pP50))
 		row["baseline_added_p50_us"] = us(bl)
