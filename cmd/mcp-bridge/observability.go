@@ -83,6 +83,13 @@ func (o *observability) serverOptions() []grpc.ServerOption {
 	}, o.tracing.ServerOptions()...)
 }
 
+// inprocInterceptors are the unary interceptors of calls that reach the service without the gRPC server's
+// transport (the REST gateway's in-process unary calls): the Prometheus metrics, and tracing's interceptor,
+// which stands in for the stats handler those calls do not pass. They go before the service's own.
+func (o *observability) inprocInterceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{o.grpc.UnaryServerInterceptor(), o.tracing.UnaryServerInterceptor()}
+}
+
 // registerService adds what only the service knows (attached host streams) and zero series for every
 // method of the gRPC server.
 func (o *observability) registerService(svc any, srv *grpc.Server) {

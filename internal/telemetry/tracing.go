@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -15,8 +17,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // Propagator is the bridge's trace context propagation: W3C Trace Context and Baggage, the formats the
@@ -116,15 +120,39 @@ func (t *Tracing) ServerOptions() []grpc.ServerOption {
 		))}
 	}
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			return h(extract(ctx), req)
-		}),
+		grpc.ChainUnaryInterceptor(t.UnaryServerInterceptor()),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if ctx := extract(ss.Context()); ctx != ss.Context() {
 				ss = &contextStream{ServerStream: ss, ctx: ctx}
 			}
 			return h(srv, ss)
 		}),
+	}
+}
+
+// UnaryServerInterceptor is tracing for unary calls that do not pass through the gRPC server's transport,
+// so that its stats handler does not see them (the REST gateway's in-process calls): with tracing on, a
+// server span per call named and attributed as otelgrpc names its own, child of the caller's trace
+// context; with tracing off, only the caller's trace context is taken.
+func (t *Tracing) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
+	if t == nil || t.Provider == nil {
+		return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			return h(extract(ctx), req)
+		}
+	}
+	tracer := t.Provider.Tracer("github.com/mcp-bridge/mcp-bridge/internal/telemetry")
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		service, method, _ := strings.Cut(strings.TrimPrefix(info.FullMethod, "/"), "/")
+		ctx, span := tracer.Start(extract(ctx), strings.TrimPrefix(info.FullMethod, "/"), trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", method)))
+		defer span.End()
+		resp, err := h(ctx, req)
+		st, _ := status.FromError(err)
+		span.SetAttributes(attribute.Int64("rpc.grpc.status_code", int64(st.Code())))
+		if err != nil {
+			span.SetStatus(otelcodes.Error, st.Message())
+		}
+		return resp, err
 	}
 }
 

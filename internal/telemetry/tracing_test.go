@@ -4,6 +4,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	otelcodes "go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 func TestTracingFromEnv(t *testing.T) {
@@ -44,4 +53,42 @@ func TestTracingFromEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestUnaryServerInterceptor(t *testing.T) {
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	in := metadata.NewIncomingContext(context.Background(), metadata.Pairs("traceparent", traceparent))
+	info := &grpc.UnaryServerInfo{FullMethod: "/mcpbridge.v1.BridgeService/CallTool"}
+
+	t.Run("tracing off takes the caller's context", func(t *testing.T) {
+		var got trace.SpanContext
+		_, _ = (&Tracing{}).UnaryServerInterceptor()(in, nil, info, func(ctx context.Context, _ any) (any, error) {
+			got = trace.SpanContextFromContext(ctx)
+			return nil, nil
+		})
+		if got.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || got.SpanID().String() != "00f067aa0ba902b7" || !got.IsRemote() {
+			t.Errorf("handler's span context = %v", got)
+		}
+	})
+	t.Run("tracing on makes a server span under it", func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tr := &Tracing{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+		var got trace.SpanContext
+		_, err := tr.UnaryServerInterceptor()(in, nil, info, func(ctx context.Context, _ any) (any, error) {
+			got = trace.SpanContextFromContext(ctx)
+			return nil, status.Error(codes.NotFound, "no such session")
+		})
+		if status.Code(err) != codes.NotFound {
+			t.Fatalf("err = %v", err)
+		}
+		spans := rec.Ended()
+		if len(spans) != 1 {
+			t.Fatalf("%d spans", len(spans))
+		}
+		s := spans[0]
+		if s.Name() != "mcpbridge.v1.BridgeService/CallTool" || s.SpanKind() != trace.SpanKindServer || s.Parent().SpanID().String() != "00f067aa0ba902b7" ||
+			s.SpanContext().SpanID() != got.SpanID() || s.Status().Code != otelcodes.Error {
+			t.Errorf("span %s kind %v parent %v status %v; handler saw %v", s.Name(), s.SpanKind(), s.Parent(), s.Status(), got)
+		}
+	})
 }
