@@ -83,6 +83,7 @@ type bridge struct {
 	t       *testing.T
 	grpc    string // host:port
 	http    string // host:port
+	admin   string // host:port of the admin listener, when bridgeConfig.args turned it on
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	reports *probe.Reports
@@ -105,6 +106,8 @@ type bridgeConfig struct {
 	extra        string // YAML appended at the top level
 	files        map[string]string
 	flags        []string // more flags, after (and so overriding) the harness's own
+	args         []string // more command-line flags (after flags)
+	env          []string // more environment variables ("KEY=value")
 }
 
 // start writes the configuration and starts the bridge; it returns once the bridge listens. The bridge is
@@ -145,7 +148,10 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 		flags = append(flags, "--config", path)
 	}
 	flags = append(flags, cfg.flags...)
-	cmd := exec.Command(binary, flags...)
+	cmd := exec.Command(binary, append(flags, cfg.args...)...)
+	if cfg.env != nil {
+		cmd.Env = append(os.Environ(), cfg.env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +161,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	}
 	logs := &testLog{t: t, changed: make(chan struct{}), eof: make(chan struct{})}
 	b := &bridge{t: t, cmd: cmd, exited: make(chan struct{}), reports: reports, logs: logs}
-	ready := make(chan struct{ grpc, http string }, 1)
+	ready := make(chan struct{ grpc, http, admin string }, 1)
 	go func() { // ends when the process closes stderr, i.e. exits
 		defer close(logs.eof)
 		sc := bufio.NewScanner(stderr)
@@ -164,12 +170,13 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 			line := sc.Text()
 			logs.log(line)
 			var rec struct {
-				Msg  string `json:"msg"`
-				GRPC string `json:"grpc"`
-				HTTP string `json:"http"`
+				Msg   string `json:"msg"`
+				GRPC  string `json:"grpc"`
+				HTTP  string `json:"http"`
+				Admin string `json:"admin"`
 			}
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "mcp-bridge serving" {
-				ready <- struct{ grpc, http string }{rec.GRPC, rec.HTTP}
+				ready <- struct{ grpc, http, admin string }{rec.GRPC, rec.HTTP, rec.Admin}
 			}
 		}
 	}()
@@ -180,7 +187,7 @@ func start(t *testing.T, cfg bridgeConfig) *bridge {
 	}()
 	select {
 	case a := <-ready:
-		b.grpc, b.http = a.grpc, a.http
+		b.grpc, b.http, b.admin = a.grpc, a.http, a.admin
 	case <-b.exited:
 		t.Fatalf("mcp-bridge exited before serving: %v", cmd.ProcessState)
 	case <-time.After(60 * time.Second):

@@ -176,6 +176,13 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 	return msg
 }
 
+// observe counts one message of n bytes on the wire for the metrics (Session.ObserveMessage).
+func (t *wireTap) observe(sent bool, n int) {
+	if t.s != nil { // a tap without a session is a unit test's
+		t.s.ObserveMessage(sent, n)
+	}
+}
+
 // sendFailed forgets an outgoing request that never reached the server.
 func (t *wireTap) sendFailed(msg jsonrpc.Message) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
@@ -550,6 +557,7 @@ func (c *trackConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.tap.g.markDead(fmt.Sprintf("connection lost: %v", err))
 			return nil, err
 		}
+		c.tap.observe(false, 0) // the wrapped transport knows sizes; this counts messages
 		if out, ok := c.tap.received(msg, nil); ok {
 			return out, nil
 		}
@@ -561,6 +569,8 @@ func (c *trackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.inner.Write(ctx, out)
 	if err != nil {
 		c.tap.sendFailed(msg)
+	} else {
+		c.tap.observe(true, 0)
 	}
 	return err
 }

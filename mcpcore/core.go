@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Version is the version mcp-bridge presents upstream in clientInfo when Options.ClientInfo is nil.
@@ -101,6 +102,8 @@ type Core struct {
 	dispatcher *Dispatcher
 	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
 	stats      coreStats
+	obs        Observer     // Options.Observer or NopObserver
+	trc        trace.Tracer // from Options.TracerProvider; nil: no spans
 
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 
@@ -174,7 +177,15 @@ func New(opts Options) *Core {
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
 	}
+	c.obs = opts.Observer
+	if c.obs == nil {
+		c.obs = NopObserver{}
+	}
+	if opts.TracerProvider != nil {
+		c.trc = opts.TracerProvider.Tracer(instrumentationName, trace.WithInstrumentationVersion(Version))
+	}
 	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c.publish)
+	c.dispatcher.obs = c.obs
 	return c
 }
 

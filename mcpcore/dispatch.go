@@ -61,6 +61,7 @@ type Dispatcher struct {
 	policy        PendingPolicy // defaults applied
 	maxPerSession int
 	publish       func(sessionID string, ev Event)
+	obs           Observer // set by New; nil in the dispatcher's own tests
 
 	// mu guards everything below: the registry, the per-session counts, every pendingEntry's end state
 	// (ended, outcome, answer, detail), the tombstones and the closed-session markers. It is never held
@@ -229,6 +230,9 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	d.pending[id] = e
 	d.sessions[req.SessionID]++
 	d.mu.Unlock()
+	if d.obs != nil {
+		d.obs.ServerRequestStarted(req.Kind)
+	}
 	// The timer's callback needs pubMu, so it cannot end the request before Created is published.
 	e.timer = time.AfterFunc(req.Deadline.Sub(now), func() { d.expire(e) })
 	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
@@ -294,6 +298,9 @@ func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string)
 	}
 	d.endLocked(e, o, a, detail)
 	d.mu.Unlock()
+	if d.obs != nil {
+		d.obs.ServerRequestEnded(e.req.Kind, o, d.now().Sub(e.req.Created))
+	}
 	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
 	return true
 }

@@ -32,6 +32,8 @@ type eventLog struct {
 	seq    uint64
 	subs   []*Subscription
 	closed bool
+
+	onDrop func() // told of each event a subscription dropped; set at creation, may be nil
 }
 
 // newEventLog returns the event log of a session. limits.EventBuffer is the default subscription buffer
@@ -197,6 +199,9 @@ func (s *Subscription) dropLocked(seq uint64) {
 	s.unreported++
 	s.lastDropped = seq
 	s.dropped.Add(1)
+	if f := s.log.onDrop; f != nil {
+		f()
+	}
 	select {
 	case s.gap <- struct{}{}:
 	default: // already signalled and not yet received

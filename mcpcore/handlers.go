@@ -110,6 +110,7 @@ func (s *Session) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		if p := req.GetParams(); p != nil {
 			if m := p.GetMeta(); m != nil {
 				ref = s.takeRef(m)
+				ctx = extractMeta(ctx, m)
 			}
 		}
 		defer ref.done()
@@ -196,7 +197,9 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 			}
 		}()
 	}
+	endSpan := s.traceServerRequest(parent, req, call)
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
+	endSpan(outcome)
 	if err != nil {
 		// Refused (ErrTooManyPending): the server gets an error at once.
 		return Answer{}, rpcError(jsonrpc.CodeInternalError, "%v", err)

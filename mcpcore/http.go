@@ -96,6 +96,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
+	InjectTraceHeaders(req.Context(), req.Header)
 	if h.tap == nil {
 		return h.base.RoundTrip(req)
 	}
@@ -107,6 +108,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		h.tap.observe(true, len(body))
 		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
 			out := h.tap.sent(req.Context(), msg)
 			if out != msg {
@@ -224,6 +226,7 @@ func (j *jsonBodyTap) Read(p []byte) (int, error) {
 			j.out = bytes.NewReader(nil)
 			return
 		}
+		j.tap.observe(false, len(data))
 		var msg jsonrpc.Message
 		if len(data) > j.max {
 			msg = j.tap.badFrame(data[:min(len(data), 4<<10)], len(data), true, nil, nil)
@@ -285,12 +288,14 @@ func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 		return line
 	}
 	if oversized {
+		s.tap.observe(false, size)
 		return s.frame(s.tap.badFrame(bytes.TrimSpace(data), size, true, nil, nil))
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return line
 	}
+	s.tap.observe(false, size)
 	msg, err := jsonrpc.DecodeMessage(trimmed)
 	if err != nil {
 		if !bytes.HasSuffix(trimmed, []byte("}")) {

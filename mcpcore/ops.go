@@ -59,6 +59,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		call.deadline.stop()
 		stop()
 		cancel(nil)
+		s.forgetOps(call)
 		s.mu.Lock()
 		if s.calls[call.id] == call {
 			delete(s.calls, call.id)
@@ -69,8 +70,9 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 }
 
 // meta builds a request's _meta: the params' own keys, the host's (CallOptions.Meta), the progress token,
-// and on 2026-07-28 the log level. The caller's maps are not modified.
-func (s *Session) meta(call *activeCall, g *generation, own mcp.Meta) mcp.Meta {
+// on 2026-07-28 the log level, and the trace context of ctx (traceparent, tracestate, baggage: SEP-414).
+// The caller's maps are not modified.
+func (s *Session) meta(ctx context.Context, call *activeCall, g *generation, own mcp.Meta) mcp.Meta {
 	m := mcp.Meta{}
 	maps.Copy(m, own)
 	maps.Copy(m, call.opts.Meta)
@@ -86,9 +88,9 @@ func (s *Session) meta(call *activeCall, g *generation, own mcp.Meta) mcp.Meta {
 		}
 	}
 	if len(m) == 0 {
-		return nil
+		m = nil
 	}
-	return m
+	return injectMeta(ctx, m)
 }
 
 func (g *generation) modern() bool {
@@ -124,11 +126,14 @@ func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op
 		}
 		call.deadline.alive()
 		call.resetAttempt()
-		err = op(ctx, g, call)
+		octx, rec := s.beginOp(ctx, call, g)
+		err = op(octx, g, call)
 		if err == nil {
+			s.endOp(rec, call, g, nil)
 			return nil
 		}
 		err = s.classify(ctx, g, call, err)
+		s.endOp(rec, call, g, err)
 		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.dead.Load())) {
 			s.logger.Info("sending the request again on the re-initialized session", "method", call.method, "call_id", call.id)
 			continue
@@ -216,7 +221,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 		if params != nil {
 			p = *params
 		}
-		p.Meta = s.meta(call, g, p.Meta)
+		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListTools(ctx, &p)
 		res = r
 		return err
@@ -236,7 +241,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 		if params != nil {
 			p = *params
 		}
-		p.Meta = s.meta(call, g, p.Meta)
+		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListResources(ctx, &p)
 		res = r
 		return err
@@ -256,7 +261,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 		if params != nil {
 			p = *params
 		}
-		p.Meta = s.meta(call, g, p.Meta)
+		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListResourceTemplates(ctx, &p)
 		res = r
 		return err
@@ -276,7 +281,7 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 		if params != nil {
 			p = *params
 		}
-		p.Meta = s.meta(call, g, p.Meta)
+		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListPrompts(ctx, &p)
 		res = r
 		return err
@@ -356,7 +361,10 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 				return err
 			}
 			var err error
-			r, err = g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
+			r, err = g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
+			if r != nil && r.IsError {
+				markToolError(ctx)
+			}
 			return err
 		})
 		if err != nil {
@@ -394,7 +402,7 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 				return err
 			}
 			var err error
-			r, err = g.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.meta(call, g, params.Meta), URI: params.URI, InputResponses: in, RequestState: state})
+			r, err = g.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: s.meta(ctx, call, g, params.Meta), URI: params.URI, InputResponses: in, RequestState: state})
 			return err
 		})
 		return r, err
@@ -415,7 +423,7 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 				return err
 			}
 			var err error
-			r, err = g.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.meta(call, g, params.Meta), Name: params.Name, Arguments: params.Arguments, InputResponses: in, RequestState: state})
+			r, err = g.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: params.Arguments, InputResponses: in, RequestState: state})
 			return err
 		})
 		return r, err
@@ -433,7 +441,7 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 			return err
 		}
 		p := *params
-		p.Meta = s.meta(call, g, params.Meta)
+		p.Meta = s.meta(ctx, call, g, params.Meta)
 		r, err := g.cs.Complete(ctx, &p)
 		res = r
 		return err

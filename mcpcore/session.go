@@ -73,8 +73,11 @@ type Session struct {
 	// for the host on a call's behalf).
 	sessionWaits atomic.Int32
 
-	refs   sync.Map // string → *serverRequestRef: server requests on their way to a handler
-	refSeq atomic.Uint64
+	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
+	// opSpans holds, when tracing, the span context of each call's current upstream request
+	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises (trace.go).
+	opSpans sync.Map
+	refSeq  atomic.Uint64
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -112,6 +115,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		superDone:  make(chan struct{}),
 	}
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
+	s.events.onDrop = c.obs.EventDropped
 	if p.Roots != nil {
 		s.roots, s.hostRoots = slices.Clone(p.Roots), true
 	} else {
@@ -239,14 +243,17 @@ func (s *Session) setState(st SessionState, reason string, info *SessionInfo) {
 	if st != StateReconnecting {
 		s.reconnectErr = nil
 	}
+	from := s.state
 	s.state, s.reason = st, reason
 	if info != nil {
 		s.info = *info
 	}
 	restarts := s.restarts
+	version := s.info.ProtocolVersion
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
+	s.observeState(from, st, version, "")
 	s.logger.Info("session state", "state", st.String(), "reason", reason, "restarts", restarts)
 	s.events.publish(Event{Kind: EventStateChanged, State: st, Reason: reason, Restarts: restarts})
 }
@@ -262,8 +269,10 @@ func (s *Session) install(g *generation, reason string) {
 // start makes the first connection (bounded by ctx) and starts the supervisor.
 func (s *Session) start(ctx context.Context) error {
 	s.events.publish(Event{Kind: EventStateChanged, State: StateConnecting, Reason: "opening"})
+	s.core.obs.SessionStateChanged(s.server.Name, 0, StateConnecting)
 	g, err := s.connect(ctx)
 	if err != nil {
+		s.observeState(StateConnecting, StateClosed, "", ErrorType(err))
 		s.cancel()
 		s.mu.Lock()
 		s.state, s.reason = StateClosed, s.red.redact(err.Error())
@@ -494,6 +503,7 @@ func (s *Session) supervise(g *generation) {
 		} else {
 			s.core.stats.restarts.Add(1)
 		}
+		s.core.obs.Reconnected(s.server.Name, s.server.Transport, lost)
 		g = ng
 		streak++
 		s.install(ng, "reconnected")

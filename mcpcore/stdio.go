@@ -346,6 +346,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if size == 0 {
 			continue
 		}
+		c.tap.observe(false, size)
 		var msg jsonrpc.Message
 		switch {
 		case oversized:
@@ -395,6 +396,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.tap.g.markDead("writing to the server failed")
 		return fmt.Errorf("writing to the server: %w", err)
 	}
+	c.tap.observe(true, len(data))
 	return nil
 }
 

@@ -169,7 +169,7 @@ func registerTaskMethods(c *mcp.Client) error {
 func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) (*Task, error) {
 	var t *Task
 	err := s.call(ctx, "tasks/get", taskID, opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
-		r, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/get", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
+		r, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/get", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID})
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		}
 		s.observeTask(g.modern(), t)
 		if !g.modern() && t.Result == nil && t.Error == nil && (t.Status == "completed" || t.Status == "failed") {
-			res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
+			res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID})
 			var we *jsonrpc.Error
 			switch {
 			case errors.As(err, &we):
@@ -208,7 +208,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 func (s *Session) CancelTask(ctx context.Context, taskID string, opts CallOptions) error {
 	defer s.tasks.end(taskID)
 	return s.call(ctx, "tasks/cancel", taskID, opts, false, func(ctx context.Context, g *generation, call *activeCall) error {
-		_, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/cancel", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
+		_, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/cancel", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID})
 		return err
 	})
 }

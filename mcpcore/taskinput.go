@@ -228,7 +228,7 @@ func (s *Session) fetchTaskInput(taskID string) {
 		})
 		defer end()
 		err := s.run(ctx, call, true, func(ctx context.Context, g *generation, call *activeCall) error {
-			_, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID})
+			_, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID})
 			return err
 		})
 		if err != nil && s.ctx.Err() == nil {
@@ -324,7 +324,7 @@ func (s *Session) answerTaskInput(ctx context.Context, taskID, key string, ir mc
 	}
 	err = s.run(ctx, call, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		_, err := mcp.CallCustomMethod[*updateTaskParams, *rawResult](ctx, g.cs, "tasks/update", &updateTaskParams{
-			ParamsBase: mcp.ParamsBase{Meta: s.meta(call, g, nil)}, TaskID: taskID, InputResponses: map[string]mcp.InputResponse{key: resp}})
+			ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID, InputResponses: map[string]mcp.InputResponse{key: resp}})
 		return err
 	})
 	if err != nil && ctx.Err() == nil {

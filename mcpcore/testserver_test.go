@@ -82,6 +82,10 @@ func newTestServer(versions []string, hooks *serverHooks) *mcp.Server {
 		res.StructuredContent = map[string]any{"echo": a["text"]}
 		return res, nil
 	})
+	tool("meta", func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, err := json.Marshal(r.Params.Meta)
+		return text(string(b)), err
+	})
 	tool("fail", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res := text("it failed")
 		res.IsError = true

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TransportKind is how the bridge reaches an upstream MCP server.
@@ -146,6 +147,13 @@ type Options struct {
 	// ("s-<replica>.<random>", see SessionReplica) so that a proxy can route a session's calls to the replica
 	// that owns it. It must be a DNS label ([a-z0-9-], at most 63). Empty: ids are "s-<random>".
 	Replica string
+	// Observer is told the core's facts for metrics (sessions, upstream requests, server requests,
+	// reconnections, dropped events, messages); nil means none. See Observer.
+	Observer Observer
+	// TracerProvider makes the core's spans: a client span per MCP request sent upstream and a span per
+	// server-initiated request (docs/adr/0014). Nil means no spans; the trace context a call's context
+	// carries is passed on all the same (to the server in _meta, to the host in PendingRequest.TraceContext).
+	TracerProvider trace.TracerProvider
 }
 
 // HostCapabilities are what the host declared when it opened a session. The session advertises exactly
@@ -335,6 +343,10 @@ type PendingRequest struct {
 	Elicitation   *mcp.ElicitParams
 	Roots         *mcp.ListRootsParams
 	Authorization *AuthorizationRequest
+	// TraceContext is the W3C trace context (keys traceparent, tracestate, baggage) a host that serves the
+	// request continues: the span of the request, or the originating call's context when the bridge does
+	// not trace. Nil when there is none.
+	TraceContext map[string]string
 }
 
 // Answer is a host's reply to a pending request: exactly one of the fields is set, and it must match the

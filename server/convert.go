@@ -811,6 +811,7 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 		OriginName:   r.OriginName,
 		InputKey:     r.InputKey,
 		TaskId:       r.TaskID,
+		TraceContext: r.TraceContext,
 	}
 	switch r.Delivery {
 	case mcpcore.DeliveryPush:

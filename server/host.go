@@ -113,9 +113,11 @@ func (s *Service) attachHost(sessionID string) (release func()) {
 	t := s.trackLocked(sessionID)
 	t.hosts++
 	s.mu.Unlock()
+	s.hostStreams.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			s.hostStreams.Add(-1)
 			s.mu.Lock()
 			t.hosts--
 			s.mu.Unlock()

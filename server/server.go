@@ -99,6 +99,8 @@ type Service struct {
 	openingSeen   map[string]bool
 	openingClosed bool
 	openingWG     sync.WaitGroup
+
+	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
 
 // tracked is what the service keeps per session.

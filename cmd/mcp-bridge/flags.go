@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 )
 
 // flags are the serve command's command-line settings. Those given explicitly override the
@@ -19,6 +20,7 @@ type flags struct {
 	httpAddr   string
 	grpcSocket string
 	replica    string
+	adminAddr  string
 	logLevel   slog.Level
 	logFormat  string
 	set        map[string]bool // names of the flags given on the command line
@@ -46,6 +48,7 @@ func parseFlags(args []string, stdout io.Writer) (*flags, error) {
 	fs.StringVar(&f.httpAddr, "http-addr", config.DefaultHTTPAddr, "REST, /healthz and /openapi.json listen `address`; empty turns it off")
 	fs.StringVar(&f.grpcSocket, "grpc-socket", "", "also serve gRPC on this Unix socket `path`")
 	fs.StringVar(&f.replica, "replica", "", "this replica's `name` behind a proxy (sessions.replica; a DNS label such as the pod's name)")
+	fs.StringVar(&f.adminAddr, "admin-addr", "", "serve /metrics and /healthz also on this `address` (plain HTTP, no auth)")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Usage = func() {
@@ -120,6 +123,9 @@ func (f *flags) loadConfig() (*config.Config, error) {
 	if len(cfg.Sessions.Peers) > 0 && cfg.Sessions.Replica == "" {
 		return nil, fmt.Errorf("sessions.peers needs a replica name: set sessions.replica or --replica")
 	}
+	if f.set["admin-addr"] {
+		cfg.Listen.Admin = f.adminAddr
+	}
 	l := cfg.Listen
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {
 		return nil, fmt.Errorf("every listener is off: give --grpc-addr, --http-addr or --grpc-socket an address")
@@ -134,7 +140,7 @@ func (f *flags) loadConfig() (*config.Config, error) {
 func (f *flags) newLogger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: f.logLevel}
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(telemetry.NewLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(telemetry.NewLogHandler(slog.NewTextHandler(w, opts)))
 }

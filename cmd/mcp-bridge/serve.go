@@ -21,6 +21,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -41,6 +42,7 @@ type listening struct {
 	GRPC       string
 	HTTP       string
 	GRPCSocket string
+	Admin      string
 }
 
 // shutdownTimeouts bound the graceful shutdown. Zero fields take the defaults.
@@ -82,6 +84,9 @@ type bridge struct {
 	inprocLn                 *inprocListener
 
 	svc        bridgeService
+	obs        *observability
+	adminLn    net.Listener // the admin listener (/metrics, /healthz); nil when off
+	admin      *http.Server
 	grpcServer *grpc.Server
 	health     *health.Server
 	gwConn     *grpc.ClientConn // the gateway's connection to grpcServer, over inprocLn
@@ -112,7 +117,11 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, serveErr: make(chan error, 4)}
+	obs, err := newObservability(ctx, cfg, envOr, logger)
+	if err != nil {
+		return badInput(o.stderr, err)
+	}
+	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, obs: obs, serveErr: make(chan error, 4)}
 	b.restCut, b.cutREST = context.WithCancelCause(context.Background())
 	defer b.cutREST(nil)
 	if err := b.listen(); err != nil {
@@ -121,7 +130,9 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	newService := o.newService
 	if newService == nil {
-		newService = newBridgeService
+		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
+			return newObservedService(cfg, logger, obs)
+		}
 	}
 	svc, svcOpts, err := newService(cfg, logger)
 	if err != nil {
@@ -150,7 +161,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	healthDone := b.watchServerHealth(stopHealth)
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
-		"grpc_socket", addrs.GRPCSocket, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
+		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
 		"config", cfg.File, "servers", strings.Join(cfg.ServerNames(), ","))
 	if o.ready != nil {
 		o.ready(addrs)
@@ -187,6 +198,11 @@ func (b *bridge) listen() error {
 	if l.GRPCSocket != "" {
 		if b.socketLn, err = listenUnix(l.GRPCSocket); err != nil {
 			return listenError("gRPC socket", l.GRPCSocket, err)
+		}
+	}
+	if l.Admin != "" {
+		if b.adminLn, err = net.Listen("tcp", l.Admin); err != nil {
+			return listenError("admin", l.Admin, err)
 		}
 	}
 	b.inprocLn = newInprocListener()
@@ -236,7 +252,7 @@ func listenUnix(path string) (net.Listener, error) {
 }
 
 func (b *bridge) closeListeners() {
-	for _, ln := range []net.Listener{b.grpcLn, b.httpLn, b.socketLn} {
+	for _, ln := range []net.Listener{b.grpcLn, b.httpLn, b.socketLn, b.adminLn} {
 		if ln != nil {
 			ln.Close()
 		}
@@ -257,6 +273,9 @@ func (b *bridge) addrs() listening {
 	if b.socketLn != nil {
 		a.GRPCSocket = b.socketLn.Addr().String()
 	}
+	if b.adminLn != nil {
+		a.Admin = b.adminLn.Addr().String()
+	}
 	return a
 }
 
@@ -272,12 +291,14 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(listenerCredentials{tls: credentials.NewTLS(b.tls.Clone())}))
 	}
+	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
 	opts = append(opts, svcOpts...)
 	b.grpcServer = grpc.NewServer(opts...)
 	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
 	b.health = health.NewServer()
 	healthpb.RegisterHealthServer(b.grpcServer, b.health)
 	reflection.Register(b.grpcServer)
+	b.obs.registerService(b.svc, b.grpcServer)
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
 	// pass through the same interceptors as gRPC calls (docs/adr/0003). Unary calls skip the connection:
@@ -293,7 +314,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	b.gwConn = conn
-	channel := newInprocChannel(conn, &mcpbridgev1.BridgeService_ServiceDesc, b.svc, b.svc.UnaryInterceptors(), maxBytes)
+	channel := newInprocChannel(conn, &mcpbridgev1.BridgeService_ServiceDesc, b.svc, append(b.obs.inprocInterceptors(), b.svc.UnaryInterceptors()...), maxBytes)
 	gw, err := newGateway(channel)
 	if err != nil {
 		return err
@@ -329,6 +350,9 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 				b.reportServeErr(fmt.Errorf("HTTP server: %w", err))
 			}
 		})
+	}
+	if b.adminLn != nil {
+		b.serveAdmin()
 	}
 	b.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	b.health.SetServingStatus(bridgeServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -404,6 +428,10 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	if err := b.svc.Close(ctx); err != nil {
 		b.logger.Warn("closing the service", "error", err)
 	}
+	b.obs.shutdown(ctx, b.logger)
+	if b.admin != nil {
+		_ = b.admin.Close() // last: /metrics stays up while the bridge drains
+	}
 	b.serving.Wait()
 	b.logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 }
@@ -438,6 +466,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.HandleFunc("GET /readyz", b.readyz)
+	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
@@ -479,8 +508,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 const reservedMetadataPrefix = "x-mcpbridge-"
 
 // incomingHeaderMatcher forwards headers as the gateway does by default, except that a client
-// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…).
+// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…), and that the W3C trace
+// context headers (traceparent, tracestate, baggage) go on as metadata of the same names, where the
+// gRPC side takes the trace context from (docs/adr/0014).
 func incomingHeaderMatcher(key string) (string, bool) {
+	for _, h := range telemetry.TraceHeaders {
+		if strings.EqualFold(key, h) {
+			return h, true
+		}
+	}
 	if strings.HasPrefix(strings.ToLower(key), strings.ToLower(runtime.MetadataHeaderPrefix)+reservedMetadataPrefix) {
 		return "", false
 	}

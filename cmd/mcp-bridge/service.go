@@ -31,7 +31,13 @@ type bridgeService interface {
 // the gateway reaches the gRPC server over an in-process client connection
 // (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
+	return newObservedService(cfg, logger, nil)
+}
+
+// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none).
+func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability) (bridgeService, []grpc.ServerOption, error) {
 	opts := coreOptions(cfg, logger)
+	obs.coreOptions(&opts)
 	if cfg.OAuth.TokenStoreFile != "" {
 		key, err := mcpcore.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
 		if err != nil {

@@ -114,6 +114,20 @@ func New() *mcp.Server {
 					`"color":{"type":"string","enum":["red","blue"],"default":"blue"},` +
 					`"count":{"type":"integer","default":3}},"required":["name","count"]}`)}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "trace_meta", Description: "Returns the W3C trace context keys of its request's _meta (traceparent, tracestate, baggage) as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			got := map[string]any{}
+			for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+				if v, ok := req.Params.Meta[k]; ok {
+					got[k] = v
+				}
+			}
+			b, err := json.Marshal(got)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
 	return s
 }
 

@@ -155,6 +155,9 @@ type Listen struct {
 	HTTP string `yaml:"http"`
 	// GRPCSocket, if set, is a Unix socket path where the gRPC server also listens.
 	GRPCSocket string `yaml:"grpcSocket"`
+	// Admin, if set, is the TCP address of the admin HTTP server: /metrics and /healthz, plain HTTP,
+	// no authentication.
+	Admin string `yaml:"admin"`
 }
 
 // TLS turns on TLS for both TCP listeners when CertFile and KeyFile are set, and mutual TLS

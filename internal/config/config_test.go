@@ -579,6 +579,11 @@ func TestParseErrors(t *testing.T) {
 			want:    `c.yaml:2:3: listen.grpc: bad address "localhost": want host:port, such as 127.0.0.1:8080`,
 		},
 		{
+			name:    "bad admin address",
+			content: "listen:\n  admin: 9090\n",
+			want:    `c.yaml:2:3: listen.admin: bad address "9090": want host:port, such as 127.0.0.1:8080`,
+		},
+		{
 			name:    "bad listen port",
 			content: "listen:\n  http: \"localhost:http8080\"\n",
 			want:    `c.yaml:2:3: listen.http: bad port in "localhost:http8080": want a number from 0 to 65535`,

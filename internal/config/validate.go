@@ -208,7 +208,7 @@ func (c *Config) validateListen() error {
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {
 		return c.errorAt("listen", "every listener is off: set listen.grpc, listen.http or listen.grpcSocket")
 	}
-	for _, a := range []struct{ key, addr string }{{"listen.grpc", l.GRPC}, {"listen.http", l.HTTP}} {
+	for _, a := range []struct{ key, addr string }{{"listen.grpc", l.GRPC}, {"listen.http", l.HTTP}, {"listen.admin", l.Admin}} {
 		if a.addr == "" {
 			continue
 		}

@@ -173,6 +173,7 @@ func (b *bench) run() error {
 		{"S10 cold start", func() error { return b.s10(ctx) }},
 		{"twin: allocations and profiles", func() error { return b.twinProfiles(ctx) }},
 		{"S12 soak", func() error { return b.s12(ctx, br) }},
+		{"S13 observability cost", func() error { return b.s13(ctx, br) }},
 	}
 	only := os.Getenv("BENCH_ONLY") // e.g. "S7,S10": run only the steps whose names start so
 	for _, s := range steps {
@@ -271,10 +272,15 @@ func (br *bridge) stop() {
 }
 
 func (b *bench) startBridge(ctx context.Context, twin bool) (*bridge, error) {
+	return b.startBridgeWith(ctx, twin, b.bridgeBin, nil)
+}
+
+// startBridgeWith starts the bridge binary bin (or the twin) with env added to the environment.
+func (b *bench) startBridgeWith(ctx context.Context, twin bool, bin string, env []string) (*bridge, error) {
 	g, h := freePort(), freePort()
-	argv := []string{b.bridgeBin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
+	argv := []string{bin, "--config", b.cfgPath, "--grpc-addr", g, "--http-addr", h, "--log-level", "warn"}
 	var debug string
-	env := []string{"GOMAXPROCS=" + fmt.Sprint(runtime.NumCPU())}
+	env = append([]string{"GOMAXPROCS=" + fmt.Sprint(runtime.NumCPU())}, env...)
 	if twin {
 		debug = freePort()
 		argv[0] = b.twinBin

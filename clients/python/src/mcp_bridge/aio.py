@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from . import _base
+from . import _base, _otel
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
@@ -89,7 +89,7 @@ class AsyncClient:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return await rpc(request, metadata=_base.routed(self._metadata, request), timeout=t)
+            return await rpc(request, metadata=_base.routed(self._metadata + _otel.outgoing(), request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -284,7 +284,7 @@ class AsyncSession:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata, req), timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
         try:
             async for resp in call:
                 ev = _base.stream_event(resp)
@@ -616,6 +616,9 @@ class _AsyncHostStream:
         task.add_done_callback(self._tasks.discard)
 
     async def _invoke(self, request: ServerRequest, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        # The task runs in a copy of the context: the request's trace context stays current for the handler
+        # (and for a sync handler's thread, which asyncio.to_thread runs in a copy of it).
+        _otel.attach(request.trace_context)
         try:
             if inspect.iscoroutinefunction(fn):
                 result = await fn(*args)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from . import _base
+from . import _base, _otel
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
@@ -107,7 +107,7 @@ class Client:
         t = timeout if timeout is not None else self._timeout
         start = time.monotonic()
         try:
-            return rpc(request, metadata=_base.routed(self._metadata, request), timeout=t)
+            return rpc(request, metadata=_base.routed(self._metadata + _otel.outgoing(), request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
 
@@ -345,7 +345,7 @@ class Session:
         client = self._client
         t = timeout if timeout is not None else client._timeout
         start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata, req), timeout=t)
+        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
         try:
             for resp in call:
                 ev = _base.stream_event(resp)
@@ -648,7 +648,8 @@ class _SyncHostStream:
 
     def _invoke(self, request: ServerRequest, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
-            result = fn(*args)
+            with _otel.current(request.trace_context):
+                result = fn(*args)
             if isinstance(result, concurrent.futures.Future):
                 result.add_done_callback(lambda f: self._future_done(request, f))
                 return

@@ -100,6 +100,10 @@ class ServerRequest:
     deadline: _dt.datetime | None = None
     """When the bridge stops waiting and applies its default answer."""
     created: _dt.datetime | None = None
+    trace_context: dict[str, str] = field(default_factory=dict)
+    """W3C trace context of the request (``traceparent``, ``tracestate``, ``baggage``): the bridge's span of
+    it, or the originating call's context. While a handler method runs it is the current OpenTelemetry
+    context (when OpenTelemetry is installed), so the spans the handler starts continue the trace."""
 
     kind: ClassVar[str] = ""
     _responder: _Responder | None = field(default=None, repr=False, compare=False)
@@ -411,6 +415,7 @@ def _common(sr: host_pb2.ServerRequest) -> dict[str, Any]:
         input_key=sr.input_key,
         deadline=cv.timestamp(sr, "deadline"),
         created=cv.timestamp(sr, "create_time"),
+        trace_context=dict(sr.trace_context),
     )
 
 

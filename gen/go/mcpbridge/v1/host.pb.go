@@ -200,7 +200,14 @@ type ServerRequest struct {
 	// (`origin_method` "tasks/result"); on 2026-07-28 (tasks extension) they are the task's `inputRequests`
 	// (`delivery` DELIVERY_MULTI_ROUND_TRIP, `origin_method` "tasks/update") and the bridge sends the answer
 	// with `tasks/update`. `origin_name` is then the task id too. Answer it like any other request.
-	TaskId        string `protobuf:"bytes,14,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId string `protobuf:"bytes,14,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// W3C trace context of the request, for a host that traces the work it does to answer (run the sampling,
+	// ask the user): the keys `traceparent`, `tracestate` and `baggage`, as the MCP convention (SEP-414) puts
+	// them in `_meta`. Extract it with OpenTelemetry's propagator and make it the parent of the host's spans.
+	// When the bridge traces, `traceparent` names the bridge's span of this request, a child of the upstream
+	// request of the originating call; otherwise it is the originating call's own context. Empty when there
+	// is none.
+	TraceContext  map[string]string `protobuf:"bytes,15,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -346,6 +353,13 @@ func (x *ServerRequest) GetTaskId() string {
 		return x.TaskId
 	}
 	return ""
+}
+
+func (x *ServerRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
 }
 
 type isServerRequest_Payload interface {
@@ -1957,7 +1971,7 @@ var File_mcpbridge_v1_host_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xaa\x05\n" +
+	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xbf\x06\n" +
 	"\rServerRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -1977,7 +1991,11 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\velicitation\x18\v \x01(\v2\x1b.mcpbridge.v1.ElicitRequestH\x00R\velicitation\x126\n" +
 	"\x05roots\x18\f \x01(\v2\x1e.mcpbridge.v1.ListRootsRequestH\x00R\x05roots\x12J\n" +
 	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorization\x12\x17\n" +
-	"\atask_id\x18\x0e \x01(\tR\x06taskIdB\t\n" +
+	"\atask_id\x18\x0e \x01(\tR\x06taskId\x12R\n" +
+	"\rtrace_context\x18\x0f \x03(\v2-.mcpbridge.v1.ServerRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
 	"\apayload\"\x9f\x01\n" +
 	"\x14AuthorizationRequest\x12+\n" +
 	"\x11authorization_url\x18\x01 \x01(\tR\x10authorizationUrl\x12!\n" +
@@ -2107,7 +2125,7 @@ func file_mcpbridge_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_mcpbridge_v1_host_proto_goTypes = []any{
 	(Delivery)(0),                 // 0: mcpbridge.v1.Delivery
 	(RequestOutcome)(0),           // 1: mcpbridge.v1.RequestOutcome
@@ -2132,65 +2150,67 @@ var file_mcpbridge_v1_host_proto_goTypes = []any{
 	(*ReplyAck)(nil),              // 20: mcpbridge.v1.ReplyAck
 	(*AttachedSessions)(nil),      // 21: mcpbridge.v1.AttachedSessions
 	(*AttachFailure)(nil),         // 22: mcpbridge.v1.AttachFailure
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*CreateMessageRequest)(nil),  // 24: mcpbridge.v1.CreateMessageRequest
-	(*ElicitRequest)(nil),         // 25: mcpbridge.v1.ElicitRequest
-	(*ListRootsRequest)(nil),      // 26: mcpbridge.v1.ListRootsRequest
-	(*CreateMessageResult)(nil),   // 27: mcpbridge.v1.CreateMessageResult
-	(*ElicitResult)(nil),          // 28: mcpbridge.v1.ElicitResult
-	(*ListRootsResult)(nil),       // 29: mcpbridge.v1.ListRootsResult
-	(*JsonRpcError)(nil),          // 30: mcpbridge.v1.JsonRpcError
-	(*ProgressNotification)(nil),  // 31: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),        // 32: mcpbridge.v1.LoggingMessage
-	(*Task)(nil),                  // 33: mcpbridge.v1.Task
-	(SessionState)(0),             // 34: mcpbridge.v1.SessionState
-	(*status.Status)(nil),         // 35: google.rpc.Status
+	nil,                           // 23: mcpbridge.v1.ServerRequest.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*CreateMessageRequest)(nil),  // 25: mcpbridge.v1.CreateMessageRequest
+	(*ElicitRequest)(nil),         // 26: mcpbridge.v1.ElicitRequest
+	(*ListRootsRequest)(nil),      // 27: mcpbridge.v1.ListRootsRequest
+	(*CreateMessageResult)(nil),   // 28: mcpbridge.v1.CreateMessageResult
+	(*ElicitResult)(nil),          // 29: mcpbridge.v1.ElicitResult
+	(*ListRootsResult)(nil),       // 30: mcpbridge.v1.ListRootsResult
+	(*JsonRpcError)(nil),          // 31: mcpbridge.v1.JsonRpcError
+	(*ProgressNotification)(nil),  // 32: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),        // 33: mcpbridge.v1.LoggingMessage
+	(*Task)(nil),                  // 34: mcpbridge.v1.Task
+	(SessionState)(0),             // 35: mcpbridge.v1.SessionState
+	(*status.Status)(nil),         // 36: google.rpc.Status
 }
 var file_mcpbridge_v1_host_proto_depIdxs = []int32{
 	0,  // 0: mcpbridge.v1.ServerRequest.delivery:type_name -> mcpbridge.v1.Delivery
-	23, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
-	23, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
-	24, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
-	25, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
-	26, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
+	24, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
+	24, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
+	25, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
+	26, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
+	27, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
 	3,  // 6: mcpbridge.v1.ServerRequest.authorization:type_name -> mcpbridge.v1.AuthorizationRequest
-	27, // 7: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
-	28, // 8: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
-	29, // 9: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
-	4,  // 10: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
-	30, // 11: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
-	5,  // 12: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
-	1,  // 13: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
-	23, // 14: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 15: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
-	7,  // 16: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	31, // 17: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
-	32, // 18: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
-	9,  // 19: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
-	9,  // 20: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
-	9,  // 21: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
-	10, // 22: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
-	11, // 23: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
-	33, // 24: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
-	12, // 25: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
-	13, // 26: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
-	14, // 27: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
-	34, // 28: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
-	16, // 29: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
-	17, // 30: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
-	6,  // 31: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
-	18, // 32: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
-	8,  // 33: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
-	20, // 34: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
-	21, // 35: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
-	35, // 36: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
-	22, // 37: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
-	35, // 38: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	23, // 7: mcpbridge.v1.ServerRequest.trace_context:type_name -> mcpbridge.v1.ServerRequest.TraceContextEntry
+	28, // 8: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
+	29, // 9: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
+	30, // 10: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
+	4,  // 11: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
+	31, // 12: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
+	5,  // 13: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
+	1,  // 14: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
+	24, // 15: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
+	2,  // 16: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
+	7,  // 17: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	32, // 18: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
+	33, // 19: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
+	9,  // 20: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
+	9,  // 21: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
+	9,  // 22: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
+	10, // 23: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
+	11, // 24: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
+	34, // 25: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
+	12, // 26: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
+	13, // 27: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
+	14, // 28: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
+	35, // 29: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
+	16, // 30: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
+	17, // 31: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
+	6,  // 32: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
+	18, // 33: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
+	8,  // 34: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
+	20, // 35: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
+	21, // 36: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
+	36, // 37: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
+	22, // 38: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
+	36, // 39: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_host_proto_init() }
@@ -2245,7 +2265,7 @@ func file_mcpbridge_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_host_proto_rawDesc), len(file_mcpbridge_v1_host_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -45,7 +45,14 @@ REQUEST_OUTCOME_SESSION_CLOSED: RequestOutcome
 REQUEST_OUTCOME_CALL_ENDED: RequestOutcome
 
 class ServerRequest(_message.Message):
-    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "task_id")
+    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "task_id", "trace_context")
+    class TraceContextEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_CALL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -60,6 +67,7 @@ class ServerRequest(_message.Message):
     ROOTS_FIELD_NUMBER: _ClassVar[int]
     AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     session_id: str
     origin_call_id: str
@@ -74,7 +82,8 @@ class ServerRequest(_message.Message):
     roots: _mcp_pb2.ListRootsRequest
     authorization: AuthorizationRequest
     task_id: str
-    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., task_id: _Optional[str] = ...) -> None: ...
+    trace_context: _containers.ScalarMap[str, str]
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., task_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class AuthorizationRequest(_message.Message):
     __slots__ = ("authorization_url", "redirect_url", "server_name", "scopes")

@@ -511,7 +511,7 @@ final class HostStream {
     handlerCalls.incrementAndGet();
     RequestContext ctx = new RequestContext(r, b != null ? b.session : null, executor);
     CompletableFuture<HostAnswer> answer;
-    try {
+    try (Otel.Scope scope = Otel.makeCurrent(r.getTraceContextMap())) {
       answer = invoke(handler, r, ctx);
     } catch (Throwable t) {
       answer = CompletableFuture.failedFuture(t);

@@ -27,6 +27,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -100,6 +101,9 @@ public final class McpBridgeClient implements AutoCloseable {
     Channel ch = channel;
     if (b.bearerToken != null) {
       ch = ClientInterceptors.intercept(ch, new BearerInterceptor(b.bearerToken));
+    }
+    if (Otel.AVAILABLE) {
+      ch = ClientInterceptors.intercept(ch, new TraceContextInterceptor());
     }
     this.defaultTimeout = b.defaultTimeout;
     this.attachTimeout = b.attachTimeout;
@@ -447,6 +451,25 @@ public final class McpBridgeClient implements AutoCloseable {
         @Override
         public void start(Listener<RespT> responseListener, Metadata headers) {
           headers.put(AUTHORIZATION, value);
+          super.start(responseListener, headers);
+        }
+      };
+    }
+  }
+
+  /**
+   * Adds the current OpenTelemetry context (W3C traceparent, tracestate, baggage) to every call, when
+   * OpenTelemetry is on the class path: the bridge continues the caller's trace upstream.
+   */
+  private static final class TraceContextInterceptor implements ClientInterceptor {
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(
+        MethodDescriptor<ReqT, RespT> method, CallOptions callOptions, Channel next) {
+      Map<String, String> tc = Otel.current();
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, callOptions)) {
+        @Override
+        public void start(Listener<RespT> responseListener, Metadata headers) {
+          tc.forEach((k, v) -> headers.put(Metadata.Key.of(k, Metadata.ASCII_STRING_MARSHALLER), v));
           super.start(responseListener, headers);
         }
       };

@@ -6,6 +6,7 @@ import dev.mcpbridge.v1.Root;
 import dev.mcpbridge.v1.ServerRequest;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -81,6 +82,16 @@ public final class RequestContext {
     return request;
   }
 
+  /**
+   * The W3C trace context of the request ({@code traceparent}, {@code tracestate}, {@code baggage}): the
+   * bridge's span of it, or the originating call's context; empty when there is none. When OpenTelemetry is on
+   * the class path it is the current context while the handler method runs (also in {@link #supplyAsync}), so
+   * spans the handler starts continue the bridge's trace.
+   */
+  public Map<String, String> traceContext() {
+    return request.getTraceContextMap();
+  }
+
   /** The executor handler work runs on (the client's handler executor). */
   public Executor executor() {
     return executor;
@@ -90,7 +101,7 @@ public final class RequestContext {
   public <T> CompletableFuture<T> supplyAsync(Callable<T> work) {
     return CompletableFuture.supplyAsync(
         () -> {
-          try {
+          try (Otel.Scope scope = Otel.makeCurrent(traceContext())) {
             return work.call();
           } catch (RuntimeException e) {
             throw e;

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"google.golang.org/grpc"
+)
+
+// observability is the bridge's metrics and tracing (docs/adr/0014): one Prometheus registry served at
+// /metrics, the core's Observer, the gRPC server's standard metrics, and the tracer provider the OTEL_*
+// environment asks for.
+type observability struct {
+	registry *prometheus.Registry
+	core     *telemetry.Metrics
+	grpc     *grpcprom.ServerMetrics
+	tracing  *telemetry.Tracing
+}
+
+// newObservability builds the registry and the tracer provider. getenv reads the OTEL_* variables. With
+// tracing on, the provider and the W3C propagator also become OpenTelemetry's globals (for libraries that
+// use them), and OpenTelemetry's own errors (an unreachable collector) go to logger.
+func newObservability(ctx context.Context, cfg *config.Config, getenv func(string) string, logger *slog.Logger) (*observability, error) {
+	tr, err := telemetry.TracingFromEnv(ctx, buildVersion(), getenv)
+	if err != nil {
+		return nil, err
+	}
+	if tr.Provider != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
+		otel.SetTracerProvider(tr.Provider)
+		otel.SetTextMapPropagator(telemetry.Propagator)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "build_info", Help: "The bridge's version; always 1.",
+			ConstLabels: prometheus.Labels{"version": buildVersion()},
+		}, func() float64 { return 1 }),
+	)
+	gm := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+		grpcprom.WithHistogramBuckets([]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300}),
+	))
+	reg.MustRegister(gm)
+	return &observability{registry: reg, core: telemetry.NewMetrics(reg, cfg.ServerNames()), grpc: gm, tracing: tr}, nil
+}
+
+// envOr is os.Getenv, for newObservability.
+func envOr(key string) string { return os.Getenv(key) }
+
+// coreOptions sets the core's Observer and tracer provider.
+func (o *observability) coreOptions(opts *mcpcore.Options) {
+	if o == nil {
+		return
+	}
+	opts.Observer = o.core
+	if o.tracing.Provider != nil {
+		opts.TracerProvider = o.tracing.Provider
+	}
+}
+
+// serverOptions are the gRPC server's: the Prometheus interceptors outermost (they see every RPC, the
+// ones authentication refuses too), then tracing's (a stats handler, or the interceptors that take a
+// host's trace context when tracing is off).
+func (o *observability) serverOptions() []grpc.ServerOption {
+	return append([]grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(o.grpc.UnaryServerInterceptor()),
+		grpc.ChainStreamInterceptor(o.grpc.StreamServerInterceptor()),
+	}, o.tracing.ServerOptions()...)
+}
+
+// inprocInterceptors are the unary interceptors of calls that reach the service without the gRPC server's
+// transport (the REST gateway's in-process unary calls): the Prometheus metrics, and tracing's interceptor,
+// which stands in for the stats handler those calls do not pass. They go before the service's own.
+func (o *observability) inprocInterceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{o.grpc.UnaryServerInterceptor(), o.tracing.UnaryServerInterceptor()}
+}
+
+// registerService adds what only the service knows (attached host streams) and zero series for every
+// method of the gRPC server.
+func (o *observability) registerService(svc any, srv *grpc.Server) {
+	if hs, ok := svc.(interface{ HostStreams() int64 }); ok {
+		o.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "host_streams",
+			Help: "Host streams attached to sessions: sessions a Connect stream attached to, and WatchEvents watchers.",
+		}, func() float64 { return float64(hs.HostStreams()) }))
+	}
+	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
+		telemetry.RegisterCoreStats(o.registry, st.CoreStats)
+	}
+	o.grpc.InitializeMetrics(srv)
+}
+
+// handler serves the registry in the Prometheus text format (or OpenMetrics when asked for).
+func (o *observability) handler(logger *slog.Logger) http.Handler {
+	return promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		EnableOpenMetrics: true,
+	})
+}
+
+// shutdown flushes the spans not yet exported.
+func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
+	if err := o.tracing.Shutdown(ctx); err != nil {
+		logger.Warn("flushing traces", "error", err)
+	}
+}
+
+// serveAdmin serves /metrics and /healthz on the admin listener (plain HTTP, no authentication: bind it
+// to an address only the scraper reaches) until shutdown closes it.
+func (b *bridge) serveAdmin() {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", b.obs.handler(b.logger))
+	mux.HandleFunc("GET /healthz", b.healthz)
+	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
+	b.serving.Go(func() {
+		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {
+			b.reportServeErr(fmt.Errorf("admin server: %w", err))
+		}
+	})
+}
