@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+)
+
+// PeerInfo is how a call reached the service, as the process that owns the listeners knows it
+// (Options.Peer).
+type PeerInfo struct {
+	// Transport is "grpc" (TCP), "unix" (the Unix socket) or "rest" (the REST gateway).
+	Transport string
+	// Cert is the client's verified TLS certificate (the leaf of its verified chain), for gRPC over TLS
+	// and for REST calls whose client presented one; nil otherwise.
+	Cert *x509.Certificate
+}
+
+// The values of Options.CertPrincipal: which part of a client certificate is the principal.
+const (
+	CertCommonName = "commonName" // the subject's CN
+	CertSubject    = "subject"    // the whole subject DN, e.g. "CN=alice,O=Example"
+	CertDNSName    = "dnsName"    // the first DNS subject alternative name
+	CertEmail      = "email"      // the first email SAN
+	CertURI        = "uri"        // the first URI SAN, e.g. a SPIFFE ID
+)
+
+// certPrincipal returns the principal a verified client certificate names by the rule from
+// (Options.CertPrincipal).
+func certPrincipal(cert *x509.Certificate, from string) (string, error) {
+	var p string
+	switch from {
+	case CertCommonName:
+		p = cert.Subject.CommonName
+	case CertSubject:
+		p = cert.Subject.String()
+	case CertDNSName:
+		if len(cert.DNSNames) > 0 {
+			p = cert.DNSNames[0]
+		}
+	case CertEmail:
+		if len(cert.EmailAddresses) > 0 {
+			p = cert.EmailAddresses[0]
+		}
+	case CertURI:
+		if len(cert.URIs) > 0 {
+			p = cert.URIs[0].String()
+		}
+	default:
+		return "", fmt.Errorf("unknown certificate principal rule %q", from)
+	}
+	if err := checkPrincipal(p); err != nil {
+		return "", fmt.Errorf("the client certificate's %s %v", from, err)
+	}
+	return p, nil
+}
+
+// peerOf returns how the call of ctx reached the service.
+func (s *Service) peerOf(ctx context.Context) PeerInfo {
+	if s.opts.Peer == nil {
+		return PeerInfo{Transport: "grpc"}
+	}
+	return s.opts.Peer(ctx)
+}
