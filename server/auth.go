@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"

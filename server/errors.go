@@ -56,7 +56,7 @@ const (
 	// reached rateLimits; google.rpc.RetryInfo says when to try again.
 	ReasonRateLimited            = "RATE_LIMITED"
 	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
-	ReasonInternal              = "INTERNAL"
+	ReasonInternal               = "INTERNAL"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
