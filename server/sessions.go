@@ -25,17 +25,18 @@ const (
 	maxPageSize     = 1000
 )
 
-// ListServers lists the configured servers, without secrets (no command line, environment, URL or
-// headers).
+// ListServers lists the configured servers the caller may use (mcpcore.Policy.AllowedOwners), without
+// secrets (no command line, environment, URL or headers).
 func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
 	byName := map[string]mcpcore.ServerConfig{}
 	for _, c := range s.core.Servers() {
 		byName[c.Name] = c
 	}
 	out := &pb.ListServersResponse{}
+	principal := Principal(ctx)
 	add := func(name, description string) {
 		c, ok := byName[name]
-		if !ok {
+		if !ok || !c.Policy.AllowsOwner(principal) { // a server the caller may not use is not listed
 			return
 		}
 		delete(byName, name)
