@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -60,18 +60,10 @@ func (s *Service) audit(ctx context.Context, event string, err error, attrs ...s
 
 // codeName is a gRPC code's canonical name: PERMISSION_DENIED for codes.PermissionDenied.
 func codeName(c codes.Code) string {
-	name := c.String()
-	if c == codes.OK {
-		return "OK"
+	if name, ok := code.Code_name[int32(c)]; ok {
+		return name
 	}
-	var b strings.Builder
-	for i, r := range name {
-		if i > 0 && unicode.IsUpper(r) {
-			b.WriteByte('_')
-		}
-		b.WriteRune(unicode.ToUpper(r))
-	}
-	return b.String()
+	return c.String()
 }
 
 // callToolAudited is the one way the service calls a tool (CallTool, StreamCallTool): the core enforces

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 func TestRateLimiter(t *testing.T) {
@@ -90,5 +92,13 @@ func TestNilRateLimiterAdmits(t *testing.T) {
 	var r *rateLimiter
 	if release, err := r.admit("x", servicePrefix+"Ping"); err != nil || release == nil {
 		t.Fatalf("nil limiter: %v", err)
+	}
+}
+
+func TestCodeName(t *testing.T) {
+	for c, want := range map[codes.Code]string{codes.OK: "OK", codes.Canceled: "CANCELLED", codes.PermissionDenied: "PERMISSION_DENIED", codes.ResourceExhausted: "RESOURCE_EXHAUSTED"} {
+		if got := codeName(c); got != want {
+			t.Errorf("codeName(%v) = %q, want %q", c, got, want)
+		}
 	}
 }
