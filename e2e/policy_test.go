@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -339,5 +340,53 @@ func TestAuditLog(t *testing.T) {
 		if json.Unmarshal([]byte(line), &rec) == nil && rec["log"] == "audit" && strings.Contains(line, "secret-") {
 			t.Errorf("audit record with a payload: %s", line)
 		}
+	}
+}
+
+func TestAuditLogFileWithPayloads(t *testing.T) {
+	path := t.TempDir() + "/audit.log"
+	b := start(t, bridgeConfig{extra: "audit:\n  output: " + strconv.Quote(path) + "\n  includePayloads: true\n"})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	st, err := b.client.StreamCallTool(ctx, &pb.StreamCallToolRequest{SessionId: sid, Name: "echo", Arguments: args(t, map[string]any{"text": "payload-text"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.GetResult() != nil {
+			break
+		}
+	}
+	b.stop() // the file is complete once the bridge has exited
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("audit file mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		events = append(events, rec["event"].(string))
+		if rec["event"] == "tool.called" {
+			if rec["rpc"] != "StreamCallTool" || rec["principal"] != "local" || compact(rec["arguments"]) != `{"text":"payload-text"}` {
+				t.Errorf("tool.called = %v", rec)
+			}
+		}
+	}
+	if want := []string{"session.created", "tool.called"}; !slices.Equal(events, want) {
+		t.Errorf("audit events = %v, want %v", events, want)
 	}
 }
