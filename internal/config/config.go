@@ -182,7 +182,8 @@ func (t TLS) Enabled() bool { return t.CertFile != "" }
 // MutualTLS reports whether clients must present a certificate.
 func (t TLS) MutualTLS() bool { return t.ClientCAFile != "" }
 
-// Auth configures bearer-token authentication.
+// Auth configures where principals come from: bearer tokens, an OIDC identity provider, client
+// certificates.
 type Auth struct {
 	// TokensFile, if set, names the file of accepted bearer tokens and the principal each one
 	// authenticates (see LoadTokens for the format). Relative to the config file's directory.

@@ -262,7 +262,8 @@ func (c *Config) validateRateLimits() error {
 		}
 		return nil
 	}
-	if err := check("rateLimits", c.RateLimits.For("\x00")); err != nil {
+	r := c.RateLimits
+	if err := check("rateLimits", RateLimit{CallsPerSecond: r.CallsPerSecond, Burst: r.Burst, ConcurrentCalls: r.ConcurrentCalls}); err != nil {
 		return err
 	}
 	for _, p := range slices.Sorted(maps.Keys(c.RateLimits.Principals)) {
