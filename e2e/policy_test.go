@@ -390,3 +390,33 @@ func TestAuditLogFileWithPayloads(t *testing.T) {
 		t.Errorf("audit events = %v, want %v", events, want)
 	}
 }
+
+// Tools a server adds later obey the policy: list_changed still reaches the host, the new tool is listed
+// or hidden by the same rules, and a hidden one is refused.
+func TestPolicyToolsAddedLater(t *testing.T) {
+	b := start(t, bridgeConfig{extraServers: probeServer("guarded", "    tools: {deny: [\"secret-*\"]}\n")})
+	r := b.rest("")
+	ctx := testCtx(t)
+	sid, _ := r.must("POST", "/v1/sessions", `{"server": "guarded"}`)["sessionId"].(string)
+	ev := r.events(sid)
+	for _, name := range []string{"secret-tool", "open-tool"} {
+		r.must("POST", "/v1/sessions/"+sid+"/tools/add_tool:call", `{"arguments": {"name": "`+name+`"}}`)
+		ev.next(func(e *pb.Event) bool { return e.GetToolsListChanged() != nil })
+	}
+	lt, err := b.client.ListTools(ctx, &pb.ListToolsRequest{SessionId: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(lt.GetTools()); slices.Contains(names, "secret-tool") || !slices.Contains(names, "open-tool") {
+		t.Errorf("tools after list_changed = %v: want open-tool, not secret-tool", names)
+	}
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "secret-tool"}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("CallTool(secret-tool) = %v, want PERMISSION_DENIED", err)
+	}
+	if res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "open-tool"}); err != nil || textOf(res.GetResult()) != "added" {
+		t.Errorf("CallTool(open-tool) = %v, %v", res, err)
+	}
+	if line := await(t, b.reports.Lines); line != "called open-tool" {
+		t.Errorf("first report = %q: the refused call reached the server", line)
+	}
+}
