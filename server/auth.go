@@ -70,8 +70,9 @@ func (a *authenticator) configure(opts Options, logger *slog.Logger) {
 	if opts.OIDC != nil {
 		a.oidc = newOIDCVerifier(*opts.OIDC, logger)
 	}
-	if opts.Peer != nil {
-		a.certFrom, a.peer = opts.CertPrincipal, opts.Peer
+	a.certFrom, a.peer = opts.CertPrincipal, opts.Peer
+	if a.peer == nil {
+		a.peer = directPeer
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 )
 
 // PeerInfo is how a call reached the service, as the process that owns the listeners knows it
@@ -58,7 +61,19 @@ func certPrincipal(cert *x509.Certificate, from string) (string, error) {
 // peerOf returns how the call of ctx reached the service.
 func (s *Service) peerOf(ctx context.Context) PeerInfo {
 	if s.opts.Peer == nil {
-		return PeerInfo{Transport: "grpc"}
+		return directPeer(ctx)
 	}
 	return s.opts.Peer(ctx)
+}
+
+// directPeer is PeerInfo for a service whose callers all reach its gRPC server directly (no gateway that
+// forwards certificates): "grpc", with the TLS connection's verified client certificate if any.
+func directPeer(ctx context.Context) PeerInfo {
+	info := PeerInfo{Transport: "grpc"}
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
+			info.Cert = ti.State.VerifiedChains[0][0]
+		}
+	}
+	return info
 }
