@@ -176,3 +176,30 @@ func TestPolicyAllowedOwners(t *testing.T) {
 	}
 	open(t, c, "owned", "", HostCapabilities{}) // alice
 }
+
+// A resource the policy denies is not told of in resource-updated events either.
+func TestPolicyDropsUpdatesOfDeniedResources(t *testing.T) {
+	c := policyCore(t, Policy{Resources: Filter{Allow: []string{"test://items/*"}}})
+	for _, server := range []string{"strict", "mem"} {
+		s := open(t, c, server, "2025-11-25", allCaps)
+		sub := s.Subscribe(64)
+		// Subscribed behind the policy's back, as if the server sent updates nobody asked for.
+		g, err := s.acquire(tctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.cs.Subscribe(tctx(t), &mcp.SubscribeParams{URI: "test://greeting"}); err != nil {
+			t.Fatal(err)
+		}
+		callText(t, s, "touch", nil, CallOptions{}) // sends resources/updated for test://greeting
+		callText(t, s, "add-tool", nil, CallOptions{})
+		var updated bool
+		waitEvent(t, sub, func(ev Event) bool {
+			updated = updated || (ev.Kind == EventResourceUpdated && ev.URI == "test://greeting")
+			return ev.Kind == EventToolsListChanged
+		})
+		if want := server == "mem"; updated != want {
+			t.Errorf("%s: resource-updated event for test://greeting seen = %v, want %v", server, updated, want)
+		}
+	}
+}
