@@ -114,12 +114,21 @@ func TestPolicyFiltersAndRefuses(t *testing.T) {
 			if got := allTools(t, open); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "added-") }) {
 				t.Fatalf("a refused call reached the server: tools %v", got)
 			}
-			// A tool the server adds later obeys the same rules.
+			// A tool the server adds later obeys the same rules. Lists are read after list_changed, which the
+			// SDK may need to drop a cached (2026-07-28 ttlMs) result.
+			openEvents, strictEvents := open.Subscribe(64), strict.Subscribe(64)
 			if got := callText(t, open, "add-tool", nil, CallOptions{}); got != "added" {
 				t.Fatalf("add-tool on the open server = %q", got)
 			}
-			i := slices.IndexFunc(allTools(t, open), func(n string) bool { return strings.HasPrefix(n, "added-") })
-			added := allTools(t, open)[i]
+			for _, sub := range []*Subscription{openEvents, strictEvents} {
+				waitEvent(t, sub, func(ev Event) bool { return ev.Kind == EventToolsListChanged })
+			}
+			openTools := allTools(t, open)
+			i := slices.IndexFunc(openTools, func(n string) bool { return strings.HasPrefix(n, "added-") })
+			if i < 0 {
+				t.Fatalf("the added tool is not listed on the open server: %v", openTools)
+			}
+			added := openTools[i]
 			if slices.Contains(allTools(t, strict), added) {
 				t.Fatalf("strict lists %s, which the policy denies", added)
 			}
