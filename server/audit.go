@@ -40,7 +40,7 @@ func (s *Service) audit(ctx context.Context, event string, err error, attrs ...s
 	}
 	rpc, transport := "", "internal" // the bridge's own doing (the idle reaper)
 	if m, ok := grpc.Method(ctx); ok {
-		rpc, transport = strings.TrimPrefix(m, servicePrefix), s.peerOf(ctx).Transport
+		rpc, transport = strings.TrimPrefix(m, servicePrefix), s.callerOf(ctx).Transport
 	}
 	base := []slog.Attr{
 		slog.String("event", event),

@@ -46,7 +46,7 @@ type authenticator struct {
 	tokens   []tokenEntry  // empty: no static tokens
 	oidc     *oidcVerifier // nil: no identity provider
 	certFrom string        // "": certificates do not name principals
-	peer     func(context.Context) PeerInfo
+	caller   func(context.Context) CallerInfo
 }
 
 type tokenEntry struct {
@@ -70,9 +70,9 @@ func (a *authenticator) configure(opts Options, logger *slog.Logger) {
 	if opts.OIDC != nil {
 		a.oidc = newOIDCVerifier(*opts.OIDC, logger)
 	}
-	a.certFrom, a.peer = opts.CertPrincipal, opts.Peer
-	if a.peer == nil {
-		a.peer = directPeer
+	a.certFrom, a.caller = opts.CertPrincipal, opts.Caller
+	if a.caller == nil {
+		a.caller = directCaller
 	}
 }
 
@@ -116,7 +116,7 @@ func (a *authenticator) authenticate(ctx context.Context) (string, error) {
 		return "", toStatus(errBadToken)
 	}
 	if a.certFrom != "" {
-		if cert := a.peer(ctx).Cert; cert != nil {
+		if cert := a.caller(ctx).Cert; cert != nil {
 			p, err := certPrincipal(cert, a.certFrom)
 			if err != nil {
 				return "", toStatus(fmt.Errorf("%w: %v", errNoCredentials, err))

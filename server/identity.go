@@ -9,9 +9,9 @@ import (
 	"google.golang.org/grpc/peer"
 )
 
-// PeerInfo is how a call reached the service, as the process that owns the listeners knows it
-// (Options.Peer).
-type PeerInfo struct {
+// CallerInfo is how a call reached the service, as the process that owns the listeners knows it
+// (Options.Caller).
+type CallerInfo struct {
 	// Transport is "grpc" (TCP), "unix" (the Unix socket) or "rest" (the REST gateway).
 	Transport string
 	// Cert is the client's verified TLS certificate (the leaf of its verified chain), for gRPC over TLS
@@ -58,18 +58,18 @@ func certPrincipal(cert *x509.Certificate, from string) (string, error) {
 	return p, nil
 }
 
-// peerOf returns how the call of ctx reached the service.
-func (s *Service) peerOf(ctx context.Context) PeerInfo {
-	if s.opts.Peer == nil {
-		return directPeer(ctx)
+// callerOf returns how the call of ctx reached the service.
+func (s *Service) callerOf(ctx context.Context) CallerInfo {
+	if s.opts.Caller == nil {
+		return directCaller(ctx)
 	}
-	return s.opts.Peer(ctx)
+	return s.opts.Caller(ctx)
 }
 
-// directPeer is PeerInfo for a service whose callers all reach its gRPC server directly (no gateway that
+// directCaller is CallerInfo for a service whose callers all reach its gRPC server directly (no gateway that
 // forwards certificates): "grpc", with the TLS connection's verified client certificate if any.
-func directPeer(ctx context.Context) PeerInfo {
-	info := PeerInfo{Transport: "grpc"}
+func directCaller(ctx context.Context) CallerInfo {
+	info := CallerInfo{Transport: "grpc"}
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
 			info.Cert = ti.State.VerifiedChains[0][0]

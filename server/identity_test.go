@@ -26,7 +26,7 @@ func TestAuthenticateSources(t *testing.T) {
 	a.configure(Options{
 		OIDC:          &OIDCOptions{Issuer: testIssuer, Audience: "bridge", HTTPClient: &http.Client{Transport: idp}},
 		CertPrincipal: CertCommonName,
-		Peer:          func(context.Context) PeerInfo { return PeerInfo{Transport: "grpc", Cert: cert} },
+		Caller:        func(context.Context) CallerInfo { return CallerInfo{Transport: "grpc", Cert: cert} },
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	jwt := signClaims(t, k1, claimsFor("alice", time.Now()))
 	bearer := func(tok string) context.Context {

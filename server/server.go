@@ -54,11 +54,11 @@ type Options struct {
 
 	// Policy (docs/adr/0012-policy.md). OIDC, when set, also accepts JWT bearer tokens of an identity
 	// provider (oidc.go). CertPrincipal names the part of a verified client certificate that is the
-	// caller's principal (CertCommonName, …); empty: certificates do not name principals. Peer tells how
+	// caller's principal (CertCommonName, …); empty: certificates do not name principals. Caller tells how
 	// a call reached the service (nil: every call is "grpc", with the TLS connection's client certificate).
 	OIDC          *OIDCOptions
 	CertPrincipal string
-	Peer          func(ctx context.Context) PeerInfo
+	Caller        func(ctx context.Context) CallerInfo
 	// Audit receives the audit records (audit.go); nil turns the audit log off. AuditPayloads adds
 	// tool arguments and hosts' answers to the records.
 	Audit         *slog.Logger

@@ -39,7 +39,7 @@ func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, 
 		}
 	}
 	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
-	o.Peer = peerInfo
+	o.Caller = callerInfo
 	if cfg.RateLimits.Enabled() {
 		rl := cfg.RateLimits
 		o.RateLimits = func(principal string) server.RateLimit {
@@ -88,17 +88,17 @@ func oidcClient(caFile string) (*http.Client, error) {
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}, nil
 }
 
-// peerInfo tells the service how a call reached it. On the gateway's in-process connection the REST
+// callerInfo tells the service how a call reached it. On the gateway's in-process connection the REST
 // client's certificate comes as metadata the gateway itself set (clients cannot: incomingHeaderMatcher
 // drops the bridge's keys); on TCP it is the TLS connection's verified chain.
-func peerInfo(ctx context.Context) server.PeerInfo {
+func callerInfo(ctx context.Context) server.CallerInfo {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
-		return server.PeerInfo{Transport: "grpc"}
+		return server.CallerInfo{Transport: "grpc"}
 	}
 	switch p.Addr.Network() {
 	case gatewayNetwork:
-		info := server.PeerInfo{Transport: "rest"}
+		info := server.CallerInfo{Transport: "rest"}
 		md, _ := metadata.FromIncomingContext(ctx)
 		if v := md.Get(clientCertMetadataKey); len(v) == 1 {
 			if cert, err := x509.ParseCertificate([]byte(v[0])); err == nil {
@@ -107,9 +107,9 @@ func peerInfo(ctx context.Context) server.PeerInfo {
 		}
 		return info
 	case "unix":
-		return server.PeerInfo{Transport: "unix"}
+		return server.CallerInfo{Transport: "unix"}
 	}
-	info := server.PeerInfo{Transport: "grpc"}
+	info := server.CallerInfo{Transport: "grpc"}
 	if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
 		info.Cert = ti.State.VerifiedChains[0][0]
 	}

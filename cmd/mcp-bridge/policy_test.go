@@ -23,7 +23,7 @@ import (
 
 // The certificate metadata key is believed only on the gateway's own connection: a gRPC client on TCP or
 // the Unix socket that sends it names nobody.
-func TestPeerInfoTrustsCertMetadataOnlyFromTheGateway(t *testing.T) {
+func TestCallerInfoTrustsCertMetadataOnlyFromTheGateway(t *testing.T) {
 	cert := &x509.Certificate{Raw: []byte("not parsed here"), Subject: pkix.Name{CommonName: "mallory"}}
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
@@ -32,17 +32,17 @@ func TestPeerInfoTrustsCertMetadataOnlyFromTheGateway(t *testing.T) {
 	at := func(addr net.Addr, auth credentials.AuthInfo) context.Context {
 		return peer.NewContext(metadata.NewIncomingContext(context.Background(), forged), &peer.Peer{Addr: addr, AuthInfo: auth})
 	}
-	if got := peerInfo(at(&net.UnixAddr{Net: "unix", Name: "/s"}, nil)); got.Transport != "unix" || got.Cert != nil {
+	if got := callerInfo(at(&net.UnixAddr{Net: "unix", Name: "/s"}, nil)); got.Transport != "unix" || got.Cert != nil {
 		t.Errorf("unix socket = %+v, want no certificate", got)
 	}
-	if got := peerInfo(at(&net.TCPAddr{}, nil)); got.Transport != "grpc" || got.Cert != nil {
+	if got := callerInfo(at(&net.TCPAddr{}, nil)); got.Transport != "grpc" || got.Cert != nil {
 		t.Errorf("TCP without TLS = %+v, want no certificate", got)
 	}
 	tlsInfo := credentials.TLSInfo{State: tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}}
-	if got := peerInfo(at(&net.TCPAddr{}, tlsInfo)); got.Cert != cert {
+	if got := callerInfo(at(&net.TCPAddr{}, tlsInfo)); got.Cert != cert {
 		t.Errorf("TCP with TLS = %+v, want the connection's certificate", got)
 	}
-	if got := peerInfo(at(inprocAddr{}, nil)); got.Transport != "rest" || got.Cert == nil || string(got.Cert.Raw) != string(raw) {
+	if got := callerInfo(at(inprocAddr{}, nil)); got.Transport != "rest" || got.Cert == nil || string(got.Cert.Raw) != string(raw) {
 		t.Errorf("gateway = %+v, want the forwarded certificate", got)
 	}
 }
