@@ -317,7 +317,7 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 	} else {
 		var ok bool
 		cfg, ok = c.opts.Servers[p.Server]
-		if !ok {
+		if !ok || !cfg.Policy.AllowsOwner(p.Owner) { // no oracle: a server the owner may not use does not exist
 			return cfg, fmt.Errorf("%w: %q", ErrServerNotFound, p.Server)
 		}
 		if cfg.Name == "" {

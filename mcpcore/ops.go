@@ -223,7 +223,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListTools(ctx, &p)
-		res = r
+		res = s.filterTools(r)
 		return err
 	})
 	return res, err
@@ -243,7 +243,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListResources(ctx, &p)
-		res = r
+		res = s.filterResources(r)
 		return err
 	})
 	return res, err
@@ -263,7 +263,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListResourceTemplates(ctx, &p)
-		res = r
+		res = s.filterTemplates(r)
 		return err
 	})
 	return res, err
@@ -283,7 +283,7 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
 		r, err := g.cs.ListPrompts(ctx, &p)
-		res = r
+		res = s.filterPrompts(r)
 		return err
 	})
 	return res, err
@@ -346,6 +346,9 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}
+	if err := s.permit(itemTool, params.Name); err != nil {
+		return nil, nil, err
+	}
 	args, err := toolArguments(params.Arguments)
 	if err != nil {
 		return nil, nil, err
@@ -393,6 +396,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if params == nil || params.URI == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
 	}
+	if err := s.permit(itemResource, params.URI); err != nil {
+		return nil, err
+	}
 	call, ctx, end := s.beginCall(ctx, "resources/read", params.URI, opts)
 	defer end()
 	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
@@ -413,6 +419,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, opts CallOptions) (*mcp.GetPromptResult, error) {
 	if params == nil || params.Name == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := s.permit(itemPrompt, params.Name); err != nil {
+		return nil, err
 	}
 	call, ctx, end := s.beginCall(ctx, "prompts/get", params.Name, opts)
 	defer end()
@@ -435,6 +444,9 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 	if params == nil || params.Ref == nil {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "ref", Description: "required"}}}
 	}
+	if err := s.permitRef(params.Ref); err != nil {
+		return nil, err
+	}
 	var res *mcp.CompleteResult
 	err := s.call(ctx, "completion/complete", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		if err := requireCap(g.serverCaps().Completions != nil, "completions"); err != nil {
@@ -453,6 +465,9 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 // handshake era it sends resources/subscribe; on 2026-07-28 the SDK opens a subscriptions/listen stream
 // for the URI. Subscriptions are renewed after supervision reconnects.
 func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
+	if err := s.permit(itemResource, uri); err != nil {
+		return err
+	}
 	err := s.call(ctx, "resources/subscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
@@ -478,6 +493,9 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
 func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
+	if err := s.permit(itemResource, uri); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()

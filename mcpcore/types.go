@@ -77,6 +77,9 @@ type ServerConfig struct {
 	// OAuth, when set, authorizes the session with the MCP authorization flow (Streamable HTTP only):
 	// tokens are obtained on the server's 401 and kept per server and per owner (see oauth.go).
 	OAuth *OAuthConfig
+	// Policy, when set, limits who may open sessions to the server and which tools, prompts and
+	// resources they may see and use (policy.go). Nil allows everything.
+	Policy *Policy
 }
 
 // RestartPolicy is exponential backoff with jitter for restarting crashed stdio servers.

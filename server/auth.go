@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -37,10 +38,15 @@ func Principal(ctx context.Context) string {
 	return LocalPrincipal
 }
 
-// authenticator checks bearer tokens. Tokens are kept as SHA-256 digests, so that comparing a guess against
+// authenticator finds the principal of a call: a bearer token from the tokens file, a JWT of the
+// configured identity provider, or a verified client certificate (docs/adr/0004-principals.md,
+// docs/adr/0012-policy.md). Static tokens are kept as SHA-256 digests, so that comparing a guess against
 // every token takes the same time whatever the guess and the token lengths are.
 type authenticator struct {
-	tokens []tokenEntry // empty: auth off, every caller is LocalPrincipal
+	tokens   []tokenEntry  // empty: no static tokens
+	oidc     *oidcVerifier // nil: no identity provider
+	certFrom string        // "": certificates do not name principals
+	caller   func(context.Context) CallerInfo
 }
 
 type tokenEntry struct {
@@ -59,24 +65,70 @@ func newAuthenticator(tokens map[string]string) *authenticator {
 	return a
 }
 
-// authenticate returns the principal of the call's bearer token. With no tokens configured every caller
-// is LocalPrincipal.
-func (a *authenticator) authenticate(ctx context.Context) (string, error) {
-	if len(a.tokens) == 0 {
-		return LocalPrincipal, nil
+// configure adds the identity provider and the certificate rule of opts.
+func (a *authenticator) configure(opts Options, logger *slog.Logger) {
+	if opts.OIDC != nil {
+		a.oidc = newOIDCVerifier(*opts.OIDC, logger)
 	}
+	a.certFrom, a.caller = opts.CertPrincipal, opts.Caller
+	if a.caller == nil {
+		a.caller = directCaller
+	}
+}
+
+// enabled reports whether any source of principals is configured; without one every caller is
+// LocalPrincipal.
+func (a *authenticator) enabled() bool {
+	return len(a.tokens) > 0 || a.oidc != nil || a.certFrom != ""
+}
+
+// bearerToken returns the token of the call's "authorization: Bearer …" header, or "".
+func bearerToken(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	var token string
 	for _, v := range md.Get("authorization") {
 		scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "bearer") {
-			token = strings.TrimSpace(rest)
-			break
+			return strings.TrimSpace(rest)
 		}
 	}
-	if token == "" {
-		return "", unauthenticated("missing bearer token: send the header \"authorization: Bearer <token>\"")
+	return ""
+}
+
+// authenticate returns the principal of the call. A bearer token, when sent, decides: a static token,
+// else a JWT of the identity provider; an invalid one is refused even if a certificate would name a
+// principal. Without a token the client certificate names the principal when so configured. With no
+// source configured every caller is LocalPrincipal.
+func (a *authenticator) authenticate(ctx context.Context) (string, error) {
+	if !a.enabled() {
+		return LocalPrincipal, nil
 	}
+	if token := bearerToken(ctx); token != "" {
+		if p := a.staticPrincipal(token); p != "" {
+			return p, nil
+		}
+		if a.oidc != nil && looksLikeJWT(token) {
+			p, err := a.oidc.verify(ctx, token)
+			if err != nil {
+				return "", toStatus(err)
+			}
+			return p, nil
+		}
+		return "", toStatus(errBadToken)
+	}
+	if a.certFrom != "" {
+		if cert := a.caller(ctx).Cert; cert != nil {
+			p, err := certPrincipal(cert, a.certFrom)
+			if err != nil {
+				return "", toStatus(fmt.Errorf("%w: %v", errNoCredentials, err))
+			}
+			return p, nil
+		}
+	}
+	return "", toStatus(errNoCredentials)
+}
+
+// staticPrincipal returns the principal of a static token, or "".
+func (a *authenticator) staticPrincipal(token string) string {
 	d := sha256.Sum256([]byte(token))
 	principal := ""
 	for _, e := range a.tokens { // no early exit: every token is compared
@@ -84,14 +136,7 @@ func (a *authenticator) authenticate(ctx context.Context) (string, error) {
 			principal = e.principal
 		}
 	}
-	if principal == "" {
-		return "", unauthenticated("invalid bearer token")
-	}
-	return principal, nil
-}
-
-func unauthenticated(msg string) error {
-	return withDetails(codes.Unauthenticated, msg, &errdetails.ErrorInfo{Reason: ReasonUnauthenticated, Domain: ErrorDomain})
+	return principal
 }
 
 // UnaryInterceptor authenticates BridgeService calls, puts the principal into the context and turns a panic
@@ -104,6 +149,11 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 			if aerr != nil {
 				return nil, aerr
 			}
+			release, lerr := s.limiter.admit(p, info.FullMethod)
+			if lerr != nil {
+				return nil, toStatus(lerr)
+			}
+			defer release()
 			ctx = WithPrincipal(ctx, p)
 		}
 		return handler(ctx, req)
@@ -119,6 +169,11 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 			if aerr != nil {
 				return aerr
 			}
+			release, lerr := s.limiter.admit(p, info.FullMethod)
+			if lerr != nil {
+				return toStatus(lerr)
+			}
+			defer release()
 			ss = &principalStream{ServerStream: ss, ctx: WithPrincipal(ss.Context(), p)}
 		}
 		return handler(srv, ss)

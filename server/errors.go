@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
@@ -48,7 +50,13 @@ const (
 	ReasonInputRefused = "INPUT_REFUSED"
 	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
 	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
-	ReasonInternal              = "INTERNAL"
+	// The identity provider's keys could not be fetched, so a JWT could not be verified.
+	ReasonIdentityProviderUnavailable = "IDENTITY_PROVIDER_UNAVAILABLE"
+	// The principal's calls per second (RATE_LIMITED) or calls in flight (TOO_MANY_CONCURRENT_CALLS)
+	// reached rateLimits; google.rpc.RetryInfo says when to try again.
+	ReasonRateLimited            = "RATE_LIMITED"
+	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
+	ReasonInternal               = "INTERNAL"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -93,6 +101,10 @@ var sentinelTable = []struct {
 	// Before ErrUnavailable, which wraps it when a session could not be opened for want of authorization.
 	{mcpcore.ErrAuthorization, codes.FailedPrecondition, ReasonUpstreamAuthorization},
 	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
+	// The service's own: authentication (auth.go, oidc.go).
+	{errBadToken, codes.Unauthenticated, ReasonUnauthenticated},
+	{errNoCredentials, codes.Unauthenticated, ReasonUnauthenticated},
+	{errIdentityProviderUnavailable, codes.Unavailable, ReasonIdentityProviderUnavailable},
 	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},
 	{context.Canceled, codes.Canceled, ReasonCancelled},
 }
@@ -116,6 +128,26 @@ var jsonrpcCodes = map[int64]codes.Code{
 }
 
 var errShuttingDown = mcpcore.ErrShuttingDown
+
+// errNoCredentials: authentication is on and the call carries no bearer token (nor a client certificate
+// that names a principal, when certificates do).
+var errNoCredentials = errors.New("missing bearer token: send the header \"authorization: Bearer <token>\"")
+
+// errRateLimited is wrapped by *RateLimitedError.
+var errRateLimited = errors.New("rate limit reached")
+
+// RateLimitedError refuses a call over the caller's rate limits (ratelimit.go). It is RESOURCE_EXHAUSTED
+// with google.rpc.RetryInfo; the REST gateway turns that into a Retry-After header.
+type RateLimitedError struct {
+	Reason     string        // ReasonRateLimited or ReasonTooManyConcurrentCalls
+	Detail     string        // what was exceeded, e.g. "5 calls per second"
+	RetryAfter time.Duration // when a retry may succeed
+}
+
+func (e *RateLimitedError) Error() string { return errRateLimited.Error() + ": " + e.Detail }
+
+// Unwrap returns errRateLimited.
+func (e *RateLimitedError) Unwrap() error { return errRateLimited }
 
 // toStatus is the one function that turns an error into a gRPC status error. It understands gRPC status
 // errors (returned unchanged), *mcpcore.InvalidError (INVALID_ARGUMENT with google.rpc.BadRequest), upstream
@@ -153,6 +185,12 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 			md[MetaJSONRPCData] = string(we.Data)
 		}
 		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+	}
+	var rl *RateLimitedError
+	if errors.As(err, &rl) {
+		return withDetails(codes.ResourceExhausted, rl.Error(),
+			&errdetails.ErrorInfo{Reason: rl.Reason, Domain: ErrorDomain},
+			&errdetails.RetryInfo{RetryDelay: durationpb.New(rl.RetryAfter)})
 	}
 	var inv *mcpcore.InvalidError
 	if errors.As(err, &inv) {

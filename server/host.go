@@ -76,12 +76,13 @@ func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequest
 
 // answer converts and delivers a host's answer to request id of sessionID for the receiver key; path is
 // where the answer sits in the host's message, for field violations. It returns a status error.
-func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) error {
+func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) (err error) {
 	owner := Principal(ctx)
 	pr, err := s.core.Dispatcher().Get(owner, id)
 	if err != nil {
 		return toStatus(err)
 	}
+	defer func() { s.auditAnswer(ctx, pr, id, ans, err) }()
 	if pr.SessionID != sessionID && sessionID != "" {
 		return toStatus(mcpcore.ErrRequestNotFound)
 	}

@@ -131,7 +131,7 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 	}
 	defer end()
 	tc.opts.CallID = callID
-	res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
+	res, task, err := s.callToolAudited(ctx, sess, tc)
 	if err != nil {
 		return nil, toStatus(err)
 	}

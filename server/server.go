@@ -51,6 +51,20 @@ type Options struct {
 	// Peers, when set, lists the caller's sessions on the other replicas of a shared service: ListSessions
 	// shows them too (peers.go). Nil for a single bridge.
 	Peers PeerSessions
+
+	// Policy (docs/adr/0012-policy.md). OIDC, when set, also accepts JWT bearer tokens of an identity
+	// provider (oidc.go). CertPrincipal names the part of a verified client certificate that is the
+	// caller's principal (CertCommonName, …); empty: certificates do not name principals. Caller tells how
+	// a call reached the service (nil: every call is "grpc", with the TLS connection's client certificate).
+	OIDC          *OIDCOptions
+	CertPrincipal string
+	Caller        func(ctx context.Context) CallerInfo
+	// Audit receives the audit records (audit.go); nil turns the audit log off. AuditPayloads adds
+	// tool arguments and hosts' answers to the records.
+	Audit         *slog.Logger
+	AuditPayloads bool
+	// RateLimits returns a principal's limits (ratelimit.go); nil means none.
+	RateLimits func(principal string) RateLimit
 }
 
 // ServerDescription is what the operator wrote about a configured server.
@@ -70,6 +84,8 @@ type Service struct {
 	logger *slog.Logger
 	auth   *authenticator
 	opts   Options
+	// limiter enforces Options.RateLimits (ratelimit.go); nil without limits.
+	limiter *rateLimiter
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}
@@ -133,12 +149,14 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		core:       core,
 		logger:     opts.Logger,
 		auth:       newAuthenticator(opts.Tokens),
+		limiter:    newRateLimiter(opts.RateLimits),
 		opts:       opts,
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
 		winners:    map[string]winner{},
 	}
+	s.auth.configure(opts, s.logger)
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)
 		go s.reapIdle() // ends when Close closes s.done
@@ -310,6 +328,7 @@ func (s *Service) reapIdle() {
 			}
 			cancel()
 			s.forget(sess.ID())
+			s.audit(WithPrincipal(context.Background(), sess.Owner()), auditSessionDeleted, nil, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("state_reason", idleReason))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,17 +25,18 @@ const (
 	maxPageSize     = 1000
 )
 
-// ListServers lists the configured servers, without secrets (no command line, environment, URL or
-// headers).
+// ListServers lists the configured servers the caller may use (mcpcore.Policy.AllowedOwners), without
+// secrets (no command line, environment, URL or headers).
 func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
 	byName := map[string]mcpcore.ServerConfig{}
 	for _, c := range s.core.Servers() {
 		byName[c.Name] = c
 	}
 	out := &pb.ListServersResponse{}
+	principal := Principal(ctx)
 	add := func(name, description string) {
 		c, ok := byName[name]
-		if !ok {
+		if !ok || !c.Policy.AllowsOwner(principal) { // a server the caller may not use is not listed
 			return
 		}
 		delete(byName, name)
@@ -57,7 +59,8 @@ func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*p
 // CreateSession opens a session to a configured server for the caller and returns it once it is ready.
 // Hosts name configured servers only: the API has no way to describe an ad-hoc server, whatever
 // mcpcore.Options.AllowUnconfigured says.
-func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (*pb.CreateSessionResponse, error) {
+func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (resp *pb.CreateSessionResponse, err error) {
+	defer func() { s.auditCreate(ctx, req.GetServer(), resp, err) }()
 	if req.GetServer() == "" {
 		return nil, invalidArgument(required("server"))
 	}
@@ -235,6 +238,7 @@ func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionReques
 	s.core.Forget(sess.ID())
 	s.forget(sess.ID())
 	s.logger.Info("session deleted", "session", sess.ID(), "principal", Principal(ctx))
+	s.audit(ctx, auditSessionDeleted, nil, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("state_reason", deletedReason))
 	return &pb.DeleteSessionResponse{}, nil
 }
 

@@ -146,7 +146,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		defer logPanic(s.logger, "stream call")
 		var o outcome
 		defer func() { done <- o }()
-		o.res, o.task, o.err = sess.CallToolOrTask(ctx, tc.params, tc.opts)
+		o.res, o.task, o.err = s.callToolAudited(ctx, sess, tc)
 	}()
 
 	flush := func() error {

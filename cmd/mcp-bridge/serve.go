@@ -453,6 +453,7 @@ func gatewayErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.M
 		}
 		err = st.Err()
 	}
+	setRetryAfter(w, err)
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 

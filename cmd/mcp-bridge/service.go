@@ -77,6 +77,11 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
 	}
+	closeAudit, err := policyOptions(cfg, &svcOpts)
+	if err != nil {
+		_ = core.Close(context.Background())
+		return nil, nil, err
+	}
 	var peers *peerSet
 	if len(cfg.Sessions.Peers) > 0 {
 		peers = newPeerSet(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
@@ -85,21 +90,28 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	svc := server.New(core, svcOpts)
 	announce.Store(svc)
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
-	if peers != nil {
-		return &withPeers{Service: svc, peers: peers}, grpcOpts, nil
+	if peers != nil || closeAudit != nil {
+		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit}, grpcOpts, nil
 	}
 	return svc, grpcOpts, nil
 }
 
-// withPeers is the service of a replica with peers: Close also closes the connections to them.
+// withPeers is the service with what must close after it: the connections to a replica's peers, and the
+// audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers *peerSet
+	peers      *peerSet     // nil without peers
+	closeAudit func() error // nil without an audit log file
 }
 
 func (w *withPeers) Close(ctx context.Context) error {
 	err := w.Service.Close(ctx)
-	w.peers.Close()
+	if w.peers != nil {
+		w.peers.Close()
+	}
+	if w.closeAudit != nil {
+		_ = w.closeAudit()
+	}
 	return err
 }
 
@@ -209,6 +221,7 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		Roots:             roots,
 		RequestTimeout:    s.RequestTimeout,
 		MaxRequestTimeout: s.MaxRequestTimeout,
+		Policy:            corePolicy(s),
 		Restart: mcpcore.RestartPolicy{
 			MaxRestarts:    restarts,
 			InitialBackoff: s.Restart.InitialBackoff,

@@ -128,7 +128,19 @@ func New() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool of the given name that answers \"added\" (the server then announces tools/list_changed)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
+			s.AddTool(&mcp.Tool{Name: in.Name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				report("called " + in.Name)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added"}}}, nil
+			})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + in.Name}}}, nil, nil
+		})
 	return s
+}
+
+type addToolIn struct {
+	Name string `json:"name" jsonschema:"the new tool's name"`
 }
 
 // NoLogging returns a server that declares no logging capability, with one tool, echo.

@@ -54,6 +54,9 @@ type Config struct {
 	Pending  Pending  `yaml:"pending"`
 	// OAuth configures upstream OAuth: the token store and the OAuth client's safety settings.
 	OAuth OAuth `yaml:"oauth"`
+	// Audit configures the audit log (policy.go); RateLimits bound each principal's calls.
+	Audit      Audit      `yaml:"audit"`
+	RateLimits RateLimits `yaml:"rateLimits"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
@@ -128,6 +131,13 @@ type Server struct {
 	// environment (see upstream_auth.go).
 	Auth *ServerAuth `yaml:"auth"`
 
+	// AllowedPrincipals are the principals (names or globs) who may see and use the server; empty
+	// allows everyone. Tools, Prompts and Resources filter what sessions may list and use (policy.go).
+	AllowedPrincipals []string    `yaml:"allowedPrincipals"`
+	Tools             *ItemFilter `yaml:"tools"`
+	Prompts           *ItemFilter `yaml:"prompts"`
+	Resources         *ItemFilter `yaml:"resources"`
+
 	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
 	typeAlias string
 }
@@ -175,7 +185,8 @@ func (t TLS) Enabled() bool { return t.CertFile != "" }
 // MutualTLS reports whether clients must present a certificate.
 func (t TLS) MutualTLS() bool { return t.ClientCAFile != "" }
 
-// Auth configures bearer-token authentication.
+// Auth configures where principals come from: bearer tokens, an OIDC identity provider, client
+// certificates.
 type Auth struct {
 	// TokensFile, if set, names the file of accepted bearer tokens and the principal each one
 	// authenticates (see LoadTokens for the format). Relative to the config file's directory.
@@ -183,6 +194,11 @@ type Auth struct {
 
 	// Tokens holds the tokens read from TokensFile by Load; nil when TokensFile is empty.
 	Tokens Tokens `yaml:"-"`
+
+	// OIDC, if set, also accepts JWT bearer tokens of an OpenID Connect identity provider; MTLS maps
+	// client certificates to principals (policy.go).
+	OIDC *OIDC `yaml:"oidc"`
+	MTLS MTLS  `yaml:"mtls"`
 }
 
 // Limits bound what hosts and servers can make the bridge hold. Zero means the default; see

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -300,6 +301,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 			return d.errorf(n, path, "integer %s is out of range", n.Value)
 		}
 		v.SetInt(i)
+		return nil
+	case reflect.Float64:
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+			return d.errorf(n, path, "must be a number, not %s", describe(n))
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return d.errorf(n, path, "bad number %s", n.Value)
+		}
+		v.SetFloat(f)
 		return nil
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {

@@ -49,6 +49,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		c.MCPServers = map[string]*Server{DemoServerName: DemoServer()}
 	}
 	c.applyZeroDefaults()
+	c.applyPolicyDefaults()
 	if err := c.expandEnv(); err != nil {
 		return nil, err
 	}
@@ -137,6 +138,7 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.Auth.TokensFile)
 	abs(&c.Listen.GRPCSocket)
 	c.resolveAuthPaths(abs)
+	c.resolvePolicyPaths(abs)
 	for _, s := range c.MCPServers {
 		abs(&s.Cwd)
 		// A command written as a relative path ("./server", "bin/server") is relative to the

@@ -49,6 +49,9 @@ func (c *Config) Validate() error {
 	if err := c.validateReplica(); err != nil {
 		return err
 	}
+	if err := c.validatePolicy(); err != nil {
+		return err
+	}
 	return c.validateLimits()
 }
 
