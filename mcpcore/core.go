@@ -23,28 +23,28 @@ var Version = "0.1.0-dev"
 
 // Defaults for Limits, PendingPolicy and RestartPolicy (see their field comments).
 const (
-	defaultMaxMessageBytes      = 16 << 20
-	defaultMaxSessions          = 1024
-	defaultMaxSessionsPerOwner  = 64
-	defaultMaxPendingPerSession = 64
-	defaultMaxStdioProcesses    = 256
-	defaultEventBuffer          = 64
+	DefaultMaxMessageBytes      = 16 << 20
+	DefaultMaxSessions          = 1024
+	DefaultMaxSessionsPerOwner  = 64
+	DefaultMaxPendingPerSession = 64
+	DefaultMaxStdioProcesses    = 256
+	DefaultEventBuffer          = 64
 
-	defaultSamplingTimeout    = 5 * time.Minute
-	defaultElicitationTimeout = 10 * time.Minute
-	defaultRootsTimeout       = 30 * time.Second
+	DefaultSamplingTimeout    = 5 * time.Minute
+	DefaultElicitationTimeout = 10 * time.Minute
+	DefaultRootsTimeout       = 30 * time.Second
 
 	// ServerConfig.RequestTimeout and MaxRequestTimeout: the seed design's per-request default, and a
 	// total bound generous enough for long tools that report progress.
-	defaultRequestTimeout    = 30 * time.Second
-	defaultMaxRequestTimeout = 30 * time.Minute
+	DefaultRequestTimeout    = 30 * time.Second
+	DefaultMaxRequestTimeout = 30 * time.Minute
 
-	defaultClosedRetention = 5 * time.Minute
+	DefaultClosedRetention = 5 * time.Minute
 	maxClosedRetained      = 10_000
 
-	defaultMaxRestarts    = 5
-	defaultInitialBackoff = 200 * time.Millisecond
-	defaultMaxBackoff     = 30 * time.Second
+	DefaultMaxRestarts    = 5
+	DefaultInitialBackoff = 200 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -53,12 +53,12 @@ func (l Limits) withDefaults() Limits {
 			*v = d
 		}
 	}
-	def(&l.MaxMessageBytes, defaultMaxMessageBytes)
-	def(&l.MaxSessions, defaultMaxSessions)
-	def(&l.MaxSessionsPerOwner, defaultMaxSessionsPerOwner)
-	def(&l.MaxPendingPerSession, defaultMaxPendingPerSession)
-	def(&l.MaxStdioProcesses, defaultMaxStdioProcesses)
-	def(&l.EventBuffer, defaultEventBuffer)
+	def(&l.MaxMessageBytes, DefaultMaxMessageBytes)
+	def(&l.MaxSessions, DefaultMaxSessions)
+	def(&l.MaxSessionsPerOwner, DefaultMaxSessionsPerOwner)
+	def(&l.MaxPendingPerSession, DefaultMaxPendingPerSession)
+	def(&l.MaxStdioProcesses, DefaultMaxStdioProcesses)
+	def(&l.EventBuffer, DefaultEventBuffer)
 	return l
 }
 
@@ -68,21 +68,18 @@ func (p PendingPolicy) withDefaults() PendingPolicy {
 			*v = d
 		}
 	}
-	def(&p.SamplingTimeout, defaultSamplingTimeout)
-	def(&p.ElicitationTimeout, defaultElicitationTimeout)
-	def(&p.RootsTimeout, defaultRootsTimeout)
+	def(&p.SamplingTimeout, DefaultSamplingTimeout)
+	def(&p.ElicitationTimeout, DefaultElicitationTimeout)
+	def(&p.RootsTimeout, DefaultRootsTimeout)
 	return p
 }
 
 func (r RestartPolicy) withDefaults() RestartPolicy {
-	if r.MaxRestarts == 0 {
-		r.MaxRestarts = defaultMaxRestarts
-	}
 	if r.InitialBackoff <= 0 {
-		r.InitialBackoff = defaultInitialBackoff
+		r.InitialBackoff = DefaultInitialBackoff
 	}
 	if r.MaxBackoff <= 0 {
-		r.MaxBackoff = defaultMaxBackoff
+		r.MaxBackoff = DefaultMaxBackoff
 	}
 	if r.MaxBackoff < r.InitialBackoff {
 		r.MaxBackoff = r.InitialBackoff
@@ -157,7 +154,7 @@ func New(opts Options) *Core {
 	opts.Limits = opts.Limits.withDefaults()
 	opts.Pending = opts.Pending.withDefaults()
 	if opts.ClosedRetention <= 0 {
-		opts.ClosedRetention = defaultClosedRetention
+		opts.ClosedRetention = DefaultClosedRetention
 	}
 	if opts.OAuth.Store == nil {
 		opts.OAuth.Store = NewTokenStore()
@@ -329,10 +326,10 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 	}
 	cfg.Restart = cfg.Restart.withDefaults()
 	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = defaultRequestTimeout
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	if cfg.MaxRequestTimeout <= 0 {
-		cfg.MaxRequestTimeout = defaultMaxRequestTimeout
+		cfg.MaxRequestTimeout = DefaultMaxRequestTimeout
 	}
 	cfg.MaxRequestTimeout = max(cfg.MaxRequestTimeout, cfg.RequestTimeout)
 	var v []FieldViolation

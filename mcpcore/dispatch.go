@@ -30,8 +30,8 @@ const (
 	CodeSessionClosed = -32000
 )
 
-// The defaults of PendingPolicy and Limits the dispatcher applies (defaultSamplingTimeout,
-// defaultMaxPendingPerSession, …) are declared with the others in core.go.
+// The defaults of PendingPolicy and Limits the dispatcher applies (DefaultSamplingTimeout,
+// DefaultMaxPendingPerSession, …) are declared with the others in core.go.
 const (
 	// Tombstones of ended requests (and markers of closed sessions) are kept this long and at most this
 	// many, whichever bound is hit first; a late answer after that gets ErrRequestNotFound instead of
@@ -118,17 +118,17 @@ func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, pub
 		publish = func(string, Event) {}
 	}
 	if policy.SamplingTimeout <= 0 {
-		policy.SamplingTimeout = defaultSamplingTimeout
+		policy.SamplingTimeout = DefaultSamplingTimeout
 	}
 	if policy.ElicitationTimeout <= 0 {
-		policy.ElicitationTimeout = defaultElicitationTimeout
+		policy.ElicitationTimeout = DefaultElicitationTimeout
 	}
 	if policy.RootsTimeout <= 0 {
-		policy.RootsTimeout = defaultRootsTimeout
+		policy.RootsTimeout = DefaultRootsTimeout
 	}
 	maxPer := limits.MaxPendingPerSession
 	if maxPer <= 0 {
-		maxPer = defaultMaxPendingPerSession
+		maxPer = DefaultMaxPendingPerSession
 	}
 	return &Dispatcher{
 		logger:        logger,

@@ -37,11 +37,11 @@ type eventLog struct {
 }
 
 // newEventLog returns the event log of a session. limits.EventBuffer is the default subscription buffer
-// (defaultEventBuffer when zero).
+// (DefaultEventBuffer when zero).
 func newEventLog(sessionID string, limits Limits) *eventLog {
 	buf := limits.EventBuffer
 	if buf <= 0 {
-		buf = defaultEventBuffer
+		buf = DefaultEventBuffer
 	}
 	return &eventLog{sessionID: sessionID, buf: buf}
 }

@@ -276,7 +276,7 @@ func TestEventBufferSizes(t *testing.T) {
 		buf    int
 		want   int
 	}{
-		{"default", Limits{}, 0, defaultEventBuffer},
+		{"default", Limits{}, 0, DefaultEventBuffer},
 		{"limit", Limits{EventBuffer: 16}, 0, 16},
 		{"negative means default", Limits{EventBuffer: 16}, -1, 16},
 		{"explicit", Limits{EventBuffer: 16}, 3, 3},
@@ -301,8 +301,8 @@ func TestEventDefaultBufferSmall(t *testing.T) {
 	if bytes := uintptr(cap(s.C())) * unsafe.Sizeof(&Event{}); bytes > 16<<10 {
 		t.Errorf("an idle default subscription buffers %d event pointers = %d bytes, want at most 16 KiB", cap(s.C()), bytes)
 	}
-	if cap(s.C()) < defaultMaxPendingPerSession {
-		t.Errorf("default buffer %d < the default pending requests per session %d", cap(s.C()), defaultMaxPendingPerSession)
+	if cap(s.C()) < DefaultMaxPendingPerSession {
+		t.Errorf("default buffer %d < the default pending requests per session %d", cap(s.C()), DefaultMaxPendingPerSession)
 	}
 }
 
@@ -356,7 +356,7 @@ func BenchmarkIdleSubscription(b *testing.B) {
 	for _, buf := range []int{0, 64, 32} {
 		name := fmt.Sprintf("buf=%d", buf)
 		if buf == 0 {
-			name = fmt.Sprintf("buf=default(%d)", defaultEventBuffer)
+			name = fmt.Sprintf("buf=default(%d)", DefaultEventBuffer)
 		}
 		b.Run(name, func(b *testing.B) {
 			var perSub float64

@@ -480,7 +480,7 @@ func (s *Session) supervise(g *generation) {
 		s.setState(StateReconnecting, reason, nil)
 		g.close(false)
 		s.dropRefs(g.tap)
-		if pol.MaxRestarts < 0 {
+		if pol.MaxRestarts <= 0 {
 			s.giveUp(reason+"; restarts are disabled", reason)
 			return
 		}

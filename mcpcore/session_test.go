@@ -725,7 +725,7 @@ func selfServer(t *testing.T, mode string, env map[string]string) ServerConfig {
 		e[k] = v
 	}
 	return ServerConfig{Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"}, Env: e,
-		Restart: RestartPolicy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}}
+		Restart: RestartPolicy{MaxRestarts: DefaultMaxRestarts, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}}
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -972,7 +972,8 @@ func httpCore(t *testing.T, stateless bool, hooks *serverHooks) (*Core, *forgetf
 	f.h = f.newH()
 	ts := httptest.NewServer(f)
 	t.Cleanup(ts.Close) // registered first, so it runs after the core's Close
-	c, _ := newTestCore(t, map[string]ServerConfig{"http": {Transport: TransportStreamableHTTP, URL: ts.URL, Headers: map[string]string{"X-Api-Key": "secret"}}}, nil)
+	c, _ := newTestCore(t, map[string]ServerConfig{"http": {Transport: TransportStreamableHTTP, URL: ts.URL, Headers: map[string]string{"X-Api-Key": "secret"},
+		Restart: RestartPolicy{MaxRestarts: DefaultMaxRestarts}}}, nil)
 	return c, f
 }
 

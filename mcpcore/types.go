@@ -84,8 +84,8 @@ type ServerConfig struct {
 
 // RestartPolicy is exponential backoff with jitter for restarting crashed stdio servers.
 type RestartPolicy struct {
-	// MaxRestarts bounds consecutive restarts without a successful handshake; 0 means the default (5),
-	// a negative value disables restarts.
+	// MaxRestarts bounds consecutive restarts without a successful handshake; 0 (or less) disables restarts,
+	// as `maxRestarts: 0` does in the configuration. DefaultMaxRestarts is the configuration's default.
 	MaxRestarts int
 	// InitialBackoff is the first delay (default 200ms); MaxBackoff caps it (default 30s).
 	InitialBackoff time.Duration

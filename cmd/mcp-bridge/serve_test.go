@@ -525,7 +525,7 @@ allowUnconfiguredServers: true
 		t.Errorf("options = %+v", o)
 	}
 	local := o.Servers["local"]
-	if local.Transport != "stdio" || local.Command != "srv" || local.Env["K"] != "v" || local.Restart.MaxRestarts >= 0 ||
+	if local.Transport != "stdio" || local.Command != "srv" || local.Env["K"] != "v" || local.Restart.MaxRestarts != 0 ||
 		len(local.Roots) != 1 || local.Roots[0].URI != "file:///data" {
 		t.Errorf("local = %+v", local)
 	}

@@ -198,10 +198,6 @@ func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
 // coreServer translates one configured server. In the file, maxRestarts 0 means "never restart";
 // in mcpcore that is a negative MaxRestarts (0 there means the default).
 func coreServer(s *config.Server) mcpcore.ServerConfig {
-	restarts := s.Restart.MaxRestarts
-	if restarts == 0 {
-		restarts = -1
-	}
 	var roots []*mcp.Root
 	for _, r := range s.Roots {
 		roots = append(roots, &mcp.Root{URI: r.URI, Name: r.Name})
@@ -223,7 +219,7 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		MaxRequestTimeout: s.MaxRequestTimeout,
 		Policy:            corePolicy(s),
 		Restart: mcpcore.RestartPolicy{
-			MaxRestarts:    restarts,
+			MaxRestarts:    s.Restart.MaxRestarts,
 			InitialBackoff: s.Restart.InitialBackoff,
 			MaxBackoff:     s.Restart.MaxBackoff,
 		},

@@ -136,6 +136,7 @@ func open(ctx context.Context, core *mcpcore.Core, h *host, env scenario.Env) (*
 			Name:      "conformance",
 			Transport: mcpcore.TransportStreamableHTTP,
 			URL:       env.URL,
+			Restart:   mcpcore.RestartPolicy{MaxRestarts: mcpcore.DefaultMaxRestarts},
 			OAuth:     oauthConfig(env),
 		},
 		Capabilities: hostCapabilities,

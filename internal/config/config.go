@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 // Transport is how the bridge reaches an upstream MCP server.
@@ -246,20 +248,21 @@ type Pending struct {
 
 // Defaults of the bridge settings. docs/configuration.md lists them too; keep both in step.
 const (
-	DefaultGRPCAddr                = "127.0.0.1:50051"
-	DefaultHTTPAddr                = "127.0.0.1:8080"
-	DefaultMaxMessageBytes         = 16 << 20
-	DefaultMaxSessions             = 1024
-	DefaultMaxSessionsPerPrincipal = 64
-	DefaultMaxPendingPerSession    = 64
-	DefaultMaxStdioProcesses       = 256
+	DefaultGRPCAddr = "127.0.0.1:50051"
+	DefaultHTTPAddr = "127.0.0.1:8080"
+	// The limits, deadlines and restart policy are the MCP client core's: it owns those defaults.
+	DefaultMaxMessageBytes         = mcpcore.DefaultMaxMessageBytes
+	DefaultMaxSessions             = mcpcore.DefaultMaxSessions
+	DefaultMaxSessionsPerPrincipal = mcpcore.DefaultMaxSessionsPerOwner
+	DefaultMaxPendingPerSession    = mcpcore.DefaultMaxPendingPerSession
+	DefaultMaxStdioProcesses       = mcpcore.DefaultMaxStdioProcesses
 	DefaultIdleTimeout             = 30 * time.Minute
-	DefaultSamplingTimeout         = 5 * time.Minute
-	DefaultElicitationTimeout      = 10 * time.Minute
-	DefaultRootsTimeout            = 30 * time.Second
-	DefaultMaxRestarts             = 5
-	DefaultInitialBackoff          = 200 * time.Millisecond
-	DefaultMaxBackoff              = 30 * time.Second
+	DefaultSamplingTimeout         = mcpcore.DefaultSamplingTimeout
+	DefaultElicitationTimeout      = mcpcore.DefaultElicitationTimeout
+	DefaultRootsTimeout            = mcpcore.DefaultRootsTimeout
+	DefaultMaxRestarts             = mcpcore.DefaultMaxRestarts
+	DefaultInitialBackoff          = mcpcore.DefaultInitialBackoff
+	DefaultMaxBackoff              = mcpcore.DefaultMaxBackoff
 )
 
 // newConfig returns a Config holding every default except the servers.
