@@ -151,7 +151,7 @@ type eventFeed struct {
 // feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
 // goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
 // absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
-// the core's default of 1024 would cost ~200 KB per idle stream).
+// the core's default of 64 would cost ~200 KB per idle stream).
 const feedBuffer = 16
 
 // newEventFeed subscribes first and lists second, so no request falls between the two.
