@@ -13,9 +13,6 @@ import (
 
 // The binary carries no test helpers: grpc's test packages (bufconn and the like) stay in tests.
 func TestBinaryImportsNoTestPackages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

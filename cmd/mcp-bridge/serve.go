@@ -234,7 +234,7 @@ func (b *bridge) closeListeners() {
 		}
 	}
 	if b.inprocLn != nil {
-		b.inprocLn.Close()
+		_ = b.inprocLn.Close() // never fails
 	}
 }
 
