@@ -71,6 +71,7 @@ lint: tools $(GOLANGCI_LINT) ## buf lint + buf format check + go vet + golangci-
 	buf format --diff --exit-code
 	go vet $(GO_PACKAGES)
 	golangci-lint run ./...
+	cd clients/python && "$$($(ROOT)/scripts/pyclient-venv.sh)" -m ruff check --no-cache .
 	go vet -tags benchdebug ./cmd/mcp-bridge
 	cd bench && go vet ./...
 
