@@ -202,6 +202,22 @@ func (f *requestFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 	return out, true
 }
 
+// startWatch begins a WatchEvents stream: the response headers go out first (the first Send would send
+// them too, and SendHeader after it fails the stream), then the replay unless include_pending is false.
+func (f *requestFeed) startWatch(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	if req.IncludePending == nil || req.GetIncludePending() {
+		for _, ev := range f.replay() {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // eventFeed is the requestFeed of one session's subscription.
 type eventFeed struct {
 	requestFeed
@@ -253,16 +269,8 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
 	defer feed.sub.Close()
 	defer s.attachHost(sess.ID())()
-	// Headers first: the first Send would send them too, and SendHeader after it fails the stream.
-	if err := stream.SendHeader(nil); err != nil {
+	if err := feed.startWatch(req, stream); err != nil {
 		return err
-	}
-	if req.IncludePending == nil || req.GetIncludePending() {
-		for _, ev := range feed.replay() {
-			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
-				return err
-			}
-		}
 	}
 	for {
 		select {

@@ -153,16 +153,8 @@ func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Ser
 	ctx := stream.Context()
 	feed := s.newOpeningFeed(Principal(ctx), "")
 	defer feed.close()
-	// Headers first, as in WatchEvents.
-	if err := stream.SendHeader(nil); err != nil {
+	if err := feed.startWatch(req, stream); err != nil {
 		return err
-	}
-	if req.IncludePending == nil || req.GetIncludePending() {
-		for _, ev := range feed.replay() {
-			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
-				return err
-			}
-		}
 	}
 	for {
 		select {
