@@ -18,13 +18,20 @@ GRPC_GATEWAY_VERSION        := v2.32.0
 HELM_VERSION                := v3.19.5
 HELM                        := $(TOOLS_BIN)/helm
 HELM_CHART                  := deploy/helm/mcp-bridge
+# Pinned linter (.golangci.yml), installed from the Go module proxy into .tools/bin by `make lint`.
+GOLANGCI_LINT_VERSION       := v2.15.0
+GOLANGCI_LINT               := $(TOOLS)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt check-third-party test-scale test-helm helm image test-image
+        tools node-tools python-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
+        help test-unit fuzz
+
+help: ## List the targets.
+	@awk -F':.*## ' '/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
@@ -32,7 +39,7 @@ build: ## Build bin/mcp-bridge.
 run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server.
 	$(BIN) $(ARGS)
 
-tools: $(TOOLS)/.go-tools-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION) node-tools
+tools: $(TOOLS)/.go-tools-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION) node-tools ## Pinned code generators (Go module proxy) and node-tools.
 
 $(TOOLS)/.go-tools-%:
 	mkdir -p $(TOOLS_BIN)
@@ -59,10 +66,17 @@ generate: tools ## Regenerate gen/ from proto/ (buf, local plugins, no network r
 check-generate: tools ## Regenerate and fail if gen/ differs from what is committed.
 	scripts/check-generate.sh
 
-lint: tools ## buf lint + buf format check + go vet (the main module, the bench module, the benchdebug build).
+$(GOLANGCI_LINT):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	touch $@
+
+lint: tools $(GOLANGCI_LINT) ## buf lint + buf format check + go vet + golangci-lint (.golangci.yml) + ruff (Python client).
 	buf lint
 	buf format --diff --exit-code
 	go vet $(GO_PACKAGES)
+	golangci-lint run ./...
+	cd clients/python && "$$($(ROOT)/scripts/pyclient-venv.sh)" -m ruff check --no-cache .
 	go vet -tags benchdebug ./cmd/mcp-bridge
 	cd bench && go vet ./...
 
@@ -71,6 +85,12 @@ check-third-party: ## third_party/go-sdk is exactly upstream v1.8.0 plus third_p
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
 test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance test-scale test-helm ## Everything CI runs.
+
+test-unit: ## Start here: Go unit tests only — offline, no peers, no binary, seconds (-short).
+	go test -short -count=1 $(GO_UNIT_PACKAGES)
+
+fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testdata/fuzz.
+	scripts/fuzz.sh
 
 test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
@@ -116,9 +136,9 @@ conformance: node-tools ## The official MCP conformance suite, client side, both
 bench: build node-tools ## Benchmarks; rewrites BENCHMARKS.md and bench/results.json.
 	scripts/bench.sh
 
-fmt:
+fmt: ## gofmt and buf format, in place.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^gen/')
 	buf format -w
 
-clean:
+clean: ## Remove bin/ and .tools/.
 	rm -rf bin .tools

@@ -124,12 +124,11 @@ type Core struct {
 
 // coreStats are the core's counters of bad input from servers; all fields are updated atomically.
 type coreStats struct {
-	malformed      atomic.Uint64
-	oversized      atomic.Uint64
-	stderrDropped  atomic.Uint64
-	restarts       atomic.Uint64
-	reinitialized  atomic.Uint64
-	unattributable atomic.Uint64
+	malformed     atomic.Uint64
+	oversized     atomic.Uint64
+	stderrDropped atomic.Uint64
+	restarts      atomic.Uint64
+	reinitialized atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.

@@ -1,6 +1,7 @@
 package mcpcore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,9 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// tasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
-const tasksExtension = "io.modelcontextprotocol/tasks"
 
 // clientCapabilities are exactly what the host declared (DESIGN: capabilities follow the host).
 func (s *Session) clientCapabilities() *mcp.ClientCapabilities {
@@ -41,7 +39,7 @@ func (s *Session) clientCapabilities() *mcp.ClientCapabilities {
 		}
 	}
 	if h.Tasks {
-		caps.AddExtension(tasksExtension, nil)
+		caps.AddExtension(TasksExtension, nil)
 	}
 	return caps
 }
@@ -270,7 +268,7 @@ func (s *Session) handleElicitation(ctx context.Context, p *mcp.ElicitParams, d 
 	if p == nil {
 		return nil, rpcError(jsonrpc.CodeInvalidParams, "missing params")
 	}
-	switch mode := cmpOr(p.Mode, "form"); mode {
+	switch mode := cmp.Or(p.Mode, "form"); mode {
 	case "form":
 		if !s.caps.ElicitationForm {
 			return nil, rpcError(jsonrpc.CodeInvalidParams, "form elicitation is not supported by this client")
@@ -299,13 +297,6 @@ func (s *Session) handleElicitation(ctx context.Context, p *mcp.ElicitParams, d 
 		return a.Elicitation, nil
 	}
 	return nil, errWrongAnswer
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // handleRoots serves roots/list (MCP 2025-11-25 client/roots). When the host gave the session a list

@@ -40,10 +40,9 @@ type oauthFixture struct {
 }
 
 type fixtureOptions struct {
-	as     testauth.Options
-	guard  testauth.GuardOptions
-	store  *TokenStore
-	config *OAuthConfig
+	as    testauth.Options
+	guard testauth.GuardOptions
+	store *TokenStore
 }
 
 func newOAuthFixture(t *testing.T, fo fixtureOptions) *oauthFixture {

@@ -374,7 +374,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 			return nil, err
 		}
 		if raw := call.takeTask(); raw != nil {
-			t, perr := parseTask(raw)
+			t, perr := ParseTask(raw)
 			if perr != nil {
 				return nil, fmt.Errorf("%w: task result: %v", ErrBadMessage, perr)
 			}
@@ -523,11 +523,8 @@ func (s *Session) resubscribe(g *generation) {
 	}
 }
 
-// Ping sends ping (handshake era). 2026-07-28 removed ping and offers no other request without side
-// effects the SDK lets a client send at will (server/discover is internal to its Connect), so Ping
-// returns ErrNotSupportedByEra there; Session.State tells whether the connection stands.
-//
-// On 2026-07-28, which removed ping, it is a server/discover round trip instead.
+// Ping sends ping (handshake era). On 2026-07-28, which removed ping, it is a server/discover round trip
+// instead.
 func (s *Session) Ping(ctx context.Context) error {
 	return s.call(ctx, "ping", "", CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if g.modern() {

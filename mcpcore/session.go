@@ -190,16 +190,8 @@ func (g *generation) toolTasks() bool {
 	if p == nil {
 		return false
 	}
-	var c struct {
-		Tasks *struct {
-			Requests *struct {
-				Tools *struct {
-					Call json.RawMessage `json:"call"`
-				} `json:"tools"`
-			} `json:"requests"`
-		} `json:"tasks"`
-	}
-	return json.Unmarshal(*p, &c) == nil && c.Tasks != nil && c.Tasks.Requests != nil && c.Tasks.Requests.Tools != nil && c.Tasks.Requests.Tools.Call != nil
+	c := ParseTasksCapability(*p)
+	return c != nil && c.ToolCall
 }
 
 // Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:

@@ -915,7 +915,7 @@ func TestParseTaskShapes(t *testing.T) {
 			if !ok {
 				t.Fatal("not recognized as a task")
 			}
-			got, err := parseTask(raw)
+			got, err := ParseTask(raw)
 			if err != nil {
 				t.Fatal(err)
 			}

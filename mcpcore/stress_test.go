@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -44,6 +43,9 @@ func envInt(name string, def int) int {
 // awaits, then SIGQUITs the server and logs its goroutines, so both sides of the hang are in the log.
 // MCPCORE_STRESS_CALLS, _WORKERS and _SECONDS raise the bounds for long runs.
 func TestStressMRTRStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a stress run of many seconds; make test-go runs it")
+	}
 	t.Run("testserver", func(t *testing.T) { stressMRTR(t, selfServer(t, "sdk", nil), testServerCalls, stressWorkers) })
 	// One caller, as in the bench (S5), where the hang was seen; the one reproduction so far was this way.
 	t.Run("benchecho", func(t *testing.T) { stressMRTR(t, benchEcho(t), benchEchoCalls, 1) })
@@ -71,7 +73,7 @@ func withStderrFile(t *testing.T, cfg ServerConfig) (ServerConfig, string) {
 // benchEcho builds the bench's upstream server (bench/cmd/benchecho), where the hang was seen.
 func benchEcho(t *testing.T) ServerConfig {
 	bin := filepath.Join(t.TempDir(), "benchecho")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./cmd/benchecho")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/benchecho")
 	cmd.Dir = "../bench" // its own module (the stock SDK)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -78,7 +79,11 @@ func taskFromNotification(params json.RawMessage) json.RawMessage {
 	return params
 }
 
-func parseTask(raw json.RawMessage) (*Task, error) {
+// ParseTask reads a task object as a server sent it (a CreateTaskResult's task, tasks/get, a
+// notifications/tasks/status' params). A task needs a taskId. A ttl or pollInterval that is not a
+// non-negative number of milliseconds a time.Duration can hold (NaN, ±Inf, negative, too large) counts as
+// not said. It is the one reader of MCP task objects: the gRPC side converts what it returns.
+func ParseTask(raw json.RawMessage) (*Task, error) {
 	var w struct {
 		TaskID         string          `json:"taskId"`
 		Status         string          `json:"status"`
@@ -104,8 +109,8 @@ func parseTask(raw json.RawMessage) (*Task, error) {
 		t.InputRequests = w.InputRequests
 	}
 	ms := func(v *float64) *time.Duration {
-		if v == nil {
-			return nil
+		if v == nil || math.IsNaN(*v) || *v < 0 || *v > float64(math.MaxInt64/int64(time.Millisecond)) {
+			return nil // +Inf is caught by the upper bound
 		}
 		d := time.Duration(*v * float64(time.Millisecond))
 		return &d
@@ -126,6 +131,45 @@ func parseTask(raw json.RawMessage) (*Task, error) {
 		}
 	}
 	return t, nil
+}
+
+// TasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// TasksCapability is what a server's tasks capability declares.
+type TasksCapability struct {
+	List, Cancel bool
+	// ToolCall: task-augmented tools/call (2025-11-25 tasks.requests.tools.call).
+	ToolCall bool
+}
+
+// ParseTasksCapability reads the 2025-11-25 tasks capability
+// ({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}) from a raw capabilities object as the server
+// sent it (the SDK's type drops it); nil when there is none.
+func ParseTasksCapability(raw json.RawMessage) *TasksCapability {
+	if len(raw) == 0 {
+		return nil
+	}
+	var c struct {
+		Tasks *struct {
+			List     json.RawMessage `json:"list"`
+			Cancel   json.RawMessage `json:"cancel"`
+			Requests *struct {
+				Tools *struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(raw, &c) != nil || c.Tasks == nil {
+		return nil
+	}
+	set := func(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
+	t := &TasksCapability{List: set(c.Tasks.List), Cancel: set(c.Tasks.Cancel)}
+	if r := c.Tasks.Requests; r != nil && r.Tools != nil {
+		t.ToolCall = set(r.Tools.Call)
+	}
+	return t
 }
 
 // taskParams are the params of tasks/get and tasks/cancel.
@@ -177,7 +221,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		if inner, ok := taskFromResult(raw); ok {
 			raw = inner
 		}
-		t, err = parseTask(raw)
+		t, err = ParseTask(raw)
 		if err != nil {
 			return fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err)
 		}

@@ -191,7 +191,7 @@ func (s *Session) observeTask(modern bool, t *Task) {
 // observeTaskNotification is observeTask for notifications/tasks/status (2025-11-25) and
 // notifications/tasks (2026-07-28).
 func (s *Session) observeTaskNotification(params json.RawMessage) {
-	t, err := parseTask(taskFromNotification(params))
+	t, err := ParseTask(taskFromNotification(params))
 	if err != nil {
 		return
 	}

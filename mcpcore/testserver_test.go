@@ -53,8 +53,7 @@ var objectSchema = map[string]any{"type": "object"}
 
 // newTestServer builds the Go SDK test server. versions restricts the protocol versions it speaks.
 func newTestServer(versions []string, hooks *serverHooks) *mcp.Server {
-	var srv *mcp.Server
-	srv = mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.0.0"}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.0.0"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: versions,
 		Instructions:              "test instructions",
 		PageSize:                  4,

@@ -472,7 +472,6 @@ var (
 	ErrSessionClosed      = errors.New("session closed")
 	ErrUnavailable        = errors.New("upstream unavailable")
 	ErrCapabilityMissing  = errors.New("capability not negotiated")
-	ErrNotSupportedByEra  = errors.New("not supported by the negotiated protocol version")
 	ErrPermissionDenied   = errors.New("permission denied")
 	ErrInvalidAnswer      = errors.New("invalid answer")
 	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")

@@ -254,9 +254,6 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 					// tasks/result call for that task, if one is in flight (taskinput.go).
 					origin = t.s.tasks.callFor(m.Params)
 				}
-				if origin == nil {
-					t.s.core.stats.unattributable.Add(1)
-				}
 				r := &serverRequestRef{tap: t, rpcID: m.ID, call: origin}
 				ref := t.s.addRef(r)
 				t.mu.Lock()

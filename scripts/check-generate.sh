@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails if gen/ is not exactly what scripts/generate.sh makes from proto/, or if gen/ has changes that are not
-# committed; then checks proto/ for breaking changes (buf FILE rules) against an earlier commit.
+# committed; then does the same for the Python client's stubs (clients/python/src/mcp_bridge/_gen); then checks proto/ for breaking changes (buf FILE rules) against an earlier commit.
 #
 # Regeneration happens in a temporary copy, so gen/ in the work tree is never touched.
 #
@@ -48,6 +48,14 @@ if ((status != 0)); then
   exit "$status"
 fi
 echo "check-generate: gen/ is up to date"
+
+# The Python client's stubs: generated in a temporary directory and compared (generate_stubs.py --check).
+py="$(scripts/pyclient-venv.sh)"
+if ! "$py" clients/python/scripts/generate_stubs.py --check; then
+  echo "check-generate: the Python client's stubs are out of date with proto/. Run 'make generate' and commit them." >&2
+  exit 1
+fi
+echo "check-generate: the Python client's stubs are up to date"
 
 # Breaking changes.
 against="${BUF_BREAKING_AGAINST:-}"

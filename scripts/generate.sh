@@ -7,6 +7,9 @@
 #                                  (import path github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1)
 #   gen/openapiv2/mcpbridge.swagger.json   the merged OpenAPI v2 document of the REST API
 #   gen/openapiv2/openapi.go       package openapiv2, which embeds that document for the binary to serve
+#   clients/python/src/mcp_bridge/_gen/   the Python client's stubs (grpcio-tools, pinned in the client's
+#                                  requirements-dev.txt; scripts/pyclient-venv.sh makes the venv) — when
+#                                  clients/ is there (check-generate regenerates gen/ in a copy without it)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,3 +48,8 @@ var SwaggerJSON []byte
 GO
 
 gofmt -w gen/
+
+if [[ -f clients/python/scripts/generate_stubs.py ]]; then
+  py="$(scripts/pyclient-venv.sh)"
+  "$py" clients/python/scripts/generate_stubs.py
+fi

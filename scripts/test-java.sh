@@ -7,7 +7,8 @@
 # peer is missing, MAVEN_ARGS for extra Maven flags (e.g. -Dtest=OperationsTest), JAVA_TEST_TIMEOUT (seconds,
 # default 600; the first run downloads Maven dependencies into ~/.m2), MCPBRIDGE_OAUTHPEER for a prebuilt
 # internal/testauth/cmd/oauthpeer (the OAuth integration test builds it with `go build` otherwise; without go it
-# skips, or fails when peers are required).
+# skips, or fails when peers are required). After a full run it also builds a project outside the checkout
+# against the installed library (scripts/test-java-consumer.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,5 +43,8 @@ timeout --kill-after=15 "${JAVA_TEST_TIMEOUT:-600}" \
 if compgen -G "target/surefire-reports/TEST-*.xml" >/dev/null; then
   awk -F'"' '/<testsuite /{for(i=1;i<NF;i++){if($i~/ tests=$/)t+=$(i+1);if($i~/ failures=$/)f+=$(i+1);if($i~/ errors=$/)e+=$(i+1);if($i~/ skipped=$/)s+=$(i+1)}} END{printf "test-java: %d tests, %d failures, %d errors, %d skipped\n",t,f,e,s}' \
     target/surefire-reports/TEST-*.xml
+fi
+if ((status == 0)) && [[ "${MAVEN_ARGS:-}" != *-Dtest=* ]]; then
+  "$root/scripts/test-java-consumer.sh" || status=$?
 fi
 exit $status

@@ -12,28 +12,16 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PKG="$ROOT/clients/python"
-VENV="$ROOT/.tools/pyclient-venv"
+VENV="$ROOT/.tools/pyclient-venv" # made by scripts/pyclient-venv.sh
 
-if [[ -z "${PYTHON:-}" ]]; then
-  if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
-fi
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
-  { echo "test-python: $PYTHON is older than 3.11; set PYTHON" >&2; exit 1; }
-
-# (Re)create the venv when the pinned requirements or the package metadata change.
-stamp="$VENV/.mcp-bridge-client-$(cat "$PKG/requirements-dev.txt" "$PKG/pyproject.toml" | sha256sum | cut -c1-16)"
-if [[ ! -f "$stamp" ]]; then
-  echo "test-python: preparing $VENV"
-  [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$PKG/requirements-dev.txt"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$PKG"
-  rm -f "$VENV"/.mcp-bridge-client-*
-  touch "$stamp"
-fi
-py="$VENV/bin/python"
+py="$("$ROOT/scripts/pyclient-venv.sh")"
 
 echo "test-python: stubs are fresh?"
 "$py" "$PKG/scripts/generate_stubs.py" --check
+
+echo "test-python: ruff"
+(cd "$PKG" && "$py" -m ruff check --no-cache .) || {
+  echo "test-python: ruff failed (fix it, or run: cd clients/python && ruff check --fix .)" >&2; exit 1; }
 
 echo "test-python: mypy --strict"
 (cd "$PKG" && "$py" -m mypy --cache-dir "$VENV/mypy-cache" --no-error-summary) || {

@@ -207,7 +207,7 @@ type principalStream struct {
 func (p *principalStream) Context() context.Context { return p.ctx }
 
 // recoverInto is the last line of defence: a panic in a handler is logged and becomes INTERNAL, and the
-// process goes on. (Goroutines a handler starts recover on their own: see safeGo.)
+// process goes on. (Goroutines the service starts recover on their own: see logPanic.)
 func (s *Service) recoverInto(method string, err *error) {
 	if r := recover(); r != nil {
 		s.logger.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))

@@ -135,14 +135,6 @@ func metaToProto(m mcp.Meta) (*structpb.Struct, error) {
 	return s, nil
 }
 
-func metaFromProto(s *structpb.Struct, path string) (mcp.Meta, error) {
-	m, err := mapFromStruct(s, path)
-	if err != nil || len(m) == 0 {
-		return nil, err
-	}
-	return mcp.Meta(m), nil
-}
-
 func iconsToProto(icons []mcp.Icon) []*pb.Icon {
 	var out []*pb.Icon
 	for _, i := range icons {
@@ -489,26 +481,6 @@ func taskSupportToProto(s string) pb.TaskSupport {
 	return pb.TaskSupport_TASK_SUPPORT_UNSPECIFIED
 }
 
-// toolFromProto is used for the tools of a sampling request only in tests (hosts never send tools); it is
-// the inverse of toolToProto for round-trip checks.
-func toolFromProto(t *pb.Tool) *mcp.Tool {
-	var vs []mcpcore.FieldViolation
-	m := &mcp.Tool{Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(), Icons: iconsFromProto(t.GetIcons())}
-	if t.GetInputSchema() != nil {
-		m.InputSchema = mapFromStructPath(t.GetInputSchema(), "inputSchema", &vs)
-	}
-	if t.GetOutputSchema() != nil {
-		m.OutputSchema = mapFromStructPath(t.GetOutputSchema(), "outputSchema", &vs)
-	}
-	if a := t.GetAnnotations(); a != nil {
-		m.Annotations = &mcp.ToolAnnotations{Title: a.GetTitle(), ReadOnlyHint: a.GetReadOnlyHint(), IdempotentHint: a.GetIdempotentHint(), DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint}
-	}
-	if t.GetMeta() != nil {
-		m.Meta = mapFromStructPath(t.GetMeta(), "_meta", &vs)
-	}
-	return m
-}
-
 func callToolResultToProto(r *mcp.CallToolResult) (*pb.CallToolResult, error) {
 	if r == nil {
 		return nil, badMessage("tool result", fmt.Errorf("null"))
@@ -590,9 +562,6 @@ func getPromptResultToProto(r *mcp.GetPromptResult) (*pb.GetPromptResponse, erro
 
 // --- capabilities ---
 
-// tasksExtension is the 2026-07-28 tasks extension's capability key (SEP-2663).
-const tasksExtension = "io.modelcontextprotocol/tasks"
-
 // serverCapsToProto converts the server's capabilities. raw is the capabilities object as the server sent
 // it (mcpcore.Session.RawServerCapabilities), which holds the 2025-11-25 tasks capability the SDK's type
 // drops; it may be nil.
@@ -616,10 +585,10 @@ func serverCapsToProto(c *mcp.ServerCapabilities, raw json.RawMessage) (*pb.Serv
 	if c.Completions != nil {
 		p.Completions = &pb.CompletionsCapability{}
 	}
-	if _, ok := c.Extensions[tasksExtension]; ok {
+	if _, ok := c.Extensions[mcpcore.TasksExtension]; ok {
 		p.Tasks = &pb.TasksCapability{Cancel: true, ToolCall: true}
-	} else if t := rawTasksCap(raw); t != nil {
-		p.Tasks = t
+	} else if t := mcpcore.ParseTasksCapability(raw); t != nil {
+		p.Tasks = &pb.TasksCapability{List: t.List, Cancel: t.Cancel, ToolCall: t.ToolCall}
 	}
 	var err error
 	if p.Experimental, err = structFromMap(c.Experimental); err != nil {
@@ -629,34 +598,6 @@ func serverCapsToProto(c *mcp.ServerCapabilities, raw json.RawMessage) (*pb.Serv
 		return nil, badMessage("capabilities.extensions", err)
 	}
 	return p, nil
-}
-
-// rawTasksCap reads the 2025-11-25 tasks capability ({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})
-// from a raw capabilities object; nil when there is none.
-func rawTasksCap(raw json.RawMessage) *pb.TasksCapability {
-	if len(raw) == 0 {
-		return nil
-	}
-	var c struct {
-		Tasks *struct {
-			List     json.RawMessage `json:"list"`
-			Cancel   json.RawMessage `json:"cancel"`
-			Requests *struct {
-				Tools *struct {
-					Call json.RawMessage `json:"call"`
-				} `json:"tools"`
-			} `json:"requests"`
-		} `json:"tasks"`
-	}
-	if json.Unmarshal(raw, &c) != nil || c.Tasks == nil {
-		return nil
-	}
-	set := func(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
-	t := &pb.TasksCapability{List: set(c.Tasks.List), Cancel: set(c.Tasks.Cancel)}
-	if r := c.Tasks.Requests; r != nil && r.Tools != nil {
-		t.ToolCall = set(r.Tools.Call)
-	}
-	return t
 }
 
 // hostCapsFromProto turns the host's declaration into mcpcore's. An elicitation capability with neither
@@ -1025,37 +966,13 @@ func taskToProto(t *mcpcore.Task) *pb.Task {
 	return out
 }
 
-// taskFromRaw converts a task object as a server sent it (notifications/tasks/status).
+// taskFromRaw converts a task object as a server sent it (notifications/tasks/status); mcpcore reads it.
 func taskFromRaw(raw json.RawMessage) (*pb.Task, error) {
-	var w struct {
-		TaskID         string   `json:"taskId"`
-		Status         string   `json:"status"`
-		StatusMessage  string   `json:"statusMessage"`
-		CreatedAt      string   `json:"createdAt"`
-		LastUpdatedAt  string   `json:"lastUpdatedAt"`
-		TTL            *float64 `json:"ttl"`
-		TTLMs          *float64 `json:"ttlMs"`
-		PollInterval   *float64 `json:"pollInterval"`
-		PollIntervalMs *float64 `json:"pollIntervalMs"`
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
+	t, err := mcpcore.ParseTask(raw)
+	if err != nil {
 		return nil, badMessage("task", err)
 	}
-	out := &pb.Task{TaskId: w.TaskID, Status: taskStatusToProto(w.Status), StatusMessage: w.StatusMessage,
-		CreateTime: parseTime(w.CreatedAt), LastUpdateTime: parseTime(w.LastUpdatedAt), Meta: rawMeta(raw)}
-	ms := func(a, b *float64) *durationpb.Duration {
-		v := a
-		if v == nil {
-			v = b
-		}
-		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 || *v > float64(math.MaxInt64/int64(time.Millisecond)) {
-			return nil
-		}
-		return durationpb.New(time.Duration(*v * float64(time.Millisecond)))
-	}
-	out.Ttl = ms(w.TTLMs, w.TTL)
-	out.PollInterval = ms(w.PollIntervalMs, w.PollInterval)
-	return out, nil
+	return taskToProto(t), nil
 }
 
 func parseTime(s string) *timestamppb.Timestamp {

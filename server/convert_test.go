@@ -379,7 +379,6 @@ func TestToStatus(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded, nil},
 		{"cancelled", context.Canceled, codes.Canceled, ReasonCancelled, nil},
 		{"bad message", mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage, nil},
-		{"era", mcpcore.ErrNotSupportedByEra, codes.Unimplemented, ReasonNotSupportedByEra, nil},
 		{"capability", mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing, nil},
 		{"unconfigured", mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer, nil},
 		{"other", errors.New("secret detail"), codes.Internal, ReasonInternal, nil},

@@ -35,7 +35,6 @@ const (
 	ReasonTooManyPending     = "TOO_MANY_PENDING_REQUESTS"
 	ReasonSessionClosed      = "SESSION_CLOSED"
 	ReasonCapabilityMissing  = "CAPABILITY_NOT_NEGOTIATED"
-	ReasonNotSupportedByEra  = "NOT_SUPPORTED_BY_PROTOCOL_VERSION"
 	ReasonPermissionDenied   = "PERMISSION_DENIED"
 	ReasonUnconfiguredServer = "UNCONFIGURED_SERVER"
 	ReasonDeadlineExceeded   = "DEADLINE_EXCEEDED"
@@ -87,7 +86,6 @@ var sentinelTable = []struct {
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
 	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
-	{mcpcore.ErrNotSupportedByEra, codes.Unimplemented, ReasonNotSupportedByEra},
 	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
 	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
 	{mcpcore.ErrRequestTimeout, codes.DeadlineExceeded, ReasonRequestTimeout},

@@ -138,52 +138,26 @@ func pendingEvent(pr *mcpcore.PendingRequest, seq uint64) (*pb.Event, error) {
 	return &pb.Event{Sequence: seq, SessionId: pr.SessionID, Time: timestamppb.Now(), Payload: &pb.Event_ServerRequest{ServerRequest: r}}, nil
 }
 
-// eventFeed turns one session's subscription into API events for one receiver: first the requests
-// pending at subscription time (when replay is set), then the session's events in order, without
-// delivering a request twice.
-type eventFeed struct {
+// requestFeed turns core events into API events for one receiver: first the requests pending when it was
+// made (replay), then the events in order, delivering each request once. A session's events (eventFeed) and
+// the opening requests of sessions being created (openingFeed) share it; they differ in where the pending
+// requests come from and in the subscription.
+type requestFeed struct {
 	svc     *Service
-	owner   string
-	session string
-	sub     *mcpcore.Subscription
+	what    string                           // for logs: "session <id>", or "opening requests"
+	pending func() []*mcpcore.PendingRequest // the requests pending now, for this receiver
 	outcome func(string) pb.RequestOutcome
 	seen    map[string]bool // requests delivered and not yet ended
-	pos     uint64          // Seq of the last event taken from sub, or sub.Start() before the first
+	pos     uint64          // Seq of the last event converted, or where the subscription started (0 for opening)
 }
 
-// feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
-// goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
-// absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
-// the core's default of 1024 would cost ~200 KB per idle stream).
-const feedBuffer = 16
+// replay returns the pending requests as events, at the feed's position.
+func (f *requestFeed) replay() []*pb.Event { return f.undelivered() }
 
-// newEventFeed subscribes first and lists second, so no request falls between the two.
-func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
-	sub := sess.Subscribe(feedBuffer)
-	return &eventFeed{svc: s, owner: owner, session: sessionID, sub: sub, outcome: s.outcomeFor(key), seen: map[string]bool{}, pos: sub.Start()}
-}
-
-// replay returns the session's pending requests as events, at the position the subscription started.
-func (f *eventFeed) replay() []*pb.Event {
-	var out []*pb.Event
-	for _, pr := range f.svc.core.Dispatcher().List(f.owner, f.session) {
-		ev, err := pendingEvent(pr, f.pos)
-		if err != nil {
-			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
-			continue
-		}
-		f.seen[pr.ID] = true
-		out = append(out, ev)
-	}
-	return out
-}
-
-// resync returns, as events, the session's pending requests this receiver has not delivered. The core
-// signals a gap (Subscription.Gap) when the receiver's subscription dropped events; a lost
-// EventRequestCreated would otherwise leave a request no host was told of, waiting for its deadline. It also
-// forgets delivered requests that are no longer pending (their EventRequestEnded may have been lost).
-func (f *eventFeed) resync() []*pb.Event {
-	pending := f.svc.core.Dispatcher().List(f.owner, f.session)
+// undelivered returns, as events, the pending requests this receiver has not delivered, and forgets
+// delivered requests that are no longer pending (their EventRequestEnded may have been lost).
+func (f *requestFeed) undelivered() []*pb.Event {
+	pending := f.pending()
 	live := make(map[string]bool, len(pending))
 	var out []*pb.Event
 	for _, pr := range pending {
@@ -204,14 +178,11 @@ func (f *eventFeed) resync() []*pb.Event {
 			delete(f.seen, id)
 		}
 	}
-	if len(out) > 0 {
-		f.svc.logger.Info("events dropped for a slow receiver; pending requests delivered again", "session", f.session, "requests", len(out))
-	}
 	return out
 }
 
 // convert turns a core event into an API event; ok is false for events this receiver must skip.
-func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
+func (f *requestFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 	f.pos = ev.Seq
 	switch ev.Kind {
 	case mcpcore.EventRequestCreated:
@@ -228,10 +199,60 @@ func (f *eventFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
 	}
 	out, err := eventToProto(ev, f.outcome)
 	if err != nil {
-		f.svc.logger.Warn("event not delivered", "session", f.session, "seq", ev.Seq, "error", err)
+		f.svc.logger.Warn("event not delivered", "to", f.what, "seq", ev.Seq, "error", err)
 		return nil, false
 	}
 	return out, true
+}
+
+// startWatch begins a WatchEvents stream: the response headers go out first (the first Send would send
+// them too, and SendHeader after it fails the stream), then the replay unless include_pending is false.
+func (f *requestFeed) startWatch(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
+	if req.IncludePending == nil || req.GetIncludePending() {
+		for _, ev := range f.replay() {
+			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// eventFeed is the requestFeed of one session's subscription.
+type eventFeed struct {
+	requestFeed
+	session string
+	sub     *mcpcore.Subscription
+}
+
+// feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
+// goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
+// absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
+// the core's default of 64 would cost ~200 KB per idle stream).
+const feedBuffer = 16
+
+// newEventFeed subscribes first and lists second, so no request falls between the two.
+func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
+	sub := sess.Subscribe(feedBuffer)
+	return &eventFeed{
+		requestFeed: requestFeed{svc: s, what: "session " + sessionID, outcome: s.outcomeFor(key), seen: map[string]bool{}, pos: sub.Start(),
+			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) }},
+		session: sessionID, sub: sub,
+	}
+}
+
+// resync returns, as events, the session's pending requests this receiver has not delivered. The core
+// signals a gap (Subscription.Gap) when the receiver's subscription dropped events; a lost
+// EventRequestCreated would otherwise leave a request no host was told of, waiting for its deadline.
+func (f *eventFeed) resync() []*pb.Event {
+	out := f.undelivered()
+	if len(out) > 0 {
+		f.svc.logger.Info("events dropped for a slow receiver; pending requests delivered again", "session", f.session, "requests", len(out))
+	}
+	return out
 }
 
 // WatchEvents streams one session's events: its pending requests first (unless include_pending is false),
@@ -251,16 +272,8 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
 	defer feed.sub.Close()
 	defer s.attachHost(sess.ID())()
-	// Headers first: the first Send would send them too, and SendHeader after it fails the stream.
-	if err := stream.SendHeader(nil); err != nil {
+	if err := feed.startWatch(req, stream); err != nil {
 		return err
-	}
-	if req.IncludePending == nil || req.GetIncludePending() {
-		for _, ev := range feed.replay() {
-			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
-				return err
-			}
-		}
 	}
 	for {
 		select {

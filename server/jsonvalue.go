@@ -258,20 +258,3 @@ func jsonFromStruct(s *structpb.Struct, path string) (json.RawMessage, error) {
 	}
 	return raw, nil
 }
-
-// jsonFromValue converts a host's Value at path to JSON; nil for a nil Value.
-func jsonFromValue(v *structpb.Value, path string) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
-	}
-	var vs []mcpcore.FieldViolation
-	x := anyFromValue(v, path, &vs)
-	if len(vs) > 0 {
-		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: vs}
-	}
-	raw, err := json.Marshal(x)
-	if err != nil {
-		return nil, &mcpcore.InvalidError{Err: errInvalidInput, Violations: []mcpcore.FieldViolation{{Field: path, Description: err.Error()}}}
-	}
-	return raw, nil
-}

@@ -128,54 +128,23 @@ func (s *Service) announceOpening(pr *mcpcore.PendingRequest) {
 	}()
 }
 
-// openingFeed turns opening events into API events for one receiver (key as in outcomeFor), replaying
-// the requests pending when it was created and delivering each request once.
+// openingFeed is the requestFeed of the opening requests (authorization requests of sessions being
+// created) of one owner, for one receiver (key as in outcomeFor).
 type openingFeed struct {
-	svc     *Service
-	sub     *openingSub
-	outcome func(string) pb.RequestOutcome
-	seen    map[string]bool
+	requestFeed
+	sub *openingSub
 }
 
 func (s *Service) newOpeningFeed(owner, key string) *openingFeed {
-	return &openingFeed{svc: s, sub: s.subscribeOpening(owner), outcome: s.outcomeFor(key), seen: map[string]bool{}}
+	sub := s.subscribeOpening(owner)
+	return &openingFeed{
+		requestFeed: requestFeed{svc: s, what: "opening requests", outcome: s.outcomeFor(key), seen: map[string]bool{},
+			pending: func() []*mcpcore.PendingRequest { return s.openingRequests(owner) }},
+		sub: sub,
+	}
 }
 
 func (f *openingFeed) close() { f.svc.unsubscribeOpening(f.sub) }
-
-// replay returns the opening requests pending now.
-func (f *openingFeed) replay() []*pb.Event {
-	var out []*pb.Event
-	for _, pr := range f.svc.openingRequests(f.sub.owner) {
-		ev, err := pendingEvent(pr, 0)
-		if err != nil {
-			f.svc.logger.Warn("pending request not delivered", "request", pr.ID, "error", err)
-			continue
-		}
-		f.seen[pr.ID] = true
-		out = append(out, ev)
-	}
-	return out
-}
-
-// convert turns an opening event into an API event; ok is false for one to skip.
-func (f *openingFeed) convert(ev mcpcore.Event) (*pb.Event, bool) {
-	switch ev.Kind {
-	case mcpcore.EventRequestCreated:
-		if f.seen[ev.Request.ID] {
-			return nil, false
-		}
-		f.seen[ev.Request.ID] = true
-	case mcpcore.EventRequestEnded:
-		delete(f.seen, ev.Ended.RequestID)
-	}
-	out, err := eventToProto(ev, f.outcome)
-	if err != nil {
-		f.svc.logger.Warn("opening event not delivered", "error", err)
-		return nil, false
-	}
-	return out, true
-}
 
 // watchOpeningEvents is WatchEvents on session "-": the caller's authorization requests of sessions being
 // created (those pending first, unless include_pending is false) and their ends, until the client goes
@@ -184,16 +153,8 @@ func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Ser
 	ctx := stream.Context()
 	feed := s.newOpeningFeed(Principal(ctx), "")
 	defer feed.close()
-	// Headers first, as in WatchEvents.
-	if err := stream.SendHeader(nil); err != nil {
+	if err := feed.startWatch(req, stream); err != nil {
 		return err
-	}
-	if req.IncludePending == nil || req.GetIncludePending() {
-		for _, ev := range feed.replay() {
-			if err := stream.Send(&pb.WatchEventsResponse{Event: ev}); err != nil {
-				return err
-			}
-		}
 	}
 	for {
 		select {

@@ -33,7 +33,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // listening holds the addresses the bridge actually listens on (a port 0 resolved); an empty
@@ -70,9 +69,6 @@ func (t shutdownTimeouts) withDefaults() shutdownTimeouts {
 
 // bridgeServiceName is the name grpc.health.v1 reports the BridgeService's status under.
 var bridgeServiceName = mcpbridgev1.BridgeService_ServiceDesc.ServiceName
-
-// inprocBufferSize is the buffer of the in-process gateway connection.
-const inprocBufferSize = 1 << 20
 
 // bridge is one running bridge: listeners, servers and the service.
 type bridge struct {
@@ -258,7 +254,7 @@ func (b *bridge) closeListeners() {
 		}
 	}
 	if b.inprocLn != nil {
-		b.inprocLn.Close()
+		_ = b.inprocLn.Close() // never fails
 	}
 }
 
@@ -530,42 +526,4 @@ func forwardClientCert(_ context.Context, r *http.Request) metadata.MD {
 		return nil
 	}
 	return metadata.Pairs(clientCertMetadataKey, string(r.TLS.VerifiedChains[0][0].Raw))
-}
-
-// inprocListener is an in-memory listener whose connections report the network gatewayNetwork,
-// so that the gRPC side can tell gateway calls apart.
-type inprocListener struct {
-	*bufconn.Listener
-}
-
-func newInprocListener() *inprocListener {
-	return &inprocListener{Listener: bufconn.Listen(inprocBufferSize)}
-}
-
-type inprocAddr struct{}
-
-func (inprocAddr) Network() string { return gatewayNetwork }
-func (inprocAddr) String() string  { return gatewayNetwork }
-
-type inprocConn struct{ net.Conn }
-
-func (inprocConn) LocalAddr() net.Addr  { return inprocAddr{} }
-func (inprocConn) RemoteAddr() net.Addr { return inprocAddr{} }
-
-func (l *inprocListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return inprocConn{c}, nil
-}
-
-func (l *inprocListener) Addr() net.Addr { return inprocAddr{} }
-
-func (l *inprocListener) DialContext(ctx context.Context) (net.Conn, error) {
-	c, err := l.Listener.DialContext(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return inprocConn{c}, nil
 }

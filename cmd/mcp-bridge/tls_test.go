@@ -23,14 +23,13 @@ import (
 
 // testPKI is a CA with a server certificate for 127.0.0.1 and a client certificate for "alice".
 type testPKI struct {
-	dir        string
-	pool       *x509.CertPool
-	client     tls.Certificate
-	clientDER  []byte
-	caFile     string
-	certFile   string
-	keyFile    string
-	serverName string
+	dir       string
+	pool      *x509.CertPool
+	client    tls.Certificate
+	clientDER []byte
+	caFile    string
+	certFile  string
+	keyFile   string
 }
 
 func newTestPKI(t *testing.T) *testPKI {

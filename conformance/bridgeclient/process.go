@@ -80,7 +80,7 @@ func startBridge(ctx context.Context, bin, cfg string, extraEnv []string, logs i
 	case <-p.exited:
 		return nil, fmt.Errorf("mcp-bridge exited before serving: %v", cmd.ProcessState)
 	case <-ctx.Done():
-		p.stop()
+		_ = p.stop() // the error that matters is the one below
 		return nil, fmt.Errorf("mcp-bridge did not report its addresses: %w", ctx.Err())
 	}
 }

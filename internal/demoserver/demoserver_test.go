@@ -598,7 +598,7 @@ func TestResources(t *testing.T) {
 
 		_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://items/omega"})
 		var rpcErr *jsonrpc.Error
-		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound {
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound { //nolint:staticcheck // the code mcp.ResourceNotFoundError sends, which follows the SDK's godebug
 			t.Errorf("reading a missing item: %v, want resource-not-found", err)
 		}
 	})

@@ -94,9 +94,18 @@ func repoRoot() (string, error) {
 	}
 }
 
-// Node returns the node binary, or calls Missing.
+// skipShort skips a test that needs a peer process in -short mode (make test-unit: Go only, offline).
+func skipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs a peer process; -short runs without them (make test-go runs them)")
+	}
+}
+
+// Node returns the node binary, or calls Missing. It skips in -short mode.
 func Node(tb testing.TB) string {
 	tb.Helper()
+	skipShort(tb)
 	if p := os.Getenv(EnvNode); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			Missing(tb, "%s=%s: %v", EnvNode, p, err)
@@ -207,7 +216,7 @@ func startAndWait(tb testing.TB, name string, cmd *exec.Cmd) string {
 	go func() { copying.Wait(); exited <- cmd.Wait() }()
 	tb.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		<-exited //nolint:errcheck // killed: its exit status says nothing
 		log.stop()
 	})
 
@@ -268,6 +277,7 @@ var (
 // PythonPeer returns the command that runs tools/python-peer/server.py (official Python SDK) over stdio.
 func PythonPeer(tb testing.TB) Command {
 	tb.Helper()
+	skipShort(tb)
 	root := RepoRoot(tb)
 	script := filepath.Join(root, "tools", "python-peer", "server.py")
 	pythonOnce.Do(func() {

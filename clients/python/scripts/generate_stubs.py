@@ -37,8 +37,8 @@ MARKER = (
 
 
 def _include_dirs() -> list[str]:
-    import grpc_tools  # pinned in requirements-dev.txt
     import google.api.annotations_pb2 as annotations  # googleapis-common-protos
+    import grpc_tools  # pinned in requirements-dev.txt
 
     wkt = pathlib.Path(grpc_tools.__file__).parent / "_proto"
     # site-packages/google/api/annotations_pb2.py -> site-packages (holds google/api/*.proto, google/rpc/*.proto)

@@ -13,7 +13,8 @@ import itertools
 import queue
 import threading
 from collections import defaultdict
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 from google.rpc import code_pb2, status_pb2

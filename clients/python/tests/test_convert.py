@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from google.protobuf import struct_pb2
 
-from mcp_bridge import _convert as cv
 from mcp_bridge import (
     AudioContent,
     EmbeddedResource,
@@ -16,8 +15,9 @@ from mcp_bridge import (
     ToolResultContent,
     ToolUseContent,
 )
-from mcp_bridge.types import Annotations
+from mcp_bridge import _convert as cv
 from mcp_bridge._gen.mcpbridge.v1 import host_pb2, mcp_pb2, session_pb2
+from mcp_bridge.types import Annotations
 
 
 def test_json_round_trip_keeps_plain_python_values() -> None:

@@ -20,9 +20,9 @@ from mcp_bridge import (
     cancel,
     decline,
 )
+from mcp_bridge import _convert as cv
 from mcp_bridge import handler as h
 from mcp_bridge._gen.mcpbridge.v1 import host_pb2, mcp_pb2
-from mcp_bridge import _convert as cv
 
 
 def caps(handler: Any, **kw: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import pytest
 
 from mcp_bridge import AsyncClient, AuthorizationRequest, BridgeError, Client, Handler, McpError
 
-from .conftest import REPO, Bridge, _BRIDGES, bridge_binary, missing_peer
+from .conftest import _BRIDGES, REPO, Bridge, bridge_binary, missing_peer
 
 
 def oauthpeer_binary(tmp: Path) -> Path | None:

@@ -12,7 +12,7 @@ from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import host_pb2
 from .errors import BridgeError, DeadlineExceededError, from_rpc_error
-from .handler import ServerRequest, capabilities, elicitation_answer, error_answer
+from .handler import Handler, ServerRequest, capabilities, elicitation_answer, error_answer
 from .types import (
     CallToolResult,
     Implementation,
@@ -66,7 +66,7 @@ def channel_options(max_message_bytes: int | None, options: Iterable[tuple[str, 
 
 def create_session_request(
     server: str,
-    handler: Any,
+    handler: Handler | None,
     roots: Iterable[Root | Mapping[str, Any] | str] | None,
     protocol_version: str,
     client_info: Implementation | Mapping[str, Any] | None,

@@ -231,7 +231,7 @@ def timestamp(msg: Any, name: str) -> _dt.datetime | None:
     if not msg.HasField(name):
         return None
     ts = getattr(msg, name)
-    return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc)
+    return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.UTC)
 
 
 def seconds(msg: Any, name: str) -> float | None:

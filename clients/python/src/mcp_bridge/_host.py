@@ -26,10 +26,12 @@ from typing import Any
 import grpc
 
 from . import _convert as cv
+from ._gen.mcpbridge.v1 import host_pb2
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, BridgeError, McpError, from_status_proto
 from .handler import (
     AuthorizationRequest,
     ElicitationRequest,
+    Handler,
     RootsRequest,
     SamplingRequest,
     ServerRequest,
@@ -38,7 +40,6 @@ from .handler import (
     overrides,
     request_from,
 )
-from ._gen.mcpbridge.v1 import host_pb2
 from .types import Root
 
 log = logging.getLogger("mcp_bridge")
@@ -48,7 +49,7 @@ _TOMBSTONES = 10_000
 
 @dataclass
 class _SessionEntry:
-    handler: Any
+    handler: Handler | None
     roots: list[Root] | None
     waiters: list[concurrent.futures.Future[None]] = field(default_factory=list)
     attached: bool = False
@@ -59,7 +60,7 @@ class _Opening:
     """A create_session call in progress whose handler answers authorization requests."""
 
     server: str
-    handler: Any
+    handler: Handler | None
 
 
 @dataclass
@@ -89,7 +90,7 @@ class HostCore:
 
     # ------------------------------------------------------------------------------------- sessions
 
-    def add_session(self, session_id: str, handler: Any, roots: list[Root] | None) -> concurrent.futures.Future[None]:
+    def add_session(self, session_id: str, handler: Handler | None, roots: list[Root] | None) -> concurrent.futures.Future[None]:
         """Track a session; the returned future resolves once the bridge confirms the attach."""
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
         with self._lock:
@@ -106,7 +107,7 @@ class HostCore:
                 self._send(host_pb2.ConnectRequest(attach=host_pb2.AttachSessions(session_ids=[session_id])))
         return fut
 
-    def begin_opening(self, server: str, handler: Any) -> object:
+    def begin_opening(self, server: str, handler: Handler | None) -> object:
         """Register a create_session call in progress: until :meth:`end_opening`, authorization requests for
         ``server`` of sessions this client does not hold (the session being created has no id yet on this
         side) go to ``handler``. Returns the token for end_opening."""
@@ -244,7 +245,7 @@ class HostCore:
         self.handler_calls += 1
         self.spawn(request, method, args)
 
-    def _opening_handler(self, sr: host_pb2.ServerRequest) -> Any:
+    def _opening_handler(self, sr: host_pb2.ServerRequest) -> Handler | None:
         """The handler of the create_session in progress that an authorization request belongs to (lock held)."""
         if sr.WhichOneof("payload") != "authorization":
             return None
@@ -253,7 +254,7 @@ class HostCore:
                 return o.handler
         return None
 
-    def _method_for(self, handler: Any, roots: list[Root] | None, request: ServerRequest) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    def _method_for(self, handler: Handler | None, roots: list[Root] | None, request: ServerRequest) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if isinstance(request, SamplingRequest) and overrides(handler, "handle_sampling"):
             return handler.handle_sampling, (request,)
         if isinstance(request, ElicitationRequest):

@@ -26,7 +26,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
 from .errors import BridgeError, from_rpc_error
-from .handler import ServerRequest, overrides, request_from
+from .handler import Handler, ServerRequest, overrides, request_from
 from .types import (
     CallToolResult,
     Completion,
@@ -120,7 +120,7 @@ class AsyncClient:
         """Wait until the channel to the bridge is connected; raises UnavailableError after ``timeout``."""
         try:
             await asyncio.wait_for(self._channel.channel_ready(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise BridgeError(grpc.StatusCode.UNAVAILABLE, f"bridge at {self.target} not reachable within {timeout}s") from None
 
     async def list_servers(self, *, timeout: float | None = None) -> list[ServerInfo]:
@@ -131,7 +131,7 @@ class AsyncClient:
     async def create_session(
         self,
         server: str,
-        handler: Any = None,
+        handler: Handler | None = None,
         *,
         roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
         protocol_version: str = "",
@@ -164,7 +164,7 @@ class AsyncClient:
     async def session(
         self,
         session_id: str,
-        handler: Any = None,
+        handler: Handler | None = None,
         *,
         roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
         timeout: float | None = None,
@@ -489,12 +489,12 @@ class _AsyncHostStream:
         self._wake: asyncio.Event | None = None
         self.connects = 0
 
-    async def attach(self, session_id: str, handler: Any, roots: list[Root] | None, timeout: float) -> None:
+    async def attach(self, session_id: str, handler: Handler | None, roots: list[Root] | None, timeout: float) -> None:
         fut = self.core.add_session(session_id, handler, roots)
         self._ensure_started()
         try:
             await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.core.remove_session(session_id)
             raise BridgeError(
                 grpc.StatusCode.UNAVAILABLE, f"the host stream did not attach session {session_id} within {timeout}s"
@@ -548,11 +548,11 @@ class _AsyncHostStream:
 
             def send(msg: host_pb2.ConnectRequest) -> None:
                 # Thread-safe: handlers may answer from any thread.
-                loop.call_soon_threadsafe(outbox.put_nowait, msg)
+                loop.call_soon_threadsafe(outbox.put_nowait, msg)  # noqa: B023 -- this attempt's queue
 
             async def requests() -> AsyncIterator[host_pb2.ConnectRequest]:
                 while True:
-                    msg = await outbox.get()
+                    msg = await outbox.get()  # noqa: B023 -- runs within this attempt
                     if msg is None:
                         return
                     yield msg
@@ -602,7 +602,7 @@ class _AsyncHostStream:
                 return
             try:
                 await asyncio.wait_for(self._wake.wait(), delay * random.uniform(0.8, 1.2))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self._wake.clear()
             delay = min(delay * 2, maximum)
@@ -637,7 +637,7 @@ class _AsyncHostStream:
         except Exception as exc:  # noqa: BLE001 - a handler error is answered, never raised
             self.core.fail(request, exc)
 
-    def _notify(self, handler: Any, method: str, params: dict[str, Any]) -> None:
+    def _notify(self, handler: Handler | None, method: str, params: dict[str, Any]) -> None:
         if self._notes is not None:
             self._notes.put_nowait((handler, method, params))
 

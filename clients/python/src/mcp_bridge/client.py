@@ -26,7 +26,7 @@ from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
 from .errors import BridgeError, from_rpc_error
-from .handler import ServerRequest, overrides, request_from
+from .handler import Handler, ServerRequest, overrides, request_from
 from .types import (
     CallToolResult,
     Completion,
@@ -161,7 +161,7 @@ class Client:
     def create_session(
         self,
         server: str,
-        handler: Any = None,
+        handler: Handler | None = None,
         *,
         roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
         protocol_version: str = "",
@@ -204,7 +204,7 @@ class Client:
     def session(
         self,
         session_id: str,
-        handler: Any = None,
+        handler: Handler | None = None,
         *,
         roots: Iterable[Root | Mapping[str, Any] | str] | None = None,
         timeout: float | None = None,
@@ -538,7 +538,7 @@ class _SyncHostStream:
         self._call: Any = None
         self.connects = 0  # streams opened so far (for tests)
 
-    def attach(self, session_id: str, handler: Any, roots: list[Root] | None, timeout: float) -> None:
+    def attach(self, session_id: str, handler: Handler | None, roots: list[Root] | None, timeout: float) -> None:
         fut = self.core.add_session(session_id, handler, roots)
         self._ensure_started()
         try:
@@ -590,7 +590,7 @@ class _SyncHostStream:
 
             def requests() -> Iterator[host_pb2.ConnectRequest]:
                 while True:
-                    msg = outbox.get()
+                    msg = outbox.get()  # noqa: B023 -- runs within this attempt
                     if msg is _STOP:
                         return
                     yield msg
@@ -667,14 +667,16 @@ class _SyncHostStream:
             return
         self.core.finish(request, result)
 
-    def _notify(self, handler: Any, method: str, params: dict[str, Any]) -> None:
+    def _notify(self, handler: Handler | None, method: str, params: dict[str, Any]) -> None:
         try:
             self._notifier.submit(self._deliver, handler, method, params)
         except RuntimeError:
             pass
 
     @staticmethod
-    def _deliver(handler: Any, method: str, params: dict[str, Any]) -> None:
+    def _deliver(handler: Handler | None, method: str, params: dict[str, Any]) -> None:
+        if handler is None:
+            return
         try:
             result = handler.handle_notification(method, params)
             if inspect.isawaitable(result):

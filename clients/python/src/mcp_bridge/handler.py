@@ -29,7 +29,7 @@ import datetime as _dt
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, TypeVar, Union
+from typing import Any, ClassVar, Literal, Protocol, TypeGuard, TypeVar, Union
 
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import host_pb2, mcp_pb2
@@ -314,7 +314,7 @@ def cancel() -> ElicitResult:
 
 SamplingAnswer = Union[SamplingResult, JSONObject]
 ElicitationAnswer = Union[ElicitResult, JSONObject, Literal["accept", "decline", "cancel"]]
-RootsAnswer = Union[Sequence[Union[Root, JSONObject, str]], JSONObject]
+RootsAnswer = Union[Sequence[Root | JSONObject | str], JSONObject]
 
 Answer = Union[T, Awaitable[T], "concurrent.futures.Future[T]", None]
 """What a handler method returns: the answer, something that resolves to it, or None to answer later."""
@@ -571,7 +571,7 @@ _METHODS = (
 )
 
 
-def overrides(handler: object, name: str) -> bool:
+def overrides(handler: object, name: str) -> TypeGuard[Handler]:
     """Whether handler implements ``name`` itself (not Handler's default)."""
     impl = getattr(handler, name, None)
     if impl is None or not callable(impl):

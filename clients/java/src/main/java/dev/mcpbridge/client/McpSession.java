@@ -498,6 +498,9 @@ public final class McpSession implements AutoCloseable {
 
   /**
    * Replaces the session's roots; the bridge tells the server their list changed. Returns the roots now.
+   * The session must have declared roots: opened with {@link SessionOptions#roots} or a handler that
+   * overrides {@link HostHandler#listRoots}; otherwise the bridge answers FAILED_PRECONDITION
+   * (CAPABILITY_NOT_NEGOTIATED).
    */
   public List<Root> setRoots(List<Root> newRoots) {
     return Rpc.await(setRootsAsync(newRoots));
