@@ -130,7 +130,7 @@ func TestSecretSourceReadsAgainAtEveryUse(t *testing.T) {
 // decodeProof verifies a DPoP proof with the key in its header and returns header and claims.
 func decodeProof(t *testing.T, proof string) (jose.Header, dpopClaims) {
 	t.Helper()
-	jws, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func (s *Server) dpopProof(proof, method, target, accessToken string) (jkt, nonc
 	if proof == "" || strings.Contains(proof, ",") {
 		return "", "", errors.New("missing or multiple DPoP proofs")
 	}
-	tok, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.PS256, jose.EdDSA})
+	tok, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jose.RS256, jose.PS256, jose.EdDSA})
 	if err != nil {
 		return "", "", errors.New("proof is not a JWS")
 	}

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_bridge import Client, Handler, SamplingRequest, SamplingResult, TextContent
-from mcp_bridge import _otel
+from mcp_bridge import Client, Handler, SamplingRequest, SamplingResult, TextContent, _otel
 
 otel_trace = pytest.importorskip("opentelemetry.trace")
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
