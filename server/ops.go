@@ -36,20 +36,36 @@ func hostMeta(s *structpb.Struct) (map[string]any, error) {
 
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
 func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	tools, next, err := listPage(s, ctx, req.GetSessionId(),
+		func(sess *mcpcore.Session) (*mcp.ListToolsResult, error) {
+			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+		},
+		func(r *mcp.ListToolsResult) ([]*mcp.Tool, string) { return r.Tools, r.NextCursor }, toolToProto)
 	if err != nil {
 		return nil, err
 	}
+	return &pb.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
+}
+
+// listPage is one List* RPC: the session, one page of the server's list, every item converted. The
+// server's error is the call's status; an item that cannot be converted is the server's bad result.
+func listPage[R, T, P any](s *Service, ctx context.Context, sessionID string, list func(*mcpcore.Session) (R, error),
+	items func(R) ([]T, string), convert func(T) (P, error)) ([]P, string, error) {
+	sess, release, err := s.use(ctx, sessionID)
+	if err != nil {
+		return nil, "", err
+	}
 	defer release()
-	r, err := sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+	r, err := list(sess)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, "", toStatus(err)
 	}
-	tools, err := convertAll(r.Tools, toolToProto)
+	all, next := items(r)
+	out, err := convertAll(all, convert)
 	if err != nil {
-		return nil, s.upstreamBad(sess, err)
+		return nil, "", s.upstreamBad(sess, err)
 	}
-	return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, nil
+	return out, next, nil
 }
 
 // convertAll converts every item of a server's result; the first item that cannot be converted fails it all.
@@ -144,38 +160,28 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 
 // ListResources lists one page of the server's resources.
 func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	resources, next, err := listPage(s, ctx, req.GetSessionId(),
+		func(sess *mcpcore.Session) (*mcp.ListResourcesResult, error) {
+			return sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+		},
+		func(r *mcp.ListResourcesResult) ([]*mcp.Resource, string) { return r.Resources, r.NextCursor }, resourceToProto)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	r, err := sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resources, err := convertAll(r.Resources, resourceToProto)
-	if err != nil {
-		return nil, s.upstreamBad(sess, err)
-	}
-	return &pb.ListResourcesResponse{Resources: resources, NextPageToken: r.NextCursor}, nil
+	return &pb.ListResourcesResponse{Resources: resources, NextPageToken: next}, nil
 }
 
 // ListResourceTemplates lists one page of the server's resource templates.
 func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourceTemplatesRequest) (*pb.ListResourceTemplatesResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	templates, next, err := listPage(s, ctx, req.GetSessionId(),
+		func(sess *mcpcore.Session) (*mcp.ListResourceTemplatesResult, error) {
+			return sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+		},
+		func(r *mcp.ListResourceTemplatesResult) ([]*mcp.ResourceTemplate, string) { return r.ResourceTemplates, r.NextCursor }, resourceTemplateToProto)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	r, err := sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	templates, err := convertAll(r.ResourceTemplates, resourceTemplateToProto)
-	if err != nil {
-		return nil, s.upstreamBad(sess, err)
-	}
-	return &pb.ListResourceTemplatesResponse{ResourceTemplates: templates, NextPageToken: r.NextCursor}, nil
+	return &pb.ListResourceTemplatesResponse{ResourceTemplates: templates, NextPageToken: next}, nil
 }
 
 // ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
@@ -260,20 +266,15 @@ func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeRe
 
 // ListPrompts lists one page of the server's prompts.
 func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	prompts, next, err := listPage(s, ctx, req.GetSessionId(),
+		func(sess *mcpcore.Session) (*mcp.ListPromptsResult, error) {
+			return sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
+		},
+		func(r *mcp.ListPromptsResult) ([]*mcp.Prompt, string) { return r.Prompts, r.NextCursor }, promptToProto)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	r, err := sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	prompts, err := convertAll(r.Prompts, promptToProto)
-	if err != nil {
-		return nil, s.upstreamBad(sess, err)
-	}
-	return &pb.ListPromptsResponse{Prompts: prompts, NextPageToken: r.NextCursor}, nil
+	return &pb.ListPromptsResponse{Prompts: prompts, NextPageToken: next}, nil
 }
 
 // GetPrompt renders a prompt.
