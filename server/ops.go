@@ -177,7 +177,9 @@ func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourc
 		func(sess *mcpcore.Session) (*mcp.ListResourceTemplatesResult, error) {
 			return sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListResourceTemplatesResult) ([]*mcp.ResourceTemplate, string) { return r.ResourceTemplates, r.NextCursor }, resourceTemplateToProto)
+		func(r *mcp.ListResourceTemplatesResult) ([]*mcp.ResourceTemplate, string) {
+			return r.ResourceTemplates, r.NextCursor
+		}, resourceTemplateToProto)
 	if err != nil {
 		return nil, err
 	}
