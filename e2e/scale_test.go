@@ -149,6 +149,8 @@ func startHAProxy(t *testing.T, replicas []*bridge) *haproxy {
 }
 
 func TestScaleOut(t *testing.T) {
+	// It needs HAProxy, which `make test-scale` installs (apt) when missing, and runs three replicas; so it runs
+	// only under that target (part of `make test`), not in every `go test ./e2e/...`.
 	if os.Getenv("MCPBRIDGE_TEST_SCALE") != "1" {
 		t.Skip("run by make test-scale (MCPBRIDGE_TEST_SCALE=1)")
 	}

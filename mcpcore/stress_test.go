@@ -43,6 +43,8 @@ func envInt(name string, def int) int {
 // awaits, then SIGQUITs the server and logs its goroutines, so both sides of the hang are in the log.
 // MCPCORE_STRESS_CALLS, _WORKERS and _SECONDS raise the bounds for long runs.
 func TestStressMRTRStdio(t *testing.T) {
+	// `make test-unit` (-short) is the seconds-long offline run a newcomer starts with; this test takes many
+	// seconds and builds the bench's server, so only -short skips it. `make test-go` (in `make test`) runs it.
 	if testing.Short() {
 		t.Skip("a stress run of many seconds; make test-go runs it")
 	}

@@ -34,11 +34,10 @@ type inprocChannel struct {
 	srv      any
 	chain    grpc.UnaryServerInterceptor
 	maxBytes int
-	check    func(proto.Message) error // the gateway's request check (server.CheckUTF8)
 }
 
 func newInprocChannel(conn grpc.ClientConnInterface, desc *grpc.ServiceDesc, srv any, interceptors []grpc.UnaryServerInterceptor, maxBytes int) *inprocChannel {
-	c := &inprocChannel{conn: conn, unary: map[string]grpc.MethodHandler{}, srv: srv, chain: chainUnary(interceptors), maxBytes: maxBytes, check: server.CheckUTF8}
+	c := &inprocChannel{conn: conn, unary: map[string]grpc.MethodHandler{}, srv: srv, chain: chainUnary(interceptors), maxBytes: maxBytes}
 	for _, m := range desc.Methods {
 		c.unary["/"+desc.ServiceName+"/"+m.MethodName] = m.Handler
 	}
@@ -59,7 +58,7 @@ func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply a
 	if !ok1 || !ok2 {
 		return status.Errorf(codes.Internal, "in-process call %s: messages are not protocol buffers", method)
 	}
-	if err := c.check(in); err != nil {
+	if err := server.CheckUTF8(in); err != nil { // the gateway's request check, as gatewayDialOptions runs it
 		return err
 	}
 	if n := proto.Size(in); n > c.maxBytes {
