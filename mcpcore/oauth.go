@@ -144,10 +144,6 @@ type OAuthOptions struct {
 	// AllowInsecureHTTP allows http:// authorization-server and metadata URLs on hosts other than
 	// loopback (loopback http is always allowed, for development).
 	AllowInsecureHTTP bool
-	// OnAuthorization, if set, is told of every authorization request once it is pending, in addition to
-	// the session's events — including requests raised while Core.Open is still connecting, before the
-	// host has the session (the host answers through the Dispatcher as usual). It must not block.
-	OnAuthorization func(*PendingRequest)
 	// Transport, if set, is the base RoundTripper of the OAuth client's requests (tests); nil means the
 	// core's HTTP transport. The address checks apply either way.
 	Transport http.RoundTripper
@@ -597,12 +593,6 @@ func (s *Session) askAuthorization(ctx context.Context, authURL string) (*auth.A
 	if call := callFrom(ctx); call != nil {
 		req.OriginCallID, req.OriginMethod, req.OriginName = call.id, call.method, call.name
 	}
-	if hook := opts.OnAuthorization; hook != nil {
-		// Told once the request is registered: the dispatcher publishes EventRequestCreated before it
-		// blocks, through the session's event log, which the hook does not see while Open runs.
-		stop := s.watchCreated(req, func() { safeCall(s, "OnAuthorization", func() { hook(req) }) })
-		defer stop()
-	}
 	s.logger.Info("authorization needed", "server", s.server.Name, "scopes", strings.Join(ar.Scopes, " "))
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, func() Answer {
 		return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered the authorization request"}}
@@ -633,26 +623,6 @@ func (s *Session) flowFor() *oauthFlow {
 		return nil
 	}
 	return store.existingFlow(grantKey{Server: s.server.Name, Resource: s.server.URL, Owner: s.owner})
-}
-
-// watchCreated calls f once req has been registered with the dispatcher (its ID is set and it is listed).
-// The watcher goroutine it starts ends when the request is listed or stop is called.
-func (s *Session) watchCreated(req *PendingRequest, f func()) (stop func()) {
-	sub := s.events.subscribe(16)
-	done := make(chan struct{})
-	go func() { // ends when req's creation is seen, or the subscription closes (stop, session end)
-		defer close(done)
-		for ev := range sub.C() {
-			if ev.Kind == EventRequestCreated && ev.Request == req {
-				f()
-				return
-			}
-		}
-	}()
-	return func() {
-		sub.Close()
-		<-done
-	}
 }
 
 // resourceIndicator adds resource=<the MCP server> to client_credentials token requests that lack one.

@@ -75,11 +75,21 @@ func newOAuthFixture(t *testing.T, fo fixtureOptions) *oauthFixture {
 	}
 	f.core = New(Options{
 		Logger: oauthLogger(t),
-		OAuth: OAuthOptions{
-			Store:           store,
-			OnAuthorization: func(p *PendingRequest) { go f.answer(p) },
-		},
+		OAuth:  OAuthOptions{Store: store},
 	})
+	// The fake person answers authorization requests from the dispatcher's feed; the goroutine ends when the
+	// watch is closed.
+	auth := f.core.Dispatcher().Watch(func(p *PendingRequest) bool { return p.Kind == KindAuthorization }, 8)
+	authDone := make(chan struct{})
+	go func() {
+		defer close(authDone)
+		for ev := range auth.C() {
+			if ev.Kind == EventRequestCreated {
+				go f.answer(ev.Request)
+			}
+		}
+	}()
+	t.Cleanup(func() { auth.Close(); <-authDone })
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -539,8 +549,16 @@ func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	watch := c.dispatcher.Watch(nil, 8)
+	defer watch.Close()
 	created := make(chan *PendingRequest, 1)
-	c.opts.OAuth.OnAuthorization = func(p *PendingRequest) { created <- p }
+	go func() { // ends when the watch is closed
+		for ev := range watch.C() {
+			if ev.Kind == EventRequestCreated {
+				created <- ev.Request
+			}
+		}
+	}()
 	type result struct {
 		code string
 		err  error
