@@ -194,12 +194,12 @@ var cases = []testCase{
 	}},
 	{"odd keys and values", func(t *testing.T, s state.Store) {
 		records := map[string]string{
-			"s-replica.abc/call-1":  "with a slash",
-			"ünïcødé ✓":             "unicode key",
-			"spaces and\ttabs":      "",
+			"s-replica.abc/call-1":   "with a slash",
+			"ünïcødé ✓":              "unicode key",
+			"spaces and\ttabs":       "",
 			strings.Repeat("k", 500): "long key",
-			"binary":                string([]byte{0, 1, 2, 255, 254, 0}),
-			"large":                 strings.Repeat("0123456789abcdef", 1<<16), // 1 MiB
+			"binary":                 string([]byte{0, 1, 2, 255, 254, 0}),
+			"large":                  strings.Repeat("0123456789abcdef", 1<<16), // 1 MiB
 		}
 		for k, v := range records {
 			mustPut(t, s, state.KindCall, k, v)
