@@ -158,9 +158,6 @@ func New(opts Options) *Core {
 	if opts.ClosedRetention <= 0 {
 		opts.ClosedRetention = DefaultClosedRetention
 	}
-	if opts.OAuth.Store == nil {
-		opts.OAuth.Store = NewTokenStore()
-	}
 	info := opts.ClientInfo
 	if info == nil {
 		info = &mcp.Implementation{Name: "mcp-bridge", Version: Version}

@@ -77,8 +77,9 @@ type ServerConfig struct {
 	// progress restarts RequestTimeout (default 30m; time spent waiting for a host is not counted).
 	MaxRequestTimeout time.Duration
 	// OAuth, when set, authorizes the session with the MCP authorization flow (Streamable HTTP only):
-	// tokens are obtained on the server's 401 and kept per server and per owner (see oauth.go).
-	OAuth *OAuthConfig
+	// tokens are obtained on the server's 401 and kept per server and per owner. Package upstreamauth
+	// builds it (Client.Server); the core's side is authorization.go.
+	OAuth Authorizer
 	// Policy, when set, limits who may open sessions to the server and which tools, prompts and
 	// resources they may see and use (policy.go). Nil allows everything.
 	Policy *Policy
@@ -135,7 +136,7 @@ type Options struct {
 	Pending           PendingPolicy
 	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
 	ClientInfo *mcp.Implementation
-	// OAuth configures the upstream authorization flows of servers with ServerConfig.OAuth set.
+	// OAuth configures how hosts are asked to authorize servers with ServerConfig.OAuth set.
 	OAuth OAuthOptions
 	// ClosedRetention is how long a closed session stays visible to Core.Session (State reports Closed and
 	// why; calls fail) before it is forgotten and Session reports ErrSessionNotFound; default 5 minutes.
@@ -273,7 +274,7 @@ const (
 	KindElicitation
 	KindRoots
 	// KindAuthorization is the bridge's own request, not a server's: a person must open an OAuth
-	// authorization URL and hand back the redirect the authorization server sent them to (see oauth.go).
+	// authorization URL and hand back the redirect the authorization server sent them to (see authorization.go).
 	KindAuthorization
 )
 

@@ -17,10 +17,11 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 )
 
 // newOAuthBridge is an in-process bridge with one OAuth-protected Streamable HTTP server, "secured", whose
-// core's OnAuthorization hook forwards to the service the way cmd/mcp-bridge wires it.
+// dispatcher feeds them to the service (Dispatcher.Watch) the way cmd/mcp-bridge runs it.
 func newOAuthBridge(t *testing.T) *bridge {
 	t.Helper()
 	logs := &testLog{t: t}
@@ -38,7 +39,7 @@ func newOAuthBridge(t *testing.T) *bridge {
 	core := mcpcore.New(mcpcore.Options{
 		Logger: logger,
 		Servers: map[string]mcpcore.ServerConfig{"secured": {
-			Name: "secured", Transport: mcpcore.TransportStreamableHTTP, URL: hs.URL + "/mcp", OAuth: &mcpcore.OAuthConfig{},
+			Name: "secured", Transport: mcpcore.TransportStreamableHTTP, URL: hs.URL + "/mcp", OAuth: upstreamauth.NewClient(upstreamauth.Options{}).Server(&upstreamauth.Config{}),
 			Restart: mcpcore.RestartPolicy{MaxRestarts: -1},
 		}},
 	})

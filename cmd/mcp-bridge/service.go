@@ -8,6 +8,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -35,19 +36,12 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 
 // newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none).
 func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability) (bridgeService, []grpc.ServerOption, error) {
-	opts := coreOptions(cfg, logger)
-	obs.coreOptions(&opts)
-	if cfg.OAuth.TokenStoreFile != "" {
-		key, err := mcpcore.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
-		if err != nil {
-			return nil, nil, fmt.Errorf("oauth token store key: %w", err)
-		}
-		store, err := mcpcore.OpenTokenStore(cfg.OAuth.TokenStoreFile, key, logger)
-		if err != nil {
-			return nil, nil, err
-		}
-		opts.OAuth.Store = store
+	ua, err := upstreamAuth(cfg, logger)
+	if err != nil {
+		return nil, nil, err
 	}
+	opts := coreOptions(cfg, logger, ua)
+	obs.coreOptions(&opts)
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
@@ -96,11 +90,37 @@ func (w *withPeers) Close(ctx context.Context) error {
 	return err
 }
 
-// coreOptions translates the configuration into the MCP client core's options.
-func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
+// upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
+// encrypted file when configured, else memory.
+func upstreamAuth(cfg *config.Config, logger *slog.Logger) (*upstreamauth.Client, error) {
+	opts := upstreamauth.Options{
+		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
+		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
+	}
+	if cfg.OAuth.TokenStoreFile != "" {
+		key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
+		if err != nil {
+			return nil, fmt.Errorf("oauth token store key: %w", err)
+		}
+		store, err := upstreamauth.OpenTokenStore(cfg.OAuth.TokenStoreFile, key, logger)
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = store
+	}
+	return upstreamauth.NewClient(opts), nil
+}
+
+// coreOptions translates the configuration into the MCP client core's options; ua authorizes the servers
+// with an auth block of type oauth.
+func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Client) mcpcore.Options {
 	servers := make(map[string]mcpcore.ServerConfig, len(cfg.MCPServers))
 	for name, s := range cfg.MCPServers {
-		servers[name] = coreServer(s)
+		sc := coreServer(s)
+		if oc := oauthConfig(s.Auth); oc != nil {
+			sc.OAuth = ua.Server(oc)
+		}
+		servers[name] = sc
 	}
 	return mcpcore.Options{
 		Logger:            logger,
@@ -121,22 +141,17 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 		ClosedRetention: cfg.Sessions.ClosedRetention,
 		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
-		OAuth: mcpcore.OAuthOptions{
-			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured
-			AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout,
-			AllowLinkLocal:       cfg.OAuth.AllowLinkLocal,
-			AllowInsecureHTTP:    cfg.OAuth.AllowInsecureHTTP,
-		},
+		OAuth:           mcpcore.OAuthOptions{AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout},
 	}
 }
 
-// coreOAuth translates a server's auth block of type oauth; nil for other servers.
-func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
+// oauthConfig translates a server's auth block of type oauth; nil for other servers.
+func oauthConfig(a *config.ServerAuth) *upstreamauth.Config {
 	if a == nil || a.Type != config.AuthOAuth {
 		return nil
 	}
-	return &mcpcore.OAuthConfig{
-		Grant:                      mcpcore.OAuthGrant(a.Grant),
+	return &upstreamauth.Config{
+		Grant:                      upstreamauth.Grant(a.Grant),
 		ClientID:                   a.ClientID,
 		ClientSecret:               a.ClientSecret(),
 		Issuer:                     a.Issuer,
@@ -152,21 +167,21 @@ func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
 	}
 }
 
-// secretSource is the mcpcore source of a credential kept in file or the environment variable env (read
-// by mcpcore at every use); nil when neither is set.
-func secretSource(file, env string) *mcpcore.SecretSource {
+// secretSource is the upstreamauth source of a credential kept in file or the environment variable env
+// (read at every use); nil when neither is set.
+func secretSource(file, env string) *upstreamauth.SecretSource {
 	if file == "" && env == "" {
 		return nil
 	}
-	return &mcpcore.SecretSource{File: file, Env: env}
+	return &upstreamauth.SecretSource{File: file, Env: env}
 }
 
 // coreIdP translates the idp block of the enterprise_managed grant.
-func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
+func coreIdP(p *config.IdPAuth) *upstreamauth.IdPConfig {
 	if p == nil {
 		return nil
 	}
-	return &mcpcore.IdPConfig{
+	return &upstreamauth.IdPConfig{
 		Issuer:           p.Issuer,
 		TokenEndpoint:    p.TokenEndpoint,
 		ClientID:         p.ClientID,
@@ -176,7 +191,7 @@ func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
 	}
 }
 
-// coreServer translates one configured server. In the file, maxRestarts 0 means "never restart";
+// coreServer translates one configured server (its OAuth authorizer is coreOptions's). In the file, maxRestarts 0 means "never restart";
 // in mcpcore that is a negative MaxRestarts (0 there means the default).
 func coreServer(s *config.Server) mcpcore.ServerConfig {
 	var roots []*mcp.Root
@@ -193,7 +208,6 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		URL:               s.URL,
 		H2C:               s.H2C,
 		Headers:           s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
-		OAuth:             coreOAuth(s.Auth),
 		ProtocolVersion:   s.ProtocolVersion,
 		Roots:             roots,
 		RequestTimeout:    s.RequestTimeout,
