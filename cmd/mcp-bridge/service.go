@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -64,6 +65,19 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		svcOpts.Peers = peers
 	}
 	svc := server.New(core, svcOpts)
+	// What an earlier process kept comes back before the bridge serves: sessions under their ids,
+	// pending requests, MRTR rounds (docs/adr/0021-what-is-kept.md).
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	rep, err := core.Restore(rctx)
+	cancel()
+	if err != nil {
+		_ = svc.Close(context.Background())
+		return nil, nil, fmt.Errorf("restoring the kept state: %w", err)
+	}
+	if rep != (mcpcore.RestoreReport{}) {
+		logger.Info("state restored", "sessions", rep.Sessions, "pending_requests", rep.Requests, "mrtr_calls", rep.Rounds,
+			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
+	}
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
 	if peers != nil || closeAudit != nil {
 		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit}, grpcOpts, nil
