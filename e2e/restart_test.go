@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -154,6 +156,12 @@ func testRestart(t *testing.T, kill bool) {
 	// the call completes with that answer, and the tool did not ask again.
 	for i, c := range calls {
 		if c.delivery != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
+			// A pushed request's call was in flight upstream when the bridge died: whether it ran cannot be
+			// known, and "elicit" is not idempotent, so a resumed call says so instead of running it again.
+			_, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
+			if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+				t.Errorf("resumed pushed call %s = %v, want ABORTED CALL_OUTCOME_UNKNOWN", c.callID, err)
+			}
 			continue
 		}
 		name := fmt.Sprintf("Ada%d", i)
@@ -163,7 +171,7 @@ func testRestart(t *testing.T, kill bool) {
 		if !ack.GetAccepted() {
 			t.Fatalf("answer to %s after the restart: %v", c.requestID, ack)
 		}
-		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID})
+		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
 		if err != nil {
 			t.Fatalf("resumed call %s: %v", c.callID, err)
 		}
