@@ -38,7 +38,11 @@ type logBuffer struct {
 	buf bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.Write(p) }
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
 func (l *logBuffer) lines() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
