@@ -20,6 +20,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -519,7 +520,7 @@ allowUnconfiguredServers: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := coreOptions(cfg, slog.New(slog.DiscardHandler))
+	o := coreOptions(cfg, slog.New(slog.DiscardHandler), upstreamauth.NewClient(upstreamauth.Options{}))
 	if !o.AllowUnconfigured || o.Limits.MaxSessionsPerOwner != 7 || o.Pending.RootsTimeout != 3*time.Second ||
 		o.Limits.MaxMessageBytes != config.DefaultMaxMessageBytes || o.ClientInfo.Name != "mcp-bridge" {
 		t.Errorf("options = %+v", o)

@@ -263,6 +263,8 @@ const (
 	DefaultMaxRestarts             = mcpcore.DefaultMaxRestarts
 	DefaultInitialBackoff          = mcpcore.DefaultInitialBackoff
 	DefaultMaxBackoff              = mcpcore.DefaultMaxBackoff
+	// DefaultAuthorizationTimeout is the default of oauth.authorizationTimeout.
+	DefaultAuthorizationTimeout = mcpcore.DefaultAuthorizationTimeout
 )
 
 // newConfig returns a Config holding every default except the servers.
