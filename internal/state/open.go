@@ -66,13 +66,22 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, 
 			logger.Warn("state: started over (--state-reset): the old state file was moved aside", "file", path, "moved_to", aside)
 		}
 	}
-	key, source, err := stateKey(path, cfg, logger)
-	if err != nil {
-		return nil, err
+	var key []byte
+	source := cfg.KeySource
+	if len(cfg.Key) > 0 {
+		if key, err = ParseKey(cfg.Key); err != nil {
+			return nil, fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
+		}
 	}
 	fs, err := OpenFile(path, FileOptions{LockTimeout: cfg.LockTimeout, NoSync: cfg.NoSync, Logger: logger})
 	if err != nil {
 		return nil, err
+	}
+	if key == nil {
+		if key, source, err = generatedKey(ctx, path, fs, logger); err != nil {
+			_ = fs.Close()
+			return nil, err
+		}
 	}
 	s, err := Sealed(ctx, fs, key)
 	if err != nil {
@@ -86,16 +95,10 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, 
 	return Tracked(s, logger, cfg.OnHealth), nil
 }
 
-// stateKey returns the sealing key and where it came from: cfg.Key, or the key file beside the state file,
-// generated when neither exists yet.
-func stateKey(path string, cfg Config, logger *slog.Logger) ([]byte, string, error) {
-	if len(cfg.Key) > 0 {
-		k, err := ParseKey(cfg.Key)
-		if err != nil {
-			return nil, "", fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
-		}
-		return k, cfg.KeySource, nil
-	}
+// generatedKey returns the key in the key file beside the state file, and its path. Without a key file, it
+// generates one — unless the store holds records sealed under a key (the canary), which would never open
+// again.
+func generatedKey(ctx context.Context, path string, fs Store, logger *slog.Logger) ([]byte, string, error) {
 	keyPath := KeyFile(path)
 	raw, err := os.ReadFile(keyPath)
 	switch {
@@ -108,10 +111,10 @@ func stateKey(path string, cfg Config, logger *slog.Logger) ([]byte, string, err
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, "", fmt.Errorf("state key file %s: %v", keyPath, systemDetail(err))
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+	switch _, err := fs.Get(ctx, kindSeal, keyCanary); {
+	case err == nil:
 		return nil, "", &FileError{Path: path, Problem: ErrNoKey, Detail: keyPath}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	case !errors.Is(err, ErrNotFound):
 		return nil, "", fileError(path, err)
 	}
 	raw = NewKey()

@@ -126,6 +126,15 @@ func TestOpenBad(t *testing.T) {
 			line:    "state file FILE exists but its key file FILE.key is missing: restore the key, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
 		},
 		{
+			name: "corrupt file, no key file",
+			prepare: func(t *testing.T, path string) Config {
+				mustWrite(t, path, "garbage\n")
+				return Config{File: path}
+			},
+			problem: ErrCorrupt,
+			line:    "state file FILE is corrupt (not a state file: invalid database): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
+		},
+		{
 			name: "key that is no key",
 			prepare: func(t *testing.T, path string) Config {
 				return Config{File: path, Key: []byte("swordfish"), KeySource: "/etc/mcp-bridge/state.key"}
