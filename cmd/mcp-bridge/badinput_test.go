@@ -148,7 +148,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "corrupt state file",
 			args: []string{"--state-file", write("state.db", "not a state file")},
-			want: `state file .*/state\.db is corrupt \(not a state file: invalid database\): move it aside, or start over with --state-reset \(the file is kept as <file>\.bad-<time>\)`,
+			want: `state file .*/state\.db is corrupt \(not a state file\): move it aside, or start over with --state-reset \(the file is kept as <file>\.bad-<time>\)`,
 		},
 		{
 			name: "state key that is no key",

@@ -132,7 +132,7 @@ func TestOpenBad(t *testing.T) {
 				return Config{File: path}
 			},
 			problem: ErrCorrupt,
-			line:    "state file FILE is corrupt (not a state file: invalid database): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
+			line:    "state file FILE is corrupt (not a state file): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
 		},
 		{
 			name: "key that is no key",
