@@ -153,7 +153,9 @@ func TestStateBadStore(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			b := start(t, bridgeConfig{defaults: true, env: env, flags: append(args, "--state-reset")})
-			b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "state kept in a file: sessions, pending requests and answers survive a restart" })
+			b.logs.waitFor(t, func(rec map[string]any) bool {
+				return rec["msg"] == "state kept in a file: sessions, pending requests and answers survive a restart"
+			})
 			b.stop()
 			aside, _ := filepath.Glob(path + ".bad-*")
 			if len(aside) != 1 {
