@@ -25,13 +25,13 @@ import (
 
 // httpProbe serves the probe MCP server over Streamable HTTP from the test process, so that it outlives
 // the bridge: the server that asked is still there after the bridge's restart.
-func httpProbe(t *testing.T) string {
+func httpProbe(t *testing.T, stateless bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, nil), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, &mcp.StreamableHTTPOptions{Stateless: stateless}), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() { // ends when srv is closed at cleanup
 		defer close(done)
@@ -49,9 +49,8 @@ func TestRestartKeepsSessionsRequestsAndAnswers(t *testing.T) {
 
 func testRestart(t *testing.T, kill bool) {
 	stateFile := filepath.Join(t.TempDir(), "state.db")
-	url := httpProbe(t)
 	cfg := bridgeConfig{
-		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", url, url),
+		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", httpProbe(t, true), httpProbe(t, false)),
 		flags:        []string{"--state-file", stateFile},
 	}
 	b := start(t, cfg)
@@ -68,6 +67,9 @@ func testRestart(t *testing.T, kill bool) {
 			t.Fatalf("CreateSession %s: %v", srv, err)
 		}
 		id := cs.GetSession().GetSessionId()
+		if want := map[string]string{serverModern: "2026-07-28", "http-modern": "2026-07-28"}[srv]; want != "" && cs.GetSession().GetProtocolVersion() != want {
+			t.Fatalf("%s negotiated %s, want %s", srv, cs.GetSession().GetProtocolVersion(), want)
+		}
 		ids = append(ids, id)
 		byServer[srv] = append(byServer[srv], id)
 	}
