@@ -120,6 +120,32 @@ func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
+// metricsOnAdminOnly reports whether /metrics is kept off the API's HTTP listener: when callers are
+// authenticated (bearer tokens, OIDC, principals from client certificates), the metrics — every configured
+// server's name, those allowedPrincipals hides included, and the tools called — are for the operator's
+// scraper on the admin listener, not for whoever reaches the API (docs/adr/0030). Without authentication
+// every caller is the one principal "local" and /metrics stays on the HTTP listener too.
+func metricsOnAdminOnly(cfg *config.Config) bool {
+	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
+}
+
+// apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
+// authentication is configured a 404 that says where they are.
+func (b *bridge) apiMetrics() http.Handler {
+	if !metricsOnAdminOnly(b.cfg) {
+		return b.obs.handler(b.logger)
+	}
+	if b.adminLn == nil {
+		b.logger.Warn("authentication is configured, so /metrics is served only on the admin listener, which is off: set listen.admin (--admin-addr) to scrape the bridge")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{
+			"code":    5, // google.rpc.Code NOT_FOUND, as the other unknown paths
+			"message": "with authentication configured, metrics are served on the admin listener (listen.admin), not on the API",
+		})
+	})
+}
+
 // serveAdmin serves /metrics and /healthz on the admin listener (plain HTTP, no authentication: bind it
 // to an address only the scraper reaches) until shutdown closes it.
 func (b *bridge) serveAdmin() {
