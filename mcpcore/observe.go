@@ -168,9 +168,15 @@ func versionLabel(v string) string {
 // one server. A server that lists more has its further names recorded as OtherValue.
 const MaxListedNames = 1000
 
-// listedNames remembers the names each server listed in tools/list and prompts/list results, so that
-// metrics and spans name a tool or a prompt only when its server has it. It only grows, bounded by
-// MaxListedNames per server and kind; its zero value is ready. Safe for concurrent use.
+// maxListedNameBytes bounds the length of a name the core remembers (MCP 2025-11-25, tools: names SHOULD
+// be 1 to 128 characters); a longer one stays OtherValue, so a server cannot make the set large by
+// listing long names.
+const maxListedNameBytes = 128
+
+// listedNames remembers the names each configured server listed in tools/list and prompts/list results,
+// so that metrics and spans name a tool or a prompt only when its server has it. It only grows, bounded by
+// MaxListedNames per server and kind and by the configured servers (Session.learnListed leaves ad-hoc
+// servers out: their names come from hosts); its zero value is ready. Safe for concurrent use.
 type listedNames struct {
 	mu    sync.RWMutex // guards names and count
 	names map[listedName]struct{}
@@ -188,7 +194,7 @@ func (l *listedNames) learn(server, method string, n int, name func(int) string)
 	l.mu.RLock()
 	missing := false
 	for i := range n {
-		if nm := name(i); nm != "" {
+		if nm := name(i); nm != "" && len(nm) <= maxListedNameBytes {
 			if _, ok := l.names[listedName{server, method, nm}]; !ok {
 				missing = true
 				break
@@ -207,7 +213,7 @@ func (l *listedNames) learn(server, method string, n int, name func(int) string)
 	kind := listedName{server, method, ""}
 	for i := range n {
 		k := listedName{server, method, name(i)}
-		if _, ok := l.names[k]; ok || k.name == "" {
+		if _, ok := l.names[k]; ok || k.name == "" || len(k.name) > maxListedNameBytes {
 			continue
 		}
 		if l.count[kind] >= MaxListedNames {
@@ -215,6 +221,13 @@ func (l *listedNames) learn(server, method string, n int, name func(int) string)
 		}
 		l.names[k] = struct{}{}
 		l.count[kind]++
+	}
+}
+
+// learnListed records the names of a list result of the session's server, when the server is configured.
+func (s *Session) learnListed(method string, n int, name func(int) string) {
+	if _, ok := s.core.opts.Servers[s.server.Name]; ok {
+		s.core.listed.learn(s.server.Name, method, n, name)
 	}
 }
 

@@ -300,6 +300,8 @@ func TestListedNamesBounded(t *testing.T) {
 	}
 	l.learn("a", "tools/call", len(names), func(i int) string { return names[i] })
 	l.learn("a", "tools/call", 1, func(int) string { return "" }) // a nil item: no name
+	long := strings.Repeat("x", maxListedNameBytes+1)
+	l.learn("b", "tools/call", 1, func(int) string { return long })
 	for _, c := range []struct{ server, method, name, want string }{
 		{"a", "tools/call", "tool-0", "tool-0"},
 		{"a", "tools/call", fmt.Sprintf("tool-%d", MaxListedNames-1), fmt.Sprintf("tool-%d", MaxListedNames-1)},
@@ -307,6 +309,7 @@ func TestListedNamesBounded(t *testing.T) {
 		{"a", "prompts/get", "tool-0", OtherValue},                              // listed as a tool, not a prompt
 		{"b", "tools/call", "tool-0", OtherValue},                               // another server's
 		{"a", "tools/call", "", OtherValue},
+		{"b", "tools/call", long, OtherValue}, // longer than a tool name should be
 	} {
 		if got := l.target(c.server, c.method, c.name); got != c.want {
 			t.Errorf("target(%s, %s, %q) = %q, want %q", c.server, c.method, c.name, got, c.want)
@@ -314,5 +317,28 @@ func TestListedNamesBounded(t *testing.T) {
 	}
 	if n := len(l.names); n != MaxListedNames {
 		t.Errorf("%d names kept, want %d", n, MaxListedNames)
+	}
+}
+
+// TestAdHocServersListNothing: the tools an ad-hoc server lists are not remembered (its name comes from a
+// host, so remembering per server would not be bounded); its calls are _OTHER.
+func TestAdHocServersListNothing(t *testing.T) {
+	rec := &recorder{}
+	c := memCore(t, nil, func(o *Options) { o.Observer, o.AllowUnconfigured = rec, true })
+	s, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "adhoc-1", AdHoc: &ServerConfig{Transport: transportTest}, Capabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListTools(tctx(t), nil, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, s, "echo", map[string]any{"text": "x"}, CallOptions{})
+	if _, ok := rec.op("tools/call", OtherValue); !ok {
+		t.Errorf("the ad-hoc server's echo is not _OTHER: %+v", rec.ops)
+	}
+	c.listed.mu.RLock()
+	defer c.listed.mu.RUnlock()
+	if len(c.listed.names) != 0 {
+		t.Errorf("%d names remembered for an ad-hoc server", len(c.listed.names))
 	}
 }

@@ -145,7 +145,7 @@ func (s *Session) filterTools(r *mcp.ListToolsResult) *mcp.ListToolsResult {
 		out.Tools = keep(r.Tools, func(t *mcp.Tool) bool { return t != nil && p.Tools.Allows(t.Name) })
 		r = &out
 	}
-	s.core.listed.learn(s.server.Name, "tools/call", len(r.Tools), func(i int) string {
+	s.learnListed("tools/call", len(r.Tools), func(i int) string {
 		if r.Tools[i] == nil {
 			return ""
 		}
@@ -163,7 +163,7 @@ func (s *Session) filterPrompts(r *mcp.ListPromptsResult) *mcp.ListPromptsResult
 		out.Prompts = keep(r.Prompts, func(x *mcp.Prompt) bool { return x != nil && p.Prompts.Allows(x.Name) })
 		r = &out
 	}
-	s.core.listed.learn(s.server.Name, "prompts/get", len(r.Prompts), func(i int) string {
+	s.learnListed("prompts/get", len(r.Prompts), func(i int) string {
 		if r.Prompts[i] == nil {
 			return ""
 		}
