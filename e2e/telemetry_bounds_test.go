@@ -16,6 +16,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -193,7 +194,8 @@ func TestMetricSeriesStayFlat(t *testing.T) {
 
 // TestMetricsBehindTheDoor: with bearer tokens configured, /metrics on the API's HTTP listener answers no
 // one — without a token, with a host's token — and tells nothing of a server that allowedPrincipals hides
-// or of the tools called; the admin listener serves it to the scraper.
+// or of the tools called; nor do the other paths that need no token (health, readiness, gRPC health).
+// The admin listener serves the metrics and the servers' health to the operator.
 func TestMetricsBehindTheDoor(t *testing.T) {
 	b := start(t, bridgeConfig{
 		extraServers: probeServer("private-hidden", "    allowedPrincipals: [alice]\n"),
@@ -229,14 +231,53 @@ func TestMetricsBehindTheDoor(t *testing.T) {
 			}
 		}
 	}
+	// The other doors that need no token: health, readiness, the API description, gRPC health. A hidden
+	// server answers exactly as a server that does not exist.
+	get := func(addr, path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, path := range []string{"/readyz", "/healthz", "/openapi.json", "/healthz?service=servers/private-hidden"} {
+		if code, body := get(b.http, path); strings.Contains(body, "private-hidden") {
+			t.Errorf("GET %s without a token = %d and names the hidden server: %.300s", path, code, body)
+		}
+	}
+	hiddenCode, hiddenBody := get(b.http, "/healthz?service=servers/private-hidden")
+	noneCode, noneBody := get(b.http, "/healthz?service=servers/nonesuch")
+	if hiddenCode != noneCode || strings.ReplaceAll(hiddenBody, "private-hidden", "X") != strings.ReplaceAll(noneBody, "nonesuch", "X") {
+		t.Errorf("health of the hidden server = %d %s; of a missing one %d %s", hiddenCode, hiddenBody, noneCode, noneBody)
+	}
+	hc := healthpb.NewHealthClient(b.conn)
+	_, errHidden := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "servers/private-hidden"})
+	_, errNone := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "servers/nonesuch"})
+	if status.Code(errHidden) != status.Code(errNone) {
+		t.Errorf("gRPC health of the hidden server = %v; of a missing one %v", errHidden, errNone)
+	}
+	if list, err := hc.List(context.Background(), &healthpb.HealthListRequest{}); err == nil {
+		for name := range list.GetStatuses() {
+			if strings.Contains(name, "private-hidden") {
+				t.Errorf("gRPC health List without a token names the hidden server: %s", name)
+			}
+		}
+	}
+	// Readiness with the servers' health, for the operator: on the admin listener.
+	if code, body := get(b.admin, "/readyz"); code != http.StatusOK || !strings.Contains(body, `"private-hidden"`) {
+		t.Errorf("GET /readyz on the admin listener = %d %s, want the hidden server's health", code, body)
+	}
+
 	// The scraper's door.
 	fams := scrape(t, b.admin)
 	wantMetric(t, fams, "mcp_bridge_sessions", map[string]string{"server": "private-hidden", "state": "ready"}, 1)
 	wantMetric(t, fams, "mcp_client_operation_duration_seconds", map[string]string{"gen_ai_tool_name": "echo", "server": "private-hidden"}, 1)
-	// What does not reveal anything stays open: health.
-	if resp, err := http.Get("http://" + b.http + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("GET /healthz = %v, %v", resp, err)
-	} else {
-		resp.Body.Close()
+	// What does not reveal anything stays open: health and readiness, for probes.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(b.http, path); code != http.StatusOK {
+			t.Errorf("GET %s = %d %s", path, code, body)
+		}
 	}
 }
