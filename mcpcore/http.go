@@ -22,15 +22,15 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 	case TransportStdio:
 		return &stdioTransport{s: s, g: g, tap: tap}, nil
 	case TransportStreamableHTTP:
-		oauth, err := s.oauthHandler()
-		if err != nil {
-			return nil, err
-		}
 		base := s.core.httpTransport()
 		if cfg.H2C {
 			base = s.core.h2cTransport()
 		}
-		hc := &http.Client{Transport: &httpTap{base: s.authTransport(base), headers: cfg.Headers, tap: tap, max: max}}
+		oauth, base, err := s.authorize(base)
+		if err != nil {
+			return nil, err
+		}
+		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,
@@ -39,7 +39,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 			MaxEventSize: max + 64<<10,
 		}, nil
 	case TransportSSE:
-		if _, err := s.oauthHandler(); err != nil {
+		if _, _, err := s.authorize(nil); err != nil {
 			return nil, err // OAuth is for Streamable HTTP only
 		}
 		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, max: max}}
