@@ -38,6 +38,9 @@ func (b *bridge) watchServerHealth(stop <-chan struct{}) (done <-chan struct{}) 
 	}
 	publish := func() {
 		for _, h := range core.ServerHealth() {
+			if b.hidesHealth(context.Background(), h.Name) { // the gRPC health service needs no token
+				continue
+			}
 			b.health.SetServingStatus(serverHealthPrefix+h.Name, grpcHealth(h.Status()))
 		}
 	}
@@ -103,7 +106,9 @@ func (b *bridge) readyz(w http.ResponseWriter, r *http.Request) {
 	if core != nil {
 		servers := map[string]string{}
 		for _, h := range core.ServerHealth() {
-			servers[h.Name] = grpcHealth(h.Status()).String()
+			if !b.hidesHealth(r.Context(), h.Name) {
+				servers[h.Name] = grpcHealth(h.Status()).String()
+			}
 		}
 		body["servers"] = servers
 	}

@@ -120,12 +120,58 @@ func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// serveAdmin serves /metrics and /healthz on the admin listener (plain HTTP, no authentication: bind it
-// to an address only the scraper reaches) until shutdown closes it.
+// authenticates reports whether the bridge tells callers apart (bearer tokens, OIDC, principals from client
+// certificates). Then what only the operator may read is kept off the paths of the API's listeners that
+// need no token (docs/adr/0030): the metrics — every configured server's name, those allowedPrincipals
+// hides included, and the tools called — are served on the admin listener only, and the health of a server
+// that allowedPrincipals hides is left out of the gRPC health service and the API listener's /readyz.
+// Without authentication every caller is the one principal "local" and all of it stays on the HTTP listener.
+func authenticates(cfg *config.Config) bool {
+	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
+}
+
+// operatorKey marks the context of a request that came to the admin listener.
+type operatorKey struct{}
+
+// hidesHealth reports whether the health of the configured server name is kept from the caller of ctx: with
+// authentication configured, a server with allowedPrincipals — which ListServers shows only to those
+// principals, and Open refuses to others exactly as a server that does not exist — is not named where no
+// token is asked for, except on the admin listener.
+func (b *bridge) hidesHealth(ctx context.Context, name string) bool {
+	if ctx.Value(operatorKey{}) != nil || !authenticates(b.cfg) {
+		return false
+	}
+	s, ok := b.cfg.MCPServers[name]
+	return ok && len(s.AllowedPrincipals) > 0
+}
+
+// apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
+// authentication is configured a 404 that says where they are.
+func (b *bridge) apiMetrics() http.Handler {
+	if !authenticates(b.cfg) {
+		return b.obs.handler(b.logger)
+	}
+	if b.adminLn == nil {
+		b.logger.Warn("authentication is configured, so /metrics is served only on the admin listener, which is off: set listen.admin (--admin-addr) to scrape the bridge")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{
+			"code":    5, // google.rpc.Code NOT_FOUND, as the other unknown paths
+			"message": "with authentication configured, metrics are served on the admin listener (listen.admin), not on the API",
+		})
+	})
+}
+
+// serveAdmin serves /metrics, /healthz and /readyz (with every server's health) on the admin listener
+// (plain HTTP, no authentication: bind it to an address only the scraper and the operator reach) until
+// shutdown closes it.
 func (b *bridge) serveAdmin() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		b.readyz(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, true)))
+	})
 	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {

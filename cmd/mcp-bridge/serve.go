@@ -469,7 +469,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.HandleFunc("GET /readyz", b.readyz)
-	mux.Handle("GET /metrics", b.obs.handler(b.logger))
+	mux.Handle("GET /metrics", b.apiMetrics())
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
