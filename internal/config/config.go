@@ -61,6 +61,8 @@ type Config struct {
 	RateLimits RateLimits `yaml:"rateLimits"`
 	// State says where the bridge keeps what must outlive its process (state.go).
 	State State `yaml:"state"`
+	// Console configures the operator console served under /console/ on the HTTP listener.
+	Console Console `yaml:"console"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
@@ -204,6 +206,17 @@ type Auth struct {
 	OIDC *OIDC `yaml:"oidc"`
 	MTLS MTLS  `yaml:"mtls"`
 }
+
+// Console configures the operator console: a page in the browser, built into the binary, that calls the
+// REST API as the principal whose bearer token the person gives it (docs/adr/0060-operator-console.md).
+type Console struct {
+	// Enabled serves the console under /console/ on the HTTP listener; unset means on. The page holds no
+	// data: what it shows comes from the API, behind the API's authentication.
+	Enabled *bool `yaml:"enabled"`
+}
+
+// On reports whether the console is served.
+func (c Console) On() bool { return c.Enabled == nil || *c.Enabled }
 
 // Limits bound what hosts and servers can make the bridge hold. Zero means the default; see
 // docs/configuration.md for the defaults.

@@ -1,0 +1,265 @@
+// The operator console: an overview (servers and their health, the principal's sessions, everything
+// pending) and a page per session (its tools, what it waits for, its events, live). Hash routes: #/ and
+// #/sessions/{id}. Plain ES modules, no build step.
+
+import { h, replace, enumLabel, shortTime, json } from './dom.js';
+import { auth, call, listAll, stream, paths, APIError } from './api.js';
+import { PendingList } from './pending.js';
+import { SchemaForm } from './schemaform.js';
+import { toolResult, apiError } from './content.js';
+
+const view = document.getElementById('view');
+const notice = document.getElementById('notice');
+
+// The capabilities the console declares for the sessions it opens: it answers sampling and elicitation
+// (form and URL) through a person. No roots: a browser has no folders to expose.
+const consoleCapabilities = { sampling: {}, elicitation: { form: true, url: true } };
+
+// page is what the current route shows; leave() stops its streams and timers.
+let page = null;
+
+function showNotice(err) {
+  if (!err) { notice.hidden = true; notice.replaceChildren(); return; }
+  notice.hidden = false;
+  if (err instanceof APIError && err.unauthenticated) {
+    replace(notice, h('p', {}, 'The bridge wants a bearer token: paste one above and press Use. ', h('span', { class: 'hint' }, String(err.message))));
+  } else {
+    replace(notice, apiError(err));
+  }
+}
+
+// --- sign-in ---
+
+function setupSignIn() {
+  const input = document.getElementById('token');
+  const state = document.getElementById('token-state');
+  const show = () => { state.textContent = auth.token ? 'token set (this tab only)' : 'no token'; };
+  document.getElementById('signin').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    auth.set(input.value.trim());
+    input.value = '';
+    show();
+    route();
+  });
+  document.getElementById('signout').addEventListener('click', () => { auth.set(''); show(); route(); });
+  show();
+}
+
+// --- overview ---
+
+function overview() {
+  const abort = new AbortController();
+  const servers = h('tbody');
+  const sessions = h('tbody');
+  const pending = new PendingList('Nothing is waiting for you.');
+  const creating = h('div', { class: 'creating', role: 'status' });
+  let timer = 0;
+
+  async function refresh() {
+    try {
+      const [srv, sess, reqs, ready] = await Promise.all([
+        call('GET', paths.servers(), undefined, abort.signal),
+        listAll(paths.sessions(), 'sessions'),
+        call('GET', paths.requests('-'), undefined, abort.signal),
+        fetch('/readyz', { cache: 'no-store', signal: abort.signal }).then((r) => r.json()).catch(() => ({})),
+      ]);
+      showNotice(null);
+      const health = (ready && ready.servers) || {};
+      replace(servers, (srv.servers || []).map((s) => h('tr', { 'data-server': s.name },
+        h('td', {}, h('strong', {}, String(s.name))),
+        h('td', {}, enumLabel(s.transport, 'TRANSPORT_')),
+        h('td', {}, h('span', { class: `health health-${String(health[s.name] || 'unknown').toLowerCase()}` }, String(health[s.name] || 'unknown'))),
+        h('td', {}, String(s.description || '')),
+        h('td', {}, h('button', { type: 'button', class: 'primary', onclick: () => openSession(s.name) }, 'Open session')))));
+      if (!(srv.servers || []).length) replace(servers, h('tr', {}, h('td', { colspan: 5, class: 'hint' }, 'No server you may use.')));
+      const count = {};
+      for (const r of reqs.requests || []) count[r.sessionId] = (count[r.sessionId] || 0) + 1;
+      replace(sessions, sess.map((s) => h('tr', { 'data-session': s.sessionId },
+        h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(s.sessionId)}` }, h('code', {}, String(s.sessionId)))),
+        h('td', {}, String(s.server || '')),
+        h('td', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}` }, enumLabel(s.state, 'SESSION_STATE_')),
+          s.stateReason ? h('span', { class: 'hint' }, ` ${String(s.stateReason)}`) : null),
+        h('td', {}, String(s.protocolVersion || '')),
+        h('td', { class: 'num' }, String(count[s.sessionId] || 0)),
+        h('td', {}, shortTime(s.createTime)))));
+      if (!sess.length) replace(sessions, h('tr', {}, h('td', { colspan: 6, class: 'hint' }, 'You have no sessions.')));
+      pending.sync(reqs.requests || []);
+    } catch (e) {
+      if (e.name !== 'AbortError') showNotice(e);
+    }
+  }
+
+  async function openSession(server) {
+    replace(creating, `Opening a session to ${server}… (a sign-in the server needs shows under Waiting for you)`);
+    const poll = setInterval(refresh, 1500); // an authorization request appears while CreateSession runs
+    try {
+      const resp = await call('POST', paths.sessions(), { server, hostCapabilities: consoleCapabilities });
+      location.hash = `#/sessions/${encodeURIComponent(resp.session.sessionId)}`;
+    } catch (e) {
+      replace(creating, apiError(e));
+    } finally {
+      clearInterval(poll);
+    }
+  }
+
+  replace(view,
+    h('section', {}, h('h2', {}, 'Servers'),
+      h('table', { id: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Transport', 'Health', 'Description', ''].map((t) => h('th', {}, t)))), servers),
+      creating),
+    h('section', {}, h('h2', {}, 'Waiting for you'), pending.element),
+    h('section', {}, h('h2', {}, 'Your sessions'),
+      h('p', { class: 'hint' }, 'Every session listed belongs to the principal of your token.'),
+      h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions)));
+  refresh();
+  timer = setInterval(refresh, 5000);
+  return { leave() { clearInterval(timer); abort.abort(); } };
+}
+
+// --- one session ---
+
+function eventSummary(ev) {
+  if (ev.serverRequest) {
+    const r = ev.serverRequest;
+    const kind = Object.keys(r).find((k) => ['sampling', 'elicitation', 'roots', 'authorization'].includes(k)) || 'request';
+    return [kind, `${kind} request ${r.requestId}${r.originName ? ` from ${r.originName}` : ''}`];
+  }
+  if (ev.requestEnded) return ['ended', `${ev.requestEnded.requestId}: ${enumLabel(ev.requestEnded.outcome, 'REQUEST_OUTCOME_')}${ev.requestEnded.detail ? ` — ${ev.requestEnded.detail}` : ''}`];
+  if (ev.progress) return ['progress', `${ev.progress.progress}${ev.progress.total ? ` / ${ev.progress.total}` : ''} ${ev.progress.message || ''}`];
+  if (ev.log) return ['log', `${enumLabel(ev.log.level, 'LOGGING_LEVEL_')}${ev.log.logger ? ` ${ev.log.logger}` : ''}: ${typeof ev.log.data === 'string' ? ev.log.data : JSON.stringify(ev.log.data)}`];
+  if (ev.sessionState) return ['state', `${enumLabel(ev.sessionState.state, 'SESSION_STATE_')}${ev.sessionState.reason ? ` — ${ev.sessionState.reason}` : ''}`];
+  if (ev.eventsDropped) return ['dropped', `${ev.eventsDropped.count} events dropped (the console read too slowly)`];
+  const kind = Object.keys(ev).find((k) => !['sequence', 'sessionId', 'time'].includes(k)) || 'event';
+  return [kind, JSON.stringify(ev[kind])];
+}
+
+function sessionPage(id) {
+  const abort = new AbortController();
+  const info = h('div', { class: 'session-info' }, h('p', { class: 'hint' }, 'Loading…'));
+  const pending = new PendingList('Nothing is waiting for you in this session.');
+  const tools = h('div', { class: 'tools' });
+  const log = h('ol', { class: 'events', id: 'events' });
+  const live = h('span', { class: 'live' }, 'connecting…');
+
+  function addEvent(ev) {
+    const [kind, text] = eventSummary(ev);
+    log.append(h('li', { class: `event event-${kind}`, 'data-kind': kind },
+      h('span', { class: 'seq' }, String(ev.sequence || '')), h('time', {}, shortTime(ev.time)), h('span', { class: 'kind' }, kind), h('span', { class: 'text' }, text)));
+    while (log.childElementCount > 500) log.firstElementChild.remove();
+    if (ev.serverRequest) pending.add(ev.serverRequest);
+    if (ev.requestEnded) pending.ended(ev.requestEnded.requestId, ev.requestEnded.outcome, ev.requestEnded.detail);
+    if (ev.sessionState) loadInfo();
+  }
+
+  // watch follows the session's events until the page is left, reconnecting after a break.
+  async function watch() {
+    while (!abort.signal.aborted) {
+      try {
+        live.textContent = 'live';
+        live.className = 'live on';
+        await stream(paths.events(id), addEvent, abort.signal);
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        live.textContent = `disconnected: ${e.message}`;
+        live.className = 'live off';
+        if (e instanceof APIError && (e.httpStatus === 404 || e.unauthenticated || e.httpStatus === 403)) return;
+      }
+      if (abort.signal.aborted) return;
+      live.textContent = 'reconnecting…';
+      live.className = 'live off';
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+
+  async function loadInfo() {
+    try {
+      const { session: s } = await call('GET', paths.session(id), undefined, abort.signal);
+      const si = s.serverInfo || {};
+      replace(info,
+        h('dl', {},
+          h('dt', {}, 'Server'), h('dd', {}, String(s.server || '')),
+          h('dt', {}, 'State'), h('dd', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}`, id: 'session-state' }, enumLabel(s.state, 'SESSION_STATE_')),
+            s.stateReason ? ` — ${String(s.stateReason)}` : ''),
+          h('dt', {}, 'Protocol'), h('dd', {}, String(s.protocolVersion || '')),
+          h('dt', {}, 'Server info'), h('dd', {}, `${String(si.title || si.name || '')} ${String(si.version || '')}`),
+          h('dt', {}, 'Restarts'), h('dd', {}, String(s.restarts || 0)),
+          h('dt', {}, 'You answer'), h('dd', {}, Object.keys(s.hostCapabilities || {}).join(', ') || 'nothing')),
+        s.instructions ? h('details', {}, h('summary', {}, 'Instructions'), h('pre', {}, String(s.instructions))) : null,
+        h('div', { class: 'actions' }, h('button', {
+          type: 'button', class: 'danger', onclick: async () => {
+            try { await call('DELETE', paths.session(id)); location.hash = '#/'; } catch (e) { showNotice(e); }
+          },
+        }, 'Close session')));
+      showNotice(null);
+    } catch (e) {
+      if (e.name !== 'AbortError') showNotice(e);
+    }
+  }
+
+  async function loadTools() {
+    try {
+      const list = await listAll(paths.tools(id), 'tools');
+      replace(tools, list.map(toolCard));
+      if (!list.length) replace(tools, h('p', { class: 'hint' }, 'The server offers no tools (or none you may use).'));
+    } catch (e) {
+      replace(tools, apiError(e));
+    }
+  }
+
+  function toolCard(tool) {
+    const result = h('div', { class: 'tool-result', 'aria-live': 'polite' });
+    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'] });
+    const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
+    form.actions.append(run);
+    form.element.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const args = form.values();
+      if (args === null) return;
+      run.disabled = true;
+      replace(result, h('p', { class: 'hint running' }, 'Running… (what the server asks meanwhile shows under Waiting for you)'));
+      try {
+        const resp = await call('POST', paths.callTool(id, tool.name), { arguments: args }, abort.signal);
+        replace(result, toolResult(resp.result));
+      } catch (e) {
+        if (e.name === 'AbortError') return;
+        if (e instanceof APIError) form.showErrors(e.fieldViolations, e.message);
+        replace(result, apiError(e));
+      } finally {
+        run.disabled = false;
+      }
+    });
+    const ann = tool.annotations || {};
+    const hints = [ann.readOnlyHint ? 'read-only' : null, ann.destructiveHint ? 'destructive' : null, ann.idempotentHint ? 'idempotent' : null].filter(Boolean);
+    return h('details', { class: 'card tool', 'data-tool': tool.name },
+      h('summary', {}, h('code', { class: 'tool-name' }, String(tool.name)), tool.title ? ` ${String(tool.title)}` : '',
+        hints.length ? h('span', { class: 'hint' }, ` (${hints.join(', ')})`) : null),
+      h('p', { class: 'description' }, String(tool.description || '')),
+      form.element,
+      result,
+      tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), h('pre', {}, json(tool.outputSchema))) : null);
+  }
+
+  replace(view,
+    h('p', {}, h('a', { href: '#/' }, '← Overview')),
+    h('h2', {}, 'Session ', h('code', { id: 'session-id' }, id)),
+    info,
+    h('section', {}, h('h2', {}, 'Waiting for you'), pending.element),
+    h('section', {}, h('h2', {}, 'Tools'), tools),
+    h('section', {}, h('h2', {}, 'Events ', live), log));
+  loadInfo();
+  loadTools();
+  watch();
+  return { leave() { abort.abort(); } };
+}
+
+// --- routing ---
+
+function route() {
+  if (page) page.leave();
+  showNotice(null);
+  const m = /^#\/sessions\/([^/]+)$/.exec(location.hash);
+  page = m ? sessionPage(decodeURIComponent(m[1])) : overview();
+}
+
+setupSignIn();
+window.addEventListener('hashchange', route);
+route();
