@@ -47,6 +47,18 @@ function setupSignIn() {
 
 // --- overview ---
 
+// healthBadge shows a server's health as /readyz reports it (grpc.health.v1 statuses of the MCP client core).
+function healthBadge(status) {
+  const st = String(status || 'UNKNOWN');
+  const label = { SERVING: 'serving', NOT_SERVING: 'not serving', UNKNOWN: 'not tried yet' }[st] || st.toLowerCase();
+  const title = {
+    SERVING: 'a session to it is ready, or the last one opened',
+    NOT_SERVING: 'its sessions are reconnecting, or the last open could not reach it',
+    UNKNOWN: 'no session to it is open and none was tried yet',
+  }[st] || '';
+  return h('span', { class: `health health-${st.toLowerCase()}`, title, 'data-health': st }, label);
+}
+
 function overview() {
   const abort = new AbortController();
   const servers = h('tbody');
@@ -68,7 +80,7 @@ function overview() {
       replace(servers, (srv.servers || []).map((s) => h('tr', { 'data-server': s.name },
         h('td', {}, h('strong', {}, String(s.name))),
         h('td', {}, enumLabel(s.transport, 'TRANSPORT_')),
-        h('td', {}, h('span', { class: `health health-${String(health[s.name] || 'unknown').toLowerCase()}` }, String(health[s.name] || 'unknown'))),
+        h('td', {}, healthBadge(health[s.name])),
         h('td', {}, String(s.description || '')),
         h('td', {}, h('button', { type: 'button', class: 'primary', onclick: () => openSession(s.name) }, 'Open session')))));
       if (!(srv.servers || []).length) replace(servers, h('tr', {}, h('td', { colspan: 5, class: 'hint' }, 'No server you may use.')));
@@ -94,7 +106,9 @@ function overview() {
     const poll = setInterval(refresh, 1500); // an authorization request appears while CreateSession runs
     try {
       const resp = await call('POST', paths.sessions(), { server, hostCapabilities: consoleCapabilities });
-      location.hash = `#/sessions/${encodeURIComponent(resp.session.sessionId)}`;
+      // REST answers with the Session itself (the RPC's response_body); gRPC wraps it in `session`.
+      const session = resp.session || resp;
+      location.hash = `#/sessions/${encodeURIComponent(session.sessionId)}`;
     } catch (e) {
       replace(creating, apiError(e));
     } finally {
@@ -172,7 +186,8 @@ function sessionPage(id) {
 
   async function loadInfo() {
     try {
-      const { session: s } = await call('GET', paths.session(id), undefined, abort.signal);
+      const resp = await call('GET', paths.session(id), undefined, abort.signal);
+      const s = resp.session || resp; // REST answers with the Session itself (response_body)
       const si = s.serverInfo || {};
       replace(info,
         h('dl', {},

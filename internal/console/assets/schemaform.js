@@ -116,7 +116,10 @@ export class SchemaForm {
     const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
     this.formError = h('p', { class: 'form-error', role: 'alert', hidden: true });
     this.actions = h('div', { class: 'actions' });
-    const rows = Object.entries(props).map(([name, prop]) => {
+    // The schema's property order does not survive the bridge (a google.protobuf.Struct sorts its keys), so
+    // required fields come first, each group in name order.
+    const entries = Object.entries(props).sort(([a], [b]) => (required.has(b) - required.has(a)) || (a < b ? -1 : a > b ? 1 : 0));
+    const rows = entries.map(([name, prop]) => {
       const id = `f${n}-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
       const f = fieldFor(id, name, prop || {}, required.has(name));
       const error = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert', hidden: true, 'data-error-for': name });

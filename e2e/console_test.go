@@ -1,0 +1,373 @@
+package e2e
+
+// The operator console (internal/console) driven in a real headless Chromium through the Chrome DevTools
+// Protocol (github.com/chromedp/chromedp, from the Go module proxy), against the real binary: the browser is
+// Debian's chromium (scripts/install-chromium.sh installs it; no browser download). The driver is Go so that
+// the tests share this package's harness (start, rest, the probe server) and need no Python or Node runtime.
+//
+// Each test writes a screenshot of every page it visits to $MCPBRIDGE_SCREENSHOTS, by default
+// e2e/screenshots/ (git ignores it).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
+)
+
+// envHostile makes this test binary the hostile MCP server (see runHostile) instead of running tests.
+const envHostile = "MCPBRIDGE_E2E_HOSTILE"
+
+func init() {
+	if os.Getenv(envHostile) == "1" {
+		if err := hostileServer().Run(context.Background(), stdiotransport.New()); err != nil {
+			fmt.Fprintln(os.Stderr, "hostile:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// Markup a hostile server puts in every string it controls; were any of it parsed as HTML, the page's
+// window.__pwned would be set (and the CSP would report a violation).
+const (
+	hostileDescription = `Reads <b>files</b><img src=x onerror="window.__pwned='description'"><script>window.__pwned='script'</script>`
+	hostileMessage     = `Confirm <a href="javascript:window.__pwned='link'">here</a><img src=x onerror="window.__pwned='message'">`
+	hostileTitle       = `<i onmouseover="window.__pwned='title'">Name</i>`
+	hostileResult      = `done <iframe src="javascript:window.__pwned='result'"></iframe>`
+)
+
+// hostileServer is an MCP server (official Go SDK) whose tool description, elicitation message, schema
+// titles, enum titles and tool result are markup.
+func hostileServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile<script>", Title: `<img src=x onerror="window.__pwned='info'">`, Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "evil", Title: "<u>evil</u>", Description: hostileDescription},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: hostileMessage, RequestedSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"name": map[string]any{"type": "string", "title": hostileTitle, "description": "<em>your</em> name"},
+					"color": map[string]any{"type": "string", "title": "Colour", "oneOf": []any{
+						map[string]any{"const": "red", "title": `<b onclick="window.__pwned='enum'">Red</b>`},
+						map[string]any{"const": "blue", "title": "Blue"},
+					}},
+				},
+			}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: hostileResult + " " + res.Action}},
+				StructuredContent: map[string]any{"html": "<script>window.__pwned='structured'</script>"},
+			}, nil, nil
+		})
+	return s
+}
+
+// chromiumPath is the browser the tests drive: $CHROMIUM, or Debian's chromium on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("MCPBRIDGE_REQUIRE_PEERS") == "1" {
+		t.Fatal("chromium is not installed (scripts/install-chromium.sh installs it)")
+	}
+	t.Skip("chromium is not installed (scripts/install-chromium.sh installs it)")
+	return ""
+}
+
+// browser is one headless Chromium tab, and what went wrong in it: uncaught exceptions and Content Security
+// Policy violations, which fail the test.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu       sync.Mutex // guards problems
+	problems []string
+}
+
+func newBrowser(t *testing.T, b *bridge) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox, // containers and CI run as root, where Chromium's sandbox cannot start
+		chromedp.WindowSize(1280, 1000),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	br := &browser{t: t, ctx: ctx, base: "http://" + b.http}
+	messages := chromedp.Console(ctx) // starts the browser; subscribes before the first page loads
+	watched := make(chan struct{})
+	go func() { // ends when the tab's context is cancelled (cleanup below)
+		defer close(watched)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Source == "security" || strings.Contains(m.Text, "Content Security Policy") {
+				br.mu.Lock()
+				br.problems = append(br.problems, m.String())
+				br.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+		<-watched
+		br.mu.Lock()
+		defer br.mu.Unlock()
+		for _, p := range br.problems {
+			t.Errorf("in the browser: %s", p)
+		}
+	})
+	return br
+}
+
+// do runs actions, each bounded by a minute.
+func (br *browser) do(actions ...chromedp.Action[chromedp.Void]) {
+	br.t.Helper()
+	ctx, cancel := context.WithTimeout(br.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		br.shot("failed")
+		br.t.Fatal(err)
+	}
+}
+
+// waitJS waits until the JavaScript expression is truthy.
+func (br *browser) waitJS(what, expr string) {
+	br.t.Helper()
+	if _, err := chromedp.Run(br.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		br.shot("failed")
+		br.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// eval returns the value of a JavaScript expression.
+func eval[T any](br *browser, expr string) T {
+	br.t.Helper()
+	v, err := chromedp.Run(br.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		br.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// text is the text content of the first element sel matches.
+func (br *browser) text(sel string) string {
+	br.t.Helper()
+	s, err := chromedp.Run(br.ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		br.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// shot writes a full-page PNG screenshot named after the test and name into $MCPBRIDGE_SCREENSHOTS
+// (default e2e/screenshots).
+func (br *browser) shot(name string) {
+	br.t.Helper()
+	dir := os.Getenv("MCPBRIDGE_SCREENSHOTS")
+	if dir == "" {
+		dir = "screenshots"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		br.t.Fatal(err)
+	}
+	png, err := chromedp.Run(br.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		br.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if name != "failed" && name != "signed-out" {
+		if notice, _ := chromedp.Run(br.ctx, chromedp.Evaluate[string](`document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent`)); notice != "" {
+			br.t.Errorf("page %s shows an error: %s", name, notice)
+		}
+	}
+	path := filepath.Join(dir, strings.ReplaceAll(br.t.Name(), "/", "_")+"-"+name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		br.t.Fatal(err)
+	}
+	br.t.Logf("screenshot %s", path)
+}
+
+// signIn opens the console and gives it token.
+func (br *browser) signIn(token string) {
+	br.t.Helper()
+	br.do(chromedp.Navigate(br.base+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin")))
+	if token != "" {
+		br.do(chromedp.SetValue(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)))
+	}
+}
+
+// openSession opens a session to server from the overview and waits for its page to list tool.
+func (br *browser) openSession(server, tool string) string {
+	br.t.Helper()
+	br.waitJS("the server "+server, fmt.Sprintf(`!!document.querySelector('tr[data-server=%q] button')`, server))
+	br.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-server=%q] button`, server))))
+	br.waitJS("the tool "+tool, fmt.Sprintf(`!!document.querySelector('details[data-tool=%q]')`, tool))
+	br.waitJS("the live event stream", `document.querySelector('.live.on') !== null`)
+	return br.text("#session-id")
+}
+
+// runTool opens the tool's card and presses Run with the form as it is.
+func (br *browser) runTool(tool string) {
+	br.t.Helper()
+	br.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`details[data-tool=%q] > summary`, tool))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`details[data-tool=%q] button[type="submit"]`, tool))))
+}
+
+// TestConsoleElicit: sign in with a bearer token, open a session to the demo server, run elicit, answer
+// its form wrongly (the bridge's field errors appear next to the fields, the request stays pending), then
+// rightly, and see the tool's result with its structured content.
+func TestConsoleElicit(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{
+		extra: "auth:\n  tokensFile: tokens.txt\n",
+		files: map[string]string{"tokens.txt": "console-token ada\nother-token bob\n"},
+	})
+	br := newBrowser(t, b)
+
+	// Without a token the API refuses and the console says so.
+	br.signIn("")
+	br.waitJS("the sign-in notice", `!document.getElementById('notice').hidden`)
+	if got := br.text("#notice"); !strings.Contains(got, "bearer token") {
+		t.Errorf("notice without a token = %q", got)
+	}
+	br.shot("signed-out")
+
+	br.signIn("console-token")
+	// No session to demo was opened yet: the bridge does not know its health.
+	br.waitJS("the demo server's health", `document.querySelector('tr[data-server="demo"] .health')?.dataset.health === 'UNKNOWN'`)
+	br.shot("overview")
+	sid := br.openSession("demo", "elicit")
+	if !strings.HasPrefix(sid, "s-") {
+		t.Fatalf("session id on the page = %q", sid)
+	}
+	br.shot("session")
+
+	br.runTool("elicit")
+	card := `section[data-kind="elicitation"]`
+	br.waitJS("the elicitation", `!!document.querySelector('`+card+` [data-field="age"]')`)
+	if got := br.text(card + " .message"); got != "Please tell us your name and age." {
+		t.Errorf("elicitation message = %q", got)
+	}
+	// The form follows the schema: name is a required text field, age a number with its bounds.
+	attrs := eval[map[string]string](br, `(() => { const n = document.querySelector('`+card+` [data-field="name"]'), a = document.querySelector('`+card+` [data-field="age"]');
+		return {nameType: n.type, ageType: a.type, ageMin: a.min, ageMax: a.max, ageStep: a.step,
+			required: document.querySelector('label[for="' + n.id + '"] .req') ? 'yes' : 'no'}; })()`)
+	if want := map[string]string{"nameType": "text", "ageType": "number", "ageMin": "0", "ageMax": "150", "ageStep": "1", "required": "yes"}; fmt.Sprint(attrs) != fmt.Sprint(want) {
+		t.Errorf("form fields = %v, want %v", attrs, want)
+	}
+
+	// Wrongly: no name, an age above the maximum. The bridge refuses; its field errors show by the fields.
+	br.do(chromedp.SetValue(chromedp.CSS(card+` [data-field="age"]`), "200"),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	br.waitJS("the field errors", `document.querySelector('`+card+` [data-error-for="age"]').textContent !== ''`)
+	ageErr, nameErr := br.text(card+` [data-error-for="age"]`), br.text(card+` [data-error-for="name"]`)
+	if !strings.Contains(ageErr, "150") {
+		t.Errorf("error next to age = %q, want the maximum named", ageErr)
+	}
+	if !strings.Contains(nameErr, "required") {
+		t.Errorf("error next to name = %q, want required", nameErr)
+	}
+	br.shot("elicitation-errors")
+	// Still pending: the server got nothing.
+	pending := b.rest("console-token").must("GET", "/v1/sessions/"+sid+"/requests", "")
+	if reqs, _ := pending["requests"].([]any); len(reqs) != 1 {
+		t.Fatalf("pending after the wrong answer = %v, want the request", pending)
+	}
+
+	// Rightly.
+	br.do(chromedp.SetValue(chromedp.CSS(card+` [data-field="name"]`), "Ada"),
+		chromedp.SetValue(chromedp.CSS(card+` [data-field="age"]`), "36"),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	result := `details[data-tool="elicit"] .result`
+	br.waitJS("the tool's result", `document.querySelector('`+result+`')?.textContent.includes('accepted: name=Ada age=36')`)
+	br.waitJS("the request's end in the events", `[...document.querySelectorAll('#events .event-ended')].some(e => e.textContent.includes('answered'))`)
+	if got := br.text(result + " .structured"); !strings.Contains(got, `"action": "accept"`) || !strings.Contains(got, `"age": 36`) {
+		t.Errorf("structured content shown = %q", got)
+	}
+	br.shot("result")
+
+	// The other principal sees none of it: the console shows only what the token's principal may see.
+	other := b.rest("other-token").must("GET", "/v1/sessions", "")
+	if s, _ := other["sessions"].([]any); len(s) != 0 {
+		t.Errorf("bob's sessions = %v, want none", other)
+	}
+	br.signIn("other-token")
+	br.waitJS("bob's empty session list", `document.querySelector('#sessions tbody')?.textContent.includes('You have no sessions')`)
+	// The server's health is the bridge's, whoever asks: demo now has a ready session.
+	br.waitJS("the demo server's health", `document.querySelector('tr[data-server="demo"] .health')?.dataset.health === 'SERVING'`)
+	br.shot("other-principal")
+}
+
+// TestConsoleHostile: a server whose tool description, tool title, elicitation message, schema titles, enum
+// titles, server info and result are markup shows all of it as text; nothing runs, and the page reports no
+// CSP violation.
+func TestConsoleHostile(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  hostile:\n    command: %q\n    protocolVersion: \"2025-11-25\"\n"+
+		"    description: %q\n    env:\n      %s: \"1\"\n", exe, `<img src=x onerror="window.__pwned='server'">`, envHostile)})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.waitJS("the hostile server", `!!document.querySelector('tr[data-server="hostile"]')`)
+	if got := br.text(`tr[data-server="hostile"] td:nth-child(4)`); !strings.Contains(got, `<img src=x`) {
+		t.Errorf("server description shown as %q", got)
+	}
+	br.openSession("hostile", "evil")
+	if got := br.text(`details[data-tool="evil"] .description`); got != hostileDescription {
+		t.Errorf("tool description shown as %q, want the markup as text", got)
+	}
+	br.runTool("evil")
+	card := `section[data-kind="elicitation"]`
+	br.waitJS("the elicitation", `!!document.querySelector('`+card+` .message')`)
+	if got := br.text(card + " .message"); got != hostileMessage {
+		t.Errorf("elicitation message shown as %q, want the markup as text", got)
+	}
+	if got := br.text(card + ` label[for$="-name"]`); !strings.Contains(got, hostileTitle) {
+		t.Errorf("field title shown as %q", got)
+	}
+	br.shot("elicitation")
+	br.do(chromedp.SetValue(chromedp.CSS(card+` [data-field="name"]`), "<b>me</b>"),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	result := `details[data-tool="evil"] .result`
+	br.waitJS("the result", `document.querySelector('`+result+`')?.textContent.includes('accept')`)
+	if got := br.text(result + " .text"); got != hostileResult+" accept" {
+		t.Errorf("result shown as %q", got)
+	}
+	br.shot("result")
+
+	// Nothing the server sent became an element, and none of its script ran.
+	elems := eval[int](br, `document.querySelectorAll('main img, main script, main iframe, main b, main i, main u, main em, main [onerror], main [onclick], main [onmouseover]').length`)
+	if elems != 0 {
+		t.Errorf("%d elements from the server's markup are on the page", elems)
+	}
+	pwned := eval[string](br, `String(window.__pwned ?? '')`)
+	if pwned != "" {
+		t.Errorf("the server's script ran (window.__pwned = %q)", pwned)
+	}
+}
