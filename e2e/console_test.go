@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,22 +21,76 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 )
 
-// envHostile makes this test binary the hostile MCP server (see runHostile) instead of running tests.
-const envHostile = "MCPBRIDGE_E2E_HOSTILE"
+// envConsolePeer makes this test binary an MCP server of the console tests instead of running tests:
+// "hostile" (hostileServer) or "forms" (formsServer).
+const envConsolePeer = "MCPBRIDGE_E2E_CONSOLE_PEER"
 
 func init() {
-	if os.Getenv(envHostile) == "1" {
-		if err := hostileServer().Run(context.Background(), stdiotransport.New()); err != nil {
-			fmt.Fprintln(os.Stderr, "hostile:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	var s *mcp.Server
+	switch os.Getenv(envConsolePeer) {
+	case "":
+		return
+	case "hostile":
+		s = hostileServer()
+	case "forms":
+		s = formsServer()
 	}
+	if err := s.Run(context.Background(), stdiotransport.New()); err != nil {
+		fmt.Fprintln(os.Stderr, "console peer:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// consolePeer is the mcpServers entry of a console test server.
+func consolePeer(t *testing.T, name, kind, more string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  %s:\n    command: %q\n    protocolVersion: \"2025-11-25\"\n    env:\n      %s: %q\n%s", name, exe, envConsolePeer, kind, more)
+}
+
+// formsSchema has a field of every kind an elicitation form may ask for (MCP "Requested Schema").
+const formsSchema = `{"type": "object", "required": ["email", "age"], "properties": {
+	"email":    {"type": "string", "format": "email", "title": "E-mail"},
+	"homepage": {"type": "string", "format": "uri"},
+	"birthday": {"type": "string", "format": "date"},
+	"meeting":  {"type": "string", "format": "date-time"},
+	"nickname": {"type": "string", "minLength": 2, "maxLength": 10, "default": "ace"},
+	"age":      {"type": "integer", "minimum": 18, "maximum": 99},
+	"ratio":    {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5},
+	"subscribe": {"type": "boolean", "default": true},
+	"size":     {"type": "string", "enum": ["s", "m", "l"], "default": "m"},
+	"legacy":   {"type": "string", "enum": ["a", "b"], "enumNames": ["Alpha", "Beta"]},
+	"plan":     {"type": "string", "oneOf": [{"const": "free", "title": "Free plan"}, {"const": "pro", "title": "Pro plan"}]},
+	"toppings": {"type": "array", "items": {"anyOf": [{"const": "ham", "title": "Ham"}, {"const": "egg", "title": "Egg"}]}}
+}}`
+
+// formsServer asks, from its tool "form", for formsSchema and returns the content it received as JSON.
+func formsServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "form", Description: "Asks for a form with every kind of field and returns what came back."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Sign up", RequestedSchema: json.RawMessage(formsSchema)})
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := json.Marshal(map[string]any{"action": res.Action, "content": res.Content})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	return s
 }
 
 // Markup a hostile server puts in every string it controls; were any of it parsed as HTML, the page's
@@ -326,12 +381,8 @@ func TestConsoleElicit(t *testing.T) {
 // CSP violation.
 func TestConsoleHostile(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  hostile:\n    command: %q\n    protocolVersion: \"2025-11-25\"\n"+
-		"    description: %q\n    env:\n      %s: \"1\"\n", exe, `<img src=x onerror="window.__pwned='server'">`, envHostile)})
+	b := start(t, bridgeConfig{extraServers: consolePeer(t, "hostile", "hostile",
+		fmt.Sprintf("    description: %q\n", `<img src=x onerror="window.__pwned='server'">`))})
 	br := newBrowser(t, b)
 	br.signIn("")
 	br.waitJS("the hostile server", `!!document.querySelector('tr[data-server="hostile"]')`)
@@ -370,4 +421,191 @@ func TestConsoleHostile(t *testing.T) {
 	if pwned != "" {
 		t.Errorf("the server's script ran (window.__pwned = %q)", pwned)
 	}
+}
+
+// field is the selector of the form field name inside the element sel.
+func field(sel, name string) string { return fmt.Sprintf(`%s [data-field=%q]`, sel, name) }
+
+// TestConsoleForms: an elicitation form built from a schema with every kind of field — strings with
+// formats and lengths, bounded integers and numbers, a boolean, plain, legacy-titled and titled enums, a
+// multi-select — with the schema's defaults filled in; a wrong answer shows the bridge's field errors by the
+// fields, a right one reaches the server with exactly the values entered and the defaults.
+func TestConsoleForms(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{extraServers: consolePeer(t, "forms", "forms", "")})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.openSession("forms", "form")
+	br.runTool("form")
+	card := `section[data-kind="elicitation"]`
+	br.waitJS("the form", `!!document.querySelector('`+field(card, "toppings")+`')`)
+
+	got := eval[map[string]any](br, `(() => {
+		const f = (n) => document.querySelector('`+card+` [data-field="' + n + '"]');
+		const opts = (n) => [...f(n).options].map(o => o.textContent);
+		const req = (n) => !!document.querySelector('label[for="' + f(n).id + '"] .req');
+		return {
+			email: f('email').type, homepage: f('homepage').type, birthday: f('birthday').type, meeting: f('meeting').type,
+			nickname: [f('nickname').value, f('nickname').minLength, f('nickname').maxLength],
+			age: [f('age').type, f('age').min, f('age').max, f('age').step],
+			ratio: [f('ratio').value, f('ratio').step, f('ratio').max],
+			subscribe: [f('subscribe').type, f('subscribe').checked],
+			size: [opts('size'), f('size').selectedOptions[0].textContent],
+			legacy: opts('legacy'), plan: opts('plan'),
+			toppings: [...f('toppings').querySelectorAll('label')].map(l => l.textContent.trim()),
+			required: ['email', 'age', 'homepage'].map(req),
+			labelOfEmail: document.querySelector('label[for="' + f('email').id + '"]').firstChild.textContent,
+		};
+	})()`)
+	want := map[string]any{
+		"email": "email", "homepage": "url", "birthday": "date", "meeting": "datetime-local",
+		"nickname":     []any{"ace", 2.0, 10.0},
+		"age":          []any{"number", "18", "99", "1"},
+		"ratio":        []any{"0.5", "any", "1"},
+		"subscribe":    []any{"checkbox", true},
+		"size":         []any{[]any{"— none —", "s", "m", "l"}, "m"},
+		"legacy":       []any{"— none —", "Alpha", "Beta"},
+		"plan":         []any{"— none —", "Free plan", "Pro plan"},
+		"toppings":     []any{"Ham", "Egg"},
+		"required":     []any{true, true, false},
+		"labelOfEmail": "E-mail",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the form (-want +got):\n%s", diff)
+	}
+	br.shot("form")
+
+	// Wrongly: an e-mail address that is none, an age under the minimum.
+	br.do(chromedp.SetValue(chromedp.CSS(field(card, "email")), "not-an-email"),
+		chromedp.SetValue(chromedp.CSS(field(card, "age")), "17"),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	br.waitJS("the field errors", `document.querySelector('`+card+` [data-error-for="age"]').textContent !== ''`)
+	if e := br.text(card + ` [data-error-for="email"]`); !strings.Contains(e, "email") {
+		t.Errorf("error next to email = %q", e)
+	}
+	if e := br.text(card + ` [data-error-for="age"]`); !strings.Contains(e, "18") {
+		t.Errorf("error next to age = %q", e)
+	}
+	if e := br.text(card + ` [data-error-for="nickname"]`); e != "" {
+		t.Errorf("error next to nickname, which is right = %q", e)
+	}
+	br.shot("form-errors")
+
+	// Rightly.
+	br.do(chromedp.SetValue(chromedp.CSS(field(card, "email")), "ada@example.com"),
+		chromedp.SetValue(chromedp.CSS(field(card, "age")), "36"),
+		chromedp.SetValue(chromedp.CSS(field(card, "homepage")), "https://ada.example/"),
+		chromedp.SetValue(chromedp.CSS(field(card, "birthday")), "1990-05-17"),
+		chromedp.SetValue(chromedp.CSS(field(card, "meeting")), "2026-12-01T10:30"),
+		chromedp.SetValue(chromedp.CSS(field(card, "legacy")), "0"),
+		chromedp.SetValue(chromedp.CSS(field(card, "plan")), "1"),
+		chromedp.Click(chromedp.CSS(field(card, "toppings")+` input[value="1"]`)),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	result := `details[data-tool="form"] .result`
+	br.waitJS("the result", `!!document.querySelector('`+result+` .text')`)
+	var answer struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(br.text(result+" .text")), &answer); err != nil {
+		t.Fatal(err)
+	}
+	meeting, _ := answer.Content["meeting"].(string)
+	if _, err := time.Parse(time.RFC3339, meeting); err != nil {
+		t.Errorf("meeting = %q, want an RFC 3339 date-time: %v", meeting, err)
+	}
+	delete(answer.Content, "meeting")
+	wantContent := map[string]any{
+		"email": "ada@example.com", "age": 36.0, "homepage": "https://ada.example/", "birthday": "1990-05-17",
+		"nickname": "ace", "ratio": 0.5, "subscribe": true, "size": "m", "legacy": "a", "plan": "pro", "toppings": []any{"egg"},
+	}
+	if diff := cmp.Diff(wantContent, answer.Content); answer.Action != "accept" || diff != "" {
+		t.Errorf("the server got %s (-want +got):\n%s", answer.Action, diff)
+	}
+	br.shot("form-result")
+}
+
+// TestConsoleAnswers: the other things a person does on the demo server — answer a sampling request, follow
+// a URL elicitation, run a tool from a form built from its input schema, see a tool's error.
+func TestConsoleAnswers(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.openSession("demo", "sample")
+
+	// A tool from its input schema, and its structured result.
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="add"] > summary`)),
+		chromedp.SetValue(chromedp.CSS(field(`details[data-tool="add"]`, "a")), "2"),
+		chromedp.SetValue(chromedp.CSS(field(`details[data-tool="add"]`, "b")), "3"),
+		chromedp.Click(chromedp.CSS(`details[data-tool="add"] button[type="submit"]`)))
+	br.waitJS("add's result", `document.querySelector('details[data-tool="add"] .result .text')?.textContent === '2 + 3 = 5'`)
+	if got := br.text(`details[data-tool="add"] .result .structured`); !strings.Contains(got, `"sum": 5`) {
+		t.Errorf("add's structured content = %q", got)
+	}
+
+	// A tool that fails: a result with isError, shown as an error.
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="fail"] > summary`)),
+		chromedp.SetValue(chromedp.CSS(field(`details[data-tool="fail"]`, "message")), "boom"),
+		chromedp.Click(chromedp.CSS(`details[data-tool="fail"] button[type="submit"]`)))
+	br.waitJS("fail's result", `!!document.querySelector('details[data-tool="fail"] .result[data-result="error"]')`)
+	if got := br.text(`details[data-tool="fail"] .result`); !strings.Contains(got, "isError") || !strings.Contains(got, "boom") {
+		t.Errorf("fail's result = %q", got)
+	}
+	br.shot("tools")
+
+	// Sampling: the person writes the answer.
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="sample"] > summary`)),
+		chromedp.SetValue(chromedp.CSS(field(`details[data-tool="sample"]`, "prompt")), "Capital of France?"),
+		chromedp.Click(chromedp.CSS(`details[data-tool="sample"] button[type="submit"]`)))
+	card := `section[data-kind="sampling"]`
+	br.waitJS("the sampling request", `!!document.querySelector('`+card+` textarea.answer')`)
+	if got := br.text(card + " .conversation"); !strings.Contains(got, "Capital of France?") {
+		t.Errorf("the conversation shown = %q", got)
+	}
+	br.do(chromedp.SetValue(chromedp.CSS(card+" textarea.answer"), "Paris"))
+	br.shot("sampling")
+	br.do(chromedp.Click(chromedp.CSS(card + " .actions button.primary")))
+	br.waitJS("sample's result", `document.querySelector('details[data-tool="sample"] .result')?.textContent.includes('Paris')`)
+
+	// URL elicitation: the link to open, then done.
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="elicit_url"] > summary`)),
+		chromedp.Click(chromedp.CSS(`details[data-tool="elicit_url"] button[type="submit"]`)))
+	card = `section[data-kind="elicitation"]`
+	br.waitJS("the URL elicitation", `!!document.querySelector('`+card+` a.button')`)
+	if href := eval[string](br, `document.querySelector('`+card+` a.button').href`); !strings.HasPrefix(href, "https://example.com/") {
+		t.Errorf("link to open = %q", href)
+	}
+	if rel := eval[string](br, `document.querySelector('`+card+` a.button').rel`); rel != "noopener noreferrer" {
+		t.Errorf("link rel = %q", rel)
+	}
+	br.shot("url-elicitation")
+	br.do(chromedp.Click(chromedp.CSS(card + " .actions button.primary")))
+	br.waitJS("elicit_url's result", `document.querySelector('details[data-tool="elicit_url"] .result')?.textContent.includes('url elicitation: accept')`)
+	br.shot("answered")
+}
+
+// TestConsoleAuthorization: opening a session to an OAuth-protected server raises an authorization request
+// while CreateSession waits; the overview shows it, the person opens the link, pastes where the browser
+// landed, and the session opens.
+func TestConsoleAuthorization(t *testing.T) {
+	t.Parallel()
+	b, _, _, _ := startOAuth(t)
+	br := newBrowser(t, b)
+	br.signIn("tok-alice")
+	br.waitJS("the protected server", `!!document.querySelector('tr[data-server="secured"] button')`)
+	br.do(chromedp.Click(chromedp.CSS(`tr[data-server="secured"] button`)))
+	card := `section[data-kind="authorization"]`
+	br.waitJS("the authorization request", `!!document.querySelector('`+card+` a.button')`)
+	r := &pb.AuthorizationRequest{
+		AuthorizationUrl: eval[string](br, `document.querySelector('`+card+` a.button').href`),
+		RedirectUrl:      br.text(card + " label code"),
+		ServerName:       br.text(card + " strong"),
+	}
+	br.shot("authorization")
+	landed := authorize(t, r, "secured") // the person signs in; the browser lands on the redirect URL
+	br.do(chromedp.SetValue(chromedp.CSS(card+` input[type="url"]`), landed),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	br.waitJS("the new session's tools", `!!document.querySelector('details[data-tool="whoami"]')`)
+	br.shot("session")
 }

@@ -50,7 +50,9 @@ export class Card {
   async respond(answer) {
     this.setBusy(true);
     try {
-      await call('POST', paths.respond(this.req.sessionId || '-', this.req.requestId), answer);
+      // "-": the request id alone names the request, also one of a session still being created (an
+      // authorization request raised while CreateSession runs), which its own session id does not reach yet.
+      await call('POST', paths.respond('-', this.req.requestId), answer);
       this.end('answered');
     } finally {
       this.setBusy(false);
