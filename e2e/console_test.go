@@ -237,8 +237,9 @@ func (br *browser) text(sel string) string {
 	return s
 }
 
-// shot writes a full-page PNG screenshot named after the test and name into $MCPBRIDGE_SCREENSHOTS
-// (default e2e/screenshots).
+// shot writes a full-page PNG screenshot (only the window for a name ending in -viewport) named after the
+// test and name into $MCPBRIDGE_SCREENSHOTS (default e2e/screenshots). It also fails the test when the page
+// shows an error notice, except on the pages expected to.
 func (br *browser) shot(name string) {
 	br.t.Helper()
 	dir := os.Getenv("MCPBRIDGE_SCREENSHOTS")
@@ -248,7 +249,11 @@ func (br *browser) shot(name string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		br.t.Fatal(err)
 	}
-	png, err := chromedp.Run(br.ctx, chromedp.FullScreenshot(100))
+	shoot := chromedp.FullScreenshot(100)
+	if strings.HasSuffix(name, "-viewport") {
+		shoot = chromedp.CaptureScreenshot() // what the window shows, e.g. for docs/console.png
+	}
+	png, err := chromedp.Run(br.ctx, shoot)
 	if err != nil {
 		br.t.Logf("screenshot %s: %v", name, err)
 		return
@@ -346,6 +351,7 @@ func TestConsoleElicit(t *testing.T) {
 		t.Errorf("error next to name = %q, want required", nameErr)
 	}
 	br.shot("elicitation-errors")
+	br.shot("elicitation-errors-viewport") // docs/console.png
 	// Still pending: the server got nothing.
 	pending := b.rest("console-token").must("GET", "/v1/sessions/"+sid+"/requests", "")
 	if reqs, _ := pending["requests"].([]any); len(reqs) != 1 {
