@@ -560,6 +560,25 @@ func TestConsoleAnswers(t *testing.T) {
 	}
 	br.shot("tools")
 
+	// A long call streams its progress; a second one is cancelled from the page.
+	long := `details[data-tool="long_operation"]`
+	br.do(chromedp.Click(chromedp.CSS(long+` > summary`)),
+		chromedp.SetValue(chromedp.CSS(field(long, "durationSeconds")), "3"),
+		chromedp.SetValue(chromedp.CSS(field(long, "steps")), "3"),
+		chromedp.Click(chromedp.CSS(long+` button[type="submit"]`)))
+	br.waitJS("progress", `document.querySelector('`+long+` progress')?.value > 0 && document.querySelector('`+long+` .running').textContent.includes('of 3')`)
+	br.shot("progress")
+	br.waitJS("long_operation's result", `!!document.querySelector('`+long+` .result[data-result="ok"]')`)
+	br.do(chromedp.SetValue(chromedp.CSS(field(long, "durationSeconds")), "60"),
+		chromedp.Click(chromedp.CSS(long+` button[type="submit"]`)))
+	br.waitJS("the running call", `document.querySelector('`+long+` progress')?.value > 0`)
+	br.do(chromedp.Click(chromedp.CSS(long + ` button.cancel`)))
+	br.waitJS("the cancellation", `!!document.querySelector('`+long+` .cancelled')`)
+	// The bridge cancelled the call upstream (the demo server runs over stdio: notifications/cancelled).
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "mcp message" && rec["direction"] == "send" && rec["method"] == "notifications/cancelled"
+	})
+
 	// Sampling: the person writes the answer.
 	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="sample"] > summary`)),
 		chromedp.SetValue(chromedp.CSS(field(`details[data-tool="sample"]`, "prompt")), "Capital of France?"),

@@ -73,11 +73,22 @@ export async function listAll(path, field, maxPages = 20) {
   return out;
 }
 
+// httpStatusOf maps a google.rpc.Code to the HTTP status the gateway gives it (runtime.HTTPStatusFromCode),
+// for an error that arrives inside a stream, after its 200.
+const httpStatusOf = { 1: 499, 2: 500, 3: 400, 4: 504, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400, 10: 409, 11: 400, 12: 501, 13: 500, 14: 503, 15: 500, 16: 401 };
+
 // stream reads a server-streaming REST method (newline-delimited JSON, each line {"result": …} or
 // {"error": …}) and calls onResult for every result until the stream ends, signal aborts, or an error line
-// comes (then it throws an APIError). EventSource cannot send an Authorization header; fetch can.
-export async function stream(path, onResult, signal) {
-  const resp = await fetch(path, { headers: headers(false), cache: 'no-store', signal });
+// comes (then it throws an APIError). EventSource cannot send an Authorization header; fetch can. A body
+// makes it a POST.
+export async function stream(path, onResult, signal, body) {
+  const resp = await fetch(path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: headers(body !== undefined),
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: 'no-store',
+    signal,
+  });
   if (!resp.ok) {
     let data;
     try { data = await resp.json(); } catch { data = {}; }
@@ -96,7 +107,7 @@ export async function stream(path, onResult, signal) {
       buffered = buffered.slice(nl + 1);
       if (!line) continue;
       const msg = JSON.parse(line);
-      if (msg.error) throw new APIError(500, msg.error);
+      if (msg.error) throw new APIError(httpStatusOf[msg.error.code] || 500, msg.error);
       if (msg.result) onResult(msg.result);
     }
   }
@@ -109,6 +120,7 @@ export const paths = {
   session: (id) => `/v1/sessions/${encodeURIComponent(id)}`,
   tools: (id) => `/v1/sessions/${encodeURIComponent(id)}/tools`,
   callTool: (id, name) => `/v1/sessions/${encodeURIComponent(id)}/tools/${encodeURIComponent(name)}:call`,
+  streamTool: (id, name) => `/v1/sessions/${encodeURIComponent(id)}/tools/${encodeURIComponent(name)}:stream`,
   events: (id) => `/v1/sessions/${encodeURIComponent(id)}/events`,
   requests: (id) => `/v1/sessions/${encodeURIComponent(id)}/requests`,
   respond: (id, rid) => `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(rid)}:respond`,

@@ -4,7 +4,7 @@
 
 import { h, replace, enumLabel, shortTime, json } from './dom.js';
 import { auth, call, listAll, stream, paths, APIError } from './api.js';
-import { PendingList } from './pending.js';
+import { PendingList, kindOf } from './pending.js';
 import { SchemaForm } from './schemaform.js';
 import { toolResult, apiError } from './content.js';
 
@@ -134,7 +134,7 @@ function overview() {
 function eventSummary(ev) {
   if (ev.serverRequest) {
     const r = ev.serverRequest;
-    const kind = Object.keys(r).find((k) => ['sampling', 'elicitation', 'roots', 'authorization'].includes(k)) || 'request';
+    const kind = kindOf(r);
     return [kind, `${kind} request ${r.requestId}${r.originName ? ` from ${r.originName}` : ''}`];
   }
   if (ev.requestEnded) return ['ended', `${ev.requestEnded.requestId}: ${enumLabel(ev.requestEnded.outcome, 'REQUEST_OUTCOME_')}${ev.requestEnded.detail ? ` — ${ev.requestEnded.detail}` : ''}`];
@@ -220,26 +220,60 @@ function sessionPage(id) {
     }
   }
 
+  // toolCard is a tool with a form from its input schema. Run streams the call (StreamCallTool), so that
+  // progress and log messages show while it runs; Cancel ends the request, which the bridge turns into an MCP
+  // cancellation upstream.
   function toolCard(tool) {
     const result = h('div', { class: 'tool-result', 'aria-live': 'polite' });
     const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'] });
     const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
-    form.actions.append(run);
+    const cancel = h('button', { type: 'button', class: 'cancel', hidden: true }, 'Cancel');
+    let running = null;
+    cancel.addEventListener('click', () => { if (running) running.abort(); });
+    form.actions.append(run, cancel);
     form.element.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       const args = form.values();
       if (args === null) return;
+      const ctl = new AbortController();
+      running = ctl;
+      const leave = () => ctl.abort();
+      abort.signal.addEventListener('abort', leave);
       run.disabled = true;
-      replace(result, h('p', { class: 'hint running' }, 'Running… (what the server asks meanwhile shows under Waiting for you)'));
+      cancel.hidden = false;
+      const status = h('p', { class: 'hint running' }, 'Running… (what the server asks meanwhile shows under Waiting for you)');
+      const bar = h('progress', { class: 'progress' });
+      const logs = h('ol', { class: 'call-log' });
+      replace(result, status, bar, logs);
+      let final = null;
       try {
-        const resp = await call('POST', paths.callTool(id, tool.name), { arguments: args }, abort.signal);
-        replace(result, toolResult(resp.result));
+        await stream(paths.streamTool(id, tool.name), (msg) => {
+          if (msg.progress) {
+            const p = msg.progress;
+            if (p.total) { bar.max = p.total; bar.value = p.progress || 0; } else bar.removeAttribute('value');
+            status.textContent = `Running… ${p.progress || 0}${p.total ? ` of ${p.total}` : ''}${p.message ? ` — ${p.message}` : ''}`;
+          }
+          if (msg.log) {
+            const l = msg.log;
+            logs.append(h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
+              typeof l.data === 'string' ? l.data : JSON.stringify(l.data)));
+          }
+          if (msg.result) final = msg.result;
+        }, ctl.signal, { arguments: args });
+        replace(result, final ? toolResult(final) : h('p', { class: 'hint' }, 'The call ended without a result.'), logs.childElementCount ? logs : null);
       } catch (e) {
-        if (e.name === 'AbortError') return;
-        if (e instanceof APIError) form.showErrors(e.fieldViolations, e.message);
-        replace(result, apiError(e));
+        if (abort.signal.aborted) return;
+        if (e.name === 'AbortError') {
+          replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
+        } else {
+          if (e instanceof APIError) form.showErrors(e.fieldViolations, e.message);
+          replace(result, apiError(e));
+        }
       } finally {
+        abort.signal.removeEventListener('abort', leave);
+        running = null;
         run.disabled = false;
+        cancel.hidden = true;
       }
     });
     const ann = tool.annotations || {};

@@ -2,7 +2,8 @@
 // an attribute value through these; nothing is ever parsed as HTML (no innerHTML, no insertAdjacentHTML).
 
 // h creates an element. attrs are set with setAttribute, except: a function under a name starting with "on"
-// becomes an event listener (a string there is ignored: no inline handlers), href and src go through safeURL,
+// becomes an event listener (a string there is ignored: no inline handlers), href and src go through safeURL
+// (src may also be a data: URL of an image or audio, see dataURL),
 // value and checked set the properties. Children are nodes or strings (text nodes); null and false are skipped;
 // arrays are flattened.
 export function h(tag, attrs, ...children) {
@@ -14,7 +15,10 @@ export function h(tag, attrs, ...children) {
       continue;
     }
     if (name === 'href' || name === 'src') {
-      el.setAttribute(name, name === 'src' ? value : safeURL(value));
+      // src takes the data: URLs dataURL made (its checks are the ones that matter); anything else, like
+      // href, must be http(s).
+      const v = String(value);
+      el.setAttribute(name, name === 'src' && /^data:(image|audio)\//.test(v) ? v : safeURL(v));
       continue;
     }
     if (name === 'value') { el.value = String(value); continue; }

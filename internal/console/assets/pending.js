@@ -38,7 +38,8 @@ export class Card {
       h('header', {},
         h('span', { class: 'kind' }, this.kind),
         h('code', { class: 'rid' }, String(req.requestId || '')),
-        req.sessionId ? h('span', { class: 'meta' }, 'session ', h('a', { href: `#/sessions/${encodeURIComponent(req.sessionId)}` }, String(req.sessionId))) : null,
+        // An authorization request may come while its session is still being created: no page to link to yet.
+        req.sessionId && this.kind !== 'authorization' ? h('span', { class: 'meta' }, 'session ', h('a', { href: `#/sessions/${encodeURIComponent(req.sessionId)}` }, String(req.sessionId))) : null,
         origin ? h('span', { class: 'meta' }, 'from ', h('code', {}, origin)) : null,
         req.deadline ? h('span', { class: 'meta' }, 'answer by ', new Date(req.deadline).toLocaleTimeString()) : null),
       this.body, this.status);
