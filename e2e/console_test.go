@@ -569,6 +569,9 @@ func TestConsoleAnswers(t *testing.T) {
 	br.waitJS("progress", `document.querySelector('`+long+` progress')?.value > 0 && document.querySelector('`+long+` .running').textContent.includes('of 3')`)
 	br.shot("progress")
 	br.waitJS("long_operation's result", `!!document.querySelector('`+long+` .result[data-result="ok"]')`)
+	if visible := eval[bool](br, `document.querySelector('`+long+` button.cancel').checkVisibility()`); visible {
+		t.Error("Cancel is visible with no call running")
+	}
 	br.do(chromedp.SetValue(chromedp.CSS(field(long, "durationSeconds")), "60"),
 		chromedp.Click(chromedp.CSS(long+` button[type="submit"]`)))
 	br.waitJS("the running call", `document.querySelector('`+long+` progress')?.value > 0`)
