@@ -573,6 +573,7 @@ func TestConsoleAnswers(t *testing.T) {
 		t.Error("Cancel is visible with no call running")
 	}
 	br.do(chromedp.SetValue(chromedp.CSS(field(long, "durationSeconds")), "60"),
+		chromedp.SetValue(chromedp.CSS(field(long, "steps")), "120"),
 		chromedp.Click(chromedp.CSS(long+` button[type="submit"]`)))
 	br.waitJS("the running call", `document.querySelector('`+long+` progress')?.value > 0`)
 	br.do(chromedp.Click(chromedp.CSS(long + ` button.cancel`)))
