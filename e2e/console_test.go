@@ -597,6 +597,14 @@ func TestConsoleAnswers(t *testing.T) {
 	br.do(chromedp.Click(chromedp.CSS(card + " .actions button.primary")))
 	br.waitJS("sample's result", `document.querySelector('details[data-tool="sample"] .result')?.textContent.includes('Paris')`)
 
+	// An elicitation declined.
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="elicit"] > summary`)),
+		chromedp.Click(chromedp.CSS(`details[data-tool="elicit"] button[type="submit"]`)))
+	br.waitJS("the elicitation", `!!document.querySelector('section[data-kind="elicitation"] [data-field="age"]')`)
+	br.do(chromedp.Click(chromedp.Search(`//section[@data-kind="elicitation"]//button[text()="Decline"]`)))
+	br.waitJS("elicit's result", `document.querySelector('details[data-tool="elicit"] .result .text')?.textContent === 'declined'`)
+	br.waitJS("the declined card to go", `!document.querySelector('section[data-kind="elicitation"]')`)
+
 	// URL elicitation: the link to open, then done.
 	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="elicit_url"] > summary`)),
 		chromedp.Click(chromedp.CSS(`details[data-tool="elicit_url"] button[type="submit"]`)))

@@ -63,6 +63,24 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// TestEveryAssetIsServed: a file added to assets/ with a type the handler does not know would be embedded
+// and never served.
+func TestEveryAssetIsServed(t *testing.T) {
+	h := Handler()
+	err := fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if resp := get(t, h, "GET", Prefix+path); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s%s = %d", Prefix, path, resp.StatusCode)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestContentSecurityPolicy pins what the policy must say: only the page's own scripts, styles and
 // connections, no plugins, no framing, no <base> or form targets elsewhere.
 func TestContentSecurityPolicy(t *testing.T) {
