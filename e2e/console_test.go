@@ -646,3 +646,37 @@ func TestConsoleAuthorization(t *testing.T) {
 	br.waitJS("the new session's tools", `!!document.querySelector('details[data-tool="whoami"]')`)
 	br.shot("session")
 }
+
+// TestConsoleOIDC: signed in with a JWT of the identity provider the bridge trusts (auth.oidc), the console
+// shows what that principal may see — a server only *@example.com may use is listed for alice and not for bob.
+func TestConsoleOIDC(t *testing.T) {
+	t.Parallel()
+	p := newIDP(t)
+	key := rsaKey(t, "k1")
+	p.publish(t, key)
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("private", "    allowedPrincipals: [\"*@example.com\"]\n"),
+		extra:        "auth:\n  oidc:\n    issuer: " + p.srv.URL + "\n    audience: mcp-bridge\n    principalClaim: email\n    caFile: idp.pem\n",
+		files:        map[string]string{"idp.pem": p.caPEM()},
+	})
+	jwtOf := func(email string) string {
+		now := time.Now()
+		return sign(t, key, map[string]any{"iss": p.srv.URL, "aud": "mcp-bridge", "sub": "u-" + email, "email": email,
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	}
+	br := newBrowser(t, b)
+
+	br.signIn(jwtOf("alice@example.com"))
+	sid := br.openSession("private", "block")
+	br.do(chromedp.Click(chromedp.CSS(`a[href="#/"]`)))
+	br.waitJS("alice's session", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
+	br.shot("alice")
+
+	br.signIn(jwtOf("bob@other.org"))
+	br.waitJS("bob's servers", `!!document.querySelector('tr[data-server="demo"]')`)
+	br.waitJS("bob's empty session list", `document.querySelector('#sessions tbody')?.textContent.includes('You have no sessions')`)
+	if eval[bool](br, `!!document.querySelector('tr[data-server="private"]')`) {
+		t.Error("bob's console lists the server only *@example.com may use")
+	}
+	br.shot("bob")
+}
