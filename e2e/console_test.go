@@ -10,8 +10,15 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -165,6 +173,8 @@ func newBrowser(t *testing.T, b *bridge) *browser {
 		chromedp.NoSandbox, // containers and CI run as root, where Chromium's sandbox cannot start
 		chromedp.WindowSize(1280, 1000),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// The test identity providers serve HTTPS with certificates of their own.
+		chromedp.Flag("ignore-certificate-errors", true),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
@@ -214,6 +224,26 @@ func (br *browser) waitJS(what, expr string) {
 	if _, err := chromedp.Run(br.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Minute))); err != nil {
 		br.shot("failed")
 		br.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// waitJSAcross is waitJS for a condition met only after the page navigates (away and back): polling stops
+// when its page goes, so it polls again on the new page until the minute is up.
+func (br *browser) waitJSAcross(what, expr string) {
+	br.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithDeadline(br.ctx, deadline)
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || br.ctx.Err() != nil {
+			br.shot("failed")
+			br.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the next page is loading
 	}
 }
 
@@ -679,4 +709,92 @@ func TestConsoleOIDC(t *testing.T) {
 		t.Error("bob's console lists the server only *@example.com may use")
 	}
 	br.shot("bob")
+}
+
+// signInIDP is an OpenID Connect provider a browser signs in at: discovery, keys, an authorization endpoint
+// that approves at once (the person is already signed in there) and a token endpoint for public clients with
+// PKCE, answering cross-origin requests as providers do for single-page apps.
+type signInIDP struct {
+	srv   *httptest.Server
+	key   jose.JSONWebKey
+	mu    sync.Mutex                   // guards codes
+	codes map[string]map[string]string // code → the authorization request's parameters
+}
+
+func newSignInIDP(t *testing.T, client, email string) *signInIDP {
+	p := &signInIDP{key: rsaKey(t, "k1"), codes: map[string]map[string]string{}}
+	mux := http.NewServeMux()
+	cors := func(w http.ResponseWriter) { w.Header().Set("Access-Control-Allow-Origin", "*") }
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+		cors(w)
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": p.srv.URL, "jwks_uri": p.srv.URL + "/keys",
+			"authorization_endpoint": p.srv.URL + "/authorize", "token_endpoint": p.srv.URL + "/token"})
+	})
+	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{p.key.Public()}})
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("response_type") != "code" || q.Get("client_id") != client || q.Get("code_challenge_method") != "S256" ||
+			q.Get("code_challenge") == "" || !strings.Contains(q.Get("scope"), "openid") {
+			http.Error(w, "bad authorization request: "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		code := rand.Text()
+		p.mu.Lock()
+		p.codes[code] = map[string]string{"challenge": q.Get("code_challenge"), "redirect": q.Get("redirect_uri"), "nonce": q.Get("nonce")}
+		p.mu.Unlock()
+		back, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		back.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		cors(w)
+		p.mu.Lock()
+		req, ok := p.codes[r.FormValue("code")]
+		delete(p.codes, r.FormValue("code"))
+		p.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.FormValue("code_verifier")))
+		if !ok || r.FormValue("grant_type") != "authorization_code" || r.FormValue("client_id") != client ||
+			r.FormValue("redirect_uri") != req["redirect"] || base64.RawURLEncoding.EncodeToString(sum[:]) != req["challenge"] {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+			return
+		}
+		now := time.Now()
+		id := sign(t, p.key, map[string]any{"iss": p.srv.URL, "aud": client, "sub": "u-1", "email": email, "nonce": req["nonce"],
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+		_ = json.NewEncoder(w).Encode(map[string]any{"id_token": id, "access_token": "opaque", "token_type": "Bearer", "expires_in": 3600})
+	})
+	p.srv = httptest.NewTLSServer(mux)
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// TestConsoleOIDCSignIn: with console.oidc, a person signs in at the identity provider (authorization code
+// with PKCE) instead of pasting a token, and the console then calls the API as the principal of the ID token.
+func TestConsoleOIDCSignIn(t *testing.T) {
+	t.Parallel()
+	p := newSignInIDP(t, "mcp-bridge-console", "alice@example.com")
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("private", "    allowedPrincipals: [\"*@example.com\"]\n"),
+		extra: "auth:\n  oidc:\n    issuer: " + p.srv.URL + "\n    audience: mcp-bridge-console\n    principalClaim: email\n    caFile: idp.pem\n" +
+			"console:\n  oidc:\n    clientID: mcp-bridge-console\n    scopes: [openid, email]\n",
+		files: map[string]string{"idp.pem": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw}))},
+	})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.waitJS("the sign-in button", `!!document.getElementById('oidc-signin')`)
+	br.do(chromedp.Click(chromedp.CSS("#oidc-signin")))
+	// Off to the provider and back; the page exchanges the code and lists what alice may use.
+	br.waitJSAcross("alice's servers", `!!document.querySelector('tr[data-server="private"]')`)
+	if got := eval[string](br, `location.search + '|' + document.getElementById('token-state').textContent`); got != "|token set (this tab only)" {
+		t.Errorf("after sign-in: query and token state = %q, want no code in the address bar and a token", got)
+	}
+	br.openSession("private", "block")
+	br.shot("signed-in")
 }

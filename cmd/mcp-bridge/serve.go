@@ -477,7 +477,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	})
 	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
 	if b.cfg.Console.On() {
-		mux.Handle(console.Prefix, console.Handler())
+		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{

@@ -207,17 +207,6 @@ type Auth struct {
 	MTLS MTLS  `yaml:"mtls"`
 }
 
-// Console configures the operator console: a page in the browser, built into the binary, that calls the
-// REST API as the principal whose bearer token the person gives it (docs/adr/0060-operator-console.md).
-type Console struct {
-	// Enabled serves the console under /console/ on the HTTP listener; unset means on. The page holds no
-	// data: what it shows comes from the API, behind the API's authentication.
-	Enabled *bool `yaml:"enabled"`
-}
-
-// On reports whether the console is served.
-func (c Console) On() bool { return c.Enabled == nil || *c.Enabled }
-
 // Limits bound what hosts and servers can make the bridge hold. Zero means the default; see
 // docs/configuration.md for the defaults.
 type Limits struct {

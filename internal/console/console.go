@@ -14,11 +14,15 @@ package console
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/config"
 )
 
 // Prefix is the path the console is served under; Handler expects to be mounted there.
@@ -64,15 +68,60 @@ var contentTypes = map[string]string{
 	".png":  "image/png",
 }
 
+// Options configure the console. The zero value is a console where people paste a bearer token.
+type Options struct {
+	// OIDC, if set, offers sign-in at an OpenID Connect identity provider.
+	OIDC *OIDC
+}
+
+// OIDC is what the page needs to sign a person in at the identity provider (authorization code with PKCE;
+// the console is a public client). None of it is secret: the page fetches it as config.json.
+type OIDC struct {
+	Issuer   string   `json:"issuer"`
+	ClientID string   `json:"clientID"`
+	Scopes   []string `json:"scopes"`
+	// Token is the token of the provider's answer the page uses: "id_token" or "access_token".
+	Token string `json:"token"`
+}
+
+// OptionsFrom returns the console's options of a configuration.
+func OptionsFrom(cfg *config.Config) Options {
+	var o Options
+	if c := cfg.Console.OIDC; c != nil && cfg.Auth.OIDC != nil {
+		o.OIDC = &OIDC{Issuer: cfg.Auth.OIDC.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, Token: c.Token}
+	}
+	return o
+}
+
 // Handler returns the console's handler, to be mounted at Prefix: GET and HEAD of its embedded files,
-// index.html for the bare prefix, 404 for anything else, every response with SetSecurityHeaders. It is
-// safe for concurrent use.
-func Handler() http.Handler {
-	return http.HandlerFunc(serve)
+// index.html for the bare prefix, config.json (what the page needs to know of o), 404 for anything else,
+// every response with SetSecurityHeaders. It is safe for concurrent use.
+func Handler(o Options) http.Handler {
+	csp := ContentSecurityPolicy
+	if o.OIDC != nil {
+		// The page fetches the provider's discovery document and exchanges the code at its token endpoint.
+		if u, err := url.Parse(o.OIDC.Issuer); err == nil && u.Host != "" {
+			csp = strings.Replace(csp, "connect-src 'self'", "connect-src 'self' "+u.Scheme+"://"+u.Host, 1)
+		}
+	}
+	settings, err := json.Marshal(map[string]any{"oidc": o.OIDC})
+	if err != nil {
+		panic(err) // strings and a slice of strings always marshal
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		SetSecurityHeaders(w.Header())
+		w.Header().Set("Content-Security-Policy", csp)
+		if r.URL.Path == Prefix+"config.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-cache")
+			http.ServeContent(w, r, "config.json", time.Time{}, bytes.NewReader(settings))
+			return
+		}
+		serve(w, r)
+	})
 }
 
 func serve(w http.ResponseWriter, r *http.Request) {
-	SetSecurityHeaders(w.Header())
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

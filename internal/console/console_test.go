@@ -35,7 +35,7 @@ func TestHandler(t *testing.T) {
 		{name: "outside the prefix", method: "GET", path: "/app.js", wantCode: 404},
 		{name: "post", method: "POST", path: "/console/", wantCode: 405},
 	}
-	h := Handler()
+	h := Handler(Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := get(t, h, tt.method, tt.path)
@@ -66,7 +66,7 @@ func TestHandler(t *testing.T) {
 // TestEveryAssetIsServed: a file added to assets/ with a type the handler does not know would be embedded
 // and never served.
 func TestEveryAssetIsServed(t *testing.T) {
-	h := Handler()
+	h := Handler(Options{})
 	err := fs.WalkDir(assets, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -176,6 +176,38 @@ func TestProtectAPI(t *testing.T) {
 			}
 			if tt.want == 403 && (rec.Header().Get("Content-Type") != "application/json" || !strings.Contains(rec.Body.String(), `"code":7`)) {
 				t.Errorf("refusal = %q %s, want a google.rpc.Status in JSON", rec.Header().Get("Content-Type"), rec.Body)
+			}
+		})
+	}
+}
+
+func TestSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     Options
+		wantJSON string
+		wantCSP  string
+	}{
+		{name: "tokens are pasted", wantJSON: `{"oidc":null}`, wantCSP: ContentSecurityPolicy},
+		{
+			name:     "sign-in at the identity provider",
+			opts:     Options{OIDC: &OIDC{Issuer: "https://idp.example:8443/realms/x", ClientID: "console", Scopes: []string{"openid"}, Token: "id_token"}},
+			wantJSON: `{"oidc":{"issuer":"https://idp.example:8443/realms/x","clientID":"console","scopes":["openid"],"token":"id_token"}}`,
+			wantCSP:  strings.Replace(ContentSecurityPolicy, "connect-src 'self'", "connect-src 'self' https://idp.example:8443", 1),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Handler(tt.opts)
+			resp := get(t, h, "GET", "/console/config.json")
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || string(body) != tt.wantJSON {
+				t.Errorf("config.json = %d %s, want %s", resp.StatusCode, body, tt.wantJSON)
+			}
+			for _, path := range []string{"/console/config.json", "/console/"} {
+				if got := get(t, h, "GET", path).Header.Get("Content-Security-Policy"); got != tt.wantCSP {
+					t.Errorf("CSP of %s = %q, want %q", path, got, tt.wantCSP)
+				}
 			}
 		})
 	}

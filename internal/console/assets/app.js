@@ -7,6 +7,7 @@ import { auth, call, listAll, stream, paths, APIError } from './api.js';
 import { PendingList, kindOf } from './pending.js';
 import { SchemaForm } from './schemaform.js';
 import { toolResult, apiError } from './content.js';
+import { signIn, finishSignIn } from './oidc.js';
 
 const view = document.getElementById('view');
 const notice = document.getElementById('notice');
@@ -30,10 +31,16 @@ function showNotice(err) {
 
 // --- sign-in ---
 
-function setupSignIn() {
+function setupSignIn(oidc) {
   const input = document.getElementById('token');
   const state = document.getElementById('token-state');
   const show = () => { state.textContent = auth.token ? 'token set (this tab only)' : 'no token'; };
+  if (oidc) {
+    const button = h('button', { type: 'button', id: 'oidc-signin', class: 'primary' }, 'Sign in');
+    button.title = `at ${oidc.issuer}`;
+    button.addEventListener('click', () => signIn(oidc).catch(showNotice));
+    document.getElementById('signout').before(button);
+  }
   document.getElementById('signin').addEventListener('submit', (ev) => {
     ev.preventDefault();
     auth.set(input.value.trim());
@@ -309,6 +316,27 @@ function route() {
   page = m ? sessionPage(decodeURIComponent(m[1])) : overview();
 }
 
-setupSignIn();
-window.addEventListener('hashchange', route);
-route();
+// start reads the console's settings, finishes a sign-in at the identity provider if this page load is its
+// redirect back, and shows the page the address names.
+async function start() {
+  let settings = {};
+  try {
+    settings = await (await fetch('config.json', { cache: 'no-store' })).json();
+  } catch { /* a console without settings: tokens are pasted */ }
+  setupSignIn(settings.oidc);
+  let signInError = null;
+  if (settings.oidc) {
+    try {
+      const token = await finishSignIn(settings.oidc);
+      if (token) auth.set(token);
+    } catch (e) {
+      signInError = e;
+    }
+  }
+  document.getElementById('token-state').textContent = auth.token ? 'token set (this tab only)' : 'no token';
+  window.addEventListener('hashchange', route);
+  route();
+  if (signInError) showNotice(signInError);
+}
+
+start();
