@@ -346,6 +346,7 @@ func TestConsoleElicit(t *testing.T) {
 	br.shot("signed-out")
 
 	br.signIn("console-token")
+	br.waitJS("the principal", `document.getElementById('token-state').textContent === "as your token's principal"`)
 	// No session to demo was opened yet: the bridge does not know its health.
 	br.waitJS("the demo server's health", `document.querySelector('tr[data-server="demo"] .health')?.dataset.health === 'UNKNOWN'`)
 	br.shot("overview")
@@ -700,6 +701,9 @@ func TestConsoleOIDC(t *testing.T) {
 	sid := br.openSession("private", "block")
 	br.do(chromedp.Click(chromedp.CSS(`a[href="#/"]`)))
 	br.waitJS("alice's session", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
+	if got := br.text(fmt.Sprintf(`tr[data-session=%q] .principal`, sid)); got != "alice@example.com" {
+		t.Errorf("principal of alice's session = %q", got)
+	}
 	br.shot("alice")
 
 	br.signIn(jwtOf("bob@other.org"))
@@ -792,7 +796,7 @@ func TestConsoleOIDCSignIn(t *testing.T) {
 	br.do(chromedp.Click(chromedp.CSS("#oidc-signin")))
 	// Off to the provider and back; the page exchanges the code and lists what alice may use.
 	br.waitJSAcross("alice's servers", `!!document.querySelector('tr[data-server="private"]')`)
-	if got := eval[string](br, `location.search + '|' + document.getElementById('token-state').textContent`); got != "|token set (this tab only)" {
+	if got := eval[string](br, `location.search + '|' + document.getElementById('token-state').textContent`); got != "|as alice@example.com" {
 		t.Errorf("after sign-in: query and token state = %q, want no code in the address bar and a token", got)
 	}
 	br.openSession("private", "block")

@@ -13,6 +13,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"io/fs"
@@ -68,10 +69,25 @@ var contentTypes = map[string]string{
 	".png":  "image/png",
 }
 
-// Options configure the console. The zero value is a console where people paste a bearer token.
+// Options configure the console. The zero value is a console of a bridge without authentication.
 type Options struct {
 	// OIDC, if set, offers sign-in at an OpenID Connect identity provider.
 	OIDC *OIDC
+	// Principals says how the bridge names callers, so that the page can say whom it acts as. It is a
+	// display: the bridge decides, on every call.
+	Principals Principals
+}
+
+// Principals is what the page needs to name the principal it acts as.
+type Principals struct {
+	// Authenticated is whether calls need a principal (auth.tokensFile, auth.oidc or auth.mtls); without,
+	// every caller is "local".
+	Authenticated bool `json:"authenticated"`
+	// Claim is the claim of a JWT that is its principal (auth.oidc.principalClaim); empty without auth.oidc.
+	Claim string `json:"claim,omitempty"`
+	// Certificates is whether a client certificate names the principal of a call without a token
+	// (auth.mtls.principalFrom).
+	Certificates bool `json:"certificates,omitempty"`
 }
 
 // OIDC is what the page needs to sign a person in at the identity provider (authorization code with PKCE;
@@ -87,6 +103,12 @@ type OIDC struct {
 // OptionsFrom returns the console's options of a configuration.
 func OptionsFrom(cfg *config.Config) Options {
 	var o Options
+	a := cfg.Auth
+	o.Principals.Authenticated = a.TokensFile != "" || a.OIDC != nil || a.MTLS.PrincipalFrom != ""
+	o.Principals.Certificates = a.MTLS.PrincipalFrom != ""
+	if a.OIDC != nil {
+		o.Principals.Claim = cmp.Or(a.OIDC.PrincipalClaim, config.DefaultPrincipalClaim)
+	}
 	if c := cfg.Console.OIDC; c != nil && cfg.Auth.OIDC != nil {
 		o.OIDC = &OIDC{Issuer: cfg.Auth.OIDC.Issuer, ClientID: c.ClientID, Scopes: c.Scopes, Token: c.Token}
 	}
@@ -104,7 +126,7 @@ func Handler(o Options) http.Handler {
 			csp = strings.Replace(csp, "connect-src 'self'", "connect-src 'self' "+u.Scheme+"://"+u.Host, 1)
 		}
 	}
-	settings, err := json.Marshal(map[string]any{"oidc": o.OIDC})
+	settings, err := json.Marshal(map[string]any{"oidc": o.OIDC, "principals": o.Principals})
 	if err != nil {
 		panic(err) // strings and a slice of strings always marshal
 	}

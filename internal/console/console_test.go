@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/config"
 )
 
 func get(t *testing.T, h http.Handler, method, path string) *http.Response {
@@ -188,12 +190,14 @@ func TestSettings(t *testing.T) {
 		wantJSON string
 		wantCSP  string
 	}{
-		{name: "tokens are pasted", wantJSON: `{"oidc":null}`, wantCSP: ContentSecurityPolicy},
+		{name: "no auth", wantJSON: `{"oidc":null,"principals":{"authenticated":false}}`, wantCSP: ContentSecurityPolicy},
 		{
-			name:     "sign-in at the identity provider",
-			opts:     Options{OIDC: &OIDC{Issuer: "https://idp.example:8443/realms/x", ClientID: "console", Scopes: []string{"openid"}, Token: "id_token"}},
-			wantJSON: `{"oidc":{"issuer":"https://idp.example:8443/realms/x","clientID":"console","scopes":["openid"],"token":"id_token"}}`,
-			wantCSP:  strings.Replace(ContentSecurityPolicy, "connect-src 'self'", "connect-src 'self' https://idp.example:8443", 1),
+			name: "sign-in at the identity provider",
+			opts: Options{OIDC: &OIDC{Issuer: "https://idp.example:8443/realms/x", ClientID: "console", Scopes: []string{"openid"}, Token: "id_token"},
+				Principals: Principals{Authenticated: true, Claim: "email"}},
+			wantJSON: `{"oidc":{"issuer":"https://idp.example:8443/realms/x","clientID":"console","scopes":["openid"],"token":"id_token"},` +
+				`"principals":{"authenticated":true,"claim":"email"}}`,
+			wantCSP: strings.Replace(ContentSecurityPolicy, "connect-src 'self'", "connect-src 'self' https://idp.example:8443", 1),
 		},
 	}
 	for _, tt := range tests {
@@ -208,6 +212,27 @@ func TestSettings(t *testing.T) {
 				if got := get(t, h, "GET", path).Header.Get("Content-Security-Policy"); got != tt.wantCSP {
 					t.Errorf("CSP of %s = %q, want %q", path, got, tt.wantCSP)
 				}
+			}
+		})
+	}
+}
+
+func TestOptionsFrom(t *testing.T) {
+	tests := []struct {
+		name string
+		auth config.Auth
+		want Principals
+	}{
+		{name: "no auth", want: Principals{}},
+		{name: "static tokens", auth: config.Auth{TokensFile: "tokens.txt"}, want: Principals{Authenticated: true}},
+		{name: "oidc", auth: config.Auth{OIDC: &config.OIDC{Issuer: "https://idp.example", PrincipalClaim: "email"}}, want: Principals{Authenticated: true, Claim: "email"}},
+		{name: "oidc, default claim", auth: config.Auth{OIDC: &config.OIDC{Issuer: "https://idp.example"}}, want: Principals{Authenticated: true, Claim: "sub"}},
+		{name: "client certificates", auth: config.Auth{MTLS: config.MTLS{PrincipalFrom: "commonName"}}, want: Principals{Authenticated: true, Certificates: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := OptionsFrom(&config.Config{Auth: tt.auth}).Principals; got != tt.want {
+				t.Errorf("Principals = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -7,7 +7,7 @@ import { auth, call, listAll, stream, paths, APIError } from './api.js';
 import { PendingList, kindOf } from './pending.js';
 import { SchemaForm } from './schemaform.js';
 import { toolResult, apiError } from './content.js';
-import { signIn, finishSignIn } from './oidc.js';
+import { signIn, finishSignIn, payload } from './oidc.js';
 
 const view = document.getElementById('view');
 const notice = document.getElementById('notice');
@@ -31,10 +31,31 @@ function showNotice(err) {
 
 // --- sign-in ---
 
+// settings are the console's (config.json): sign-in at an identity provider, and how principals are named.
+let settings = {};
+
+// principal names the principal the console acts as, for display (the bridge decides on every call): "local"
+// without auth; a JWT's principal claim; otherwise what is known.
+function principal() {
+  const p = settings.principals || {};
+  if (!p.authenticated) return 'local';
+  const token = auth.token;
+  if (!token) return p.certificates ? "your certificate's principal" : '';
+  if (p.claim && token.split('.').length === 3) {
+    const v = payload(token)[p.claim];
+    if (typeof v === 'string' && v) return v;
+  }
+  return "your token's principal";
+}
+
+function showSignedIn() {
+  const who = principal();
+  document.getElementById('token-state').textContent = who ? `as ${who}` : 'not signed in';
+}
+
 function setupSignIn(oidc) {
   const input = document.getElementById('token');
-  const state = document.getElementById('token-state');
-  const show = () => { state.textContent = auth.token ? 'token set (this tab only)' : 'no token'; };
+  const show = showSignedIn;
   if (oidc) {
     const button = h('button', { type: 'button', id: 'oidc-signin', class: 'primary' }, 'Sign in');
     button.title = `at ${oidc.issuer}`;
@@ -96,12 +117,13 @@ function overview() {
       replace(sessions, sess.map((s) => h('tr', { 'data-session': s.sessionId },
         h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(s.sessionId)}` }, h('code', {}, String(s.sessionId)))),
         h('td', {}, String(s.server || '')),
+        h('td', { class: 'principal' }, principal() || '—'),
         h('td', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}` }, enumLabel(s.state, 'SESSION_STATE_')),
           s.stateReason ? h('span', { class: 'hint' }, ` ${String(s.stateReason)}`) : null),
         h('td', {}, String(s.protocolVersion || '')),
         h('td', { class: 'num' }, String(count[s.sessionId] || 0)),
         h('td', {}, shortTime(s.createTime)))));
-      if (!sess.length) replace(sessions, h('tr', {}, h('td', { colspan: 6, class: 'hint' }, 'You have no sessions.')));
+      if (!sess.length) replace(sessions, h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
       pending.sync(reqs.requests || []);
     } catch (e) {
       if (e.name !== 'AbortError') showNotice(e);
@@ -129,8 +151,8 @@ function overview() {
       creating),
     h('section', {}, h('h2', {}, 'Waiting for you'), pending.element),
     h('section', {}, h('h2', {}, 'Your sessions'),
-      h('p', { class: 'hint' }, 'Every session listed belongs to the principal of your token.'),
-      h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions)));
+      h('p', { class: 'hint' }, 'Only your own sessions: a session belongs to the principal that opened it.'),
+      h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'Principal', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions)));
   refresh();
   timer = setInterval(refresh, 5000);
   return { leave() { clearInterval(timer); abort.abort(); } };
@@ -199,6 +221,7 @@ function sessionPage(id) {
       replace(info,
         h('dl', {},
           h('dt', {}, 'Server'), h('dd', {}, String(s.server || '')),
+          h('dt', {}, 'Principal'), h('dd', { id: 'session-principal' }, principal() || '—'),
           h('dt', {}, 'State'), h('dd', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}`, id: 'session-state' }, enumLabel(s.state, 'SESSION_STATE_')),
             s.stateReason ? ` — ${String(s.stateReason)}` : ''),
           h('dt', {}, 'Protocol'), h('dd', {}, String(s.protocolVersion || '')),
@@ -319,10 +342,9 @@ function route() {
 // start reads the console's settings, finishes a sign-in at the identity provider if this page load is its
 // redirect back, and shows the page the address names.
 async function start() {
-  let settings = {};
   try {
     settings = await (await fetch('config.json', { cache: 'no-store' })).json();
-  } catch { /* a console without settings: tokens are pasted */ }
+  } catch { /* no settings: tokens are pasted, principals unknown */ }
   setupSignIn(settings.oidc);
   let signInError = null;
   if (settings.oidc) {
@@ -333,7 +355,7 @@ async function start() {
       signInError = e;
     }
   }
-  document.getElementById('token-state').textContent = auth.token ? 'token set (this tab only)' : 'no token';
+  showSignedIn();
   window.addEventListener('hashchange', route);
   route();
   if (signInError) showNotice(signInError);

@@ -38,9 +38,9 @@ export async function signIn(cfg) {
   location.assign(u.href);
 }
 
-// payload decodes a JWT's claims without checking them (the bridge checks the signature; this only reads
-// the nonce the provider echoed).
-function payload(jwt) {
+// payload decodes a JWT's claims without checking them: the bridge checks the signature; the page only reads
+// the nonce the provider echoed, and the claim that names the principal, for display.
+export function payload(jwt) {
   try {
     return JSON.parse(atob(jwt.split('.')[1].replaceAll('-', '+').replaceAll('_', '/')));
   } catch {
