@@ -21,6 +21,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/console"
 	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -464,7 +465,7 @@ func deadline(ctx context.Context) time.Time {
 	return d
 }
 
-// httpHandler routes /healthz, /openapi.json and the REST API under /v1/.
+// httpHandler routes /healthz, /openapi.json, the REST API under /v1/ and the console under /console/.
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
@@ -474,7 +475,10 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
+	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	if b.cfg.Console.On() {
+		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
 			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
