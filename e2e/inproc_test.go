@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,6 +102,39 @@ func TestRESTAndGRPCAgree(t *testing.T) {
 		}
 		return seen >= 2
 	})
+}
+
+// A server that answers with a result of the wrong shape misbehaved: over gRPC that is INTERNAL with reason
+// UPSTREAM_BAD_MESSAGE, and over REST the same code and reason with HTTP 502 Bad Gateway, not 500, so that a
+// REST host can tell "the server sent garbage" from "the bridge broke".
+func TestRESTAndGRPCAgreeOnAWrongShapeResult(t *testing.T) {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
+		case "tools/call":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
+	})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	_, gerr := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "x"})
+	if status.Code(gerr) != codes.Internal || reasonOf(gerr) != "UPSTREAM_BAD_MESSAGE" {
+		t.Fatalf("gRPC: %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE", gerr, reasonOf(gerr))
+	}
+	code, body := b.rest("").do("POST", "/v1/sessions/"+sid+"/tools/x:call", `{}`)
+	if code != http.StatusBadGateway {
+		t.Errorf("REST: HTTP %d, want 502", code)
+	}
+	if got := codes.Code(body["code"].(float64)); got != codes.Internal || !strings.Contains(compact(body), `"reason":"UPSTREAM_BAD_MESSAGE"`) {
+		t.Errorf("REST: %v, want code INTERNAL and reason UPSTREAM_BAD_MESSAGE as over gRPC", body)
+	}
 }
 
 // A REST call's deadline (the grpc-gateway Grpc-Timeout header) reaches the handler in-process, and the call

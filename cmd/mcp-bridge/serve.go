@@ -450,6 +450,9 @@ func gatewayErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.M
 		err = st.Err()
 	}
 	setRetryAfter(w, err)
+	if code, ok := server.HTTPStatus(err); ok {
+		err = &runtime.HTTPStatusError{HTTPStatus: code, Err: err}
+	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 
