@@ -29,10 +29,6 @@ type OAuthOptions struct {
 	// (DefaultAuthorizationTimeout when not set); at the deadline the flow fails and so does the request
 	// that needed it.
 	AuthorizationTimeout time.Duration
-	// OnAuthorization, if set, is told of every authorization request once it is pending, in addition to
-	// the session's events — including requests raised while Core.Open is still connecting, before the
-	// host has the session (the host answers through the Dispatcher as usual). It must not block.
-	OnAuthorization func(*PendingRequest)
 }
 
 // Authorizer is the upstream authorization of one configured server (ServerConfig.OAuth); package
@@ -191,12 +187,6 @@ func (s *Session) askAuthorization(ctx context.Context, ar *AuthorizationRequest
 	if call := callFrom(ctx); call != nil {
 		req.OriginCallID, req.OriginMethod, req.OriginName = call.id, call.method, call.name
 	}
-	if hook := opts.OnAuthorization; hook != nil {
-		// Told once the request is registered: the dispatcher publishes EventRequestCreated before it
-		// blocks, through the session's event log, which the hook does not see while Open runs.
-		stop := s.watchCreated(req, func() { safeCall(s, "OnAuthorization", func() { hook(req) }) })
-		defer stop()
-	}
 	s.logger.Info("authorization needed", "server", s.server.Name, "scopes", strings.Join(ar.Scopes, " "))
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, func() Answer {
 		return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered the authorization request"}}
@@ -214,22 +204,3 @@ func (s *Session) askAuthorization(ctx context.Context, ar *AuthorizationRequest
 	return nil, fmt.Errorf("%w: the authorization request ended: %s", ErrAuthorization, outcome)
 }
 
-// watchCreated calls f once req has been registered with the dispatcher (its ID is set and it is listed).
-// The watcher goroutine it starts ends when the request is listed or stop is called.
-func (s *Session) watchCreated(req *PendingRequest, f func()) (stop func()) {
-	sub := s.events.subscribe(16)
-	done := make(chan struct{})
-	go func() { // ends when req's creation is seen, or the subscription closes (stop, session end)
-		defer close(done)
-		for ev := range sub.C() {
-			if ev.Kind == EventRequestCreated && ev.Request == req {
-				f()
-				return
-			}
-		}
-	}()
-	return func() {
-		sub.Close()
-		<-done
-	}
-}

@@ -61,8 +61,16 @@ func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	watch := c.dispatcher.Watch(nil, 8)
+	defer watch.Close()
 	created := make(chan *PendingRequest, 1)
-	c.opts.OAuth.OnAuthorization = func(p *PendingRequest) { created <- p }
+	go func() { // ends when the watch is closed
+		for ev := range watch.C() {
+			if ev.Kind == EventRequestCreated {
+				created <- ev.Request
+			}
+		}
+	}()
 	type result struct {
 		code string
 		err  error

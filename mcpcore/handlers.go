@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -442,6 +443,22 @@ func (s *Session) onDispatcherEvent(ev Event) {
 	s.events.publish(ev)
 }
 
+// AttachHost records that a host that may answer the session's server requests is attached — a Connect
+// stream attached to the session, a WatchEvents watcher of it — until the returned release, which is
+// idempotent. The session owns the count: a roots request the host must answer is answered at once from the
+// server's configured roots when no host is attached and the call that raised it does not stream its
+// requests (CallOptions.OnRequest), instead of waiting for PendingPolicy.RootsTimeout.
+func (s *Session) AttachHost() (release func()) {
+	s.hostsAttached.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.hostsAttached.Add(-1) }) }
+}
+
+// TrackHosts makes the core count attached hosts (Session.AttachHost) from now on: before it is called a
+// host is always assumed to be attached, as an embedder that answers requests from Dispatcher.Watch is. The
+// service calls it when it takes the core. It is idempotent.
+func (c *Core) TrackHosts() { c.hostsTracked.Store(true) }
+
 // inFlight returns the session's calls in flight.
 func (s *Session) inFlight() []*activeCall {
 	s.mu.Lock()
@@ -481,7 +498,7 @@ func safeCall(s *Session, name string, f func()) {
 }
 
 // hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
-// streams its requests to its caller, or Options.HostAttached says a host is attached to the session.
+// streams its requests to its caller, or a host is attached to the session (AttachHost).
 func (s *Session) hostCouldAnswer(call *activeCall) bool {
 	var origin string
 	if call != nil {
@@ -490,6 +507,5 @@ func (s *Session) hostCouldAnswer(call *activeCall) bool {
 	if len(s.requestWatchers(origin)) > 0 {
 		return true
 	}
-	f := s.core.opts.HostAttached
-	return f == nil || f(s.id)
+	return !s.core.hostsTracked.Load() || s.hostsAttached.Load() > 0
 }

@@ -354,10 +354,18 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, nil, err
 	}
 	var task *Task
+	rc := s.core.mrtr.take(s.id, opts.CallID)
+	if rc != nil && rc.rec.Method == "tools/call" {
+		// A call resumed after a bridge restart: its round goes on with what was kept (name, arguments,
+		// the server's requestState and the answers), not with what the retry repeats.
+		params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
+		args = rc.rec.Arguments
+	}
 	call, ctx, end := s.beginCall(ctx, "tools/call", params.Name, opts)
 	defer end()
 	call.taskOK = true // a task result is captured even for CallTool, to report it
-	res, err := mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+	call.resume = s.newResume(call, args)
+	res, err := mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 		var r *mcp.CallToolResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
@@ -401,7 +409,7 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	}
 	call, ctx, end := s.beginCall(ctx, "resources/read", params.URI, opts)
 	defer end()
-	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 		var r *mcp.ReadResourceResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
@@ -425,7 +433,7 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	}
 	call, ctx, end := s.beginCall(ctx, "prompts/get", params.Name, opts)
 	defer end()
-	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 		var r *mcp.GetPromptResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
@@ -487,6 +495,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 		s.mu.Lock()
 		s.subs[uri] = true
 		s.mu.Unlock()
+		s.persist()
 	}
 	return err
 }
@@ -499,6 +508,7 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
+	s.persist()
 	return s.call(ctx, "resources/unsubscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
@@ -550,6 +560,7 @@ func (s *Session) SetRoots(ctx context.Context, roots []*mcp.Root) error {
 	s.mu.Lock()
 	s.roots, s.hostRoots = slices.Clone(roots), true
 	s.mu.Unlock()
+	s.persist()
 	if !s.caps.RootsListChanged {
 		return nil
 	}
@@ -582,10 +593,20 @@ type mrtrResult interface {
 // answering (a crashed stdio server, a lost HTTP session) the retry goes to the new connection and the
 // call completes (MCP 2026-07-28 is stateless: any server instance can take the retry). A result with requestState but no inputRequests
 // (load shedding) is retried at once, a bounded number of times.
-func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
+func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, rc *restoredCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
 	var zero R
 	var in mcp.InputResponseMap
 	var state string
+	defer s.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
+	if rc != nil {
+		// Resumed after a bridge restart: the kept round goes on (its answers, once hosts gave them).
+		s.adoptRound(call, rc)
+		var err error
+		if in, err = s.resumeInput(ctx, rc); err != nil {
+			return zero, err
+		}
+		state = rc.rec.RequestState
+	}
 	shed := 0
 	for round := 0; ; round++ {
 		res, err := send(ctx, in, state)
@@ -603,6 +624,8 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, s
 		if round >= maxInputRounds {
 			return zero, fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds)
 		}
+		s.roundEnds(call)
+		s.roundBegins(call, reqs, st)
 		in, err = s.fulfill(ctx, call, reqs)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -41,9 +41,13 @@ type Session struct {
 	caps       HostCapabilities
 	clientInfo *mcp.Implementation
 	created    time.Time
-	logger     *slog.Logger // redacts the server's secrets (redact.go)
-	red        *redactor    // the server's secrets, for errors and state reasons
-	events     *eventLog
+	// requestedVersion is the host's protocol version override (OpenParams.ProtocolVersion); adHoc marks an
+	// unconfigured server's session, which the store does not keep.
+	requestedVersion string
+	adHoc            bool
+	logger           *slog.Logger // redacts the server's secrets (redact.go)
+	red              *redactor    // the server's secrets, for errors and state reasons
+	events           *eventLog
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.
 	ctx    context.Context
@@ -72,6 +76,8 @@ type Session struct {
 	// any is open, the request deadlines of the calls in flight do not expire (the server may be waiting
 	// for the host on a call's behalf).
 	sessionWaits atomic.Int32
+	// hostsAttached counts the hosts attached to the session (AttachHost).
+	hostsAttached atomic.Int32
 
 	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	// opSpans holds, when tracing, the span context of each call's current upstream request
@@ -94,25 +100,27 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		info = c.clientInfo
 	}
 	s := &Session{
-		core:       c,
-		id:         id,
-		owner:      p.Owner,
-		server:     cfg,
-		caps:       p.Capabilities,
-		clientInfo: info,
-		created:    time.Now(),
-		red:        newRedactor(cfg),
-		events:     newEventLog(id, c.limits),
-		ctx:        ctx,
-		cancel:     cancel,
-		state:      StateConnecting,
-		logLevel:   p.LogLevel,
-		changed:    make(chan struct{}),
-		calls:      map[string]*activeCall{},
-		tokens:     map[string]*activeCall{},
-		subs:       map[string]bool{},
-		closeDone:  make(chan struct{}),
-		superDone:  make(chan struct{}),
+		core:             c,
+		id:               id,
+		owner:            p.Owner,
+		server:           cfg,
+		caps:             p.Capabilities,
+		clientInfo:       info,
+		created:          time.Now(),
+		red:              newRedactor(cfg),
+		events:           newEventLog(id, c.limits),
+		ctx:              ctx,
+		cancel:           cancel,
+		state:            StateConnecting,
+		logLevel:         p.LogLevel,
+		requestedVersion: p.ProtocolVersion,
+		adHoc:            p.AdHoc != nil,
+		changed:          make(chan struct{}),
+		calls:            map[string]*activeCall{},
+		tokens:           map[string]*activeCall{},
+		subs:             map[string]bool{},
+		closeDone:        make(chan struct{}),
+		superDone:        make(chan struct{}),
 	}
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.onDrop = c.obs.EventDropped
@@ -256,6 +264,9 @@ func (s *Session) install(g *generation, reason string) {
 	s.gen = g
 	s.mu.Unlock()
 	s.setState(StateReady, reason, g.info())
+	if reason != "connected" {
+		s.persist() // a reconnection may change the protocol version and the upstream session
+	}
 }
 
 // start makes the first connection (bounded by ctx) and starts the supervisor.
@@ -669,6 +680,7 @@ func (s *Session) shutdown(reason string) error {
 	s.tasks.close()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
+	s.forgetRecord()
 	s.events.close()
 	s.core.remove(s)
 	return nil

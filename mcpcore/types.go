@@ -21,6 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
 
 // TransportKind is how the bridge reaches an upstream MCP server.
@@ -136,13 +138,6 @@ type Options struct {
 	ClientInfo *mcp.Implementation
 	// OAuth configures how hosts are asked to authorize servers with ServerConfig.OAuth set.
 	OAuth OAuthOptions
-	// HostAttached reports whether a host that could answer a server request of the session is attached
-	// (the owner of host streams decides what counts). A roots/list the host must answer (the session
-	// declared roots without a list of its own) is answered at once from the server's configured roots when
-	// it reports false and the request's call is not streaming its requests (CallOptions.OnRequest), instead
-	// of waiting for PendingPolicy.RootsTimeout. Nil means a host is always assumed to be there. It must not
-	// block; it is called from the connection's handlers.
-	HostAttached func(sessionID string) bool
 	// ClosedRetention is how long a closed session stays visible to Core.Session (State reports Closed and
 	// why; calls fail) before it is forgotten and Session reports ErrSessionNotFound; default 5 minutes.
 	// Core.Forget drops one at once.
@@ -154,6 +149,9 @@ type Options struct {
 	// Observer is told the core's facts for metrics (sessions, upstream requests, server requests,
 	// reconnections, dropped events, messages); nil means none. See Observer.
 	Observer Observer
+	// Store keeps what must outlive the process — sessions, pending requests and accepted answers, MRTR
+	// rounds — when set (durable.go; Core.Restore brings it back). Nil: nothing is kept.
+	Store state.Store
 	// TracerProvider makes the core's spans: a client span per MCP request sent upstream and a span per
 	// server-initiated request (docs/adr/0014). Nil means no spans; the trace context a call's context
 	// carries is passed on all the same (to the server in _meta, to the host in PendingRequest.TraceContext).
@@ -391,6 +389,9 @@ const (
 	// OutcomeCallEnded: the host call that led to the request ended (cancelled, failed or returned) before
 	// the request was answered.
 	OutcomeCallEnded
+	// OutcomeBridgeRestarted: the bridge restarted while the request was pending, and the connection it
+	// came on died with the old process, so no answer can reach the server that asked (durable.go).
+	OutcomeBridgeRestarted
 )
 
 func (o Outcome) String() string {
@@ -407,6 +408,8 @@ func (o Outcome) String() string {
 		return "session-closed"
 	case OutcomeCallEnded:
 		return "call-ended"
+	case OutcomeBridgeRestarted:
+		return "bridge-restarted"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -457,8 +460,11 @@ type Event struct {
 // RequestEnded reports the end of a pending request.
 type RequestEnded struct {
 	RequestID string
+	SessionID string
 	Outcome   Outcome
 	Detail    string
+	// AnsweredBy names who answered (Dispatcher.RespondAs) when Outcome is OutcomeAnswered; empty otherwise.
+	AnsweredBy string
 }
 
 // Sentinel errors callers branch on. The server package maps them to status codes.

@@ -51,6 +51,8 @@ type activeCall struct {
 	ctx    context.Context
 	token  string // progress token, "" when the host asked for no progress
 	taskOK bool   // the call may be answered with a task (CallToolOrTask)
+	// resume is the call's MRTR round record (durable.go); nil for calls that cannot take input.
+	resume *callResume
 
 	cancel   context.CancelCauseFunc // ends ctx with a cause (see beginCall)
 	deadline *requestDeadline

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -43,23 +42,6 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	}
 	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
-	// The core tells of authorization requests of sessions being created through a hook fixed at New,
-	// and the service that delivers them to hosts (AnnounceAuthorization) can only be built on the core:
-	// the hook forwards to the service once it exists. No session opens before then (the service opens
-	// them), so nothing is lost; the atomic keeps it race-free regardless.
-	var announce atomic.Pointer[server.Service]
-	opts.OAuth.OnAuthorization = func(pr *mcpcore.PendingRequest) {
-		if svc := announce.Load(); svc != nil {
-			svc.AnnounceAuthorization(pr)
-		}
-	}
-	// Roots requests ask whether a host is attached, which only the service knows: forwarded the same way.
-	opts.HostAttached = func(sessionID string) bool {
-		if svc := announce.Load(); svc != nil {
-			return svc.HostAttached(sessionID)
-		}
-		return true
-	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
@@ -82,7 +64,6 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		svcOpts.Peers = peers
 	}
 	svc := server.New(core, svcOpts)
-	announce.Store(svc)
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
 	if peers != nil || closeAudit != nil {
 		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit}, grpcOpts, nil

@@ -59,12 +59,21 @@ func mainErr() error {
 		Logger:            logger,
 		AllowUnconfigured: true,
 		ClientInfo:        &mcp.Implementation{Name: scenario.ClientName, Version: scenario.ClientVersion},
-		OAuth: mcpcore.OAuthOptions{
-			// Authorization is asked for while the session is still opening, before the host has it.
-			OnAuthorization: func(p *mcpcore.PendingRequest) { go h.answer(ctx, p) },
-		},
 	})
 	h.dispatcher = core.Dispatcher()
+	// Authorization is asked for while the session is still opening, before the host has it: the host
+	// answers it from the dispatcher's feed of requests. The goroutine ends when the watch is closed.
+	auth := core.Dispatcher().Watch(func(p *mcpcore.PendingRequest) bool { return p.Kind == mcpcore.KindAuthorization }, 8)
+	authDone := make(chan struct{})
+	go func() {
+		defer close(authDone)
+		for ev := range auth.C() {
+			if ev.Kind == mcpcore.EventRequestCreated {
+				go h.answer(ctx, ev.Request)
+			}
+		}
+	}()
+	defer func() { auth.Close(); <-authDone }()
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
