@@ -15,7 +15,7 @@ import (
 )
 
 // REST runs unary methods in-process, through the interceptor chain the gRPC server runs, instead of over a
-// second gRPC connection (cmd/mcp-bridge/inproc.go). What a REST client gets must be what a gRPC client gets:
+// second gRPC connection (server/gateway/inproc.go). What a REST client gets must be what a gRPC client gets:
 // for each outcome, the same code, the same ErrorInfo reason, and the same failure logged by the bridge's
 // logging interceptor, which runs only inside the chain.
 func TestRESTAndGRPCAgree(t *testing.T) {

@@ -181,6 +181,10 @@ func toStatus(err error) error {
 	return toStatusPrefixed(err, "")
 }
 
+// ToStatus is toStatus for the binary's own layers (the REST gateway): the one function that turns an error
+// into a gRPC status error.
+func ToStatus(err error) error { return toStatus(err) }
+
 // toStatusPrefixed is toStatus with fieldPrefix prepended to the field of every BadRequest violation, so
 // that violations mcpcore reports relative to an answer ("content.age") name the request field
 // ("answer.elicitation.content.age").

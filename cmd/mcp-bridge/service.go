@@ -21,7 +21,7 @@ type bridgeService interface {
 	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
 	Close(ctx context.Context) error
 	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
-	// gateway runs unary methods in-process through it (inproc.go).
+	// gateway runs unary methods in-process through it (server/gateway).
 	UnaryInterceptors() []grpc.UnaryServerInterceptor
 }
 
