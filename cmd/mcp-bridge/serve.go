@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +20,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
+	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -147,7 +147,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return exitFailure
 	}
 	stopHealth := make(chan struct{})
-	healthDone := b.watchServerHealth(stopHealth)
+	healthDone := healthz.Watch(b.svc.Core(), b.health, stopHealth)
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
 		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
@@ -369,9 +369,7 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	b.health.Shutdown()
 	// Host streams (Connect, WatchEvents, StreamCallTool) never end on their own: end them now, or they
 	// hold up the HTTP Shutdown and GracefulStop for their full bounds.
-	if es, ok := b.svc.(interface{ EndStreams() }); ok {
-		es.EndStreams()
-	}
+	b.svc.EndStreams()
 
 	if b.httpServer != nil {
 		hctx, hcancel := context.WithTimeout(ctx, t.http)
@@ -426,45 +424,22 @@ func deadline(ctx context.Context) time.Time {
 	return d
 }
 
-// httpHandler routes /healthz, /openapi.json and the REST API under /v1/.
+// httpHandler routes /healthz, /readyz, /metrics, /openapi.json and the REST API under /v1/.
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
-	mux.HandleFunc("GET /readyz", b.readyz)
+	mux.Handle("GET /readyz", healthz.Ready(healthpb.NewHealthClient(b.gwConn), bridgeServiceName, b.svc.Core(), b.cfg.Sessions.Replica))
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
 	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]any{
-			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
-			"message": fmt.Sprintf("no such path %s: the API is under /v1/, its description at /openapi.json", r.URL.Path),
-		})
-	})
+	mux.Handle("/", gateway.NotFound)
 	return mux
 }
 
-// healthz answers with the gRPC health server's status for the whole bridge, or for the
-// service named in ?service=: 200 {"status":"SERVING"} or 503 with another status.
+// healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.
 func (b *bridge) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(b.gwConn).Check(ctx, &healthpb.HealthCheckRequest{Service: r.URL.Query().Get("service")})
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "UNKNOWN", "error": err.Error()})
-		return
-	}
-	code := http.StatusOK
-	if resp.Status != healthpb.HealthCheckResponse_SERVING {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, map[string]string{"status": resp.Status.String()})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	healthz.Handler(healthpb.NewHealthClient(b.gwConn))(w, r)
 }

@@ -20,6 +20,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -305,6 +306,10 @@ func (s *recordingService) ListServers(ctx context.Context, _ *mcpbridgev1.ListS
 }
 
 func (s *recordingService) UnaryInterceptors() []grpc.UnaryServerInterceptor { return nil }
+
+func (s *recordingService) Core() *mcpcore.Core { return nil }
+
+func (s *recordingService) EndStreams() {}
 
 func (s *recordingService) Close(context.Context) error {
 	close(s.closed)

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -48,6 +49,16 @@ func New(conn grpc.ClientConnInterface, svc mcpbridgev1.BridgeServiceServer, int
 		gw.ServeHTTP(&responseWriter{ResponseWriter: w}, r)
 	}), nil
 }
+
+// NotFound answers a path outside the API with 404 and a body shaped as the gateway's own errors are.
+var NotFound http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
+		"message": fmt.Sprintf("no such path %s: the API is under /v1/, its description at /openapi.json", r.URL.Path),
+	})
+})
 
 // sendStreamHeaders is a forward-response option: grpc-gateway calls it with a nil message once a
 // streaming call's gRPC headers arrived (and with each message after, which it ignores). When the server
