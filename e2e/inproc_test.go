@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,16 +107,7 @@ func TestRESTAndGRPCAgree(t *testing.T) {
 // UPSTREAM_BAD_MESSAGE, and over REST the same code and reason with HTTP 502 Bad Gateway, not 500, so that a
 // REST host can tell "the server sent garbage" from "the bridge broke".
 func TestRESTAndGRPCAgreeOnAWrongShapeResult(t *testing.T) {
-	srv := newRawHTTPServer(t, func(method string, id json_) string {
-		switch method {
-		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
-		case "tools/call":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
-		}
-		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
-	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := startWithWrongShapeServer(t)
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
 	if err != nil {
