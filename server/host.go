@@ -131,13 +131,26 @@ type requestFeed struct {
 	svc     *Service
 	what    string                           // for logs: "session <id>", or "opening requests"
 	pending func() []*mcpcore.PendingRequest // the requests pending now, for this receiver
+	// away, when set, lists the requests that ended while the bridge restarted (OutcomeBridgeRestarted):
+	// the replay tells a receiver how requests it may have been shown before the restart ended.
+	away    func() []mcpcore.RequestEnded
 	outcome func(mcpcore.RequestEnded) pb.RequestOutcome
 	seen    map[string]bool // requests delivered and not yet ended
 	pos     uint64          // Seq of the last event converted, or where the subscription started (0 for opening)
 }
 
 // replay returns the pending requests as events, at the feed's position.
-func (f *requestFeed) replay() []*pb.Event { return f.undelivered() }
+func (f *requestFeed) replay() []*pb.Event {
+	var out []*pb.Event
+	if f.away != nil {
+		for _, ended := range f.away() {
+			if pe, ok := f.convert(mcpcore.Event{Seq: f.pos, SessionID: ended.SessionID, Time: time.Now(), Kind: mcpcore.EventRequestEnded, Ended: &ended}); ok {
+				out = append(out, pe)
+			}
+		}
+	}
+	return append(out, f.undelivered()...)
+}
 
 // undelivered returns, as events, the pending requests this receiver has not delivered, and forgets
 // delivered requests that are no longer pending (their EventRequestEnded may have been lost).
@@ -240,7 +253,8 @@ func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, k
 	sub := sess.Subscribe(feedBuffer)
 	return &eventFeed{
 		requestFeed: requestFeed{svc: s, what: "session " + sessionID, outcome: outcomeFor(key), seen: map[string]bool{}, pos: sub.Start(),
-			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) }},
+			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) },
+			away:    func() []mcpcore.RequestEnded { return s.core.Dispatcher().EndedWhileAway(owner, sessionID) }},
 		session: sessionID, sub: sub,
 	}
 }
