@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // observability is the bridge's metrics and tracing (docs/adr/0014): one Prometheus registry served at
@@ -130,19 +133,26 @@ func authenticates(cfg *config.Config) bool {
 	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
 }
 
-// operatorKey marks the context of a request that came to the admin listener.
-type operatorKey struct{}
-
-// hidesHealth reports whether the health of the configured server name is kept from the caller of ctx: with
-// authentication configured, a server with allowedPrincipals — which ListServers shows only to those
-// principals, and Open refuses to others exactly as a server that does not exist — is not named where no
-// token is asked for, except on the admin listener.
-func (b *bridge) hidesHealth(ctx context.Context, name string) bool {
-	if ctx.Value(operatorKey{}) != nil || !authenticates(b.cfg) {
+// hidesHealth reports whether the health of the configured server name is kept off the views that ask no
+// token (the gRPC health service, the API listener's /readyz): with authentication configured, a server
+// with allowedPrincipals — which ListServers shows only to those principals, and Open refuses to others
+// exactly as a server that does not exist — is not named there. The admin listener names every server.
+func (b *bridge) hidesHealth(name string) bool {
+	if !authenticates(b.cfg) {
 		return false
 	}
 	s, ok := b.cfg.MCPServers[name]
 	return ok && len(s.AllowedPrincipals) > 0
+}
+
+// readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
+// listener without the servers hidesHealth keeps from it; with the state store's health on both.
+func (b *bridge) readyz(operator bool) http.Handler {
+	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica, Store: b.storeHealth}
+	if !operator {
+		o.Hide = b.hidesHealth
+	}
+	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
 }
 
 // apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
@@ -155,7 +165,9 @@ func (b *bridge) apiMetrics() http.Handler {
 		b.logger.Warn("authentication is configured, so /metrics is served only on the admin listener, which is off: set listen.admin (--admin-addr) to scrape the bridge")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]any{
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(map[string]any{
 			"code":    5, // google.rpc.Code NOT_FOUND, as the other unknown paths
 			"message": "with authentication configured, metrics are served on the admin listener (listen.admin), not on the API",
 		})
@@ -169,9 +181,7 @@ func (b *bridge) serveAdmin() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		b.readyz(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, true)))
-	})
+	mux.Handle("GET /readyz", b.readyz(true))
 	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {
