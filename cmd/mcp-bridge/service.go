@@ -45,7 +45,7 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 // newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
 // the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
 func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
-	ua, err := upstreamAuth(cfg, logger)
+	ua, err := upstreamAuth(cfg, logger, store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,13 +118,36 @@ func (w *withPeers) Close(ctx context.Context) error {
 }
 
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
-// encrypted file when configured, else memory.
-func upstreamAuth(cfg *config.Config, logger *slog.Logger) (*upstreamauth.Client, error) {
+// state store when the bridge keeps state in a file (an oauth.tokenStoreFile of before is moved into it
+// once), else the encrypted token file when configured, else memory.
+func upstreamAuth(cfg *config.Config, logger *slog.Logger, st state.Store) (*upstreamauth.Client, error) {
 	opts := upstreamauth.Options{
 		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
 		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
 	}
-	if cfg.OAuth.TokenStoreFile != "" {
+	if st != nil && cfg.State.File != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		store, err := upstreamauth.OpenStateTokenStore(ctx, st, logger)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.OAuth.TokenStoreFile != "" {
+			key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
+			if err != nil {
+				return nil, fmt.Errorf("oauth token store key: %w", err)
+			}
+			n, err := store.MigrateTokenFile(cfg.OAuth.TokenStoreFile, key)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				logger.Info("oauth grants moved from the token file into the state store; the file was renamed to .migrated",
+					"file", cfg.OAuth.TokenStoreFile, "grants", n)
+			}
+		}
+		opts.Store = store
+	} else if cfg.OAuth.TokenStoreFile != "" {
 		key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
 		if err != nil {
 			return nil, fmt.Errorf("oauth token store key: %w", err)
