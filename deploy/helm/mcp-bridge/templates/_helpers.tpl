@@ -39,6 +39,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $auth "tokensFile" (printf "/etc/mcp-bridge/tokens/%s" .Values.tokens.key) -}}
 {{- $_ := set $cfg "auth" $auth -}}
 {{- end -}}
+{{- if .Values.state.enabled -}}
+{{- $state := dict "file" (printf "%s/state.db" .Values.state.mountPath) "fsync" .Values.state.fsync -}}
+{{- if .Values.state.key.existingSecret -}}
+{{- $_ := set $state "keyFile" (printf "/etc/mcp-bridge/state-key/%s" .Values.state.key.key) -}}
+{{- end -}}
+{{- $_ := set $cfg "state" $state -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -117,6 +124,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     - name: socket
       mountPath: {{ .Values.sidecar.socketDir }}
     {{- end }}
+    {{- if .Values.state.enabled }}
+    - name: state
+      mountPath: {{ .Values.state.mountPath }}
+    {{- if .Values.state.key.existingSecret }}
+    - name: state-key
+      mountPath: /etc/mcp-bridge/state-key
+      readOnly: true
+    {{- end }}
+    {{- end }}
 {{- end -}}
 
 {{- define "mcp-bridge.volumes" -}}
@@ -136,6 +152,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if eq .Values.mode "sidecar" }}
 - name: socket
   emptyDir: {}
+{{- if .Values.state.enabled }}
+- name: state
+  emptyDir: {}
+{{- end }}
+{{- end }}
+{{- if and .Values.state.enabled .Values.state.key.existingSecret }}
+- name: state-key
+  secret:
+    secretName: {{ .Values.state.key.existingSecret }}
+    defaultMode: 0440  # group: the pod's fsGroup, which the bridge runs in
+    items:
+      - key: {{ .Values.state.key.key }}
+        path: {{ .Values.state.key.key }}
 {{- end }}
 {{- end -}}
 
