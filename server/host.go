@@ -133,7 +133,7 @@ type requestFeed struct {
 	pending func() []*mcpcore.PendingRequest // the requests pending now, for this receiver
 	// away, when set, lists the requests that ended while the bridge restarted (OutcomeBridgeRestarted):
 	// the replay tells a receiver how requests it may have been shown before the restart ended.
-	away func() []mcpcore.RequestEnded
+	away    func() []mcpcore.RequestEnded
 	outcome func(mcpcore.RequestEnded) pb.RequestOutcome
 	seen    map[string]bool // requests delivered and not yet ended
 	pos     uint64          // Seq of the last event converted, or where the subscription started (0 for opening)

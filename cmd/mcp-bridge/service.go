@@ -45,7 +45,9 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	}
 	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
-	if store != nil {
+	if store != nil && cfg.State.File != "" {
+		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
+		// memory store would only cost each MRTR hop an encoding for nothing).
 		opts.Store = store
 	}
 	core := mcpcore.New(opts)
