@@ -129,7 +129,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		b.closeListeners()
 		return badInput(o.stderr, err)
 	}
-	defer store.Close() // after the service, which closes the core, has closed
+	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
 	newService := o.newService
 	if newService == nil {
 		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
