@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
+	"github.com/mcp-bridge/mcp-bridge/server/peers"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 )
@@ -23,8 +24,13 @@ type bridgeService interface {
 	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
 	Close(ctx context.Context) error
 	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
-	// gateway runs unary methods in-process through it (inproc.go).
+	// gateway runs unary methods in-process through it (server/gateway).
 	UnaryInterceptors() []grpc.UnaryServerInterceptor
+	// Core is the MCP client core the service runs on, or nil for a service without one (tests).
+	Core() *mcpcore.Core
+	// EndStreams ends the host streams (Connect, WatchEvents, StreamCallTool), which never end on their
+	// own; shutdown calls it before draining the servers.
+	EndStreams()
 }
 
 // newBridgeService builds the BridgeService for cfg on a new MCP client core, and the gRPC
@@ -66,10 +72,10 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		_ = core.Close(context.Background())
 		return nil, nil, err
 	}
-	var peers *peerSet
+	var ps *peers.Set
 	if len(cfg.Sessions.Peers) > 0 {
-		peers = newPeerSet(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
-		svcOpts.Peers = peers
+		ps = peers.New(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
+		svcOpts.Peers = ps
 	}
 	svc := server.New(core, svcOpts)
 	// What an earlier process kept comes back before the bridge serves: sessions under their ids,
@@ -86,8 +92,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
-	if peers != nil || closeAudit != nil {
-		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit}, grpcOpts, nil
+	if ps != nil || closeAudit != nil {
+		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit}, grpcOpts, nil
 	}
 	return svc, grpcOpts, nil
 }
@@ -96,7 +102,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 // audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers      *peerSet     // nil without peers
+	peers      *peers.Set   // nil without peers
 	closeAudit func() error // nil without an audit log file
 }
 

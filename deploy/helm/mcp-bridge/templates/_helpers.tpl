@@ -33,6 +33,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if eq .Values.mode "sidecar" -}}
 {{- $_ := set $listen "grpcSocket" (printf "%s/grpc.sock" .Values.sidecar.socketDir) -}}
 {{- end -}}
+{{- if .Values.metrics.enabled -}}
+{{- $_ := set $listen "admin" (printf "0.0.0.0:%v" .Values.metrics.port) -}}
+{{- end -}}
 {{- $cfg := deepCopy .Values.config | merge (dict "listen" $listen) -}}
 {{- if .Values.tokens.existingSecret -}}
 {{- $auth := get $cfg "auth" | default dict -}}
@@ -84,6 +87,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     - name: http
       containerPort: {{ .Values.ports.http }}
       protocol: TCP
+    {{- if .Values.metrics.enabled }}
+    - name: metrics
+      containerPort: {{ .Values.metrics.port }}
+      protocol: TCP
+    {{- end }}
   startupProbe:
     grpc:
       port: {{ .Values.ports.grpc }}
