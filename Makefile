@@ -36,8 +36,12 @@ help: ## List the targets.
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
 
-run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server.
-	$(BIN) $(ARGS)
+# STATE is the state file `make run` keeps sessions in, so that they survive a restart; STATE= keeps them in
+# memory.
+STATE ?= $(ROOT)/.run/state.db
+
+run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server; state in .run/.
+	$(BIN) $(if $(STATE),--state-file $(STATE)) $(ARGS)
 
 tools: $(TOOLS)/.go-tools-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION) node-tools ## Pinned code generators (Go module proxy) and node-tools.
 

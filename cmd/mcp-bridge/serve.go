@@ -125,8 +125,8 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		b.closeListeners()
 		return badInput(o.stderr, err)
 	}
-	defer store.Close()       // after the service, which closes the core, has closed
-	if cfg.State.File != "" { // a store in memory cannot fail
+	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
+	if cfg.State.File != "" {            // a store in memory cannot fail
 		b.storeHealth = store.Health
 	}
 	newService := o.newService

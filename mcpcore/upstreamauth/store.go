@@ -6,8 +6,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,21 +120,11 @@ func OpenTokenStore(path string, key []byte, logger *slog.Logger) (*TokenStore, 
 // variable: 64 hex digits or the standard or URL-safe base64 of 32 bytes (surrounding space ignored), or
 // exactly 32 raw bytes.
 func ParseTokenStoreKey(raw []byte) ([]byte, error) {
-	t := strings.TrimSpace(string(raw))
-	if len(t) == 64 {
-		if k, err := hex.DecodeString(t); err == nil {
-			return k, nil
-		}
+	k, err := state.ParseKey(raw) // the state store's keys are read the same way
+	if err != nil {
+		return nil, fmt.Errorf("token store %w", err)
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if k, err := enc.DecodeString(t); err == nil && len(k) == 32 {
-			return k, nil
-		}
-	}
-	if len(raw) == 32 {
-		return slices.Clone(raw), nil
-	}
-	return nil, errors.New("token store key must be 32 bytes: 64 hex digits or base64")
+	return k, nil
 }
 
 // Forget deletes the grant of server (by configured name, any URL) for owner, so the next session

@@ -322,7 +322,7 @@ func TestNativeSidecar(t *testing.T) {
 // The values schema refuses what the chart cannot honour.
 func TestValuesSchema(t *testing.T) {
 	chart, _ := filepath.Abs("../mcp-bridge")
-	for _, set := range []string{"mode=daemon", "securityContext.readOnlyRootFilesystem=false", "drain.terminationGracePeriodSeconds=10", "config.listen.grpc=0.0.0.0:1", "metrics.port=0", "metrics.serviceMonitor.interval=often"} {
+	for _, set := range []string{"mode=daemon", "securityContext.readOnlyRootFilesystem=false", "drain.terminationGracePeriodSeconds=10", "config.listen.grpc=0.0.0.0:1", "config.state.file=/x", "state.mountPath=relative", "metrics.port=0", "metrics.serviceMonitor.interval=often"} {
 		cmd := exec.Command(helmBin(), "template", "t", chart, "--kube-version", kubeVersion, "--set", set)
 		if out, err := cmd.CombinedOutput(); err == nil {
 			t.Errorf("--set %s rendered; want a schema error\n%s", set, out)
@@ -383,6 +383,93 @@ func TestSidecarExample(t *testing.T) {
 	if deployments != 1 {
 		t.Errorf("deployments: %d", deployments)
 	}
+}
+
+// The state store: a claim per replica in shared mode, an emptyDir in sidecar mode, mounted where
+// bridge.yaml's state.file points; the key from a Secret when one is named; nothing when disabled.
+func TestStateVolume(t *testing.T) {
+	type stateCfg struct {
+		State *struct {
+			File    string `json:"file"`
+			KeyFile string `json:"keyFile"`
+			FSync   *bool  `json:"fsync"`
+		} `json:"state"`
+	}
+	bridgeYAML := func(t *testing.T, r rendered) stateCfg {
+		t.Helper()
+		var cfg stateCfg
+		if len(r.configMaps) != 1 {
+			t.Fatalf("configmaps: %d", len(r.configMaps))
+		}
+		if err := yaml.Unmarshal([]byte(r.configMaps[0].Data["bridge.yaml"]), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	mountOf := func(c corev1.Container, name string) string {
+		for _, m := range c.VolumeMounts {
+			if m.Name == name {
+				return m.MountPath
+			}
+		}
+		return ""
+	}
+	volume := func(spec corev1.PodSpec, name string) *corev1.Volume {
+		for i := range spec.Volumes {
+			if spec.Volumes[i].Name == name {
+				return &spec.Volumes[i]
+			}
+		}
+		return nil
+	}
+
+	t.Run("shared", func(t *testing.T) {
+		r := render(t, "replicas=2", "state.persistence.storageClassName=fast", "state.key.existingSecret=bridge-state")
+		sts := r.statefulSets[0]
+		if n := len(sts.Spec.VolumeClaimTemplates); n != 1 {
+			t.Fatalf("volumeClaimTemplates: %d, want 1", n)
+		}
+		vct := sts.Spec.VolumeClaimTemplates[0]
+		if vct.Name != "state" || vct.Spec.StorageClassName == nil || *vct.Spec.StorageClassName != "fast" ||
+			vct.Spec.Resources.Requests.Storage().String() != "1Gi" || vct.Spec.AccessModes[0] != corev1.ReadWriteOnce {
+			t.Errorf("volumeClaimTemplate %+v", vct)
+		}
+		c := sts.Spec.Template.Spec.Containers[0]
+		cfg := bridgeYAML(t, r)
+		if cfg.State == nil || cfg.State.File != mountOf(c, "state")+"/state.db" || cfg.State.File != "/var/lib/mcp-bridge/state.db" {
+			t.Errorf("state %+v, mounted at %q", cfg.State, mountOf(c, "state"))
+		}
+		if cfg.State.KeyFile != mountOf(c, "state-key")+"/state.key" || cfg.State.FSync == nil || !*cfg.State.FSync {
+			t.Errorf("state %+v, key mounted at %q", cfg.State, mountOf(c, "state-key"))
+		}
+		if v := volume(sts.Spec.Template.Spec, "state-key"); v == nil || v.Secret == nil || v.Secret.SecretName != "bridge-state" {
+			t.Errorf("state-key volume %+v", v)
+		}
+		if v := volume(sts.Spec.Template.Spec, "state"); v != nil {
+			t.Errorf("a pod volume named state (%+v) would hide the claim", v)
+		}
+	})
+	t.Run("sidecar", func(t *testing.T) {
+		r := render(t, "mode=sidecar")
+		pod := r.deployments[0].Spec.Template.Spec
+		c := pod.InitContainers[0]
+		if v := volume(pod, "state"); v == nil || v.EmptyDir == nil {
+			t.Errorf("state volume %+v, want an emptyDir", v)
+		}
+		cfg := bridgeYAML(t, r)
+		if cfg.State == nil || cfg.State.File != mountOf(c, "state")+"/state.db" || cfg.State.KeyFile != "" {
+			t.Errorf("state %+v, mounted at %q; want a generated key", cfg.State, mountOf(c, "state"))
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		r := render(t, "state.enabled=false")
+		if n := len(r.statefulSets[0].Spec.VolumeClaimTemplates); n != 0 {
+			t.Errorf("volumeClaimTemplates: %d, want none", n)
+		}
+		if cfg := bridgeYAML(t, r); cfg.State != nil {
+			t.Errorf("state %+v, want none (memory)", cfg.State)
+		}
+	})
 }
 
 // bridgeConfig is the bridge.yaml the chart renders.
