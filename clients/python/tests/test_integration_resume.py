@@ -164,14 +164,15 @@ def test_the_async_client_resumes_a_call_across_a_restart(durable_bridge: Bridge
 
 
 def test_a_call_made_while_the_bridge_is_down_runs_once_it_is_back(durable_bridge: Bridge) -> None:
-    """A call that could not even connect never reached the bridge: it is sent again as a new call (not a
-    resume, which would find no outcome), and runs once the bridge listens again."""
+    """A call that could not even connect never reached the bridge: it is sent again as a new call, not as a
+    resume (which, for a tool not annotated idempotent such as ``increment``, would be CALL_OUTCOME_UNKNOWN), and
+    runs once -- on the demo server the restarted bridge started anew -- when the bridge listens again."""
     with Client(durable_bridge.grpc, reconnect_backoff=(0.05, 0.5)) as client:
         session = client.create_session("demo", protocol_version="2026-07-28")
         durable_bridge.kill()
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            call = pool.submit(session.call_tool, "echo", {"text": "late"}, timeout=60)
+            call = pool.submit(session.call_tool, "increment", timeout=60)
             time.sleep(1.0)  # the call fails to connect, and waits to try again
             assert not call.done()
             durable_bridge.start()
-            assert call.result(timeout=60).text == "late"
+            assert call.result(timeout=60).text == "counter is now 1"
