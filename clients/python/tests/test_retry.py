@@ -262,7 +262,9 @@ def test_the_async_client_retries_calls_and_streams(fake: tuple[FakeBridge, str]
             assert events[-1].text == "t resume=True"  # type: ignore[union-attr]
             bridge.call_failures = [(grpc.StatusCode.ABORTED, "outcome unknown", "CALL_OUTCOME_UNKNOWN")]
             with pytest.raises(CallOutcomeUnknownError):
-                await session.call_tool("t", resume=True)
+                await session.call_tool("t", call_id="c-r", resume=True)
+            with pytest.raises(ValueError):
+                await session.call_tool("t", resume=True)  # resume what? it needs the call's id
             bridge.call_failures = [(U, "socket closed", "")]
             with pytest.raises(UnavailableError):
                 await session.call_tool("t", retry=False)

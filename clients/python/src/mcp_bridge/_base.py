@@ -109,10 +109,13 @@ def call_tool_request(
     task_ttl: float | None,
     *,
     stream: bool = False,
+    resume: bool = False,
 ) -> Any:
+    if resume and not call_id:
+        raise ValueError("resume=True needs the call_id of the call to resume")
     cls = pb.StreamCallToolRequest if stream else pb.CallToolRequest
     # Always an id: a call lost with its connection is asked for again by it (_retry).
-    req = cls(session_id=session_id, name=name, call_id=call_id or _retry.new_call_id())
+    req = cls(session_id=session_id, name=name, call_id=call_id or _retry.new_call_id(), resume=resume)
     cv.set_struct(req, "arguments", dict(arguments) if arguments is not None else {})
     cv.set_struct(req, "meta", meta)
     if task_ttl is not None:

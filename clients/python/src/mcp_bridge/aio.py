@@ -291,8 +291,7 @@ class AsyncSession:
         """Call a tool with ``arguments`` (a dict) and return its result. Cancelling the task cancels the call
         (and its retries). A call lost to ``UNAVAILABLE`` is made again with the same call id to get its one
         outcome, as :meth:`mcp_bridge.Session.call_tool` describes."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
-        req.resume = resume
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
         resp = await self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
@@ -311,8 +310,7 @@ class AsyncSession:
         """Call a tool and yield its progress and log events, then its :class:`CallToolResult`, last. A stream
         lost to ``UNAVAILABLE`` is opened again with the same call id and ``resume``; events already yielded may
         be yielded again (see :meth:`mcp_bridge.Session.call_tool_stream`)."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
-        req.resume = resume
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
         client = self._client
         attempts = client._attempts(req, timeout, retry)
         while True:

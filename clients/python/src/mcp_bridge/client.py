@@ -359,8 +359,7 @@ class Session:
         tool ran, this raises :class:`CallOutcomeUnknownError`. ``resume=True`` asks for the outcome of a call
         made before with ``call_id`` (e.g. by a process that died) instead of calling the tool.
         """
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
-        req.resume = resume
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
         resp = self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
@@ -383,8 +382,7 @@ class Session:
         A stream that fails ``UNAVAILABLE`` is opened again with the same call id and ``resume``, as
         :meth:`call_tool` does: events already yielded may then be yielded again (a request notice of a request
         still pending, progress the server reports again); the result comes once."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
-        req.resume = resume
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
         client = self._client
         attempts = client._attempts(req, timeout, retry)
         while True:

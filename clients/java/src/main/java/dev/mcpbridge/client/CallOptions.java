@@ -79,7 +79,8 @@ public final class CallOptions {
   /**
    * Ask for the outcome of a tool call made before with {@link #withCallId the same call id} (e.g. by a process
    * that died) instead of calling the tool: the bridge returns that call's one outcome, or fails with {@link
-   * McpBridgeException#outcomeUnknown()}.
+   * McpBridgeException#outcomeUnknown()}. Needs the call id: a tool call without one throws
+   * IllegalArgumentException.
    */
   public CallOptions withResume(boolean resume) {
     return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);

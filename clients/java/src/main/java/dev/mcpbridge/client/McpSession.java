@@ -196,7 +196,7 @@ public final class McpSession implements AutoCloseable {
    */
   public CompletableFuture<CallToolResponse> callToolAsync(String name, Struct arguments, CallOptions options) {
     CallOptions o = options == null ? CallOptions.none() : options;
-    String callId = o.callId() != null && !o.callId().isEmpty() ? o.callId() : Retrying.newCallId();
+    String callId = callIdFor(o);
     CallToolRequest.Builder req = CallToolRequest.newBuilder().setSessionId(id()).setName(name)
         .setArguments(arguments == null ? Struct.getDefaultInstance() : arguments).setCallId(callId);
     if (o.meta() != null) {
@@ -211,6 +211,17 @@ public final class McpSession implements AutoCloseable {
     Retrying.Attempts attempts = new Retrying.Attempts(retryPolicy(o), timeout, o.resume());
     return Retrying.run(attempts, callId, client.scheduler(), client::resetConnectBackoff,
         resume -> Rpc.unary(client.stubUntil(deadline, id())::callTool, base.toBuilder().setResume(resume).build()));
+  }
+
+  /** The options' call id, or a new one; a resume needs the id of the call it resumes. */
+  private static String callIdFor(CallOptions o) {
+    if (o.callId() != null && !o.callId().isEmpty()) {
+      return o.callId();
+    }
+    if (o.resume()) {
+      throw new IllegalArgumentException("CallOptions.withResume(true) needs the call id of the call to resume");
+    }
+    return Retrying.newCallId();
   }
 
   private RetryPolicy retryPolicy(CallOptions o) {
@@ -240,7 +251,7 @@ public final class McpSession implements AutoCloseable {
       String name, Map<String, ?> arguments, CallOptions options, ToolCallListener listener) {
     CallOptions o = options == null ? CallOptions.none() : options;
     ToolCallListener l = listener == null ? new ToolCallListener() {} : listener;
-    String callId = o.callId() != null && !o.callId().isEmpty() ? o.callId() : Retrying.newCallId();
+    String callId = callIdFor(o);
     StreamCallToolRequest.Builder req = StreamCallToolRequest.newBuilder().setSessionId(id()).setName(name)
         .setArguments(Json.toStruct(arguments)).setCallId(callId);
     if (o.meta() != null) {

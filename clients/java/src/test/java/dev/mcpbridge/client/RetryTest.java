@@ -296,4 +296,11 @@ class RetryTest {
     assertEquals("s-2", e.callId().orElseThrow());
     assertEquals(List.of("s-2 true"), attempts(fake));
   }
+
+  @Test
+  void aResumeNeedsACallId() {
+    McpSession s = client.openSession("demo");
+    assertThrows(IllegalArgumentException.class, () -> s.callToolAsync("resume", null, CallOptions.none().withResume(true)));
+    assertTrue(fake.toolCalls.isEmpty());
+  }
 }
