@@ -13,6 +13,7 @@ and answers what those servers ask of a client (sampling, elicitation, roots) th
 :class:`Client` is synchronous (handlers run on threads); :class:`AsyncClient` is the asyncio twin.
 """
 
+from ._retry import RetryPolicy
 from .aio import AsyncClient, AsyncSession
 from .client import Client, Session
 from .errors import (
@@ -22,6 +23,7 @@ from .errors import (
     USER_REJECTED,
     BridgeError,
     CallCancelledError,
+    CallOutcomeUnknownError,
     DeadlineExceededError,
     FailedPreconditionError,
     InvalidArgumentError,
@@ -88,6 +90,7 @@ __all__ = [
     "AsyncSession",
     "Client",
     "Session",
+    "RetryPolicy",
     # handler
     "Handler",
     "ServerRequest",
@@ -105,6 +108,7 @@ __all__ = [
     # errors
     "BridgeError",
     "CallCancelledError",
+    "CallOutcomeUnknownError",
     "DeadlineExceededError",
     "FailedPreconditionError",
     "InvalidArgumentError",
