@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -380,9 +381,12 @@ func (b *bench) s14Restart(ctx context.Context, sb *strings.Builder) error {
 		"to the session answers the request raised again after the restart, and CallTool with the same `call_id` and "+
 		"`resume: true` returns the tool's result with that answer (it is issued as soon as the bridge answers gRPC, "+
 		"concurrently with the polling). Each repetition kills the bridge the previous one started; medians over the "+
-		"repetitions (min–max). The last row is the large case again with `state.fsync: false`, to say what the disk "+
-		"costs a restart (not a recommendation).\n\n", big, runtime.NumCPU())
-	sb.WriteString("| sessions | upstream | protocol | state file | repetitions | kill → healthz ms | **kill → all READY ms** | **kill → resumed call answered ms** | file size |\n|---|---|---|---|---|---|---|---|---|\n")
+		"repetitions (min–max). *Fresh* is the baseline: a bridge without state opening the same N sessions all at once "+
+		"(as a restart reconnects them all at once) until the last CreateSession returned. *Store writes after the "+
+		"restart* are the new process's `mcp_bridge_state_writes_total` once it stopped growing (the resumed call's own "+
+		"writes included), per session; the next repetition starts only then. The last row is the large case again "+
+		"with `state.fsync: false`, to say what the disk costs a restart (not a recommendation).\n\n", big, runtime.NumCPU())
+	sb.WriteString("| sessions | upstream | protocol | state file | repetitions | kill → healthz ms | **kill → all READY ms** | **kill → resumed call answered ms** | fresh: N sessions opened at once, no state ms | store writes after the restart, per session | file size |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var rows []map[string]any
 	for _, c := range cases {
 		row, line, err := b.restartCase(ctx, c)
@@ -447,6 +451,7 @@ func (b *bench) restartCase(ctx context.Context, c restartCase) (map[string]any,
 	b.logf("S14 restart %d %s (%s): %d sessions open in %s", c.n, label, how, c.n, time.Since(t0).Round(time.Millisecond))
 	var health, ready, resumed []time.Duration
 	var orphans []int
+	var rewrites []int64
 	for rep := range c.reps {
 		callID := fmt.Sprintf("bench-resume-%d", rep)
 		stopPending, err := pendingElicit(ctx, br, ids[0], callID)
@@ -478,16 +483,32 @@ func (b *bench) restartCase(ctx context.Context, c restartCase) (map[string]any,
 		health = append(health, tHealth.Sub(tk))
 		ready = append(ready, tReady.Sub(tk))
 		resumed = append(resumed, tResumed.Sub(tk))
-		b.logf("S14 restart %d %s rep %d (%s): healthz %s ms, all READY %s ms, resumed %s ms (state file %s)", c.n, label, rep, how,
-			fms(tHealth.Sub(tk)), fms(tReady.Sub(tk)), fms(tResumed.Sub(tk)), kib(float64(size)))
+		// The writes the restart made, once the store is quiet (the next kill then finds no backlog).
+		wq, tq := settleWrites(ctx, br)
+		rewrites = append(rewrites, wq)
+		b.logf("S14 restart %d %s rep %d (%s): healthz %s ms, all READY %s ms, resumed %s ms, %d writes until quiet at %s ms (state file %s)",
+			c.n, label, rep, how, fms(tHealth.Sub(tk)), fms(tReady.Sub(tk)), fms(tResumed.Sub(tk)), wq, fms(tq.Sub(tk)), kib(float64(size)))
 	}
 	size := markOf(file).size
 	br.stop()
 	reapOrphans(orphans)
+	fresh := time.Duration(0)
+	if !c.noSync {
+		if fresh, err = b.freshOpen(ctx, server, c.n); err != nil {
+			return nil, "", fmt.Errorf("fresh open: %w", err)
+		}
+	}
+	slices.Sort(rewrites)
+	perSession := float64(rewrites[len(rewrites)/2]) / float64(c.n)
 	rlo, rhi := minMax(ready)
 	slo, shi := minMax(resumed)
-	line := fmt.Sprintf("| %d | %s | %s | %s | %d | %s | **%s** (%s–%s) | **%s** (%s–%s) | %s |\n", c.n, label, proto, how, c.reps,
-		fms(median(health)), fms(median(ready)), fms(rlo), fms(rhi), fms(median(resumed)), fms(slo), fms(shi), kib(float64(size)))
+	freshCol := "—"
+	if fresh > 0 {
+		freshCol = fms(fresh)
+	}
+	line := fmt.Sprintf("| %d | %s | %s | %s | %d | %s | **%s** (%s–%s) | **%s** (%s–%s) | %s | %.1f | %s |\n", c.n, label, proto, how, c.reps,
+		fms(median(health)), fms(median(ready)), fms(rlo), fms(rhi), fms(median(resumed)), fms(slo), fms(shi), freshCol, perSession,
+		kib(float64(size)))
 	key := fmt.Sprintf("restart_%d_%s", c.n, c.transport)
 	if c.n >= 1000 || (b.quick && c.n > 20) {
 		key = "restart_1000_" + c.transport
@@ -499,8 +520,58 @@ func (b *bench) restartCase(ctx context.Context, c restartCase) (map[string]any,
 	b.res[key+"_resumed_ms"] = round2(float64(median(resumed)) / 1e6)
 	row := map[string]any{"sessions": c.n, "upstream": label, "protocol": proto, "repetitions": c.reps,
 		"healthz_ms": round2(float64(median(health)) / 1e6), "all_ready_ms": round2(float64(median(ready)) / 1e6),
-		"resumed_ms": round2(float64(median(resumed)) / 1e6), "state_file_bytes": size, "fsync": !c.noSync}
+		"resumed_ms": round2(float64(median(resumed)) / 1e6), "state_file_bytes": size, "fsync": !c.noSync,
+		"writes_after_restart_per_session": round2(perSession)}
+	if fresh > 0 {
+		row["fresh_open_all_ms"] = round2(float64(fresh) / 1e6)
+		b.res[key+"_fresh_open_ms"] = round2(float64(fresh) / 1e6)
+	}
 	return row, line, nil
+}
+
+// settleWrites waits (bounded) until the bridge's store writes stop growing and returns how many it made
+// since it started, and when they stopped.
+func settleWrites(ctx context.Context, br *bridge) (int64, time.Time) {
+	last, lastAt, same := int64(-1), time.Now(), 0
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && same < 3; time.Sleep(200 * time.Millisecond) {
+		w, err := br.stateWrites(ctx)
+		if err != nil {
+			return -1, time.Now()
+		}
+		if w == last {
+			same++
+			continue
+		}
+		last, lastAt, same = w, time.Now(), 0
+	}
+	return last, lastAt
+}
+
+// freshOpen is the baseline of a restart: a bridge without state opening n sessions to server all at once
+// (what a restart does), until the last CreateSession returned READY.
+func (b *bench) freshOpen(ctx context.Context, server string, n int) (time.Duration, error) {
+	br, _, err := b.startBridgeArgs(ctx, b.cfgPath)
+	if err != nil {
+		return 0, err
+	}
+	defer br.stop()
+	ids := make([]string, n)
+	t0 := time.Now()
+	err = parallel(n, n, func(i int) error {
+		s, err := br.c.open(ctx, server, "", hostCaps)
+		if err == nil {
+			ids[i] = s.GetSessionId()
+		}
+		return err
+	})
+	d := time.Since(t0)
+	_ = parallel(16, n, func(i int) error {
+		if ids[i] != "" {
+			return br.c.closeSession(ctx, ids[i])
+		}
+		return nil
+	})
+	return d, err
 }
 
 // pendingElicit starts an MRTR elicit call with callID on sid and returns once its input request reached a
