@@ -443,9 +443,9 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}
 	var calls []callRecord
 	if err := st.List(ctx, state.KindCall, func(key string, v []byte) error {
-		var r callRecord
-		if err := json.Unmarshal(v, &r); err != nil || r.Version > recordVersion {
-			rep.Dropped++
+		r, ok := decodeRecord[callRecord](v)
+		if !ok || r.Version > recordVersion {
+			rep.Dropped++ // not fatal: the rest is restored
 			return nil
 		}
 		calls = append(calls, r)
@@ -455,8 +455,8 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}
 	var reqs []requestRecord
 	if err := st.List(ctx, state.KindRequest, func(key string, v []byte) error {
-		var r requestRecord
-		if err := json.Unmarshal(v, &r); err != nil || r.Request == nil || r.Request.ID != key || r.Version > recordVersion {
+		r, ok := decodeRecord[requestRecord](v)
+		if !ok || r.Request == nil || r.Request.ID != key || r.Version > recordVersion {
 			rep.Dropped++
 			c.del(state.KindRequest, key)
 			return nil
@@ -581,6 +581,12 @@ func (s *Session) resume() {
 	s.install(g, "restored after a bridge restart") // writes the session's record (install)
 	s.resubscribe(g)
 	s.supervise(g)
+}
+
+// decodeRecord decodes a kept record; false when it does not decode (the caller drops it and goes on).
+func decodeRecord[T any](v []byte) (T, bool) {
+	var r T
+	return r, json.Unmarshal(v, &r) == nil
 }
 
 // decodeRPCID reads a kept JSON-RPC id (a string or an integer).

@@ -26,8 +26,6 @@ const (
 	defaultStreamBuffer = 256
 	// idleCloseTimeout bounds closing one idle session (stdio shutdown has its own bounded waits).
 	idleCloseTimeout = 30 * time.Second
-	// winnerTTL is how long the service remembers which host answered a request, for RequestEnded events.
-	winnerTTL = 10 * time.Minute
 )
 
 // Options configure a Service. The zero value is valid: no bearer auth (every caller is LocalPrincipal),

@@ -104,10 +104,9 @@ func (f *oauthFixture) askedCount() int {
 // testSession is one session of an owner to the guarded server, as the core would describe its
 // connections to the server's authorizer.
 type testSession struct {
-	f     *oauthFixture
-	auth  mcpcore.Authorizer
-	conn  mcpcore.AuthConnection
-	ready bool
+	f    *oauthFixture
+	auth mcpcore.Authorizer
+	conn mcpcore.AuthConnection
 }
 
 // session makes a session of owner for the guarded server (not connected: connect does that with the

@@ -359,7 +359,7 @@ func OpenStateTokenStore(ctx context.Context, st state.Store, logger *slog.Logge
 	}
 	err := st.List(ctx, state.KindGrant, func(key string, v []byte) error {
 		var g storedGrant
-		if err := json.Unmarshal(v, &g); err != nil || g.recordKey() != key {
+		if ok := json.Unmarshal(v, &g) == nil; !ok || g.recordKey() != key {
 			s.logger.Error("token store: a kept grant does not decode; it is ignored", "key", key)
 			return nil
 		}
