@@ -106,6 +106,7 @@ type Core struct {
 	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.
 	hostsTracked atomic.Bool
 	mrtr         mrtrRounds // MRTR calls restored from the store, waiting to be resumed (durable.go)
+	approvals    approvalRounds // approval requests restored from the store, waiting for their calls (approval.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport

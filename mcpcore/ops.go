@@ -353,6 +353,11 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err != nil {
 		return nil, nil, err
 	}
+	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
+	// and goes on only with the approved arguments.
+	if args, err = s.approve(ctx, params.Name, args, &opts); err != nil {
+		return nil, nil, err
+	}
 	var task *Task
 	rc := s.core.mrtr.take(s.id, opts.CallID)
 	if rc != nil && rc.rec.Method == "tools/call" {
