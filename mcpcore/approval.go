@@ -144,9 +144,9 @@ func validateApprovalAnswer(req *ApprovalRequest, a *ApprovalAnswer) []FieldViol
 	}
 	switch {
 	case a.Approve && a.Digest == "":
-		vs = append(vs, FieldViolation{Field: "argumentsSha256", Description: "required when approving: the arguments_sha256 of the request approved"})
+		vs = append(vs, FieldViolation{Field: "arguments_sha256", Description: "required when approving: the arguments_sha256 of the request approved"})
 	case a.Digest != "" && (req == nil || a.Digest != req.Digest):
-		vs = append(vs, FieldViolation{Field: "argumentsSha256", Description: "does not match the request's arguments_sha256: the arguments approved are not the call's"})
+		vs = append(vs, FieldViolation{Field: "arguments_sha256", Description: "does not match the request's arguments_sha256: the arguments approved are not the call's"})
 	}
 	return vs
 }
