@@ -99,11 +99,15 @@ func TestApprovals(t *testing.T) {
 		if line := await(t, b.reports.Lines); line != "started approved" {
 			t.Errorf("the server saw %q", line)
 		}
-		ended := approver.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId() })
+		ended := approver.next(func(m *pb.ConnectResponse) bool {
+			return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
+		})
 		if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
 			t.Errorf("bob's stream: outcome %v", o)
 		}
-		rec := b.auditRecord(t, func(rec map[string]any) bool { return rec["event"] == "approval.decided" && rec["request_id"] == req.GetRequestId() })
+		rec := b.auditRecord(t, func(rec map[string]any) bool {
+			return rec["event"] == "approval.decided" && rec["request_id"] == req.GetRequestId()
+		})
 		if rec["caller"] != "alice" || rec["decided_by"] != "bob" || rec["principal"] != "bob" || rec["decision"] != "approve" || rec["arguments_sha256"] != a.GetArgumentsSha256() ||
 			rec["call_id"] != "call-approve" || rec["tool"] != "block" || rec["outcome"] != "OK" || rec["requested_at"] == nil || rec["time"] == nil {
 			t.Errorf("approval.decided = %v", rec)
@@ -164,7 +168,9 @@ func TestApprovals(t *testing.T) {
 		if res := await(t, done); status.Code(res.err) != codes.Canceled {
 			t.Errorf("cancelled call = %v", res.err)
 		}
-		ended := approver.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId() })
+		ended := approver.next(func(m *pb.ConnectResponse) bool {
+			return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
+		})
 		if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED {
 			t.Errorf("outcome %v, want CALL_ENDED", o)
 		}
