@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -23,13 +25,13 @@ import (
 
 // httpProbe serves the probe MCP server over Streamable HTTP from the test process, so that it outlives
 // the bridge: the server that asked is still there after the bridge's restart.
-func httpProbe(t *testing.T) string {
+func httpProbe(t *testing.T, stateless bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, nil), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, &mcp.StreamableHTTPOptions{Stateless: stateless}), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() { // ends when srv is closed at cleanup
 		defer close(done)
@@ -47,9 +49,8 @@ func TestRestartKeepsSessionsRequestsAndAnswers(t *testing.T) {
 
 func testRestart(t *testing.T, kill bool) {
 	stateFile := filepath.Join(t.TempDir(), "state.db")
-	url := httpProbe(t)
 	cfg := bridgeConfig{
-		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", url, url),
+		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", httpProbe(t, true), httpProbe(t, false)),
 		flags:        []string{"--state-file", stateFile},
 	}
 	b := start(t, cfg)
@@ -66,6 +67,9 @@ func testRestart(t *testing.T, kill bool) {
 			t.Fatalf("CreateSession %s: %v", srv, err)
 		}
 		id := cs.GetSession().GetSessionId()
+		if want := map[string]string{serverModern: "2026-07-28", "http-modern": "2026-07-28"}[srv]; want != "" && cs.GetSession().GetProtocolVersion() != want {
+			t.Fatalf("%s negotiated %s, want %s", srv, cs.GetSession().GetProtocolVersion(), want)
+		}
 		ids = append(ids, id)
 		byServer[srv] = append(byServer[srv], id)
 	}
@@ -154,6 +158,12 @@ func testRestart(t *testing.T, kill bool) {
 	// the call completes with that answer, and the tool did not ask again.
 	for i, c := range calls {
 		if c.delivery != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
+			// A pushed request's call was in flight upstream when the bridge died: whether it ran cannot be
+			// known, and "elicit" is not idempotent, so a resumed call says so instead of running it again.
+			_, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
+			if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+				t.Errorf("resumed pushed call %s = %v, want ABORTED CALL_OUTCOME_UNKNOWN", c.callID, err)
+			}
 			continue
 		}
 		name := fmt.Sprintf("Ada%d", i)
@@ -163,7 +173,7 @@ func testRestart(t *testing.T, kill bool) {
 		if !ack.GetAccepted() {
 			t.Fatalf("answer to %s after the restart: %v", c.requestID, ack)
 		}
-		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID})
+		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
 		if err != nil {
 			t.Fatalf("resumed call %s: %v", c.callID, err)
 		}

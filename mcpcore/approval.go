@@ -209,10 +209,11 @@ func approvalCancelAnswer(reason string) Answer {
 
 // approve runs the approval of a tools/call when the server's policy asks for one: it returns the arguments
 // to send (the approved canonical form) or why the call must not be sent. Without a matching rule it returns
-// args unchanged. opts.CallID is set if empty: the approval request names the call.
-func (s *Session) approve(ctx context.Context, tool string, args any, opts *CallOptions) (any, error) {
+// args unchanged. ra is the call's approval restored after a restart, if any. The call's request deadline
+// does not run while it waits: a person, not the server, is being waited for.
+func (s *Session) approve(ctx context.Context, call *activeCall, tool string, args any, ra *restoredApproval) (any, error) {
 	rule := s.policy().approvalRule(tool)
-	if rule == "" {
+	if rule == "" && ra == nil {
 		return args, nil
 	}
 	canon, err := CanonicalJSON(rawArguments(args))
@@ -220,21 +221,20 @@ func (s *Session) approve(ctx context.Context, tool string, args any, opts *Call
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: err.Error()}}}
 	}
 	digest := digestOf(canon)
-	if opts.CallID == "" {
-		opts.CallID = newID("call-")
-	}
+	call.deadline.pause()
+	defer call.deadline.resume()
 	c := s.core
 	var (
 		req     *PendingRequest
 		answer  Answer
 		outcome Outcome
 	)
-	if ra := c.approvals.take(s.id, opts.CallID); ra != nil {
+	if ra != nil {
 		// A call resumed after a restart: the retry must be the call that was (or is being) approved.
 		if ra.req.Approval.Tool != tool || ra.req.Approval.Digest != digest {
 			c.approvals.put(ra) // the right retry may still come
 			return nil, fmt.Errorf("%w: call %s was submitted for approval as tool %q with arguments_sha256 %s; this retry has tool %q with arguments_sha256 %s",
-				ErrApprovalArgumentsChanged, opts.CallID, ra.req.Approval.Tool, ra.req.Approval.Digest, tool, digest)
+				ErrApprovalArgumentsChanged, call.id, ra.req.Approval.Tool, ra.req.Approval.Digest, tool, digest)
 		}
 		req = ra.req
 		if answer, outcome, err = ra.wait(ctx, c.dispatcher); err != nil {
@@ -248,7 +248,7 @@ func (s *Session) approve(ctx context.Context, tool string, args any, opts *Call
 		}
 		now := time.Now()
 		req = &PendingRequest{
-			SessionID: s.id, Owner: s.owner, OriginCallID: opts.CallID, OriginMethod: "tools/call", OriginName: tool,
+			SessionID: s.id, Owner: s.owner, OriginCallID: call.id, OriginMethod: "tools/call", OriginName: tool,
 			Kind: KindApproval, Created: now, Deadline: now.Add(expiry),
 			Approval: &ApprovalRequest{Caller: s.owner, Server: s.server.Name, Tool: tool, Arguments: canon, Digest: digest, Rule: rule, Approvers: p.Approvers},
 		}

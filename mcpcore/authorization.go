@@ -203,4 +203,3 @@ func (s *Session) askAuthorization(ctx context.Context, ar *AuthorizationRequest
 	}
 	return nil, fmt.Errorf("%w: the authorization request ended: %s", ErrAuthorization, outcome)
 }
-

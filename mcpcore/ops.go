@@ -28,11 +28,19 @@ const metaLogLevel = "io.modelcontextprotocol/logLevel"
 // the host wants progress, a request deadline (ServerConfig.RequestTimeout), and a context that ends with
 // the host's, with the session, at the deadline, or at end(). The context's cause tells which
 // (classify reads it).
-func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func()) {
-	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts}
+func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func(), error) {
+	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts, ended: make(chan struct{})}
 	if call.id == "" {
-		call.id = newID("call-")
+		call.id = NewCallID()
 	}
+	s.mu.Lock()
+	if _, dup := s.calls[call.id]; dup {
+		s.mu.Unlock()
+		return nil, nil, nil, errCallInFlight()
+	}
+	// Reserved under the same lock that finds duplicates; the entry is filled in below.
+	s.calls[call.id] = call
+	s.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
 	call.cancel = cancel
 	stop := context.AfterFunc(s.ctx, func() { cancel(s.closedError()) })
@@ -50,7 +58,6 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		call.token = newID("p-")
 	}
 	s.mu.Lock()
-	s.calls[call.id] = call
 	if call.token != "" {
 		s.tokens[call.token] = call
 	}
@@ -66,7 +73,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		}
 		delete(s.tokens, call.token)
 		s.mu.Unlock()
-	}
+	}, nil
 }
 
 // meta builds a request's _meta: the params' own keys, the host's (CallOptions.Meta), the progress token,
@@ -108,7 +115,10 @@ func (g *generation) serverCaps() *mcp.ServerCapabilities {
 // call runs one host call: it waits for a live connection, runs op on it and classifies the error (see
 // run).
 func (s *Session) call(ctx context.Context, method, name string, opts CallOptions, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
-	call, ctx, end := s.beginCall(ctx, method, name, opts)
+	call, ctx, end, err := s.beginCall(ctx, method, name, opts)
+	if err != nil {
+		return err
+	}
 	defer end()
 	return s.run(ctx, call, idempotent, op)
 }
@@ -342,7 +352,7 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 	return s.callTool(ctx, params, opts)
 }
 
-func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {
+func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}
@@ -353,24 +363,44 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err != nil {
 		return nil, nil, err
 	}
-	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
-	// and goes on only with the approved arguments.
-	if args, err = s.approve(ctx, params.Name, args, &opts); err != nil {
+	var rc *restoredCall
+	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
+	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
+	ra := s.core.approvals.take(s.id, opts.CallID)
+	if opts.Resume && ra == nil {
+		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case o.kept != nil:
+			return o.kept.result, o.kept.task, o.kept.err
+		case o.round != nil:
+			// A call resumed after a bridge restart: its round goes on with what was kept (name, arguments,
+			// the server's requestState and the answers), not with what the retry repeats.
+			rc = o.round
+			params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
+			args = rc.rec.Arguments
+		}
+	}
+	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
+	if err != nil {
+		if ra != nil {
+			s.core.approvals.put(ra)
+		}
 		return nil, nil, err
 	}
-	var task *Task
-	rc := s.core.mrtr.take(s.id, opts.CallID)
-	if rc != nil && rc.rec.Method == "tools/call" {
-		// A call resumed after a bridge restart: its round goes on with what was kept (name, arguments,
-		// the server's requestState and the answers), not with what the retry repeats.
-		params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
-		args = rc.rec.Arguments
-	}
-	call, ctx, end := s.beginCall(ctx, "tools/call", params.Name, opts)
 	defer end()
+	defer s.keepOutcome(call, &res, &task, &err)
+	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
+	// and goes on only with the approved arguments.
+	if rc == nil {
+		if args, err = s.approve(ctx, call, params.Name, args, ra); err != nil {
+			return nil, nil, err
+		}
+	}
 	call.taskOK = true // a task result is captured even for CallTool, to report it
 	call.resume = s.newResume(call, args)
-	res, err := mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+	res, err = mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 		var r *mcp.CallToolResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
@@ -412,7 +442,10 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if err := s.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
-	call, ctx, end := s.beginCall(ctx, "resources/read", params.URI, opts)
+	call, ctx, end, err := s.beginCall(ctx, "resources/read", params.URI, opts)
+	if err != nil {
+		return nil, err
+	}
 	defer end()
 	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 		var r *mcp.ReadResourceResult
@@ -436,7 +469,10 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	if err := s.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
 	}
-	call, ctx, end := s.beginCall(ctx, "prompts/get", params.Name, opts)
+	call, ctx, end, err := s.beginCall(ctx, "prompts/get", params.Name, opts)
+	if err != nil {
+		return nil, err
+	}
 	defer end()
 	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 		var r *mcp.GetPromptResult

@@ -254,6 +254,13 @@ type CallOptions struct {
 	TaskTTL time.Duration
 	// Task asks for a task like TaskTTL does, without a TTL: the server decides how long it keeps the task.
 	Task bool
+	// Resume says that this call (CallID, which must be set) may have been made before and its outcome lost
+	// — the host's connection dropped, the call failed UNAVAILABLE, the bridge restarted — and asks for that
+	// call's one outcome instead of a second execution (resume.go): a tools/call waiting between MRTR rounds
+	// goes on from its kept round; one that completed returns its kept result; one whose fate upstream is
+	// unknown fails with ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when it is sent
+	// again. Without Resume a call id is only an identifier.
+	Resume bool
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.
@@ -498,6 +505,13 @@ var (
 	// depended on was not answered by a host before its deadline; the policy default was applied and the
 	// call failed because of it.
 	ErrServerRequestTimedOut = errors.New("a server request was not answered before its deadline")
+	// ErrCallInFlight: a call with the same call id is in flight in the session (call ids are the core's:
+	// it mints them and refuses a duplicate).
+	ErrCallInFlight = errors.New("call id in use")
+	// ErrCallOutcomeUnknown: a resumed call (CallOptions.Resume) whose first attempt may or may not have run
+	// upstream — it was in flight when the bridge or the connection to it was lost — and whose tool is not
+	// annotated idempotent, so it is not sent again.
+	ErrCallOutcomeUnknown = errors.New("the call's outcome is unknown: it may or may not have run upstream")
 	// ErrInputRefused: a host answered an input request of an MRTR call (2026-07-28) with an error, which
 	// that era cannot carry upstream; the call fails with it.
 	ErrInputRefused = errors.New("a host answered the server's request with an error")

@@ -10,7 +10,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"log/slog"
 
 	"sync"
@@ -109,7 +108,6 @@ type tracked struct {
 	busy     int       // calls in flight plus attached streams
 	lastUsed time.Time // when busy last dropped to zero (or the session was created)
 	closing  bool      // the idle reaper is closing it
-	calls    map[string]bool
 }
 
 // respondKey is the answerer key (mcpcore.RequestEnded.AnsweredBy) of answers given with RespondToRequest.
@@ -222,29 +220,19 @@ func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, re
 func (s *Service) trackLocked(id string) *tracked {
 	t := s.tracked[id]
 	if t == nil {
-		t = &tracked{lastUsed: time.Now(), calls: map[string]bool{}}
+		t = &tracked{lastUsed: time.Now()}
 		s.tracked[id] = t
 	}
 	return t
 }
 
-// beginCall registers a host call id in the session; it fails when the id is in use by a call in flight.
-func (s *Service) beginCall(sessionID, callID string) (string, func(), error) {
-	if callID == "" {
-		callID = "call-" + rand.Text()
+// callIDOf is the host's call id, or a new one the core mints: the core owns call ids and refuses a
+// duplicate of a call in flight (mcpcore.ErrCallInFlight).
+func callIDOf(id string) string {
+	if id == "" {
+		return mcpcore.NewCallID()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.trackLocked(sessionID)
-	if t.calls[callID] {
-		return "", nil, invalidArgument(mcpcore.FieldViolation{Field: "call_id", Description: "already used by a call in flight in this session"})
-	}
-	t.calls[callID] = true
-	return callID, func() {
-		s.mu.Lock()
-		delete(t.calls, callID)
-		s.mu.Unlock()
-	}, nil
+	return id
 }
 
 func (s *Service) forget(id string) {

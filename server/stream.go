@@ -68,11 +68,8 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	if err != nil {
 		return err
 	}
-	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
-	if err != nil {
-		return err
-	}
-	defer end()
+	callID := callIDOf(req.GetCallId())
+	tc.opts.Resume = req.GetResume()
 
 	q := newCallQueue(s.opts.StreamBuffer)
 	d := s.core.Dispatcher()

@@ -261,12 +261,18 @@ func TestJSONLogs(t *testing.T) {
 	if len(ls) == 0 {
 		t.Fatal("no log output")
 	}
-	var first map[string]any
-	if err := json.Unmarshal([]byte(ls[0]), &first); err != nil {
-		t.Fatalf("first log line is not JSON: %v\n%s", err, ls[0])
+	var serving map[string]any
+	for _, l := range ls {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, l)
+		}
+		if rec["msg"] == "mcp-bridge serving" && serving == nil {
+			serving = rec
+		}
 	}
-	if first["msg"] != "mcp-bridge serving" || first["grpc"] != tb.addrs.GRPC {
-		t.Errorf("first log line = %v", first)
+	if serving == nil || serving["grpc"] != tb.addrs.GRPC {
+		t.Errorf("serving line = %v", serving)
 	}
 }
 

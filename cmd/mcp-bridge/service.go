@@ -8,6 +8,7 @@ import (
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
@@ -32,17 +33,23 @@ type bridgeService interface {
 // the gateway reaches the gRPC server over an in-process client connection
 // (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	return newObservedService(cfg, logger, nil)
+	return newObservedService(cfg, logger, nil, nil)
 }
 
-// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none).
-func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability) (bridgeService, []grpc.ServerOption, error) {
+// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
+// the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
+func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
 	ua, err := upstreamAuth(cfg, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
+	if store != nil && cfg.State.File != "" {
+		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
+		// memory store would only cost each MRTR hop an encoding for nothing).
+		opts.Store = store
+	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {

@@ -27,6 +27,17 @@ func BenchmarkPut(b *testing.B) {
 			}
 			return s
 		}},
+		{"file-sealed", func(b *testing.B) state.Store {
+			s, err := state.OpenFile(filepath.Join(b.TempDir(), "state.db"), state.FileOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ss, err := state.Sealed(context.Background(), s, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return ss
+		}},
 		{"file-nosync", func(b *testing.B) state.Store {
 			s, err := state.OpenFile(filepath.Join(b.TempDir(), "state.db"), state.FileOptions{NoSync: true})
 			if err != nil {
@@ -64,5 +75,4 @@ func BenchmarkPut(b *testing.B) {
 			})
 		})
 	}
-	_ = key
 }

@@ -133,13 +133,13 @@ func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
 		return nil, &FileError{Path: path, Problem: ErrLocked, Err: err}
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
 		errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrInvalidMapping):
-		return nil, &FileError{Path: path, Problem: ErrCorrupt, Detail: "not a state file: " + err.Error(), Err: err}
+		return nil, &FileError{Path: path, Problem: ErrCorrupt, Detail: "not a state file", Err: err}
 	}
 	fe := fileError(path, err)
 	if fe.Problem == nil && !errors.Is(err, os.ErrNotExist) {
 		// bbolt reads the first page and fails with a bare message on a short or garbled file
 		// ("file size too small", "invalid database"): not a state file.
-		fe.Problem, fe.Detail = ErrCorrupt, "not a state file: "+err.Error()
+		fe.Problem, fe.Detail = ErrCorrupt, "not a state file"
 	}
 	return nil, fe
 }

@@ -98,13 +98,13 @@ var badFiles = []struct {
 		name:    "not a database",
 		make:    func(t *testing.T, path string) { mustWrite(t, path, strings.Repeat("not a database\n", 1000)) },
 		problem: ErrCorrupt,
-		line:    "state file FILE is corrupt (not a state file: invalid database): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
+		line:    "state file FILE is corrupt (not a state file): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
 	},
 	{
 		name:    "short file",
 		make:    func(t *testing.T, path string) { mustWrite(t, path, "x") },
 		problem: ErrCorrupt,
-		line:    "state file FILE is corrupt (not a state file: invalid database): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
+		line:    "state file FILE is corrupt (not a state file): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
 	},
 	{
 		name: "another program's bbolt file",
@@ -121,7 +121,7 @@ var badFiles = []struct {
 			damage(t, path, 16, 4096*2)
 		},
 		problem: ErrCorrupt,
-		line:    "state file FILE is corrupt (not a state file: invalid database): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
+		line:    "state file FILE is corrupt (not a state file): move it aside, or start over with --state-reset (the file is kept as <file>.bad-<time>)",
 	},
 	{
 		name: "damaged data pages",
