@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -244,5 +245,62 @@ func TestApprovals(t *testing.T) {
 		if m.GetEvent().GetServerRequest().GetApproval() != nil {
 			t.Errorf("the caller's stream was shown its approval request: %v", m)
 		}
+	}
+}
+
+// TestApprovalSurvivesRestart: an approval pending when the bridge is killed (or stopped) is raised again under
+// its id by the next process on the same state file; the caller's retry with the same call id and other
+// arguments is refused, and with the same arguments it waits for the decision and sends exactly them.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	for _, how := range []string{"kill -9", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			stateFile := filepath.Join(t.TempDir(), "state.db")
+			b := approvalBridge(t, "--state-file", stateFile)
+			ctx := testCtx(t)
+			alice, bob := withToken(ctx, "tok-alice"), withToken(ctx, "tok-bob")
+			cs, err := b.client.CreateSession(alice, &pb.CreateSessionRequest{Server: "gated"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sid := cs.GetSession().GetSessionId()
+			call := &pb.CallToolRequest{SessionId: sid, CallId: "call-restart", Name: "block", Arguments: args(t, map[string]any{"tag": "after-restart", "durationSeconds": 0.01})}
+			b.callAsync(alice, call)
+			before := approvalOf(b.connect(bob), "call-restart")
+			if how == "kill -9" {
+				b.kill()
+			} else {
+				b.stop()
+			}
+
+			b2 := approvalBridge(t, "--state-file", stateFile)
+			approver := b2.connect(bob)
+			after := approvalOf(approver, "call-restart")
+			if after.GetRequestId() != before.GetRequestId() || after.GetApproval().GetArgumentsSha256() != before.GetApproval().GetArgumentsSha256() || after.GetSessionId() != sid {
+				t.Fatalf("after the restart: %v, want %v again", after, before)
+			}
+			// A retry of the call with other arguments is not the call submitted for approval.
+			changed := &pb.CallToolRequest{SessionId: sid, CallId: "call-restart", Name: "block", Resume: true, Arguments: args(t, map[string]any{"tag": "changed", "durationSeconds": 0.01})}
+			_, err = b2.client.CallTool(alice, changed)
+			if status.Code(err) != codes.FailedPrecondition || reasonOf(err) != "APPROVAL_ARGUMENTS_CHANGED" {
+				t.Fatalf("retry with other arguments = %v, want FAILED_PRECONDITION APPROVAL_ARGUMENTS_CHANGED", err)
+			}
+			code, body := b2.rest("tok-alice").do("POST", "/v1/sessions/"+sid+"/tools/block:call", `{"callId": "call-restart", "resume": true, "arguments": {"tag": "changed"}}`)
+			if code != http.StatusBadRequest || !strings.Contains(compact(body), `"reason":"APPROVAL_ARGUMENTS_CHANGED"`) {
+				t.Fatalf("REST retry with other arguments = %d %s, want 400 APPROVAL_ARGUMENTS_CHANGED", code, compact(body))
+			}
+			// The same call resumes: it waits for the decision, then sends the approved arguments.
+			call.Resume = true
+			done := b2.callAsync(alice, call)
+			if ack := approver.reply(after.GetRequestId(), approveAnswer(after.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+				t.Fatalf("approval after the restart refused: %v", ack.GetError())
+			}
+			res := await(t, done)
+			if res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
+				t.Fatalf("resumed call = %v, %v", res.resp, res.err)
+			}
+			if line := await(t, b2.reports.Lines); line != "started after-restart" {
+				t.Errorf("the server saw %q", line)
+			}
+		})
 	}
 }
