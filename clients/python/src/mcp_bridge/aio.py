@@ -161,6 +161,14 @@ class AsyncClient:
             if opening is not None:
                 self._host.core.end_opening(opening)
 
+    def serve_approvals(self, handler: Handler) -> None:
+        """Decide tool calls that need approval with ``handler.handle_approval``; see
+        :meth:`mcp_bridge.Client.serve_approvals`."""
+        if not overrides(handler, "handle_approval"):
+            raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
+        self._host.core.set_approver(handler)
+        self._host.start()
+
     async def session(
         self,
         session_id: str,

@@ -138,9 +138,31 @@ _BY_CODE: dict[grpc.StatusCode, type[BridgeError]] = {
 }
 
 
-def error_class(code: grpc.StatusCode) -> type[BridgeError]:
-    """The BridgeError subclass raised for a gRPC status code."""
-    return _BY_CODE.get(code, BridgeError)
+class ApprovalDeniedError(PermissionDeniedError):
+    """PERMISSION_DENIED, reason ``APPROVAL_DENIED``: the call needed approval and an approver denied it (the
+    message carries the approver's reason). Nothing was sent upstream."""
+
+
+class ApprovalExpiredError(DeadlineExceededError):
+    """DEADLINE_EXCEEDED, reason ``APPROVAL_EXPIRED``: the call needed approval and nobody decided before the
+    approval request expired. Nothing was sent upstream."""
+
+
+class ApprovalArgumentsChangedError(FailedPreconditionError):
+    """FAILED_PRECONDITION, reason ``APPROVAL_ARGUMENTS_CHANGED``: a call resumed by its ``call_id`` carried other
+    arguments (or another tool) than the call submitted for approval. Nothing was sent upstream."""
+
+
+_BY_REASON: dict[tuple[grpc.StatusCode, str], type[BridgeError]] = {
+    (grpc.StatusCode.PERMISSION_DENIED, "APPROVAL_DENIED"): ApprovalDeniedError,
+    (grpc.StatusCode.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED"): ApprovalExpiredError,
+    (grpc.StatusCode.FAILED_PRECONDITION, "APPROVAL_ARGUMENTS_CHANGED"): ApprovalArgumentsChangedError,
+}
+
+
+def error_class(code: grpc.StatusCode, reason: str = "") -> type[BridgeError]:
+    """The BridgeError subclass raised for a gRPC status code and ErrorInfo reason."""
+    return _BY_REASON.get((code, reason)) or _BY_CODE.get(code, BridgeError)
 
 
 def _decode_status_details(raw: bytes | None) -> tuple[str, str, dict[str, str], list[tuple[str, str]], list[Any]]:
@@ -190,7 +212,7 @@ def from_rpc_error(err: grpc.RpcError) -> BridgeError:
         if key == "grpc-status-details-bin":
             raw = value if isinstance(value, bytes) else None
     reason, domain, metadata, violations, details = _decode_status_details(raw)
-    cls = error_class(code)
+    cls = error_class(code, reason)
     return cls(
         code,
         message or "",
@@ -206,7 +228,7 @@ def from_status_proto(status: Any) -> BridgeError:
     """Convert a ``google.rpc.Status`` message (e.g. ``ReplyAck.error``) to a BridgeError."""
     code = next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
     reason, domain, metadata, violations, details = _decode_status_details(status.SerializeToString())
-    return error_class(code)(
+    return error_class(code, reason)(
         code,
         status.message,
         reason=reason,
