@@ -212,6 +212,10 @@ class Client:
             raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
         self._host.core.set_approver(handler)
         self._host.start()
+        # Those pending already: a stream that was open before did not replay them (one known is not run again).
+        resp = self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id="approvals"), None)
+        for sr in resp.requests:
+            self._host.core.on_response(host_pb2.ConnectResponse(event=host_pb2.Event(session_id=sr.session_id, server_request=sr)))
 
     def session(
         self,
