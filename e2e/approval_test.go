@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -302,5 +303,51 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 				t.Errorf("the server saw %q", line)
 			}
 		})
+	}
+}
+
+// TestApprovalByGroup: approvers named by group are those whose identity-provider token puts them in it
+// (auth.oidc.groupsClaim), over gRPC and REST; a member deciding its own call is still refused.
+func TestApprovalByGroup(t *testing.T) {
+	p := newIDP(t)
+	k := rsaKey(t, "k1")
+	p.publish(t, k)
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {groups: [\"ops-*\"]}\n"),
+		extra: "auth:\n  oidc:\n    issuer: " + p.srv.URL + "\n    audience: mcp-bridge\n    groupsClaim: roles\n" +
+			"    caFile: idp.pem\n",
+		files: map[string]string{"idp.pem": p.caPEM()},
+	})
+	ctx := testCtx(t)
+	now := time.Now()
+	token := func(sub string, roles any) string {
+		c := map[string]any{"iss": p.srv.URL, "aud": "mcp-bridge", "sub": sub, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		if roles != nil {
+			c["roles"] = roles
+		}
+		return sign(t, k, c)
+	}
+	alice := withToken(ctx, token("alice", []string{"ops-oncall"})) // in the group, but the caller
+	dave := token("dave", []string{"staff", "ops-oncall"})
+	erin := withToken(ctx, token("erin", "staff"))
+	cs, err := b.client.CreateSession(alice, &pb.CreateSessionRequest{Server: "gated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := b.callAsync(alice, &pb.CallToolRequest{SessionId: cs.GetSession().GetSessionId(), CallId: "call-group", Name: "block", Arguments: args(t, map[string]any{"tag": "group", "durationSeconds": 0.01})})
+	ev := b.rest(dave).events("approvals")
+	req := ev.next(func(e *pb.Event) bool { return e.GetServerRequest().GetOriginCallId() == "call-group" }).GetServerRequest()
+	for who, c := range map[string]context.Context{"erin (not in the group)": erin, "alice (the caller)": alice} {
+		_, err := b.client.RespondToRequest(c, &pb.RespondToRequestRequest{SessionId: "approvals", RequestId: req.GetRequestId(), Answer: approveAnswer(req.GetApproval().GetArgumentsSha256())})
+		if status.Code(err) != codes.NotFound {
+			t.Errorf("%s approving = %v, want NOT_FOUND", who, err)
+		}
+	}
+	b.rest(dave).must("POST", "/v1/sessions/approvals/requests/"+req.GetRequestId()+":respond", `{"approval": {"approve": true, "argumentsSha256": "`+req.GetApproval().GetArgumentsSha256()+`"}}`)
+	if res := await(t, done); res.err != nil {
+		t.Fatal(res.err)
+	}
+	if line := await(t, b.reports.Lines); line != "started group" {
+		t.Errorf("the server saw %q", line)
 	}
 }

@@ -1,8 +1,11 @@
 package mcpcore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -236,4 +239,29 @@ func TestApprovalRestored(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d request records left after the approved call", n)
 	}
+}
+
+// FuzzCanonicalJSON: CanonicalJSON never panics on outside input; what it accepts comes out as valid JSON that
+// means the same, and canonicalizing that again changes nothing.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"b":1,"a":[true,null,"x"]}`, `{"\u20ac":1,"\r":2}`, `[1e21,0.000001,-0]`, `"a\u0001"`, `{"a":{"a":{"a":[]}}}`, `{"a":1,"a":2}`, `1e400`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := CanonicalJSON(in)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("CanonicalJSON(%q) = %q: not valid JSON", in, out)
+		}
+		again, err := CanonicalJSON(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent: %q → %q → %q, %v", in, out, again, err)
+		}
+		var a, b any
+		if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("CanonicalJSON(%q) = %q: means something else", in, out)
+		}
+	})
 }

@@ -111,7 +111,7 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 		m.wire[t] = c
 	}
 	// Series that exist from the start, so that dashboards and rate() see zeros rather than nothing.
-	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization} {
+	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization, mcpcore.KindApproval} {
 		m.pending.WithLabelValues(k.String())
 	}
 	for _, s := range servers {
