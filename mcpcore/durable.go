@@ -12,6 +12,7 @@ package mcpcore
 // connection died with the old process with OutcomeBridgeRestarted, which hosts that re-attach are told.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
@@ -46,8 +48,11 @@ type sessionRecord struct {
 	ProtocolVersion   string              `json:"protocolVersion,omitempty"`
 	ClientInfo        *mcp.Implementation `json:"clientInfo,omitempty"`
 	UpstreamSessionID string              `json:"upstreamSessionId,omitempty"`
-	State             string              `json:"state"`
-	Created           time.Time           `json:"created"`
+	// Initialize is the server's initialize result on a handshake-era HTTP connection, for re-attaching
+	// to the server's session after a restart (reattach.go).
+	Initialize json.RawMessage `json:"initialize,omitempty"`
+	State      string          `json:"state"`
+	Created    time.Time       `json:"created"`
 }
 
 // requestRecord is what is kept of a pending server request, and of its accepted answer until the server
@@ -57,6 +62,8 @@ type requestRecord struct {
 	Request *PendingRequest `json:"request"`
 	// Answer is the host's accepted answer of an MRTR input request, kept until the retried call carries it.
 	Answer *Answer `json:"answer,omitempty"`
+	// UpstreamID is the JSON-RPC id of a pushed request as the server sent it (reattach.go).
+	UpstreamID json.RawMessage `json:"upstreamId,omitempty"`
 }
 
 // callRecord is an MRTR call between rounds: what the retry needs (method, name or URI, arguments, the
@@ -110,10 +117,11 @@ func (c *Core) del(kind state.Kind, key string) {
 	}
 }
 
-// keeping reports whether the core's records must outlive the end now under way: the bridge itself is
-// shutting down (a restart or an upgrade), so sessions, pending requests and rounds are kept for the next
-// process.
-func (c *Core) keeping() bool { return c.draining.Load() }
+// keeping reports whether the core's records must outlive the end now under way: the core keeps state and
+// the bridge itself is shutting down (a restart or an upgrade), so sessions, pending requests and rounds are
+// kept for the next process, and nothing is said upstream that would end them there: no default answers to
+// pushed requests, no cancellation of calls, no DELETE of HTTP sessions.
+func (c *Core) keeping() bool { return c.opts.Store != nil && c.draining.Load() }
 
 // --- sessions ---
 
@@ -135,6 +143,7 @@ func (s *Session) persist() {
 	}
 	if s.gen != nil && s.gen.cs != nil {
 		rec.UpstreamSessionID = s.gen.cs.ID()
+		rec.Initialize = s.gen.initializeRecord()
 	}
 	s.mu.Unlock()
 	if s.adHoc {
@@ -177,7 +186,11 @@ func (c *Core) requestRaised(req *PendingRequest) {
 			s.roundRequest(call, req.InputKey, req.ID)
 		}
 	}
-	c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req})
+	rec := requestRecord{Version: recordVersion, Request: req}
+	if req.upstreamID != nil {
+		rec.UpstreamID, _ = json.Marshal(req.upstreamID)
+	}
+	c.put(state.KindRequest, req.ID, rec)
 }
 
 // requestEnded updates the record of a request that ended: an accepted MRTR answer is kept until the retry
@@ -487,6 +500,17 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 			}
 			continue
 		}
+		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {
+			if id, ok := decodeRPCID(r.UpstreamID); ok {
+				// The server may still wait for it under its session: raised again, and answered there
+				// if the session re-attaches (reattach.go).
+				e := c.dispatcher.restore(r.Request)
+				s.restoredWG.Add(1)
+				go s.deliverRestoredPush(e, s.reattach, id) // owned by the session (restoredWG)
+				rep.Requests++
+				continue
+			}
+		}
 		// A pushed request (or an input request whose round record was never written): the connection it
 		// came on died with the old process, so no answer can reach the server that asked. Say so.
 		c.dispatcher.endRestored(r.Request, restored[r.Request.SessionID] != nil)
@@ -522,6 +546,9 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 		s.subs[uri] = true
 	}
 	s.state, s.reason = StateReconnecting, "bridge restarted; reconnecting"
+	if canReattach(r, cfg) {
+		s.reattach = newReattach(r)
+	}
 	s.info.ProtocolVersion = r.ProtocolVersion
 	c.mu.Lock()
 	c.sessions[s.id] = s
@@ -535,7 +562,14 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 // resume reaches a restored session's server again (as after a crash of the server: stdio servers are
 // started anew, HTTP sessions initialized anew), then supervises it. It closes superDone when it gives up.
 func (s *Session) resume() {
-	g, err := s.reconnect(s.server.Restart, 0, 0)
+	var g *generation
+	var err error
+	if s.reattach != nil {
+		g, err = s.connectReattached(s.reattach)
+	}
+	if g == nil && s.ctx.Err() == nil {
+		g, err = s.reconnect(s.server.Restart, 0, 0)
+	}
 	if err != nil {
 		close(s.superDone)
 		if s.ctx.Err() == nil {
@@ -547,4 +581,26 @@ func (s *Session) resume() {
 	s.resubscribe(g)
 	s.persist()
 	s.supervise(g)
+}
+
+// decodeRPCID reads a kept JSON-RPC id (a string or an integer).
+func decodeRPCID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return jsonrpc.ID{}, false
+	}
+	if n, ok := v.(json.Number); ok {
+		i, err := n.Int64()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = float64(i) // MakeID takes JSON's numbers as float64 (and makes an integer id of them)
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
 }

@@ -358,6 +358,9 @@ type PendingRequest struct {
 	Roots         *mcp.ListRootsParams
 	Authorization *AuthorizationRequest
 	Approval      *ApprovalRequest
+	// upstreamID is the JSON-RPC id of a pushed request (DeliveryPush) as the server sent it: kept with the
+	// request (durable.go) so that an answer given after a bridge restart can still be sent to it.
+	upstreamID any
 	// TraceContext is the W3C trace context (keys traceparent, tracestate, baggage) a host that serves the
 	// request continues: the span of the request, or the originating call's context when the bridge does
 	// not trace. Nil when there is none.
