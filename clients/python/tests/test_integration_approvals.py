@@ -4,6 +4,7 @@ need approval through ``Client.serve_approvals`` and ``Handler.handle_approval``
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -17,6 +18,7 @@ from mcp_bridge import (
     ApprovalDeniedError,
     ApprovalExpiredError,
     ApprovalRequest,
+    AsyncClient,
     Client,
     Handler,
     PermissionDeniedError,
@@ -117,3 +119,17 @@ def test_expired(approval_bridge: Bridge) -> None:
 def test_serve_approvals_needs_a_handler() -> None:
     with Client("127.0.0.1:1") as c, pytest.raises(TypeError):
         c.serve_approvals(Handler())
+
+
+def test_async_client_serves_approvals(approval_bridge: Bridge) -> None:
+    approver = Approver()
+
+    async def main() -> None:
+        async with AsyncClient(approval_bridge.grpc, token="tok-bob", timeout=60) as bob:
+            await bob.serve_approvals(approver)
+            with Client(approval_bridge.grpc, token="tok-alice", timeout=60) as alice, alice.create_session("gated") as session:
+                text = await asyncio.to_thread(lambda: session.call_tool("echo", {"text": "async approver"}).text)
+        assert text == "async approver"
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert [r.arguments["text"] for r in approver.seen] == ["async approver"]
