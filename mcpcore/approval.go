@@ -291,6 +291,12 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 	return req.Approval.Arguments, nil
 }
 
+// approvalOutcome reports whether err is the definitive end of a call that needed approval — denied or
+// expired: nothing was sent upstream, and a resumed call returns the same (resume.go keeps it).
+func approvalOutcome(err error) bool {
+	return errors.Is(err, ErrApprovalDenied) || errors.Is(err, ErrApprovalExpired)
+}
+
 // denialReason is what a denied caller is told.
 func denialReason(a Answer) string {
 	switch {

@@ -151,13 +151,18 @@ func TestApproval(t *testing.T) {
 	})
 
 	t.Run("deny", func(t *testing.T) {
-		done := callAsync(tctx(t), s, map[string]any{"text": "no"}, "")
+		done := callAsync(tctx(t), s, map[string]any{"text": "no"}, "call-deny")
 		pr := nextApproval(t, w)
 		if err := d.RespondFor(tctx(t), bob, pr.ID, "", Answer{Approval: &ApprovalAnswer{Reason: "not today"}}); err != nil {
 			t.Fatal(err)
 		}
 		if out := <-done; !errors.Is(out.err, ErrApprovalDenied) {
 			t.Fatalf("call = %v, want ErrApprovalDenied", out.err)
+		}
+		// A resumed call gets the same outcome, without asking again.
+		_, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "no"}}, CallOptions{CallID: pr.OriginCallID, Resume: true})
+		if !errors.Is(err, ErrApprovalDenied) || len(d.ListApprovals(bob)) != 0 {
+			t.Fatalf("resumed denied call = %v (approvals pending: %d), want ErrApprovalDenied", err, len(d.ListApprovals(bob)))
 		}
 	})
 

@@ -97,7 +97,9 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 		return
 	}
 	o := &keptOutcome{result: *res, task: *task, err: *err}
-	if o.err != nil && !errors.As(o.err, new(*UpstreamError)) {
+	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again
+	// (approval.go).
+	if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
 	s.mu.Lock()
