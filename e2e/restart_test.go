@@ -146,7 +146,9 @@ func testRestart(t *testing.T, kill bool) {
 	// A host that re-attaches gets every request again under its id whose server still waits for it — the
 	// MRTR ones, and the one pushed by the HTTP server, whose session the bridge re-attaches to — and is
 	// told how the one pushed by the stdio server ended (the process died with the old bridge).
-	raisedAgain := func(c pendingCall) bool { return c.delivery == pb.Delivery_DELIVERY_MULTI_ROUND_TRIP || c.server == "http-legacy" }
+	raisedAgain := func(c pendingCall) bool {
+		return c.delivery == pb.Delivery_DELIVERY_MULTI_ROUND_TRIP || c.server == "http-legacy"
+	}
 	h2 := b2.connect(ctx)
 	h2.attach(ids...)
 	want := map[string]pendingCall{}

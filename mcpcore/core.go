@@ -101,6 +101,7 @@ type Core struct {
 	stats      coreStats
 	obs        Observer     // Options.Observer or NopObserver
 	trc        trace.Tracer // from Options.TracerProvider; nil: no spans
+	listed     listedNames  // tool and prompt names the servers listed: the only names metrics and spans carry
 
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.

@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,9 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		return &stdioTransport{s: s, g: g, tap: tap}, nil
 	case TransportStreamableHTTP:
 		ra := s.reattachNext.Swap(nil) // a restored session's first connection (reattach.go)
+		if ra != nil && tap != nil {
+			tap.idTag = "b" + rand.Text()[:8] + "-" // unique among the bridge processes that used the session
+		}
 		base := s.core.httpTransport()
 		if cfg.H2C {
 			base = s.core.h2cTransport()

@@ -72,7 +72,7 @@ func (a *authenticator) configure(opts Options, logger *slog.Logger) {
 	}
 	a.certFrom, a.caller = opts.CertPrincipal, opts.Caller
 	if a.caller == nil {
-		a.caller = directCaller
+		a.caller = DirectCaller
 	}
 }
 

@@ -33,7 +33,7 @@ type OIDCOptions struct {
 	// GroupsClaim, when set, names the claim (a string or an array of strings) whose values are the groups
 	// of the principal; approvers may be named by group (docs/adr/0080-approvals.md).
 	GroupsClaim string
-	// Algorithms are the accepted JWS algorithms (default: every asymmetric one go-jose knows).
+	// Algorithms are the accepted JWS algorithms, a subset of OIDCAlgorithms (default: all of them).
 	Algorithms []string
 	// ClockSkew is the leeway for exp, nbf and iat (default 1m).
 	ClockSkew time.Duration
@@ -47,6 +47,18 @@ type OIDCOptions struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
+
+// Defaults of OIDCOptions (the configuration file's too: internal/config refers to them).
+const (
+	DefaultOIDCPrincipalClaim     = "sub"
+	DefaultOIDCClockSkew          = time.Minute
+	DefaultOIDCRefreshInterval    = time.Hour
+	DefaultOIDCMinRefreshInterval = 30 * time.Second
+)
+
+// OIDCAlgorithms are the JWS algorithms the verifier can accept — the asymmetric ones; symmetric algorithms
+// and "none" never are — and the default of OIDCOptions.Algorithms. Read it, do not change it.
+var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // Bounds on what the identity provider can make the bridge hold.
 const (
@@ -85,16 +97,16 @@ type oidcVerifier struct {
 
 func newOIDCVerifier(o OIDCOptions, logger *slog.Logger) *oidcVerifier {
 	if o.PrincipalClaim == "" {
-		o.PrincipalClaim = "sub"
+		o.PrincipalClaim = DefaultOIDCPrincipalClaim
 	}
 	if o.ClockSkew == 0 {
-		o.ClockSkew = time.Minute
+		o.ClockSkew = DefaultOIDCClockSkew
 	}
 	if o.RefreshInterval <= 0 {
-		o.RefreshInterval = time.Hour
+		o.RefreshInterval = DefaultOIDCRefreshInterval
 	}
 	if o.MinRefreshInterval <= 0 {
-		o.MinRefreshInterval = 30 * time.Second
+		o.MinRefreshInterval = DefaultOIDCMinRefreshInterval
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: jwksFetchBound}
@@ -104,7 +116,7 @@ func newOIDCVerifier(o OIDCOptions, logger *slog.Logger) *oidcVerifier {
 	}
 	algs := o.Algorithms
 	if len(algs) == 0 {
-		algs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+		algs = OIDCAlgorithms
 	}
 	v := &oidcVerifier{opts: o, logger: logger, jwksURL: o.JWKSURL}
 	for _, a := range algs {

@@ -4,8 +4,9 @@
 // but its owner, and runs the host streams (Connect, WatchEvents, StreamCallTool) through which hosts see and
 // answer what upstream servers ask of them.
 //
-// REST is served by grpc-gateway in front of the same service over a real gRPC connection (see
-// cmd/mcp-bridge), so the interceptors apply to REST calls too.
+// REST is served by grpc-gateway in front of the same service (package server/gateway): unary calls run
+// in-process through the service's own interceptor chain, streams over an in-process gRPC connection, so
+// the interceptors apply to REST calls too.
 package server
 
 import (

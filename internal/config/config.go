@@ -61,6 +61,8 @@ type Config struct {
 	RateLimits RateLimits `yaml:"rateLimits"`
 	// State says where the bridge keeps what must outlive its process (state.go).
 	State State `yaml:"state"`
+	// Console configures the operator console served under /console/ on the HTTP listener.
+	Console Console `yaml:"console"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone

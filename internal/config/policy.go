@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mcp-bridge/mcp-bridge/server"
 )
 
 // Policy settings: principals from an identity provider (OIDC) and from client certificates, per-server
@@ -44,16 +46,17 @@ type OIDC struct {
 	CAFile string `yaml:"caFile"`
 }
 
-// Defaults of OIDC.
+// Defaults of OIDC. The token verifier owns them (server.OIDCOptions).
 const (
-	DefaultPrincipalClaim     = "sub"
-	DefaultClockSkew          = time.Minute
-	DefaultRefreshInterval    = time.Hour
-	DefaultMinRefreshInterval = 30 * time.Second
+	DefaultPrincipalClaim     = server.DefaultOIDCPrincipalClaim
+	DefaultClockSkew          = server.DefaultOIDCClockSkew
+	DefaultRefreshInterval    = server.DefaultOIDCRefreshInterval
+	DefaultMinRefreshInterval = server.DefaultOIDCMinRefreshInterval
 )
 
-// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms.
-var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms: the token
+// verifier's (server.OIDCAlgorithms).
+var OIDCAlgorithms = server.OIDCAlgorithms
 
 // MTLS maps verified TLS client certificates to principals.
 type MTLS struct {

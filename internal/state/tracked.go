@@ -106,7 +106,7 @@ func (t *TrackedStore) note(err error) {
 			return
 		}
 		t.good = 0
-		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond))
+		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond).String())
 		t.health = nil
 		t.degraded.Store(false)
 		if t.onChange != nil {
