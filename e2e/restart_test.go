@@ -118,6 +118,29 @@ func testRestart(t *testing.T, kill bool) {
 		calls = append(calls, pendingCall{session: id, server: srv, callID: callID, requestID: req.GetRequestId(), delivery: req.GetDelivery()})
 	}
 
+	// A round of two questions on a 2026-07-28 session of each transport: the first is answered before the
+	// bridge goes down, the second after it comes back.
+	type pair struct{ session, callID, answered, pending string }
+	var pairs []pair
+	for _, id := range []string{byServer[serverModern][1], byServer["http-modern"][2]} {
+		callID := "call-pair-" + id
+		b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_pair", CallId: callID})
+		r1, r2 := h.nextRequest(), h.nextRequest()
+		if r1.GetOriginCallId() != callID || r2.GetOriginCallId() != callID {
+			t.Fatalf("pair requests of calls %s and %s, want %s", r1.GetOriginCallId(), r2.GetOriginCallId(), callID)
+		}
+		if r1.GetInputKey() != "first" {
+			r1, r2 = r2, r1
+		}
+		ack := h.reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
+		}}})
+		if !ack.GetAccepted() {
+			t.Fatalf("answer before the restart: %v", ack)
+		}
+		pairs = append(pairs, pair{session: id, callID: callID, answered: r1.GetRequestId(), pending: r2.GetRequestId()})
+	}
+
 	if kill {
 		b.kill()
 	} else {
@@ -155,8 +178,11 @@ func testRestart(t *testing.T, kill bool) {
 	for _, c := range calls {
 		want[c.requestID] = c
 	}
+	for _, p := range pairs { // the answered question is not asked again; the other one is
+		want[p.pending] = pendingCall{session: p.session, callID: p.callID, requestID: p.pending, delivery: pb.Delivery_DELIVERY_MULTI_ROUND_TRIP}
+	}
 	seen := map[string]bool{}
-	for len(seen) < len(calls) {
+	for len(seen) < len(want) {
 		m := h2.next(func(m *pb.ConnectResponse) bool {
 			ev := m.GetEvent()
 			return ev.GetServerRequest() != nil || ev.GetRequestEnded() != nil
@@ -223,6 +249,25 @@ func testRestart(t *testing.T, kill bool) {
 		}
 		if got := textOf(res.GetResult()); !strings.Contains(got, "accepted: name="+name+" age=36") {
 			t.Fatalf("resumed call %s = %q, want the answer given after the restart", c.callID, got)
+		}
+	}
+
+	// The answer accepted before the restart was kept: once the second question is answered, the resumed
+	// call completes with both.
+	for i, p := range pairs {
+		name := fmt.Sprintf("Lin%d", i)
+		ack := h2.reply(p.pending, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name}),
+		}}})
+		if !ack.GetAccepted() {
+			t.Fatalf("answer to %s after the restart: %v", p.pending, ack)
+		}
+		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: p.session, Name: "elicit_pair", CallId: p.callID, Resume: true})
+		if err != nil {
+			t.Fatalf("resumed call %s: %v", p.callID, err)
+		}
+		if got, want := textOf(res.GetResult()), "first=Grace second="+name; got != want {
+			t.Fatalf("resumed call %s = %q, want %q: the answer given before the restart and the one after", p.callID, got, want)
 		}
 	}
 }

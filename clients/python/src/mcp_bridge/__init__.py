@@ -13,6 +13,7 @@ and answers what those servers ask of a client (sampling, elicitation, roots) th
 :class:`Client` is synchronous (handlers run on threads); :class:`AsyncClient` is the asyncio twin.
 """
 
+from ._retry import RetryPolicy
 from .aio import AsyncClient, AsyncSession
 from .client import Client, Session
 from .errors import (
@@ -25,6 +26,7 @@ from .errors import (
     ApprovalExpiredError,
     BridgeError,
     CallCancelledError,
+    CallOutcomeUnknownError,
     DeadlineExceededError,
     FailedPreconditionError,
     InvalidArgumentError,
@@ -95,6 +97,7 @@ __all__ = [
     "AsyncSession",
     "Client",
     "Session",
+    "RetryPolicy",
     # handler
     "Handler",
     "ServerRequest",
@@ -119,6 +122,7 @@ __all__ = [
     "ApprovalDeniedError",
     "ApprovalExpiredError",
     "CallCancelledError",
+    "CallOutcomeUnknownError",
     "DeadlineExceededError",
     "FailedPreconditionError",
     "InvalidArgumentError",

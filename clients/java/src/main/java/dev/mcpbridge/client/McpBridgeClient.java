@@ -67,6 +67,7 @@ public final class McpBridgeClient implements AutoCloseable {
   private final ManagedChannel ownedChannel;
   private final Channel channel;
   private final Duration defaultTimeout;
+  private final RetryPolicy retryPolicy;
   private final Duration attachTimeout;
   private final boolean keepSessionsOnClose;
   private final Implementation clientInfo;
@@ -107,6 +108,7 @@ public final class McpBridgeClient implements AutoCloseable {
       ch = ClientInterceptors.intercept(ch, new TraceContextInterceptor());
     }
     this.defaultTimeout = b.defaultTimeout;
+    this.retryPolicy = b.retryPolicy;
     this.attachTimeout = b.attachTimeout;
     this.keepSessionsOnClose = b.keepSessionsOnClose;
     this.clientInfo = b.clientInfo;
@@ -326,6 +328,35 @@ public final class McpBridgeClient implements AutoCloseable {
     return handlerExecutor;
   }
 
+  /** How this client retries tool calls lost to UNAVAILABLE (see {@link RetryPolicy}). */
+  public RetryPolicy retryPolicy() {
+    return retryPolicy;
+  }
+
+  /** The timeout a unary call with {@code timeout} (null: none given) gets: it, or the default one, or null. */
+  Duration effectiveTimeout(Duration timeout) {
+    return timeout != null ? timeout : defaultTimeout;
+  }
+
+  /** {@link #stub(Duration, String)} with an absolute deadline (null: none), the same for every retry of a call. */
+  BridgeServiceGrpc.BridgeServiceStub stubUntil(io.grpc.Deadline deadline, String sessionId) {
+    return routed(deadline == null ? asyncStub : asyncStub.withDeadline(deadline), sessionId);
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /**
+   * Before a retry: a channel whose connection failed waits out gRPC's reconnect backoff (up to 2 minutes) before
+   * it tries again; a retried call should find the bridge as soon as it listens again.
+   */
+  void resetConnectBackoff() {
+    if (channel instanceof ManagedChannel mc) {
+      mc.resetConnectBackoff();
+    }
+  }
+
   BridgeServiceGrpc.BridgeServiceStub stub(Duration timeout) {
     Duration t = timeout != null ? timeout : defaultTimeout;
     return t == null ? asyncStub : asyncStub.withDeadlineAfter(t.toNanos(), TimeUnit.NANOSECONDS);
@@ -503,6 +534,7 @@ public final class McpBridgeClient implements AutoCloseable {
     private boolean tls;
     private String bearerToken;
     private Duration defaultTimeout;
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration attachTimeout = Duration.ofSeconds(30);
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(5);
@@ -542,6 +574,15 @@ public final class McpBridgeClient implements AutoCloseable {
      */
     public Builder defaultTimeout(Duration timeout) {
       this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * How tool calls lost to UNAVAILABLE (the connection dropped, the bridge restarted or is draining) are made again
+     * with the same call id; default {@link RetryPolicy#defaults()}, {@link RetryPolicy#disabled()} turns it off.
+     */
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.retryPolicy = Objects.requireNonNull(policy);
       return this;
     }
 
