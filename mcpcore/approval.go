@@ -270,14 +270,14 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 		return nil, fmt.Errorf("%w: request %s expired at %s", ErrApprovalExpired, req.ID, req.Deadline.UTC().Format(time.RFC3339))
 	case OutcomeCallEnded:
 		if ctx.Err() != nil {
-			return nil, ctxError(ctx)
+			return nil, &unsentError{ctxError(ctx)}
 		}
-		return nil, fmt.Errorf("%w: approval request %s ended: %s", context.Canceled, req.ID, outcome)
+		return nil, &unsentError{fmt.Errorf("%w: approval request %s ended: %s", context.Canceled, req.ID, outcome)}
 	default: // OutcomeSessionClosed (the session closed, or the bridge is draining)
 		if s.ctx.Err() != nil {
-			return nil, s.closedError()
+			return nil, &unsentError{s.closedError()}
 		}
-		return nil, fmt.Errorf("%w: approval request %s ended: %s", ErrSessionClosed, req.ID, outcome)
+		return nil, &unsentError{fmt.Errorf("%w: approval request %s ended: %s", ErrSessionClosed, req.ID, outcome)}
 	}
 	// The decision is consumed (kept until now for a retry after a restart): a restart from here on asks again.
 	c.del(state.KindRequest, req.ID)
@@ -290,6 +290,14 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 	}
 	return req.Approval.Arguments, nil
 }
+
+// unsentError is the error of a call that ended while it waited for approval, before anything was sent
+// upstream: resume.go remembers that a retry of it is not a repetition. It reads and matches as the error it
+// wraps.
+type unsentError struct{ err error }
+
+func (e *unsentError) Error() string { return e.err.Error() }
+func (e *unsentError) Unwrap() error { return e.err }
 
 // approvalOutcome reports whether err is the definitive end of a call that needed approval — denied or
 // expired: nothing was sent upstream, and a resumed call returns the same (resume.go keeps it).

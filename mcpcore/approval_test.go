@@ -168,7 +168,7 @@ func TestApproval(t *testing.T) {
 
 	t.Run("caller gives up", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(tctx(t))
-		done := callAsync(ctx, s, map[string]any{"text": "bye"}, "")
+		done := callAsync(ctx, s, map[string]any{"text": "bye"}, "call-giveup")
 		pr := nextApproval(t, w)
 		cancel()
 		if out := <-done; !errors.Is(out.err, context.Canceled) {
@@ -177,6 +177,20 @@ func TestApproval(t *testing.T) {
 		ended, err := d.Wait(tctx(t), pr.ID)
 		if err != nil || ended.Outcome != OutcomeCallEnded {
 			t.Fatalf("approval ended %v, %v; want call-ended", ended, err)
+		}
+		// Nothing was sent: a resumed call (a client's retry after its connection dropped) is a new call
+		// that asks again, not an outcome unknown.
+		resumed := make(chan callOutcome, 1)
+		go func() {
+			res, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "bye"}}, CallOptions{CallID: "call-giveup", Resume: true})
+			resumed <- callOutcome{res, err}
+		}()
+		again := nextApproval(t, w)
+		if err := d.RespondFor(tctx(t), bob, again.ID, "", Answer{Approval: &ApprovalAnswer{Approve: true, Digest: again.Approval.Digest}}); err != nil {
+			t.Fatal(err)
+		}
+		if out := <-resumed; out.err != nil || textOf(out.res) != "bye" {
+			t.Fatalf("resumed call = %v, %v", out.res, out.err)
 		}
 	})
 
