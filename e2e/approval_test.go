@@ -265,12 +265,16 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 			}
 			sid := cs.GetSession().GetSessionId()
 			call := &pb.CallToolRequest{SessionId: sid, CallId: "call-restart", Name: "block", Arguments: args(t, map[string]any{"tag": "after-restart", "durationSeconds": 0.01})}
-			b.callAsync(alice, call)
+			first := b.callAsync(alice, call)
 			before := approvalOf(b.connect(bob), "call-restart")
 			if how == "kill -9" {
 				b.kill()
 			} else {
 				b.stop()
+			}
+			// A client retries UNAVAILABLE with the same call id (RetryPolicy): the caller is told to.
+			if res := await(t, first); status.Code(res.err) != codes.Unavailable {
+				t.Errorf("the call cut off by the restart = %v, want UNAVAILABLE", res.err)
 			}
 
 			b2 := approvalBridge(t, "--state-file", stateFile)

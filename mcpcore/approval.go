@@ -274,6 +274,10 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 		}
 		return nil, &unsentError{fmt.Errorf("%w: approval request %s ended: %s", context.Canceled, req.ID, outcome)}
 	default: // OutcomeSessionClosed (the session closed, or the bridge is draining)
+		if c.draining.Load() {
+			// A restart: the request is kept (durable.go), and the caller's retry with this call id resumes it.
+			return nil, &unsentError{fmt.Errorf("%w: approval request %s is kept for the next process: call again with call id %s", ErrShuttingDown, req.ID, call.id)}
+		}
 		if s.ctx.Err() != nil {
 			return nil, &unsentError{s.closedError()}
 		}
