@@ -37,10 +37,6 @@ func approveAnswer(digest string) *pb.HostAnswer {
 	return &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Approve: true, ArgumentsSha256: digest, Reason: "looks fine"}}}
 }
 
-func denyAnswer(reason string) *pb.HostAnswer {
-	return &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Reason: reason}}}
-}
-
 // approvalOf waits on an approver's Connect stream for the approval request of call callID.
 func approvalOf(h *hostConn, callID string) *pb.ServerRequest {
 	h.t.Helper()
