@@ -8,6 +8,8 @@ import asyncio
 import hashlib
 import json
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,3 +135,27 @@ def test_async_client_serves_approvals(approval_bridge: Bridge) -> None:
 
     asyncio.run(asyncio.wait_for(main(), 60))
     assert [r.arguments["text"] for r in approver.seen] == ["async approver"]
+
+
+def _pending_approvals(bridge: Bridge, token: str) -> list[Any]:
+    req = urllib.request.Request(f"http://{bridge.http}/v1/sessions/approvals/requests", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return list(json.load(resp).get("requests", []))
+
+
+def test_serve_approvals_on_an_open_stream_delivers_those_pending(approval_bridge: Bridge) -> None:
+    approver = Approver()
+    with Client(approval_bridge.grpc, token="tok-bob", timeout=60) as bob, Client(approval_bridge.grpc, token="tok-alice", timeout=60) as alice:
+        # bob's host stream is open already (a session with a handler), before anything is pending.
+        with bob.create_session("gated", Approver()), alice.create_session("gated") as session:
+            result: list[str] = []
+            caller = threading.Thread(target=lambda: result.append(session.call_tool("echo", {"text": "pending first"}).text))
+            caller.start()
+            deadline = time.monotonic() + 30
+            while not _pending_approvals(approval_bridge, "tok-bob"):
+                assert time.monotonic() < deadline, "the approval request never became pending"
+                time.sleep(0.02)  # polling the bridge, bounded by the deadline
+            bob.serve_approvals(approver)
+            caller.join(30)
+            assert result == ["pending first"]
+            assert [r.arguments["text"] for r in approver.seen] == ["pending first"]
