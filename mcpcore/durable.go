@@ -262,6 +262,8 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 		s.logger.Warn("MRTR round not kept: its input requests do not encode", "error", err)
 		return
 	}
+	call.resume.mu.Lock()
+	defer call.resume.mu.Unlock()
 	call.resume.rec.RequestState = st
 	call.resume.rec.Inputs = raw
 	call.resume.rec.Requests = map[string]string{}
@@ -272,24 +274,31 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 // roundRequest records which pending request answers input key of the call's round, and rewrites the
 // call's record. Called once the request is registered, before it is kept.
 func (s *Session) roundRequest(call *activeCall, key, requestID string) {
-	if s.core.opts.Store == nil || call == nil || call.resume == nil || !call.resume.written {
+	if s.core.opts.Store == nil || call == nil || call.resume == nil {
 		return
 	}
+	// The lock is held across the write: concurrent input requests of one round must not write an older
+	// record over a newer one.
 	call.resume.mu.Lock()
+	defer call.resume.mu.Unlock()
+	if !call.resume.written {
+		return
+	}
 	call.resume.rec.Requests[key] = requestID
-	rec := call.resume.rec
-	rec.Requests = maps.Clone(rec.Requests)
-	call.resume.mu.Unlock()
-	s.core.put(state.KindCall, roundKey(s.id, call.id), rec)
+	s.core.put(state.KindCall, roundKey(s.id, call.id), call.resume.rec)
 }
 
 // roundEnds deletes the call's round records once the retry carried the answers (or the call ended for
 // good); when the bridge is shutting down they are kept for the next process.
 func (s *Session) roundEnds(call *activeCall) {
-	if s.core.opts.Store == nil || call.resume == nil || !call.resume.written || s.core.keeping() {
+	if s.core.opts.Store == nil || call.resume == nil || s.core.keeping() {
 		return
 	}
 	call.resume.mu.Lock()
+	if !call.resume.written {
+		call.resume.mu.Unlock()
+		return
+	}
 	rec := call.resume.rec
 	rec.Requests = maps.Clone(rec.Requests)
 	call.resume.written = false
@@ -307,7 +316,7 @@ func (c *Core) dropRound(rec callRecord) {
 
 // callResume is the part of an activeCall that makes it resumable: its round record.
 type callResume struct {
-	mu      sync.Mutex // guards rec.Requests
+	mu      sync.Mutex // guards rec and written, and is held across their writes to the store
 	rec     callRecord
 	written bool // the record is in the store (a round is under way)
 }
@@ -577,9 +586,8 @@ func (s *Session) resume() {
 		}
 		return
 	}
-	s.install(g, "restored after a bridge restart")
+	s.install(g, "restored after a bridge restart") // writes the session's record (install)
 	s.resubscribe(g)
-	s.persist()
 	s.supervise(g)
 }
 
