@@ -248,16 +248,19 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 		}
 		now := time.Now()
 		req = &PendingRequest{
-			SessionID: s.id, Owner: s.owner, OriginCallID: call.id, OriginMethod: "tools/call", OriginName: tool,
+			ID: newRequestID(), SessionID: s.id, Owner: s.owner, OriginCallID: call.id, OriginMethod: "tools/call", OriginName: tool,
 			Kind: KindApproval, Created: now, Deadline: now.Add(expiry),
 			Approval: &ApprovalRequest{Caller: s.owner, Server: s.server.Name, Tool: tool, Arguments: canon, Digest: digest, Rule: rule, Approvers: p.Approvers},
 		}
+		// The approver's host continues the call's trace (ServerRequest.trace_context), as for any request.
+		endSpan := s.traceServerRequest(ctx, req, call)
 		// The caller giving up (its context ends) ends the request with OutcomeCallEnded.
 		actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		stop := context.AfterFunc(ctx, func() { cancel(errCallEnded) })
 		answer, outcome, err = c.dispatcher.submit(actx, req, nil)
 		stop()
 		cancel(nil)
+		endSpan(outcome)
 		if err != nil {
 			return nil, err
 		}
