@@ -6,7 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpbridge.v1.ApprovalDecision;
 import dev.mcpbridge.v1.ApprovalRequest;
+import dev.mcpbridge.v1.CreateMessageRequest;
+import dev.mcpbridge.v1.CreateMessageResult;
 import io.grpc.Status;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +21,9 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,7 +57,7 @@ class ApprovalTest {
   @BeforeAll
   static void startBridge() throws Exception {
     Path tokens = Files.createTempDirectory("mcpbridge-approvals").resolve("tokens.txt");
-    Files.writeString(tokens, "tok-alice alice\ntok-bob bob\ntok-eve eve\n");
+    Files.writeString(tokens, "tok-alice alice\ntok-bob bob\ntok-eve eve\ntok-carol carol\n");
     String bin = Bridge.binary().toString();
     Map<String, Object> gated = Map.of("command", bin, "args", List.of("demo-server"),
         "tools", Map.of("approve", List.of("echo")), "approvers", Map.of("principals", List.of("bob")),
@@ -57,8 +65,10 @@ class ApprovalTest {
     Map<String, Object> fast = Map.of("command", bin, "args", List.of("demo-server"),
         "tools", Map.of("approve", List.of("echo")), "approvers", Map.of("principals", List.of("carol")),
         "approvalExpiry", "200ms"); // carol never serves approvals here
+    Map<String, Object> carols = Map.of("command", bin, "args", List.of("demo-server"),
+        "tools", Map.of("approve", List.of("echo")), "approvers", Map.of("principals", List.of("carol")));
     bridge = Bridge.start(Map.of("auth", Map.of("tokensFile", tokens.toString()),
-        "mcpServers", Map.of("gated", gated, "gated-fast", fast)));
+        "mcpServers", Map.of("gated", gated, "gated-fast", fast, "gated-carol", carols)));
     alice = client("tok-alice");
     bob = client("tok-bob");
     eve = client("tok-eve");
@@ -131,6 +141,40 @@ class ApprovalTest {
       assertTrue(e.approvalExpired(), e.toString());
     } finally {
       session.close();
+    }
+  }
+
+  @Test
+  void serveApprovalsOnAnOpenStreamDeliversThosePending() throws Exception {
+    Approver late = new Approver();
+    try (McpBridgeClient carol = client("tok-carol")) {
+      // carol's host stream is open already (a session with a handler), before anything is pending.
+      McpSession own = carol.openSession("gated", new HostHandler() {
+        @Override
+        public CreateMessageResult handleSampling(CreateMessageRequest r, RequestContext ctx) {
+          return Mcp.samplingReply("m", "unused");
+        }
+      });
+      McpSession session = alice.openSession("gated-carol");
+      try {
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(
+            () -> Mcp.text(session.callTool("echo", Map.of("text", "pending first"))));
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest list = HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + bridge.httpPort + "/v1/sessions/approvals/requests"))
+            .header("Authorization", "Bearer tok-carol").build();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!http.send(list, HttpResponse.BodyHandlers.ofString()).body().contains("pending first")) {
+          assertTrue(System.nanoTime() < deadline, "the approval request never became pending");
+          Thread.sleep(20); // polling the bridge, bounded by the deadline
+        }
+        carol.serveApprovals(late);
+        assertEquals("pending first", call.get(30, TimeUnit.SECONDS));
+        assertEquals(1, late.seen.size());
+      } finally {
+        session.close();
+        own.close();
+      }
     }
   }
 
