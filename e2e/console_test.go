@@ -31,6 +31,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
@@ -801,4 +803,74 @@ func TestConsoleOIDCSignIn(t *testing.T) {
 	}
 	br.openSession("private", "block")
 	br.shot("signed-in")
+}
+
+// TestConsoleApprovals: an approver signed in to the console sees two tool calls of another principal waiting
+// for approval — caller, tool, server, the arguments (markup in them shown as text) and their digest — approves
+// one, which then reaches the server with those arguments, and denies the other with a reason, which the
+// caller gets.
+func TestConsoleApprovals(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [bob]}\n"),
+		extra:        "auth:\n  tokensFile: tokens.txt\n",
+		files:        map[string]string{"tokens.txt": "tok-alice alice\ntok-bob bob\n"},
+	})
+	ctx := testCtx(t)
+	alice := withToken(ctx, "tok-alice")
+	const approvedTag = `approved <img src=x onerror="window.__pwned='args'">`
+	cs, err := b.client.CreateSession(alice, &pb.CreateSessionRequest{Server: "gated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	approved := b.callAsync(alice, &pb.CallToolRequest{SessionId: sid, CallId: "call-ok", Name: "block",
+		Arguments: args(t, map[string]any{"tag": approvedTag, "durationSeconds": 0.01})})
+	denied := b.callAsync(alice, &pb.CallToolRequest{SessionId: sid, CallId: "call-no", Name: "block", Arguments: args(t, map[string]any{"tag": "console-denied"})})
+
+	br := newBrowser(t, b)
+	br.signIn("tok-bob")
+	ok := `section[data-kind="approval"][data-request-id="` + approvalID(t, b, "call-ok") + `"]`
+	no := `section[data-kind="approval"][data-request-id="` + approvalID(t, b, "call-no") + `"]`
+	br.waitJS("both approvals", `!!document.querySelector('`+ok+`') && !!document.querySelector('`+no+`')`)
+	if got := br.text(ok + " .call"); !strings.Contains(got, "alice calls block on gated") || !strings.Contains(got, "call-ok") {
+		t.Errorf("the call shown = %q", got)
+	}
+	if got := br.text(ok + " .arguments"); !strings.Contains(got, `"tag": "approved <img src=x onerror=\"window.__pwned='args'\">"`) {
+		t.Errorf("the arguments shown = %q", got)
+	}
+	if got := br.text(ok + " .digest"); len(got) != 64 {
+		t.Errorf("the digest shown = %q", got)
+	}
+	br.shot("approvals")
+
+	br.do(chromedp.Click(chromedp.CSS(ok + " button.approve")))
+	if res := await(t, approved); res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
+		t.Fatalf("approved call = %v, %v", res.resp, res.err)
+	}
+	if line := await(t, b.reports.Lines); line != "started "+approvedTag {
+		t.Errorf("the server saw %q", line)
+	}
+	br.do(chromedp.SetValue(chromedp.CSS(no+" input.reason"), "not from the console"),
+		chromedp.Click(chromedp.CSS(no+" button.deny")))
+	res := await(t, denied)
+	if status.Code(res.err) != codes.PermissionDenied || reasonOf(res.err) != "APPROVAL_DENIED" || !strings.Contains(status.Convert(res.err).Message(), "not from the console") {
+		t.Fatalf("denied call = %v, want PERMISSION_DENIED APPROVAL_DENIED with the reason", res.err)
+	}
+	br.waitJS("both cards ended", `document.querySelector('`+ok+`').classList.contains('ended') && document.querySelector('`+no+`').classList.contains('ended')`)
+	br.shot("approvals-decided")
+	if n := eval[int](br, `document.querySelectorAll('main img').length`); n != 0 {
+		t.Errorf("%d images from the arguments' markup are on the page", n)
+	}
+	if pwned := eval[string](br, `String(window.__pwned ?? '')`); pwned != "" {
+		t.Errorf("the arguments' script ran (window.__pwned = %q)", pwned)
+	}
+}
+
+// approvalID waits until the approval request of call callID is pending and returns its id.
+func approvalID(t *testing.T, b *bridge, callID string) string {
+	t.Helper()
+	ev := b.rest("tok-bob").events("approvals")
+	defer ev.close()
+	return ev.next(func(e *pb.Event) bool { return e.GetServerRequest().GetOriginCallId() == callID }).GetServerRequest().GetRequestId()
 }

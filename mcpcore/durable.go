@@ -160,6 +160,7 @@ func (s *Session) forgetRecord() {
 	}
 	s.core.del(state.KindSession, s.id)
 	s.core.mrtr.forgetSession(s.core, s.id)
+	s.core.approvals.forgetSession(s.core, s.id) // approval.go
 }
 
 // --- pending requests (the dispatcher's hooks) ---
@@ -201,7 +202,8 @@ func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) {
 		return
 	}
 	switch {
-	case o == OutcomeAnswered && req.Delivery == DeliveryMRTR:
+	case o == OutcomeAnswered && (req.Delivery == DeliveryMRTR || req.Kind == KindApproval):
+		// An approval's decision too, until its call is sent (approval.go deletes it then).
 		c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req, Answer: &a})
 	case o == OutcomeSessionClosed && c.keeping():
 	default:
@@ -499,6 +501,12 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}
 	for _, r := range reqs {
 		if inRound[r.Request.ID] {
+			continue
+		}
+		if r.Request.Kind == KindApproval { // re-raised for the caller's retry (approval.go)
+			if c.restoreApproval(r, restored[r.Request.SessionID] != nil) {
+				rep.Requests++
+			}
 			continue
 		}
 		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {

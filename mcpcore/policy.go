@@ -24,6 +24,8 @@ type Policy struct {
 	// Tools filters tools by name, Prompts prompts by name, and Resources resources by URI (resource
 	// templates by their URI template's text).
 	Tools, Prompts, Resources Filter
+	// Approval, when set, names the tools whose calls wait for an approver (approval.go).
+	Approval *ApprovalPolicy
 }
 
 // Filter allows an item when it matches one of Allow (or Allow is empty) and none of Deny: deny wins.

@@ -210,6 +210,7 @@ var serverRequestMethods = map[RequestKind]string{
 	KindElicitation:   "elicitation/create",
 	KindRoots:         "roots/list",
 	KindAuthorization: "authorization",
+	KindApproval:      "approval",
 }
 
 // traceServerRequest starts the span of a server-initiated request raised by call (nil when none is

@@ -752,6 +752,15 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 			ServerName:       a.ServerName,
 			Scopes:           a.Scopes,
 		}}
+	case mcpcore.KindApproval:
+		if r.Approval == nil {
+			return nil, badMessage("server request", fmt.Errorf("approval request without payload"))
+		}
+		a, err := approvalToProto(r.Approval) // approval.go
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.ServerRequest_Approval{Approval: a}
 	case mcpcore.KindRoots:
 		rr := &pb.ListRootsRequest{}
 		if r.Roots != nil {
@@ -829,6 +838,9 @@ func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
 			State:       a.GetState(),
 			Iss:         a.GetIss(),
 		}
+	case *pb.HostAnswer_Approval:
+		a := x.Approval
+		out.Approval = &mcpcore.ApprovalAnswer{Approve: a.GetApprove(), Reason: a.GetReason(), Digest: a.GetArgumentsSha256()}
 	case *pb.HostAnswer_Error:
 		e := x.Error
 		re := &mcpcore.RPCError{Code: int64(e.GetCode()), Message: e.GetMessage()}
@@ -863,6 +875,8 @@ func answerViolationPrefix(a mcpcore.Answer) string {
 		return "roots"
 	case a.Authorization != nil:
 		return "authorization"
+	case a.Approval != nil:
+		return "approval"
 	case a.Error != nil:
 		return "error"
 	}

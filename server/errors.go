@@ -61,6 +61,12 @@ const (
 	ReasonRateLimited            = "RATE_LIMITED"
 	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
 	ReasonInternal               = "INTERNAL"
+	// Approvals (approval.go): an approver denied the call (PERMISSION_DENIED), nobody decided before the
+	// expiry (DEADLINE_EXCEEDED), or the arguments about to be sent are not those approved
+	// (FAILED_PRECONDITION: a resumed call retried with other arguments).
+	ReasonApprovalDenied           = "APPROVAL_DENIED"
+	ReasonApprovalExpired          = "APPROVAL_EXPIRED"
+	ReasonApprovalArgumentsChanged = "APPROVAL_ARGUMENTS_CHANGED"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -90,6 +96,9 @@ var sentinelTable = []struct {
 	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
+	{mcpcore.ErrApprovalDenied, codes.PermissionDenied, ReasonApprovalDenied},
+	{mcpcore.ErrApprovalExpired, codes.DeadlineExceeded, ReasonApprovalExpired},
+	{mcpcore.ErrApprovalArgumentsChanged, codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
 	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
 	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
 	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},

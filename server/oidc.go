@@ -30,6 +30,9 @@ type OIDCOptions struct {
 	JWKSURL string
 	// PrincipalClaim names the claim whose string value is the principal (default "sub").
 	PrincipalClaim string
+	// GroupsClaim, when set, names the claim (a string or an array of strings) whose values are the groups
+	// of the principal; approvers may be named by group (docs/adr/0080-approvals.md).
+	GroupsClaim string
 	// Algorithms are the accepted JWS algorithms, a subset of OIDCAlgorithms (default: all of them).
 	Algorithms []string
 	// ClockSkew is the leeway for exp, nbf and iat (default 1m).
@@ -131,20 +134,52 @@ func looksLikeJWT(token string) bool {
 
 // verify checks token and returns its principal.
 func (v *oidcVerifier) verify(ctx context.Context, token string) (string, error) {
+	p, _, err := v.verifyIdentity(ctx, token)
+	return p, err
+}
+
+// maxGroups bounds the groups taken from one token.
+const maxGroups = 256
+
+// groupsOf returns the values of the configured groups claim: a string or an array of strings; anything
+// else, and entries that are not principal-like strings, are ignored.
+func (v *oidcVerifier) groupsOf(claims map[string]any) []string {
+	if v.opts.GroupsClaim == "" {
+		return nil
+	}
+	var out []string
+	add := func(x any) {
+		if s, ok := x.(string); ok && checkPrincipal(s) == nil && len(out) < maxGroups {
+			out = append(out, s)
+		}
+	}
+	switch g := claims[v.opts.GroupsClaim].(type) {
+	case string:
+		add(g)
+	case []any:
+		for _, x := range g {
+			add(x)
+		}
+	}
+	return out
+}
+
+// verifyIdentity is verify returning the principal's groups too (OIDCOptions.GroupsClaim).
+func (v *oidcVerifier) verifyIdentity(ctx context.Context, token string) (string, []string, error) {
 	if len(token) > maxTokenBytes {
-		return "", fmt.Errorf("%w: longer than %d bytes", errBadToken, maxTokenBytes)
+		return "", nil, fmt.Errorf("%w: longer than %d bytes", errBadToken, maxTokenBytes)
 	}
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
-		return "", fmt.Errorf("%w: not a signed JWT with an accepted algorithm", errBadToken)
+		return "", nil, fmt.Errorf("%w: not a signed JWT with an accepted algorithm", errBadToken)
 	}
 	if len(tok.Headers) != 1 {
-		return "", fmt.Errorf("%w: want exactly one signature", errBadToken)
+		return "", nil, fmt.Errorf("%w: want exactly one signature", errBadToken)
 	}
 	h := tok.Headers[0]
 	keys, err := v.keysFor(ctx, h.KeyID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var (
 		std    jwt.Claims
@@ -161,9 +196,13 @@ func (v *oidcVerifier) verify(ctx context.Context, token string) (string, error)
 		}
 	}
 	if !ok {
-		return "", fmt.Errorf("%w: no key of the issuer verifies its signature", errBadToken)
+		return "", nil, fmt.Errorf("%w: no key of the issuer verifies its signature", errBadToken)
 	}
-	return v.principalOf(std, claims)
+	p, err := v.principalOf(std, claims)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, v.groupsOf(claims), nil
 }
 
 // principalOf checks the verified claims and returns the principal they name.

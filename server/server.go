@@ -308,8 +308,8 @@ func outcomeFor(key string) func(mcpcore.RequestEnded) pb.RequestOutcome {
 }
 
 // respond delivers an answer on behalf of the receiver with key (see outcomeFor).
-func (s *Service) respond(ctx context.Context, owner, id, key string, a mcpcore.Answer) error {
-	return s.core.Dispatcher().RespondAs(ctx, owner, id, key, a)
+func (s *Service) respond(ctx context.Context, who mcpcore.Identity, id, key string, a mcpcore.Answer) error {
+	return s.core.Dispatcher().RespondFor(ctx, who, id, key, a)
 }
 
 // sessionToProto describes a session.

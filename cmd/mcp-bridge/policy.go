@@ -27,7 +27,7 @@ func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, 
 			return nil, err
 		}
 		o.OIDC = &server.OIDCOptions{
-			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim,
+			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim, GroupsClaim: oc.GroupsClaim,
 			Algorithms: oc.Algorithms, ClockSkew: oc.ClockSkew, RefreshInterval: oc.RefreshInterval,
 			MinRefreshInterval: oc.MinRefreshInterval, HTTPClient: client,
 		}
@@ -93,10 +93,18 @@ func corePolicy(s *config.Server) *mcpcore.Policy {
 		}
 		return mcpcore.Filter{Allow: f.Allow, Deny: f.Deny}
 	}
-	return &mcpcore.Policy{
+	p := &mcpcore.Policy{
 		AllowedOwners: s.AllowedPrincipals,
 		Tools:         filter(s.Tools),
 		Prompts:       filter(s.Prompts),
 		Resources:     filter(s.Resources),
 	}
+	if s.Tools != nil && len(s.Tools.Approve) > 0 && s.Approvers != nil {
+		p.Approval = &mcpcore.ApprovalPolicy{
+			Tools:     s.Tools.Approve,
+			Approvers: mcpcore.Approvers{Principals: s.Approvers.Principals, Groups: s.Approvers.Groups, AllowSelf: s.Approvers.AllowSelf},
+			Expiry:    s.ApprovalExpiry,
+		}
+	}
+	return p
 }

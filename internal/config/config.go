@@ -144,6 +144,11 @@ type Server struct {
 	Prompts           *ItemFilter `yaml:"prompts"`
 	Resources         *ItemFilter `yaml:"resources"`
 
+	// Approvers may approve the calls of tools that match Tools.Approve, and ApprovalExpiry is how long
+	// such a call waits for a decision (0: 10m). See docs/adr/0080-approvals.md.
+	Approvers      *Approvers    `yaml:"approvers"`
+	ApprovalExpiry time.Duration `yaml:"approvalExpiry"`
+
 	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
 	typeAlias string
 }

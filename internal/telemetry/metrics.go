@@ -216,7 +216,7 @@ func newMetrics(reg prometheus.Registerer, servers []string, maxLabelSets int) *
 		m.wire[t] = c
 	}
 	// Series that exist from the start, so that dashboards and rate() see zeros rather than nothing.
-	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization} {
+	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization, mcpcore.KindApproval} {
 		m.pending.WithLabelValues(k.String())
 	}
 	for _, s := range servers {

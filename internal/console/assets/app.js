@@ -97,10 +97,12 @@ function overview() {
 
   async function refresh() {
     try {
-      const [srv, sess, reqs, ready] = await Promise.all([
+      const [srv, sess, reqs, approvals, ready] = await Promise.all([
         call('GET', paths.servers(), undefined, abort.signal),
         listAll(paths.sessions(), 'sessions'),
         call('GET', paths.requests('-'), undefined, abort.signal),
+        // Tool calls of others that this principal may approve (docs/adr/0080-approvals.md).
+        call('GET', paths.requests('approvals'), undefined, abort.signal),
         fetch('/readyz', { cache: 'no-store', signal: abort.signal }).then((r) => r.json()).catch(() => ({})),
       ]);
       showNotice(null);
@@ -124,7 +126,7 @@ function overview() {
         h('td', { class: 'num' }, String(count[s.sessionId] || 0)),
         h('td', {}, shortTime(s.createTime)))));
       if (!sess.length) replace(sessions, h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
-      pending.sync(reqs.requests || []);
+      pending.sync([...(reqs.requests || []), ...(approvals.requests || [])]);
     } catch (e) {
       if (e.name !== 'AbortError') showNotice(e);
     }

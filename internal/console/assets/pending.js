@@ -39,7 +39,8 @@ export class Card {
         h('span', { class: 'kind' }, this.kind),
         h('code', { class: 'rid' }, String(req.requestId || '')),
         // An authorization request may come while its session is still being created: no page to link to yet.
-        req.sessionId && this.kind !== 'authorization' ? h('span', { class: 'meta' }, 'session ', h('a', { href: `#/sessions/${encodeURIComponent(req.sessionId)}` }, String(req.sessionId))) : null,
+        // An approval request belongs to the caller's session, which is not the approver's to open.
+        req.sessionId && this.kind !== 'authorization' && this.kind !== 'approval' ? h('span', { class: 'meta' }, 'session ', h('a', { href: `#/sessions/${encodeURIComponent(req.sessionId)}` }, String(req.sessionId))) : null,
         origin ? h('span', { class: 'meta' }, 'from ', h('code', {}, origin)) : null,
         req.deadline ? h('span', { class: 'meta' }, 'answer by ', new Date(req.deadline).toLocaleTimeString()) : null),
       this.body, this.status);
@@ -170,6 +171,32 @@ registerRenderer('authorization', (req, card) => {
     try { await card.respond({ authorization: { redirectUrl: landed.value.trim() } }); } catch (e) { card.fail(e); }
   });
   card.body.append(form);
+});
+
+// Approval: a tool call waits for a person other than the caller (docs/adr/0080-approvals.md). Shown: who
+// calls which tool on which server, the arguments exactly as they will be sent (the canonical JSON, pretty
+// printed), their SHA-256 and the rule; answered with approve or deny and a reason. An approval repeats the
+// digest shown, so that what is approved is what this page showed.
+registerRenderer('approval', (req, card) => {
+  const a = req.approval;
+  const reason = h('input', { type: 'text', class: 'wide reason', 'aria-label': 'Reason', placeholder: 'Why (the caller sees it on a denial; it is audited)' });
+  let args = String(a.canonicalArguments || '{}');
+  try { args = json(JSON.parse(args)); } catch { /* shown as it will be sent */ }
+  const decide = (approve) => async () => {
+    const decision = { approve, reason: reason.value.trim() };
+    if (approve) decision.argumentsSha256 = a.argumentsSha256;
+    try { await card.respond({ approval: decision }); } catch (e) { card.fail(e); }
+  };
+  card.body.append(
+    h('p', { class: 'call' }, h('strong', { class: 'caller' }, String(a.caller || '')), ' calls ',
+      h('code', { class: 'tool' }, String(a.tool || '')), ' on ', h('strong', { class: 'server' }, String(a.serverName || '')),
+      req.originCallId ? [' (call ', h('code', {}, String(req.originCallId)), ')'] : ''),
+    h('h4', {}, 'Arguments'),
+    h('pre', { class: 'arguments' }, args),
+    h('p', { class: 'hint' }, 'SHA-256 of the arguments as sent: ', h('code', { class: 'digest' }, String(a.argumentsSha256 || '')),
+      a.rule ? [' · matched ', h('code', { class: 'rule' }, String(a.rule))] : ''),
+    h('label', {}, 'Reason', reason),
+    h('div', { class: 'actions' }, button('Approve', decide(true), 'primary approve'), button('Deny', decide(false), 'danger deny')));
 });
 
 // Any other kind (roots: the console declares no roots capability, so the bridge answers those itself): the

@@ -183,6 +183,17 @@ class AsyncClient:
             if opening is not None:
                 self._host.core.end_opening(opening)
 
+    async def serve_approvals(self, handler: Handler) -> None:
+        """Decide tool calls that need approval with ``handler.handle_approval``; see
+        :meth:`mcp_bridge.Client.serve_approvals`."""
+        if not overrides(handler, "handle_approval"):
+            raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
+        self._host.core.set_approver(handler)
+        self._host.start()
+        resp = await self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id="approvals"), None)
+        for sr in resp.requests:
+            self._host.core.on_response(host_pb2.ConnectResponse(event=host_pb2.Event(session_id=sr.session_id, server_request=sr)))
+
     async def session(
         self,
         session_id: str,

@@ -228,6 +228,22 @@ class Client:
             if opening is not None:
                 self._host.core.end_opening(opening)
 
+    def serve_approvals(self, handler: Handler) -> None:
+        """Decide tool calls that need approval (docs/adr/0080-approvals.md) with ``handler.handle_approval``.
+
+        The bridge delivers the approval requests this client's principal may decide -- of any session, not
+        only this client's -- on its host stream, which this opens if it is not open yet; those pending now are
+        delivered at once. Without this, a client leaves approval requests pending for another approver.
+        """
+        if not overrides(handler, "handle_approval"):
+            raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
+        self._host.core.set_approver(handler)
+        self._host.start()
+        # Those pending already: a stream that was open before did not replay them (one known is not run again).
+        resp = self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id="approvals"), None)
+        for sr in resp.requests:
+            self._host.core.on_response(host_pb2.ConnectResponse(event=host_pb2.Event(session_id=sr.session_id, server_request=sr)))
+
     def session(
         self,
         session_id: str,

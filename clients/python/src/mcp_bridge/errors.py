@@ -159,11 +159,33 @@ _BY_CODE: dict[grpc.StatusCode, type[BridgeError]] = {
 }
 
 
+class ApprovalDeniedError(PermissionDeniedError):
+    """PERMISSION_DENIED, reason ``APPROVAL_DENIED``: the call needed approval and an approver denied it (the
+    message carries the approver's reason). Nothing was sent upstream."""
+
+
+class ApprovalExpiredError(DeadlineExceededError):
+    """DEADLINE_EXCEEDED, reason ``APPROVAL_EXPIRED``: the call needed approval and nobody decided before the
+    approval request expired. Nothing was sent upstream."""
+
+
+class ApprovalArgumentsChangedError(FailedPreconditionError):
+    """FAILED_PRECONDITION, reason ``APPROVAL_ARGUMENTS_CHANGED``: a call resumed by its ``call_id`` carried other
+    arguments (or another tool) than the call submitted for approval. Nothing was sent upstream."""
+
+
+_BY_REASON: dict[tuple[grpc.StatusCode, str], type[BridgeError]] = {
+    (grpc.StatusCode.PERMISSION_DENIED, "APPROVAL_DENIED"): ApprovalDeniedError,
+    (grpc.StatusCode.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED"): ApprovalExpiredError,
+    (grpc.StatusCode.FAILED_PRECONDITION, "APPROVAL_ARGUMENTS_CHANGED"): ApprovalArgumentsChangedError,
+}
+
+
 def error_class(code: grpc.StatusCode, reason: str = "") -> type[BridgeError]:
     """The BridgeError subclass raised for a gRPC status code (and ErrorInfo reason)."""
     if code == grpc.StatusCode.ABORTED and reason == CALL_OUTCOME_UNKNOWN:
         return CallOutcomeUnknownError
-    return _BY_CODE.get(code, BridgeError)
+    return _BY_REASON.get((code, reason)) or _BY_CODE.get(code, BridgeError)
 
 
 def _decode_status_details(raw: bytes | None) -> tuple[str, str, dict[str, str], list[tuple[str, str]], list[Any]]:

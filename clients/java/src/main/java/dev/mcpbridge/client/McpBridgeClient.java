@@ -6,6 +6,7 @@ import dev.mcpbridge.v1.DeleteSessionRequest;
 import dev.mcpbridge.v1.GetSessionRequest;
 import dev.mcpbridge.v1.HostCapabilities;
 import dev.mcpbridge.v1.Implementation;
+import dev.mcpbridge.v1.ListPendingRequestsRequest;
 import dev.mcpbridge.v1.ListServersRequest;
 import dev.mcpbridge.v1.ListSessionsRequest;
 import dev.mcpbridge.v1.ListSessionsResponse;
@@ -147,6 +148,25 @@ public final class McpBridgeClient implements AutoCloseable {
     return Rpc.<ListServersRequest, dev.mcpbridge.v1.ListServersResponse>unary(
             stub(null)::listServers, ListServersRequest.getDefaultInstance())
         .thenApply(r -> r.getServersList());
+  }
+
+  /**
+   * Decides tool calls that need approval (docs/adr/0080-approvals.md) with {@code handler.handleApproval}: the
+   * bridge delivers the approval requests this client's principal may decide — of any session, not only this
+   * client's — on its host stream, which this opens if it is not open yet; those pending now are delivered at
+   * once. Without it, a client leaves approval requests pending for another approver.
+   *
+   * @throws IllegalArgumentException if the handler does not override handleApproval (or its async form)
+   */
+  public void serveApprovals(HostHandler handler) {
+    if (!Capabilities.handlesApproval(handler)) {
+      throw new IllegalArgumentException("serveApprovals needs a HostHandler that overrides handleApproval");
+    }
+    hostStream.serveApprovals(handler);
+    // Those pending already: a stream that was open before did not replay them.
+    Rpc.await(Rpc.<ListPendingRequestsRequest, dev.mcpbridge.v1.ListPendingRequestsResponse>unary(
+            stub(null)::listPendingRequests, ListPendingRequestsRequest.newBuilder().setSessionId("approvals").build()))
+        .getRequestsList().forEach(hostStream::deliver);
   }
 
   /** Opens a session to a configured server without a handler: it declares no client capabilities. */

@@ -138,6 +138,31 @@ public class McpBridgeException extends RuntimeException {
     this.callId = callId;
   }
 
+  /**
+   * Whether an approver denied the call (PERMISSION_DENIED, reason {@code APPROVAL_DENIED}; the message carries
+   * the approver's reason). Nothing was sent upstream.
+   */
+  public boolean approvalDenied() {
+    return code() == Status.Code.PERMISSION_DENIED && reason().filter("APPROVAL_DENIED"::equals).isPresent();
+  }
+
+  /**
+   * Whether the call's approval expired before anyone decided (DEADLINE_EXCEEDED, reason {@code APPROVAL_EXPIRED}).
+   * Nothing was sent upstream.
+   */
+  public boolean approvalExpired() {
+    return code() == Status.Code.DEADLINE_EXCEEDED && reason().filter("APPROVAL_EXPIRED"::equals).isPresent();
+  }
+
+  /**
+   * Whether a call resumed by its call id carried other arguments than the call submitted for approval
+   * (FAILED_PRECONDITION, reason {@code APPROVAL_ARGUMENTS_CHANGED}). Nothing was sent upstream.
+   */
+  public boolean approvalArgumentsChanged() {
+    return code() == Status.Code.FAILED_PRECONDITION
+        && reason().filter("APPROVAL_ARGUMENTS_CHANGED"::equals).isPresent();
+  }
+
   private <T extends com.google.protobuf.Message> Optional<T> detail(Class<T> type) {
     if (details == null) {
       return Optional.empty();
