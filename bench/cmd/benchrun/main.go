@@ -39,6 +39,8 @@ type bench struct {
 	httpURL   string
 	httpUp26  *proc // stateless Streamable HTTP upstream (2026-07-28)
 	httpURL26 string
+	bareUp    *proc // bare grpc-go server (benchecho grpc): the floor under the bridge's gRPC path
+	bare      *bareClient
 
 	res     map[string]any // results.json
 	loadAvg string
@@ -129,6 +131,10 @@ func (b *bench) qd(quick, full time.Duration) time.Duration {
 func (b *bench) cleanup() {
 	b.httpUp.stop()
 	b.httpUp26.stop()
+	if b.bare != nil {
+		b.bare.close()
+	}
+	b.bareUp.stop()
 }
 
 func (b *bench) run() error {
@@ -144,6 +150,9 @@ func (b *bench) run() error {
 		return err
 	}
 	if b.httpUp26, b.httpURL26, err = b.startHTTPUpstream(true); err != nil {
+		return err
+	}
+	if b.bareUp, b.bare, err = b.startBareGRPC(); err != nil {
 		return err
 	}
 	if err := b.writeConfig(); err != nil {

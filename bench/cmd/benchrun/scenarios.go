@@ -92,8 +92,10 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		scale := []int{1, 1, 1}
 		if ci == 0 { // the floor: a round trip through the bridge that does not reach the upstream
 			paths = append(paths, &path{name: "floor: gRPC GetSession", proto: paths[1].proto, fn: br.c.grpcFloor(s.sid)},
-				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)})
-			scale = append(scale, 1, 1)
+				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)},
+				&path{name: "floor: bare grpc-go echo", proto: "—", fn: b.bare.call(s.sid, smallArgs)},
+				&path{name: "cached ListTools (gRPC)", proto: paths[1].proto, fn: br.c.grpcListTools(s.sid)})
+			scale = append(scale, 1, 1, 1, 1)
 		}
 		var closers []func()
 		if co.tr == "stdio" && co.era == era2025 { // the peers speak the handshake era: compare like with like
@@ -135,6 +137,18 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 			b.res["reference_protocol"] = paths[0].proto
 			b.res["grpc_floor_p50_us"] = us(rr.medianOf(3, pP50))
 			b.res["rest_floor_p50_us"] = us(rr.medianOf(4, pP50))
+			// Issue 25: the floors as ratios in the same run. The bare floor is a grpc-go unary call between two
+			// processes with nothing behind it; the cached ListTools is served by the bridge's list cache.
+			bare := rr.medianOf(5, pP50)
+			b.res["grpc_bare_rtt_p50_us"] = us(bare)
+			b.res["list_cache_hit_p50_us"] = us(rr.medianOf(6, pP50))
+			if bare > 0 {
+				b.res["grpc_added_over_bare"] = round2(float64(median(rr.added(1, pP50))) / float64(bare))
+				b.res["bridge_floor_over_bare"] = round2(float64(rr.medianOf(3, pP50)) / float64(bare))
+			}
+			if f := rr.medianOf(3, pP50); f > 0 {
+				b.res["list_cache_hit_over_floor"] = round2(float64(rr.medianOf(6, pP50)) / float64(f))
+			}
 		}
 		if co.tr == "stdio" && co.era == era2025 {
 			b.res["grpc_added_p50_us_2025"] = us(median(rr.added(1, pP50)))
@@ -281,7 +295,15 @@ func (b *bench) s3(ctx context.Context, br *bridge, ps *peers) error {
 						b.res["rest_calls_per_s_c32"] = int(r.rate)
 					case "direct go-sdk":
 						b.res["direct_calls_per_s_c32"] = int(r.rate)
+						// The direct client's own CPU per call: the driver process while it runs only the direct
+						// go-sdk client (the same work the bridge does as an MCP client, without the gRPC side).
+						b.res["direct_cpu_us_per_call_c32"] = round2(float64(r.cpu["driver"]) / 1e3 / float64(max(1, r.calls)))
 					}
+				}
+			}
+			if d, ok := num(b.res["direct_cpu_us_per_call_c32"]); ok && d > 0 && tr == "stdio" && c == 32 {
+				if br, ok := num(b.res["bridge_cpu_us_per_call_c32"]); ok {
+					b.res["bridge_cpu_over_direct_cpu_c32"] = round2(br / d)
 				}
 			}
 			b.logf("S3 %s c=%d: direct %.0f/s, gRPC %.0f/s, REST %.0f/s", s.label, c, res[0].rate, res[1].rate, res[2].rate)
