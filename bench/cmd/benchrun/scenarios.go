@@ -408,6 +408,11 @@ func (b *bench) s5(ctx context.Context, br *bridge) error {
 		b.logf("S5 %s %s %s: hop +%s µs", c.name, s.label, proto, fus(h50))
 	}
 	b.res["s5"] = rows
+	if push, ok := num(b.res["elicitation_hop_push_p50_us"]); ok {
+		if mrtr, ok := num(b.res["elicitation_hop_mrtr_p50_us"]); ok && mrtr > 0 {
+			b.res["elicitation_hop_push_over_mrtr"] = round2(push / mrtr)
+		}
+	}
 	b.rep.add("S5 — sampling and elicitation through the host stream", sb.String())
 	return nil
 }
