@@ -881,7 +881,12 @@ func (c *Client) elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult,
 		if req.Params.URL != "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "URL must not be set for form elicitation"}
 		}
-		schema, err := validateElicitSchema(req.Params.RequestedSchema)
+		// The schema is checked and resolved once per distinct schema, not per
+		// request (see elicitSchemas).
+		schema, err := elicitSchemas.get(req.Params.RequestedSchema)
+		if err == nil {
+			err = schema.err
+		}
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
@@ -890,8 +895,8 @@ func (c *Client) elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult,
 			return nil, err
 		}
 		// Validate elicitation result content against requested schema.
-		if res.Action == "accept" && schema != nil && res.Content != nil {
-			resolved, err := schema.Resolve(nil)
+		if res.Action == "accept" && schema.schema != nil && res.Content != nil {
+			resolved, err := schema.resolve()
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("failed to resolve requested schema: %v", err)}
 			}
