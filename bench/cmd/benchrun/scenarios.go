@@ -78,8 +78,13 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		"IQR) is reported. The peers run with the stdio upstream on 2025-11-25 (both speak the handshake era), making "+
 		"fewer calls per round (supergateway ½, mcpo ¼). The targets use the first block (stdio, newest protocol). Its two "+
 		"*floor* rows time GetSession over gRPC and REST, interleaved with the calls: a round trip through the bridge that "+
-		"never reaches the upstream, which is most of what a call through the bridge adds on this machine (their *added* "+
-		"columns compare them with the direct call and mean nothing).\n\n", rounds, n, warm)
+		"never reaches the upstream, which is most of what a call through the bridge adds on this machine; *floor: bare "+
+		"grpc-go echo* is benchecho's bare grpc-go server (`benchecho grpc`, its own process, no interceptors, no MCP) "+
+		"answering the echo call's own request and response messages: one cross-process gRPC round trip and nothing "+
+		"else, the physical floor; *cached ListTools* is answered by the bridge's list cache (benchecho's lists carry "+
+		"ttlMs on 2026-07-28). Their *added* columns compare them with the direct call and mean nothing. Issue 25's "+
+		"ratios: grpc_added_over_bare = gRPC added ÷ bare, bridge_floor_over_bare = GetSession ÷ bare, "+
+		"list_cache_hit_over_floor = cached ListTools ÷ GetSession.\n\n", rounds, n, warm)
 	sb.WriteString(roundsHeader)
 	var rows []map[string]any
 	combos := []struct{ tr, era string }{{"stdio", ""}, {"http", ""}, {"stdio", era2025}, {"http", era2025}}
@@ -222,7 +227,9 @@ func (b *bench) s3(ctx context.Context, br *bridge, ps *peers) error {
 	fmt.Fprintf(&sb, "Closed loop, `echo`, c callers sharing one session (one client connection) for %s per cell; the paths "+
 		"of one c run back to back, order rotating. CPU per call is utime+stime from /proc/PID/stat over the cell divided "+
 		"by the calls (10 ms tick resolution): *front* is the bridge (or the peer) process, *upstream* the echo server, "+
-		"*driver* this harness (the client side of every path).\n\n", dur)
+		"*driver* this harness (the client side of every path). The driver's CPU on the direct row is the direct go-sdk "+
+		"client's own cost per call (direct_cpu_us_per_call_c32), the same MCP client work the bridge does, which issue "+
+		"25 compares with the bridge's *front* CPU (bridge_cpu_over_direct_cpu_c32).\n\n", dur)
 	sb.WriteString("| upstream | c | path | protocol | calls/s | × direct | p50 µs | p99 µs | errors | front CPU µs/call | upstream CPU µs/call | driver CPU µs/call |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var rows []map[string]any
 	self := os.Getpid()
