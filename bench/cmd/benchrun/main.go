@@ -6,7 +6,8 @@
 //	         [-micro FILE] [-md BENCHMARKS.md] [-json bench/results.json]
 //
 // BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing); BENCH_ONLY=S7,S10 runs only
-// the steps whose names start so (for development; the report is then partial). Every loop is bounded.
+// the steps whose names start so (for development; the report is then partial); BENCH_NOTE adds a line to the
+// report's notes (e.g. that the machine was shared). Every loop is bounded.
 // Figures are deltas and ratios against the baseline measured in the same run, never timed assertions.
 package main
 
@@ -66,6 +67,9 @@ func main() {
 	flag.StringVar(&b.microFile, "micro", "", "go test -bench output to include")
 	flag.Parse()
 	b.quick = os.Getenv("BENCH_QUICK") == "1"
+	if n := os.Getenv("BENCH_NOTE"); n != "" { // what the person running it knows of the machine, e.g. its load
+		b.notes = append(b.notes, n)
+	}
 	for _, p := range []*string{&b.bridgeBin, &b.twinBin, &b.echoBin} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
