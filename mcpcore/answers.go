@@ -44,7 +44,7 @@ func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
 	case KindRoots:
 		vs = validateRootsResult(a.Roots)
 	case KindAuthorization:
-		vs = validateAuthorizationAnswer(req.Authorization, a.Authorization) // oauth.go
+		vs = validateAuthorizationAnswer(req.Authorization, a.Authorization) // authorization.go
 	}
 	if len(vs) > 0 {
 		return &InvalidError{Err: ErrInvalidAnswer, Violations: vs}

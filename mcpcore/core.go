@@ -104,6 +104,9 @@ type Core struct {
 	trc        trace.Tracer // from Options.TracerProvider; nil: no spans
 
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
+	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.
+	hostsTracked atomic.Bool
+	mrtr         mrtrRounds // MRTR calls restored from the store, waiting to be resumed (durable.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -156,9 +159,6 @@ func New(opts Options) *Core {
 	if opts.ClosedRetention <= 0 {
 		opts.ClosedRetention = DefaultClosedRetention
 	}
-	if opts.OAuth.Store == nil {
-		opts.OAuth.Store = NewTokenStore()
-	}
 	info := opts.ClientInfo
 	if info == nil {
 		info = &mcp.Implementation{Name: "mcp-bridge", Version: Version}
@@ -184,6 +184,7 @@ func New(opts Options) *Core {
 	}
 	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c.publish)
 	c.dispatcher.obs = c.obs
+	c.dispatcher.raised, c.dispatcher.ended = c.requestRaised, c.requestEnded
 	return c
 }
 
@@ -299,6 +300,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	c.reserved--
 	c.sessions[s.id] = s
 	c.mu.Unlock()
+	s.persist()
 	return s, nil
 }
 

@@ -69,6 +69,17 @@ type Dispatcher struct {
 	tombs    expiring[tombstone]      // ended requests, by id
 	closed   expiring[struct{}]       // sessions that closeSession drained, by session id
 	now      func() time.Time         // time.Now; replaced in tests
+
+	watchState // the one feed of requests and their ends (watch.go)
+
+	// raised and ended keep requests in the core's store (durable.go); set once by New, nil in the
+	// dispatcher's own tests. Both are called with the request's pubMu held and no other lock, before the
+	// request's event is published.
+	raised func(*PendingRequest)
+	ended  func(*PendingRequest, Outcome, Answer)
+	// away are requests that ended because the bridge restarted (OutcomeBridgeRestarted), by id: hosts that
+	// re-attach are told (EndedWhileAway). Guarded by mu.
+	away expiring[tombstone]
 }
 
 // pendingEntry is the dispatcher's record of one pending request.
@@ -139,6 +150,7 @@ func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, pub
 		sessions:      make(map[string]int),
 		tombs:         newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
 		closed:        newExpiring[struct{}](defaultTombstoneTTL, defaultMaxTombstones),
+		away:          newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
 		now:           time.Now,
 	}
 }
@@ -232,7 +244,11 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	}
 	// The timer's callback needs pubMu, so it cannot end the request before Created is published.
 	e.timer = time.AfterFunc(req.Deadline.Sub(now), func() { d.expire(e) })
+	if d.raised != nil {
+		d.raised(req)
+	}
 	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
+	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
 	e.pubMu.Unlock()
 
 	select {
@@ -286,6 +302,11 @@ func (d *Dispatcher) expire(e *pendingEntry) {
 // finish ends e with the given outcome unless it has already ended, and publishes its
 // EventRequestEnded; it reports whether it ended e. Callers must not hold e.pubMu or d.mu.
 func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string) bool {
+	return d.finishBy(e, o, a, detail, "")
+}
+
+// finishBy is finish recording who ended the request (RequestEnded.AnsweredBy).
+func (d *Dispatcher) finishBy(e *pendingEntry, o Outcome, a Answer, detail, by string) bool {
 	e.pubMu.Lock()
 	defer e.pubMu.Unlock()
 	d.mu.Lock()
@@ -293,21 +314,26 @@ func (d *Dispatcher) finish(e *pendingEntry, o Outcome, a Answer, detail string)
 		d.mu.Unlock()
 		return false
 	}
-	d.endLocked(e, o, a, detail)
+	d.endLocked(e, o, a, detail, by)
 	d.mu.Unlock()
+	if d.ended != nil {
+		d.ended(e.req, o, a)
+	}
+	now := d.now()
 	if d.obs != nil {
-		d.obs.ServerRequestEnded(e.req.Kind, o, d.now().Sub(e.req.Created))
+		d.obs.ServerRequestEnded(e.req.Kind, o, now.Sub(e.req.Created))
 	}
 	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
+	d.notify(e.req, &Event{SessionID: e.req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &e.endedInfo, Request: e.req})
 	return true
 }
 
 // endLocked records e's end, moves it from the registry to the tombstones, stops its timer and wakes its
 // waiters. The caller holds e.pubMu and d.mu, and publishes EventRequestEnded before releasing pubMu.
-func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail string) {
+func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail, by string) {
 	e.ended, e.outcome, e.answer, e.detail = true, o, a, detail
 	id, sid := e.req.ID, e.req.SessionID
-	e.endedInfo = RequestEnded{RequestID: id, Outcome: o, Detail: detail}
+	e.endedInfo = RequestEnded{RequestID: id, SessionID: sid, Outcome: o, Detail: detail, AnsweredBy: by}
 	e.timer.Stop()
 	delete(d.pending, id)
 	if n := d.sessions[sid] - 1; n > 0 {
@@ -419,6 +445,13 @@ func endedError(o Outcome) error { return fmt.Errorf("%w: %s", ErrRequestEnded, 
 // the request's requestedSchema (see elicitschema.go); in URL mode, accept carries no content. Roots must be
 // file:// URIs (MCP spec: "This *must* start with file:// for now"). An error answer needs a message.
 func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) error {
+	return d.RespondAs(ctx, owner, id, "", a)
+}
+
+// RespondAs is Respond on behalf of the receiver named by (a host stream's key, "respond" for the
+// RespondToRequest call): the dispatcher records it as the request's RequestEnded.AnsweredBy, so that every
+// receiver can tell its own answer from another's.
+func (d *Dispatcher) RespondAs(ctx context.Context, owner, id, by string, a Answer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -436,7 +469,7 @@ func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !d.finish(e, OutcomeAnswered, a, "") {
+	if !d.finishBy(e, OutcomeAnswered, a, "", by) {
 		d.logLate(owner, id, "answer")
 		<-e.done
 		return endedError(e.outcome)
@@ -493,6 +526,71 @@ func (d *Dispatcher) Wait(ctx context.Context, id string) (RequestEnded, error) 
 	case <-ctx.Done():
 		return RequestEnded{}, ctx.Err()
 	}
+}
+
+// Ended reports how the request id ended, while the dispatcher remembers it (a tombstone); ok is false for a
+// request that is still pending, unknown or forgotten. Like Wait, it does not check the owner.
+func (d *Dispatcher) Ended(id string) (RequestEnded, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.tombs.get(id, d.now())
+	return t.ended, ok
+}
+
+// restore registers a request kept from an earlier process (durable.go) as pending again, under its id and
+// deadline, and publishes its EventRequestCreated. No submit waits for it: whoever resumes its call waits on
+// the returned entry's done and reads its outcome and answer. A deadline already past ends it at once.
+func (d *Dispatcher) restore(req *PendingRequest) *pendingEntry {
+	e := &pendingEntry{req: req, done: make(chan struct{})}
+	now := d.now()
+	e.pubMu.Lock()
+	d.mu.Lock()
+	d.pending[req.ID] = e
+	d.sessions[req.SessionID]++
+	d.mu.Unlock()
+	if d.obs != nil {
+		d.obs.ServerRequestStarted(req.Kind)
+	}
+	e.timer = time.AfterFunc(max(req.Deadline.Sub(now), 0), func() { d.expire(e) })
+	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
+	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
+	e.pubMu.Unlock()
+	return e
+}
+
+// endRestored records that req, kept from an earlier process, ended because the bridge restarted
+// (OutcomeBridgeRestarted): hosts that re-attach to its session are told (EndedWhileAway), and a late answer
+// gets ErrRequestEnded. sessionAlive says whether its session was restored (else the detail says so).
+func (d *Dispatcher) endRestored(req *PendingRequest, sessionAlive bool) {
+	detail := "the bridge restarted while the request was pending; the connection it came on ended with the old process"
+	if !sessionAlive {
+		detail = "the bridge restarted while the request was pending, and its session could not be restored"
+	}
+	ended := RequestEnded{RequestID: req.ID, SessionID: req.SessionID, Outcome: OutcomeBridgeRestarted, Detail: detail}
+	now := d.now()
+	t := tombstone{owner: req.Owner, sessionID: req.SessionID, ended: ended}
+	d.mu.Lock()
+	d.tombs.add(req.ID, t, now)
+	d.away.add(req.ID, t, now)
+	d.mu.Unlock()
+	d.publish(req.SessionID, Event{Kind: EventRequestEnded, Ended: &ended})
+	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &ended, Request: req})
+}
+
+// EndedWhileAway returns the requests of owner in sessionID that ended because the bridge restarted while
+// they were pending (OutcomeBridgeRestarted), for a bounded time after the restart: a host that re-attaches
+// is told how the requests it was shown before ended.
+func (d *Dispatcher) EndedWhileAway(owner, sessionID string) []RequestEnded {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []RequestEnded
+	d.away.each(d.now(), func(_ string, t tombstone) {
+		if t.owner == owner && (sessionID == "" || t.sessionID == sessionID) {
+			out = append(out, t.ended)
+		}
+	})
+	slices.SortFunc(out, func(a, b RequestEnded) int { return cmp.Compare(a.RequestID, b.RequestID) })
+	return out
 }
 
 // hostCancelAnswer is what goes upstream when a host cancels a request.

@@ -263,7 +263,7 @@ func TestDispatchAnswer(t *testing.T) {
 	if diff := cmp.Diff([]EventKind{EventRequestCreated, EventRequestEnded}, h.eventsOf(id)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if got := h.ended(id); got != (RequestEnded{RequestID: id, Outcome: OutcomeAnswered}) {
+	if got := h.ended(id); got != (RequestEnded{RequestID: id, SessionID: "s1", Outcome: OutcomeAnswered}) {
 		t.Errorf("ended = %+v", got)
 	}
 	if got, err := h.d.Wait(context.Background(), id); err != nil || got.Outcome != OutcomeAnswered {

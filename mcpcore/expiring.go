@@ -73,3 +73,13 @@ func (x *expiring[V]) prune(now time.Time) {
 func (x *expiring[V]) remove(key string) { delete(x.m, key) }
 
 func (x *expiring[V]) len() int { return len(x.m) }
+
+// each calls f for every entry held and not expired, in no particular order.
+func (x *expiring[V]) each(now time.Time, f func(key string, v V)) {
+	x.prune(now)
+	for k, ev := range x.m {
+		if now.Sub(ev.at) <= x.ttl {
+			f(k, ev.v)
+		}
+	}
+}

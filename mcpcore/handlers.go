@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -180,6 +181,9 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 	req.TaskID = taskOf(req, call)
 	if ref != nil {
 		ref.setPending(req.ID)
+		if req.Delivery == DeliveryPush {
+			req.upstreamID = ref.rpcID.Raw()
+		}
 	}
 	if call != nil {
 		// The server waits for the bridge now: the call's request deadline does not run meanwhile.
@@ -215,10 +219,25 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		case outcome == OutcomeTimedOut:
 			c.noteUnanswered(fmt.Sprintf("%s request %s", req.Kind, req.ID))
 		case outcome == OutcomeSessionClosed && s.core.draining.Load():
+			// (When the session is kept for a restart, its server is told nothing of this: between MRTR
+			// rounds no request is upstream, a stdio server ends with the bridge, and what a kept HTTP
+			// session would still send is refused unsent by the httpTap.)
 			// The bridge is shutting down: the call that waited on the request fails now with
 			// ErrShuttingDown (cancelled upstream), rather than going on with the policy default.
 			c.cancel(fmt.Errorf("%w: %s request %s ended by the drain", ErrShuttingDown, req.Kind, req.ID))
 		}
+	}
+	if outcome == OutcomeSessionClosed && s.core.keeping() && ref != nil {
+		// Kept for the next process (durable.go): no answer goes upstream. The handler holds until the
+		// connection ends: a kept HTTP session's is cut first when the session closes (Session.shutdown)
+		// and what it would still send is refused unsent (httpTap), so the server goes on waiting for the
+		// host's answer; a stdio server's ends with the session, after the calls that waited were failed.
+		if s.server.Transport == TransportStdio {
+			<-s.ctx.Done()
+		} else {
+			<-ref.tap.g.ctx.Done()
+		}
+		return Answer{}, rpcError(jsonrpc.CodeInternalError, "the bridge is restarting")
 	}
 	// A request the server cancelled or whose call ended carries an error answer nobody reads.
 	return a, nil
@@ -444,6 +463,22 @@ func (s *Session) onDispatcherEvent(ev Event) {
 	s.events.publish(ev)
 }
 
+// AttachHost records that a host that may answer the session's server requests is attached — a Connect
+// stream attached to the session, a WatchEvents watcher of it — until the returned release, which is
+// idempotent. The session owns the count: a roots request the host must answer is answered at once from the
+// server's configured roots when no host is attached and the call that raised it does not stream its
+// requests (CallOptions.OnRequest), instead of waiting for PendingPolicy.RootsTimeout.
+func (s *Session) AttachHost() (release func()) {
+	s.hostsAttached.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.hostsAttached.Add(-1) }) }
+}
+
+// TrackHosts makes the core count attached hosts (Session.AttachHost) from now on: before it is called a
+// host is always assumed to be attached, as an embedder that answers requests from Dispatcher.Watch is. The
+// service calls it when it takes the core. It is idempotent.
+func (c *Core) TrackHosts() { c.hostsTracked.Store(true) }
+
 // inFlight returns the session's calls in flight.
 func (s *Session) inFlight() []*activeCall {
 	s.mu.Lock()
@@ -483,7 +518,7 @@ func safeCall(s *Session, name string, f func()) {
 }
 
 // hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
-// streams its requests to its caller, or Options.HostAttached says a host is attached to the session.
+// streams its requests to its caller, or a host is attached to the session (AttachHost).
 func (s *Session) hostCouldAnswer(call *activeCall) bool {
 	var origin string
 	if call != nil {
@@ -492,6 +527,5 @@ func (s *Session) hostCouldAnswer(call *activeCall) bool {
 	if len(s.requestWatchers(origin)) > 0 {
 		return true
 	}
-	f := s.core.opts.HostAttached
-	return f == nil || f(s.id)
+	return !s.core.hostsTracked.Load() || s.hostsAttached.Load() > 0
 }

@@ -28,11 +28,19 @@ const metaLogLevel = "io.modelcontextprotocol/logLevel"
 // the host wants progress, a request deadline (ServerConfig.RequestTimeout), and a context that ends with
 // the host's, with the session, at the deadline, or at end(). The context's cause tells which
 // (classify reads it).
-func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func()) {
-	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts}
+func (s *Session) beginCall(ctx context.Context, method, name string, opts CallOptions) (*activeCall, context.Context, func(), error) {
+	call := &activeCall{id: opts.CallID, method: method, name: name, opts: opts, ended: make(chan struct{})}
 	if call.id == "" {
-		call.id = newID("call-")
+		call.id = NewCallID()
 	}
+	s.mu.Lock()
+	if _, dup := s.calls[call.id]; dup {
+		s.mu.Unlock()
+		return nil, nil, nil, errCallInFlight()
+	}
+	// Reserved under the same lock that finds duplicates; the entry is filled in below.
+	s.calls[call.id] = call
+	s.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
 	call.cancel = cancel
 	stop := context.AfterFunc(s.ctx, func() { cancel(s.closedError()) })
@@ -50,7 +58,6 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		call.token = newID("p-")
 	}
 	s.mu.Lock()
-	s.calls[call.id] = call
 	if call.token != "" {
 		s.tokens[call.token] = call
 	}
@@ -66,7 +73,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		}
 		delete(s.tokens, call.token)
 		s.mu.Unlock()
-	}
+	}, nil
 }
 
 // meta builds a request's _meta: the params' own keys, the host's (CallOptions.Meta), the progress token,
@@ -108,7 +115,10 @@ func (g *generation) serverCaps() *mcp.ServerCapabilities {
 // call runs one host call: it waits for a live connection, runs op on it and classifies the error (see
 // run).
 func (s *Session) call(ctx context.Context, method, name string, opts CallOptions, idempotent bool, op func(ctx context.Context, g *generation, call *activeCall) error) error {
-	call, ctx, end := s.beginCall(ctx, method, name, opts)
+	call, ctx, end, err := s.beginCall(ctx, method, name, opts)
+	if err != nil {
+		return err
+	}
 	defer end()
 	return s.run(ctx, call, idempotent, op)
 }
@@ -374,7 +384,7 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 	return s.callTool(ctx, params, opts)
 }
 
-func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {
+func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}
@@ -385,11 +395,31 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err != nil {
 		return nil, nil, err
 	}
-	var task *Task
-	call, ctx, end := s.beginCall(ctx, "tools/call", params.Name, opts)
+	var rc *restoredCall
+	if opts.Resume {
+		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case o.kept != nil:
+			return o.kept.result, o.kept.task, o.kept.err
+		case o.round != nil:
+			// A call resumed after a bridge restart: its round goes on with what was kept (name, arguments,
+			// the server's requestState and the answers), not with what the retry repeats.
+			rc = o.round
+			params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
+			args = rc.rec.Arguments
+		}
+	}
+	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer end()
+	defer s.keepOutcome(call, &res, &task, &err)
 	call.taskOK = true // a task result is captured even for CallTool, to report it
-	res, err := mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+	call.resume = s.newResume(call, args)
+	res, err = mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 		var r *mcp.CallToolResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
@@ -431,9 +461,12 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if err := s.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
-	call, ctx, end := s.beginCall(ctx, "resources/read", params.URI, opts)
+	call, ctx, end, err := s.beginCall(ctx, "resources/read", params.URI, opts)
+	if err != nil {
+		return nil, err
+	}
 	defer end()
-	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 		var r *mcp.ReadResourceResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
@@ -455,9 +488,12 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	if err := s.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
 	}
-	call, ctx, end := s.beginCall(ctx, "prompts/get", params.Name, opts)
+	call, ctx, end, err := s.beginCall(ctx, "prompts/get", params.Name, opts)
+	if err != nil {
+		return nil, err
+	}
 	defer end()
-	return mrtrLoop(ctx, s, call, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+	return mrtrLoop(ctx, s, call, nil, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 		var r *mcp.GetPromptResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
 			if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
@@ -519,6 +555,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 		s.mu.Lock()
 		s.subs[uri] = true
 		s.mu.Unlock()
+		s.persist()
 	}
 	return err
 }
@@ -531,6 +568,7 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
+	s.persist()
 	return s.call(ctx, "resources/unsubscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
@@ -582,6 +620,7 @@ func (s *Session) SetRoots(ctx context.Context, roots []*mcp.Root) error {
 	s.mu.Lock()
 	s.roots, s.hostRoots = slices.Clone(roots), true
 	s.mu.Unlock()
+	s.persist()
 	if !s.caps.RootsListChanged {
 		return nil
 	}
@@ -614,10 +653,20 @@ type mrtrResult interface {
 // answering (a crashed stdio server, a lost HTTP session) the retry goes to the new connection and the
 // call completes (MCP 2026-07-28 is stateless: any server instance can take the retry). A result with requestState but no inputRequests
 // (load shedding) is retried at once, a bounded number of times.
-func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
+func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, rc *restoredCall, send func(ctx context.Context, in mcp.InputResponseMap, state string) (R, error)) (R, error) {
 	var zero R
 	var in mcp.InputResponseMap
 	var state string
+	defer s.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
+	if rc != nil {
+		// Resumed after a bridge restart: the kept round goes on (its answers, once hosts gave them).
+		s.adoptRound(call, rc)
+		var err error
+		if in, err = s.resumeInput(ctx, rc); err != nil {
+			return zero, err
+		}
+		state = rc.rec.RequestState
+	}
 	shed := 0
 	for round := 0; ; round++ {
 		res, err := send(ctx, in, state)
@@ -635,6 +684,8 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, s
 		if round >= maxInputRounds {
 			return zero, fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds)
 		}
+		s.roundEnds(call)
+		s.roundBegins(call, reqs, st)
 		in, err = s.fulfill(ctx, call, reqs)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -73,7 +73,9 @@ func newRedactor(cfgs ...ServerConfig) *redactor {
 			add(v)
 		}
 		if cfg.OAuth != nil {
-			add(cfg.OAuth.ClientSecret)
+			for _, v := range cfg.OAuth.Secrets() {
+				add(v)
+			}
 		}
 	}
 	if len(vals) == 0 {

@@ -41,9 +41,13 @@ type Session struct {
 	caps       HostCapabilities
 	clientInfo *mcp.Implementation
 	created    time.Time
-	logger     *slog.Logger // redacts the server's secrets (redact.go)
-	red        *redactor    // the server's secrets, for errors and state reasons
-	events     *eventLog
+	// requestedVersion is the host's protocol version override (OpenParams.ProtocolVersion); adHoc marks an
+	// unconfigured server's session, which the store does not keep.
+	requestedVersion string
+	adHoc            bool
+	logger           *slog.Logger // redacts the server's secrets (redact.go)
+	red              *redactor    // the server's secrets, for errors and state reasons
+	events           *eventLog
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.
 	ctx    context.Context
@@ -62,6 +66,7 @@ type Session struct {
 	calls     map[string]*activeCall // in-flight host calls by call id
 	tokens    map[string]*activeCall // progress tokens of in-flight calls
 	subs      map[string]bool        // resource URIs subscribed to, renewed after a reconnection
+	kept      expiring[*keptOutcome] // outcomes of completed tools/calls by host call id (resume.go)
 	// reconnectErr is the error of the last failed reconnection attempt while Reconnecting (nil
 	// otherwise): calls fail at once with ErrUnavailable instead of waiting for the next attempt.
 	reconnectErr error
@@ -72,6 +77,15 @@ type Session struct {
 	// any is open, the request deadlines of the calls in flight do not expire (the server may be waiting
 	// for the host on a call's behalf).
 	sessionWaits atomic.Int32
+	// hostsAttached counts the hosts attached to the session (AttachHost).
+	hostsAttached atomic.Int32
+
+	// A session restored after a bridge restart (durable.go, reattach.go): reattach is set once before the
+	// session is shared; reattachNext hands it to the first connection's transport; restoredWG counts the
+	// goroutines delivering answers to requests kept across the restart, waited for by shutdown.
+	reattach     *reattachState
+	reattachNext atomic.Pointer[reattachState]
+	restoredWG   sync.WaitGroup
 
 	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	// opSpans holds, when tracing, the span context of each call's current upstream request
@@ -94,25 +108,28 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		info = c.clientInfo
 	}
 	s := &Session{
-		core:       c,
-		id:         id,
-		owner:      p.Owner,
-		server:     cfg,
-		caps:       p.Capabilities,
-		clientInfo: info,
-		created:    time.Now(),
-		red:        newRedactor(cfg),
-		events:     newEventLog(id, c.limits),
-		ctx:        ctx,
-		cancel:     cancel,
-		state:      StateConnecting,
-		logLevel:   p.LogLevel,
-		changed:    make(chan struct{}),
-		calls:      map[string]*activeCall{},
-		tokens:     map[string]*activeCall{},
-		subs:       map[string]bool{},
-		closeDone:  make(chan struct{}),
-		superDone:  make(chan struct{}),
+		core:             c,
+		id:               id,
+		owner:            p.Owner,
+		server:           cfg,
+		caps:             p.Capabilities,
+		clientInfo:       info,
+		created:          time.Now(),
+		red:              newRedactor(cfg),
+		events:           newEventLog(id, c.limits),
+		ctx:              ctx,
+		cancel:           cancel,
+		state:            StateConnecting,
+		logLevel:         p.LogLevel,
+		requestedVersion: p.ProtocolVersion,
+		adHoc:            p.AdHoc != nil,
+		changed:          make(chan struct{}),
+		calls:            map[string]*activeCall{},
+		tokens:           map[string]*activeCall{},
+		subs:             map[string]bool{},
+		kept:             newExpiring[*keptOutcome](keptOutcomeTTL, maxKeptOutcome),
+		closeDone:        make(chan struct{}),
+		superDone:        make(chan struct{}),
 	}
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.onDrop = c.obs.EventDropped
@@ -256,6 +273,9 @@ func (s *Session) install(g *generation, reason string) {
 	s.gen = g
 	s.mu.Unlock()
 	s.setState(StateReady, reason, g.info())
+	if reason != "connected" {
+		s.persist() // a reconnection may change the protocol version and the upstream session
+	}
 }
 
 // start makes the first connection (bounded by ctx) and starts the supervisor.
@@ -457,8 +477,13 @@ func (s *Session) supervise(g *generation) {
 		case <-g.ended:
 		case <-s.ctx.Done():
 		}
+		if s.ctx.Err() == nil && s.core.keeping() && s.server.Transport != TransportStdio {
+			// Kept for a restart: no reconnection while the bridge drains; the session waits for its close.
+			<-s.ctx.Done()
+		}
 		if s.ctx.Err() != nil {
-			g.close(!g.dead.Load())
+			// A session kept for the next process keeps its HTTP session on the server: no DELETE.
+			g.close(!g.dead.Load() && !(s.core.keeping() && s.server.Transport != TransportStdio))
 			return
 		}
 		reason := g.endReason()
@@ -665,10 +690,22 @@ func (s *Session) kill() {
 func (s *Session) shutdown(reason string) error {
 	// Pending requests first, so their defaults still reach the server.
 	s.core.dispatcher.closeSession(s.id, reason)
+	if s.core.keeping() && s.server.Transport != TransportStdio {
+		// Kept for the next process: the connection is cut before the calls are cancelled, so that the
+		// server is told nothing (no notifications/cancelled) and keeps its session and its requests.
+		s.mu.Lock()
+		g := s.gen
+		s.mu.Unlock()
+		if g != nil {
+			g.cancel()
+		}
+	}
 	s.cancel() // cancels in-flight calls and wakes the supervisor, which closes the connection and exits
 	s.tasks.close()
+	s.restoredWG.Wait()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
+	s.forgetRecord()
 	s.events.close()
 	s.core.remove(s)
 	return nil

@@ -213,7 +213,11 @@ func (s *Session) fetchTaskInput(taskID string) {
 		}
 		return
 	}
-	call, ctx, end := s.beginCall(s.ctx, "tasks/result", taskID, CallOptions{})
+	call, ctx, end, err := s.beginCall(s.ctx, "tasks/result", taskID, CallOptions{})
+	if err != nil { // a fresh random id is never in flight; the session may be closing
+		ts.mu.Unlock()
+		return
+	}
 	r := &taskResult{call: call}
 	if ts.results == nil {
 		ts.results = map[string]*taskResult{}
@@ -313,7 +317,10 @@ func (ts *taskInputs) evictLocked() {
 // answerTaskInput has a host answer one input request of a 2026-07-28 task and sends the answer with
 // tasks/update (SEP-2663). The host call is the core's own: method tasks/update, name the task id.
 func (s *Session) answerTaskInput(ctx context.Context, taskID, key string, ir mcp.InputRequest) {
-	call, ctx, end := s.beginCall(ctx, "tasks/update", taskID, CallOptions{})
+	call, ctx, end, err := s.beginCall(ctx, "tasks/update", taskID, CallOptions{})
+	if err != nil { // a fresh random id is never in flight
+		return
+	}
 	defer end()
 	resp, err := s.answerInput(ctx, call, key, ir)
 	if err != nil {

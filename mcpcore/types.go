@@ -21,6 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
 
 // TransportKind is how the bridge reaches an upstream MCP server.
@@ -75,8 +77,9 @@ type ServerConfig struct {
 	// progress restarts RequestTimeout (default 30m; time spent waiting for a host is not counted).
 	MaxRequestTimeout time.Duration
 	// OAuth, when set, authorizes the session with the MCP authorization flow (Streamable HTTP only):
-	// tokens are obtained on the server's 401 and kept per server and per owner (see oauth.go).
-	OAuth *OAuthConfig
+	// tokens are obtained on the server's 401 and kept per server and per owner. Package upstreamauth
+	// builds it (Client.Server); the core's side is authorization.go.
+	OAuth Authorizer
 	// Policy, when set, limits who may open sessions to the server and which tools, prompts and
 	// resources they may see and use (policy.go). Nil allows everything.
 	Policy *Policy
@@ -133,15 +136,8 @@ type Options struct {
 	Pending           PendingPolicy
 	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
 	ClientInfo *mcp.Implementation
-	// OAuth configures the upstream authorization flows of servers with ServerConfig.OAuth set.
+	// OAuth configures how hosts are asked to authorize servers with ServerConfig.OAuth set.
 	OAuth OAuthOptions
-	// HostAttached reports whether a host that could answer a server request of the session is attached
-	// (the owner of host streams decides what counts). A roots/list the host must answer (the session
-	// declared roots without a list of its own) is answered at once from the server's configured roots when
-	// it reports false and the request's call is not streaming its requests (CallOptions.OnRequest), instead
-	// of waiting for PendingPolicy.RootsTimeout. Nil means a host is always assumed to be there. It must not
-	// block; it is called from the connection's handlers.
-	HostAttached func(sessionID string) bool
 	// ClosedRetention is how long a closed session stays visible to Core.Session (State reports Closed and
 	// why; calls fail) before it is forgotten and Session reports ErrSessionNotFound; default 5 minutes.
 	// Core.Forget drops one at once.
@@ -153,6 +149,9 @@ type Options struct {
 	// Observer is told the core's facts for metrics (sessions, upstream requests, server requests,
 	// reconnections, dropped events, messages); nil means none. See Observer.
 	Observer Observer
+	// Store keeps what must outlive the process — sessions, pending requests and accepted answers, MRTR
+	// rounds — when set (durable.go; Core.Restore brings it back). Nil: nothing is kept.
+	Store state.Store
 	// TracerProvider makes the core's spans: a client span per MCP request sent upstream and a span per
 	// server-initiated request (docs/adr/0014). Nil means no spans; the trace context a call's context
 	// carries is passed on all the same (to the server in _meta, to the host in PendingRequest.TraceContext).
@@ -255,6 +254,13 @@ type CallOptions struct {
 	TaskTTL time.Duration
 	// Task asks for a task like TaskTTL does, without a TTL: the server decides how long it keeps the task.
 	Task bool
+	// Resume says that this call (CallID, which must be set) may have been made before and its outcome lost
+	// — the host's connection dropped, the call failed UNAVAILABLE, the bridge restarted — and asks for that
+	// call's one outcome instead of a second execution (resume.go): a tools/call waiting between MRTR rounds
+	// goes on from its kept round; one that completed returns its kept result; one whose fate upstream is
+	// unknown fails with ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when it is sent
+	// again. Without Resume a call id is only an identifier.
+	Resume bool
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.
@@ -275,7 +281,7 @@ const (
 	KindElicitation
 	KindRoots
 	// KindAuthorization is the bridge's own request, not a server's: a person must open an OAuth
-	// authorization URL and hand back the redirect the authorization server sent them to (see oauth.go).
+	// authorization URL and hand back the redirect the authorization server sent them to (see authorization.go).
 	KindAuthorization
 )
 
@@ -346,6 +352,9 @@ type PendingRequest struct {
 	Elicitation   *mcp.ElicitParams
 	Roots         *mcp.ListRootsParams
 	Authorization *AuthorizationRequest
+	// upstreamID is the JSON-RPC id of a pushed request (DeliveryPush) as the server sent it: kept with the
+	// request (durable.go) so that an answer given after a bridge restart can still be sent to it.
+	upstreamID any
 	// TraceContext is the W3C trace context (keys traceparent, tracestate, baggage) a host that serves the
 	// request continues: the span of the request, or the originating call's context when the bridge does
 	// not trace. Nil when there is none.
@@ -390,6 +399,9 @@ const (
 	// OutcomeCallEnded: the host call that led to the request ended (cancelled, failed or returned) before
 	// the request was answered.
 	OutcomeCallEnded
+	// OutcomeBridgeRestarted: the bridge restarted while the request was pending, and the connection it
+	// came on died with the old process, so no answer can reach the server that asked (durable.go).
+	OutcomeBridgeRestarted
 )
 
 func (o Outcome) String() string {
@@ -406,6 +418,8 @@ func (o Outcome) String() string {
 		return "session-closed"
 	case OutcomeCallEnded:
 		return "call-ended"
+	case OutcomeBridgeRestarted:
+		return "bridge-restarted"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -456,8 +470,11 @@ type Event struct {
 // RequestEnded reports the end of a pending request.
 type RequestEnded struct {
 	RequestID string
+	SessionID string
 	Outcome   Outcome
 	Detail    string
+	// AnsweredBy names who answered (Dispatcher.RespondAs) when Outcome is OutcomeAnswered; empty otherwise.
+	AnsweredBy string
 }
 
 // Sentinel errors callers branch on. The server package maps them to status codes.
@@ -484,6 +501,13 @@ var (
 	// depended on was not answered by a host before its deadline; the policy default was applied and the
 	// call failed because of it.
 	ErrServerRequestTimedOut = errors.New("a server request was not answered before its deadline")
+	// ErrCallInFlight: a call with the same call id is in flight in the session (call ids are the core's:
+	// it mints them and refuses a duplicate).
+	ErrCallInFlight = errors.New("call id in use")
+	// ErrCallOutcomeUnknown: a resumed call (CallOptions.Resume) whose first attempt may or may not have run
+	// upstream — it was in flight when the bridge or the connection to it was lost — and whose tool is not
+	// annotated idempotent, so it is not sent again.
+	ErrCallOutcomeUnknown = errors.New("the call's outcome is unknown: it may or may not have run upstream")
 	// ErrInputRefused: a host answered an input request of an MRTR call (2026-07-28) with an error, which
 	// that era cannot carry upstream; the call fails with it.
 	ErrInputRefused = errors.New("a host answered the server's request with an error")

@@ -51,6 +51,10 @@ type activeCall struct {
 	ctx    context.Context
 	token  string // progress token, "" when the host asked for no progress
 	taskOK bool   // the call may be answered with a task (CallToolOrTask)
+	// resume is the call's MRTR round record (durable.go); nil for calls that cannot take input.
+	resume *callResume
+	// ended is closed when a tools/call has its outcome, kept for resumed calls or not (resume.go).
+	ended chan struct{}
 
 	cancel   context.CancelCauseFunc // ends ctx with a cause (see beginCall)
 	deadline *requestDeadline

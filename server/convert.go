@@ -924,6 +924,8 @@ func outcomeToProto(o mcpcore.Outcome) pb.RequestOutcome {
 		return pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED
 	case mcpcore.OutcomeCallEnded:
 		return pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED
+	case mcpcore.OutcomeBridgeRestarted:
+		return pb.RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED
 	}
 	return pb.RequestOutcome_REQUEST_OUTCOME_UNSPECIFIED
 }
@@ -1003,7 +1005,7 @@ func rawMeta(raw json.RawMessage) *structpb.Struct {
 
 // eventToProto converts a session event. answered decides the outcome of an answered request for this
 // receiver (ANSWERED or ANSWERED_ELSEWHERE); nil means ANSWERED.
-func eventToProto(ev mcpcore.Event, answered func(requestID string) pb.RequestOutcome) (*pb.Event, error) {
+func eventToProto(ev mcpcore.Event, answered func(mcpcore.RequestEnded) pb.RequestOutcome) (*pb.Event, error) {
 	out := &pb.Event{Sequence: ev.Seq, SessionId: ev.SessionID}
 	out.Time = timestamp(ev.Time)
 	switch ev.Kind {
@@ -1022,7 +1024,7 @@ func eventToProto(ev mcpcore.Event, answered func(requestID string) pb.RequestOu
 		}
 		o := outcomeToProto(ev.Ended.Outcome)
 		if o == pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED && answered != nil {
-			o = answered(ev.Ended.RequestID)
+			o = answered(*ev.Ended)
 		}
 		out.Payload = &pb.Event_RequestEnded{RequestEnded: &pb.RequestEnded{RequestId: ev.Ended.RequestID, SessionId: ev.SessionID, Outcome: o, Detail: ev.Ended.Detail}}
 	case mcpcore.EventProgress:

@@ -328,7 +328,9 @@ func TestEventToProto(t *testing.T) {
 		{"resource updated", mcpcore.Event{Kind: mcpcore.EventResourceUpdated, URI: "demo://counter"}, &pb.Event{Payload: &pb.Event_ResourceUpdated{ResourceUpdated: &pb.ResourceUpdated{Uri: "demo://counter"}}}},
 		{"cancelled", mcpcore.Event{Kind: mcpcore.EventCancelled, CancelledRequestID: "7", Reason: "why"}, &pb.Event{Payload: &pb.Event_Cancelled{Cancelled: &pb.Cancelled{RequestId: "7", Reason: "why"}}}},
 	}
-	elsewhere := func(string) pb.RequestOutcome { return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE }
+	elsewhere := func(mcpcore.RequestEnded) pb.RequestOutcome {
+		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := eventToProto(tt.ev, elsewhere)

@@ -47,6 +47,10 @@ const (
 	ReasonServerRequestTimedOut = "SERVER_REQUEST_TIMED_OUT"
 	// A host answered an input request of a 2026-07-28 call with an error; the call ends with it.
 	ReasonInputRefused = "INPUT_REFUSED"
+	// ReasonCallOutcomeUnknown: a resumed call (resume: true) whose first attempt was in flight when it was
+	// lost — it may or may not have run upstream — and whose tool is not annotated idempotentHint, so the
+	// bridge did not send it again. Not to be retried blindly: the host decides.
+	ReasonCallOutcomeUnknown = "CALL_OUTCOME_UNKNOWN"
 	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
 	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
 	// The identity provider's keys could not be fetched, so a JWT could not be verified.
@@ -90,6 +94,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
 	{mcpcore.ErrRequestTimeout, codes.DeadlineExceeded, ReasonRequestTimeout},
 	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
+	// A resumed call whose first attempt may or may not have run upstream (docs/adr/0022).
+	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
 	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session

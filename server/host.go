@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -96,32 +97,16 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	return nil
 }
 
-// HostAttached reports whether a host that could answer a server request of the session is attached: a
-// Connect stream attached to it or a WatchEvents watcher of it. The core asks it (mcpcore.Options.
-// HostAttached) before parking a roots request: with nobody to answer, the configured roots answer at once.
-// It is safe for concurrent use.
-func (s *Service) HostAttached(sessionID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.tracked[sessionID]
-	return t != nil && t.hosts > 0
-}
-
-// attachHost counts a host stream of the session (HostAttached) until the returned release, which is
-// idempotent.
-func (s *Service) attachHost(sessionID string) (release func()) {
-	s.mu.Lock()
-	t := s.trackLocked(sessionID)
-	t.hosts++
-	s.mu.Unlock()
+// attachHost tells the core that a host that may answer the session's requests is attached
+// (mcpcore.Session.AttachHost, which owns the fact) until the returned release, which is idempotent.
+func (s *Service) attachHost(sess *mcpcore.Session) (release func()) {
+	detach := sess.AttachHost()
 	s.hostStreams.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.hostStreams.Add(-1)
-			s.mu.Lock()
-			t.hosts--
-			s.mu.Unlock()
+			detach()
 		})
 	}
 }
@@ -146,13 +131,26 @@ type requestFeed struct {
 	svc     *Service
 	what    string                           // for logs: "session <id>", or "opening requests"
 	pending func() []*mcpcore.PendingRequest // the requests pending now, for this receiver
-	outcome func(string) pb.RequestOutcome
+	// away, when set, lists the requests that ended while the bridge restarted (OutcomeBridgeRestarted):
+	// the replay tells a receiver how requests it may have been shown before the restart ended.
+	away    func() []mcpcore.RequestEnded
+	outcome func(mcpcore.RequestEnded) pb.RequestOutcome
 	seen    map[string]bool // requests delivered and not yet ended
 	pos     uint64          // Seq of the last event converted, or where the subscription started (0 for opening)
 }
 
 // replay returns the pending requests as events, at the feed's position.
-func (f *requestFeed) replay() []*pb.Event { return f.undelivered() }
+func (f *requestFeed) replay() []*pb.Event {
+	var out []*pb.Event
+	if f.away != nil {
+		for _, ended := range f.away() {
+			if pe, ok := f.convert(mcpcore.Event{Seq: f.pos, SessionID: ended.SessionID, Time: time.Now(), Kind: mcpcore.EventRequestEnded, Ended: &ended}); ok {
+				out = append(out, pe)
+			}
+		}
+	}
+	return append(out, f.undelivered()...)
+}
 
 // undelivered returns, as events, the pending requests this receiver has not delivered, and forgets
 // delivered requests that are no longer pending (their EventRequestEnded may have been lost).
@@ -179,6 +177,22 @@ func (f *requestFeed) undelivered() []*pb.Event {
 		}
 	}
 	return out
+}
+
+// undeliveredAndEnded is undelivered, preceded by the ends of delivered requests that ended meanwhile (the
+// dispatcher remembers them): what a receiver whose feed dropped events has missed.
+func (f *requestFeed) undeliveredAndEnded() []*pb.Event {
+	var out []*pb.Event
+	for id := range f.seen {
+		ended, ok := f.svc.core.Dispatcher().Ended(id)
+		if !ok {
+			continue
+		}
+		if pe, ok := f.convert(mcpcore.Event{Seq: f.pos, SessionID: ended.SessionID, Time: time.Now(), Kind: mcpcore.EventRequestEnded, Ended: &ended}); ok {
+			out = append(out, pe)
+		}
+	}
+	return append(out, f.undelivered()...)
 }
 
 // convert turns a core event into an API event; ok is false for events this receiver must skip.
@@ -238,8 +252,9 @@ const feedBuffer = 16
 func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
 	sub := sess.Subscribe(feedBuffer)
 	return &eventFeed{
-		requestFeed: requestFeed{svc: s, what: "session " + sessionID, outcome: s.outcomeFor(key), seen: map[string]bool{}, pos: sub.Start(),
-			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) }},
+		requestFeed: requestFeed{svc: s, what: "session " + sessionID, outcome: outcomeFor(key), seen: map[string]bool{}, pos: sub.Start(),
+			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) },
+			away:    func() []mcpcore.RequestEnded { return s.core.Dispatcher().EndedWhileAway(owner, sessionID) }},
 		session: sessionID, sub: sub,
 	}
 }
@@ -271,7 +286,7 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	defer release()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
 	defer feed.sub.Close()
-	defer s.attachHost(sess.ID())()
+	defer s.attachHost(sess)()
 	if err := feed.startWatch(req, stream); err != nil {
 		return err
 	}
@@ -361,8 +376,14 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 			if err := stream.Send(m); err != nil {
 				return err
 			}
-		case ev := <-opening.sub.ch:
-			if pe, ok := opening.convert(*ev); ok {
+		case <-opening.watch.Gap():
+			for _, pe := range opening.resync() {
+				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
+					return err
+				}
+			}
+		case ev := <-opening.watch.C():
+			if pe, ok := opening.next(ev); ok {
 				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
 					return err
 				}
@@ -464,7 +485,7 @@ func (h *hostStream) attach(ids []string) {
 			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
 			continue
 		}
-		detachHost := h.svc.attachHost(sess.ID())
+		detachHost := h.svc.attachHost(sess)
 		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: func() { detachHost(); release() }}
 		h.attached[id] = a
 		started = append(started, a)

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,10 +17,11 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 )
 
 // newOAuthBridge is an in-process bridge with one OAuth-protected Streamable HTTP server, "secured", whose
-// core's OnAuthorization hook forwards to the service the way cmd/mcp-bridge wires it.
+// dispatcher feeds them to the service (Dispatcher.Watch) the way cmd/mcp-bridge runs it.
 func newOAuthBridge(t *testing.T) *bridge {
 	t.Helper()
 	logs := &testLog{t: t}
@@ -36,21 +36,14 @@ func newOAuthBridge(t *testing.T) *bridge {
 	guard = as.NewGuard(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil),
 		testauth.GuardOptions{Resource: hs.URL + "/mcp", Scopes: []string{"mcp"}})
 
-	var announce atomic.Pointer[Service]
 	core := mcpcore.New(mcpcore.Options{
 		Logger: logger,
 		Servers: map[string]mcpcore.ServerConfig{"secured": {
-			Name: "secured", Transport: mcpcore.TransportStreamableHTTP, URL: hs.URL + "/mcp", OAuth: &mcpcore.OAuthConfig{},
+			Name: "secured", Transport: mcpcore.TransportStreamableHTTP, URL: hs.URL + "/mcp", OAuth: upstreamauth.NewClient(upstreamauth.Options{}).Server(&upstreamauth.Config{}),
 			Restart: mcpcore.RestartPolicy{MaxRestarts: -1},
-		}},
-		OAuth: mcpcore.OAuthOptions{OnAuthorization: func(pr *mcpcore.PendingRequest) {
-			if s := announce.Load(); s != nil {
-				s.AnnounceAuthorization(pr)
-			}
 		}},
 	})
 	svc := New(core, Options{Logger: logger, Tokens: map[string]string{"tok-alice": "alice", "tok-bob": "bob"}})
-	announce.Store(svc)
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer(svc.ServerOptions()...)
 	pb.RegisterBridgeServiceServer(gs, svc)

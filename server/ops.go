@@ -141,12 +141,8 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 	if err != nil {
 		return nil, err
 	}
-	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	tc.opts.CallID = callID
+	callID := callIDOf(req.GetCallId())
+	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
 	res, task, err := s.callToolAudited(ctx, sess, tc)
 	if err != nil {
 		return nil, toStatus(err)
@@ -200,11 +196,7 @@ func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
-	if err != nil {
-		return nil, err
-	}
-	defer end()
+	callID := callIDOf(req.GetCallId())
 	r, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.GetUri()}, mcpcore.CallOptions{CallID: callID, Meta: m})
 	if err != nil {
 		return nil, resourceStatus(err)
@@ -293,11 +285,7 @@ func (s *Service) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
-	if err != nil {
-		return nil, err
-	}
-	defer end()
+	callID := callIDOf(req.GetCallId())
 	r, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: req.GetName(), Arguments: req.GetArguments()}, mcpcore.CallOptions{CallID: callID, Meta: m})
 	if err != nil {
 		return nil, toStatus(err)

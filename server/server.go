@@ -10,9 +10,8 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"log/slog"
-	"maps"
+
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,22 +98,7 @@ type Service struct {
 	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
 	closing bool
 
-	// answerMu is held across Dispatcher.Respond and the recording of its winner, so that a stream turning
-	// the resulting RequestEnded into ANSWERED or ANSWERED_ELSEWHERE sees who answered. It guards winners.
-	answerMu sync.Mutex
-	winners  map[string]winner
-
 	misrouted atomic.Uint64 // calls naming a session of another replica (routing.go)
-
-	// Authorization requests of sessions being created (opening.go). openingMu guards openingSubs and
-	// openingSeen and openingClosed; openingWG counts the goroutines waiting for announced requests to end.
-	// openingClosed is set by Close before it waits for them: later announcements are dropped, so that
-	// openingWG.Add never races with its Wait.
-	openingMu     sync.Mutex
-	openingSubs   map[*openingSub]struct{}
-	openingSeen   map[string]bool
-	openingClosed bool
-	openingWG     sync.WaitGroup
 
 	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
@@ -122,18 +106,11 @@ type Service struct {
 // tracked is what the service keeps per session.
 type tracked struct {
 	busy     int       // calls in flight plus attached streams
-	hosts    int       // attached Connect streams and WatchEvents watchers: hosts that may answer requests
 	lastUsed time.Time // when busy last dropped to zero (or the session was created)
 	closing  bool      // the idle reaper is closing it
-	calls    map[string]bool
 }
 
-type winner struct {
-	key string // the answering stream's key, or respondKey for RespondToRequest
-	at  time.Time
-}
-
-// respondKey is the winner key of answers given with RespondToRequest.
+// respondKey is the answerer key (mcpcore.RequestEnded.AnsweredBy) of answers given with RespondToRequest.
 const respondKey = "respond"
 
 // New returns the service for core. The service owns core from now on: Close closes it. It starts one
@@ -154,9 +131,9 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
-		winners:    map[string]winner{},
 	}
 	s.auth.configure(opts, s.logger)
+	core.TrackHosts() // the service's host streams say when a host is attached (attachHost)
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)
 		go s.reapIdle() // ends when Close closes s.done
@@ -187,10 +164,6 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
-		s.openingMu.Lock()
-		s.openingClosed = true
-		s.openingMu.Unlock()
-		s.openingWG.Wait() // the core ended every request
 		close(s.done)
 		s.reaperWG.Wait()
 	})
@@ -247,29 +220,19 @@ func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, re
 func (s *Service) trackLocked(id string) *tracked {
 	t := s.tracked[id]
 	if t == nil {
-		t = &tracked{lastUsed: time.Now(), calls: map[string]bool{}}
+		t = &tracked{lastUsed: time.Now()}
 		s.tracked[id] = t
 	}
 	return t
 }
 
-// beginCall registers a host call id in the session; it fails when the id is in use by a call in flight.
-func (s *Service) beginCall(sessionID, callID string) (string, func(), error) {
-	if callID == "" {
-		callID = "call-" + rand.Text()
+// callIDOf is the host's call id, or a new one the core mints: the core owns call ids and refuses a
+// duplicate of a call in flight (mcpcore.ErrCallInFlight).
+func callIDOf(id string) string {
+	if id == "" {
+		return mcpcore.NewCallID()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.trackLocked(sessionID)
-	if t.calls[callID] {
-		return "", nil, invalidArgument(mcpcore.FieldViolation{Field: "call_id", Description: "already used by a call in flight in this session"})
-	}
-	t.calls[callID] = true
-	return callID, func() {
-		s.mu.Lock()
-		delete(t.calls, callID)
-		s.mu.Unlock()
-	}, nil
+	return id
 }
 
 func (s *Service) forget(id string) {
@@ -333,26 +296,12 @@ func (s *Service) reapIdle() {
 	}
 }
 
-// recordWinner remembers who answered request id; the caller holds answerMu.
-func (s *Service) recordWinnerLocked(id, key string) {
-	now := time.Now()
-	s.winners[id] = winner{key: key, at: now}
-	if len(s.winners)%64 == 0 {
-		maps.DeleteFunc(s.winners, func(_ string, w winner) bool { return now.Sub(w.at) > winnerTTL })
-	}
-}
-
 // outcomeFor returns how an answered request looks to the receiver with key: ANSWERED if it answered it,
-// else ANSWERED_ELSEWHERE. Watchers (key "") see answers given with RespondToRequest as their own.
-func (s *Service) outcomeFor(key string) func(string) pb.RequestOutcome {
-	return func(id string) pb.RequestOutcome {
-		s.answerMu.Lock()
-		w, ok := s.winners[id]
-		s.answerMu.Unlock()
-		if ok && (w.key == key || (key == "" && w.key == respondKey)) {
-			return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
-		}
-		if !ok && key == "" {
+// else ANSWERED_ELSEWHERE. Watchers (key "") see answers given with RespondToRequest, and answers whose
+// answerer is not known, as their own. Who answered is the dispatcher's to say (RequestEnded.AnsweredBy).
+func outcomeFor(key string) func(mcpcore.RequestEnded) pb.RequestOutcome {
+	return func(e mcpcore.RequestEnded) pb.RequestOutcome {
+		if e.AnsweredBy == key || (key == "" && (e.AnsweredBy == respondKey || e.AnsweredBy == "")) {
 			return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
 		}
 		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE
@@ -361,13 +310,7 @@ func (s *Service) outcomeFor(key string) func(string) pb.RequestOutcome {
 
 // respond delivers an answer on behalf of the receiver with key (see outcomeFor).
 func (s *Service) respond(ctx context.Context, owner, id, key string, a mcpcore.Answer) error {
-	s.answerMu.Lock()
-	defer s.answerMu.Unlock()
-	if err := s.core.Dispatcher().Respond(ctx, owner, id, a); err != nil {
-		return err
-	}
-	s.recordWinnerLocked(id, key)
-	return nil
+	return s.core.Dispatcher().RespondAs(ctx, owner, id, key, a)
 }
 
 // sessionToProto describes a session.

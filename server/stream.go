@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -13,9 +11,9 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// endedWait bounds how long StreamCallTool waits, after the call returned, for the RequestEnded of the
-// call's server requests (they have all ended by then; this only covers their waiters' scheduling).
-const endedWait = 5 * time.Second
+// callWatchBuffer bounds the request events queued for one streaming call between its handler's reads; a
+// call raises few requests (at most the session's pending limit), and a lost event is re-read (resync).
+const callWatchBuffer = 16
 
 // callQueue collects the messages of one streaming call from the core's callbacks, which must not block.
 // Progress and log messages beyond the bound are dropped; server requests and their endings never are (they
@@ -70,29 +68,65 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	if err != nil {
 		return err
 	}
-	callID, end, err := s.beginCall(sess.ID(), req.GetCallId())
-	if err != nil {
-		return err
-	}
-	defer end()
+	callID := callIDOf(req.GetCallId())
+	tc.opts.Resume = req.GetResume()
 
 	q := newCallQueue(s.opts.StreamBuffer)
-	waitCtx, stopWaiting := context.WithCancel(ctx)
-	// waiters report the end of the call's server requests. waitMu orders their Add before the final
-	// Wait: once the handler is returning, the core may still call OnRequest, and that waiter is skipped.
-	var (
-		waiters    sync.WaitGroup
-		waitMu     sync.Mutex
-		waitClosed bool
-	)
-	defer func() {
-		waitMu.Lock()
-		waitClosed = true
-		waitMu.Unlock()
-		stopWaiting()
-		waiters.Wait()
-	}()
 	d := s.core.Dispatcher()
+	sid := sess.ID()
+	// The call's server requests and their ends come from the dispatcher's one feed: the requests this call
+	// raised, and the session's requests that belong to no call (a push over stdio or SSE names none) while
+	// it runs. The core's OnRequest below only marks the call as one that streams its requests.
+	watch := d.Watch(func(pr *mcpcore.PendingRequest) bool {
+		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "")
+	}, callWatchBuffer)
+	defer watch.Close()
+	shown := map[string]bool{} // requests shown on the stream whose end is not yet shown; this goroutine's
+	showRequest := func(pr *mcpcore.PendingRequest) {
+		if shown[pr.ID] {
+			return
+		}
+		r, err := serverRequestToProto(pr)
+		if err != nil {
+			s.logger.Warn("server request not shown on the call's stream", "request", pr.ID, "error", err)
+			return
+		}
+		shown[pr.ID] = true
+		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_ServerRequest{ServerRequest: r}}, false)
+	}
+	showEnded := func(ended mcpcore.RequestEnded) {
+		if !shown[ended.RequestID] {
+			return
+		}
+		delete(shown, ended.RequestID)
+		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_RequestEnded{RequestEnded: &pb.RequestEnded{
+			RequestId: ended.RequestID, SessionId: sid, Outcome: outcomeToProto(ended.Outcome), Detail: ended.Detail,
+		}}}, false)
+	}
+	// resyncEnds shows the ends a full watch buffer lost; resync also the requests still pending.
+	resyncEnds := func() {
+		for id := range shown {
+			if ended, ok := d.Ended(id); ok {
+				showEnded(ended)
+			}
+		}
+	}
+	resync := func() {
+		for _, pr := range d.List(Principal(ctx), sid) {
+			if pr.OriginCallID == callID || pr.OriginCallID == "" {
+				showRequest(pr)
+			}
+		}
+		resyncEnds()
+	}
+	onWatch := func(ev *mcpcore.Event) {
+		switch ev.Kind {
+		case mcpcore.EventRequestCreated:
+			showRequest(ev.Request)
+		case mcpcore.EventRequestEnded:
+			showEnded(*ev.Ended)
+		}
+	}
 	tc.opts.CallID = callID
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
 		pp, err := progressToProto(&p)
@@ -110,31 +144,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Log{Log: pl}}, true)
 	}
-	tc.opts.OnRequest = func(pr *mcpcore.PendingRequest) {
-		r, err := serverRequestToProto(pr)
-		if err != nil {
-			s.logger.Warn("server request not shown on the call's stream", "request", pr.ID, "error", err)
-			return
-		}
-		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_ServerRequest{ServerRequest: r}}, false)
-		waitMu.Lock()
-		defer waitMu.Unlock()
-		if waitClosed {
-			return
-		}
-		waiters.Add(1)
-		go func() { // ends when the request ends or the stream does
-			defer waiters.Done()
-			defer logPanic(s.logger, "stream request waiter")
-			ended, err := d.Wait(waitCtx, pr.ID)
-			if err != nil {
-				return
-			}
-			q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_RequestEnded{RequestEnded: &pb.RequestEnded{
-				RequestId: ended.RequestID, SessionId: pr.SessionID, Outcome: outcomeToProto(ended.Outcome), Detail: ended.Detail,
-			}}}, false)
-		}()
-	}
+	tc.opts.OnRequest = func(*mcpcore.PendingRequest) {} // shown from the watch
 
 	type outcome struct {
 		res  *mcp.CallToolResult
@@ -163,22 +173,28 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 			if err := flush(); err != nil {
 				return err
 			}
+		case ev, ok := <-watch.C():
+			if ok {
+				onWatch(ev)
+			}
+		case <-watch.Gap():
+			resync()
 		case o := <-done:
+			// Every request of the call has ended by now, and the dispatcher published each end before
+			// the call could return: show what the watch holds, and what it may have dropped.
+			for drained := false; !drained; {
+				select {
+				case ev := <-watch.C():
+					onWatch(ev)
+				default:
+					drained = true
+				}
+			}
+			resyncEnds()
 			if o.err != nil {
 				_ = flush()
 				return toStatus(o.err)
 			}
-			// Every request of the call has ended by now; let the waiters report it, boundedly.
-			allEnded := make(chan struct{})
-			go func() { waiters.Wait(); close(allEnded) }() // ends when the waiters do (bounded by stopWaiting)
-			t := time.NewTimer(endedWait)
-			select {
-			case <-allEnded:
-			case <-t.C:
-				stopWaiting()
-			case <-ctx.Done():
-			}
-			t.Stop()
 			if err := flush(); err != nil {
 				return err
 			}

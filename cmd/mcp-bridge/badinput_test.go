@@ -136,6 +136,26 @@ func TestBadInput(t *testing.T) {
 			want: `--log-format: unknown format "xml" \(use text or json\)`,
 		},
 		{
+			name: "state reset without a state file",
+			args: []string{"--state-reset"},
+			want: `--state-reset: there is no state file to start over \(set state.file or --state-file\)`,
+		},
+		{
+			name: "empty state file flag",
+			args: []string{"--state-file="},
+			want: `--state-file: empty path \(leave the flag out to keep state in memory\)`,
+		},
+		{
+			name: "corrupt state file",
+			args: []string{"--state-file", write("state.db", "not a state file")},
+			want: `state file .*/state\.db is corrupt \(not a state file\): move it aside, or start over with --state-reset \(the file is kept as <file>\.bad-<time>\)`,
+		},
+		{
+			name: "state key that is no key",
+			args: []string{"--config", write("state.yaml", "state:\n  file: s.db\n  keyFile: plain-file\n")},
+			want: `.*/state\.yaml:3:3: state\.keyFile: .*/plain-file: key must be 32 bytes: 64 hex digits or base64`,
+		},
+		{
 			name: "unreadable certificate",
 			args: []string{"--config", write("tls.yaml", "tls:\n  certFile: cert.pem\n  keyFile: key.pem\n")},
 			want: `tls: certificate .*/cert\.pem with key .*/key\.pem: tls: failed to find any PEM data in certificate input`,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -23,6 +24,8 @@ type flags struct {
 	adminAddr  string
 	logLevel   slog.Level
 	logFormat  string
+	stateFile  string
+	stateReset bool
 	set        map[string]bool // names of the flags given on the command line
 }
 
@@ -49,6 +52,8 @@ func parseFlags(args []string, stdout io.Writer) (*flags, error) {
 	fs.StringVar(&f.grpcSocket, "grpc-socket", "", "also serve gRPC on this Unix socket `path`")
 	fs.StringVar(&f.replica, "replica", "", "this replica's `name` behind a proxy (sessions.replica; a DNS label such as the pod's name)")
 	fs.StringVar(&f.adminAddr, "admin-addr", "", "serve /metrics and /healthz also on this `address` (plain HTTP, no auth)")
+	fs.StringVar(&f.stateFile, "state-file", "", "keep sessions, pending requests and answers in this `file` so that they survive a restart (state.file)")
+	fs.BoolVar(&f.stateReset, "state-reset", false, "start over: move the state file aside (<file>.bad-<time>) and start empty")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Usage = func() {
@@ -125,6 +130,22 @@ func (f *flags) loadConfig() (*config.Config, error) {
 	}
 	if f.set["admin-addr"] {
 		cfg.Listen.Admin = f.adminAddr
+	}
+	if f.set["state-file"] {
+		if f.stateFile == "" {
+			return nil, fmt.Errorf("--state-file: empty path (leave the flag out to keep state in memory)")
+		}
+		abs, err := filepath.Abs(f.stateFile)
+		if err != nil {
+			return nil, fmt.Errorf("--state-file: %v", err)
+		}
+		cfg.State.File, cfg.State.Memory = abs, false
+	}
+	if f.stateReset {
+		if cfg.State.File == "" {
+			return nil, fmt.Errorf("--state-reset: there is no state file to start over (set state.file or --state-file)")
+		}
+		cfg.State.Reset = true
 	}
 	l := cfg.Listen
 	if l.GRPC == "" && l.HTTP == "" && l.GRPCSocket == "" {

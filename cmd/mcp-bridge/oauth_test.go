@@ -33,11 +33,18 @@ mcpServers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := coreOptions(cfg, slog.New(slog.DiscardHandler))
-	if o.OAuth.Store == nil || o.OAuth.AuthorizationTimeout != 3*time.Minute || !o.OAuth.AllowLinkLocal {
+	ua, err := upstreamAuth(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := coreOptions(cfg, slog.New(slog.DiscardHandler), ua)
+	if uo := ua.Options(); uo.Store == nil || !uo.AllowLinkLocal || o.OAuth.AuthorizationTimeout != 3*time.Minute {
 		t.Errorf("oauth options = %+v", o.OAuth)
 	}
-	gh := o.Servers["gh"].OAuth
+	if o.Servers["gh"].OAuth == nil {
+		t.Error("gh has no authorizer")
+	}
+	gh := oauthConfig(cfg.MCPServers["gh"].Auth)
 	if gh == nil || gh.ClientID != "bridge" || gh.ClientSecret != "s3cret" || !gh.DisableDynamicRegistration || gh.Scopes[0] != "repo" {
 		t.Errorf("gh oauth = %+v", gh)
 	}

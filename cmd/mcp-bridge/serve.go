@@ -124,10 +124,16 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		b.closeListeners()
 		return badInput(o.stderr, err)
 	}
+	store, err := openState(ctx, cfg, obs, logger)
+	if err != nil {
+		b.closeListeners()
+		return badInput(o.stderr, err)
+	}
+	defer store.Close() // after the service, which closes the core, has closed
 	newService := o.newService
 	if newService == nil {
 		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-			return newObservedService(cfg, logger, obs)
+			return newObservedService(cfg, logger, obs, store)
 		}
 	}
 	svc, svcOpts, err := newService(cfg, logger)

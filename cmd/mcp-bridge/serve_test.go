@@ -20,6 +20,7 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -260,12 +261,18 @@ func TestJSONLogs(t *testing.T) {
 	if len(ls) == 0 {
 		t.Fatal("no log output")
 	}
-	var first map[string]any
-	if err := json.Unmarshal([]byte(ls[0]), &first); err != nil {
-		t.Fatalf("first log line is not JSON: %v\n%s", err, ls[0])
+	var serving map[string]any
+	for _, l := range ls {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, l)
+		}
+		if rec["msg"] == "mcp-bridge serving" && serving == nil {
+			serving = rec
+		}
 	}
-	if first["msg"] != "mcp-bridge serving" || first["grpc"] != tb.addrs.GRPC {
-		t.Errorf("first log line = %v", first)
+	if serving == nil || serving["grpc"] != tb.addrs.GRPC {
+		t.Errorf("serving line = %v", serving)
 	}
 }
 
@@ -519,7 +526,7 @@ allowUnconfiguredServers: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := coreOptions(cfg, slog.New(slog.DiscardHandler))
+	o := coreOptions(cfg, slog.New(slog.DiscardHandler), upstreamauth.NewClient(upstreamauth.Options{}))
 	if !o.AllowUnconfigured || o.Limits.MaxSessionsPerOwner != 7 || o.Pending.RootsTimeout != 3*time.Second ||
 		o.Limits.MaxMessageBytes != config.DefaultMaxMessageBytes || o.ClientInfo.Name != "mcp-bridge" {
 		t.Errorf("options = %+v", o)

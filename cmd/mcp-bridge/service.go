@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
+	"time"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -31,40 +33,22 @@ type bridgeService interface {
 // the gateway reaches the gRPC server over an in-process client connection
 // (docs/adr/0003-binary-and-configuration.md).
 func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	return newObservedService(cfg, logger, nil)
+	return newObservedService(cfg, logger, nil, nil)
 }
 
-// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none).
-func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability) (bridgeService, []grpc.ServerOption, error) {
-	opts := coreOptions(cfg, logger)
+// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
+// the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
+func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
+	ua, err := upstreamAuth(cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
-	if cfg.OAuth.TokenStoreFile != "" {
-		key, err := mcpcore.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
-		if err != nil {
-			return nil, nil, fmt.Errorf("oauth token store key: %w", err)
-		}
-		store, err := mcpcore.OpenTokenStore(cfg.OAuth.TokenStoreFile, key, logger)
-		if err != nil {
-			return nil, nil, err
-		}
-		opts.OAuth.Store = store
-	}
-	// The core tells of authorization requests of sessions being created through a hook fixed at New,
-	// and the service that delivers them to hosts (AnnounceAuthorization) can only be built on the core:
-	// the hook forwards to the service once it exists. No session opens before then (the service opens
-	// them), so nothing is lost; the atomic keeps it race-free regardless.
-	var announce atomic.Pointer[server.Service]
-	opts.OAuth.OnAuthorization = func(pr *mcpcore.PendingRequest) {
-		if svc := announce.Load(); svc != nil {
-			svc.AnnounceAuthorization(pr)
-		}
-	}
-	// Roots requests ask whether a host is attached, which only the service knows: forwarded the same way.
-	opts.HostAttached = func(sessionID string) bool {
-		if svc := announce.Load(); svc != nil {
-			return svc.HostAttached(sessionID)
-		}
-		return true
+	if store != nil && cfg.State.File != "" {
+		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
+		// memory store would only cost each MRTR hop an encoding for nothing).
+		opts.Store = store
 	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
@@ -88,7 +72,19 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		svcOpts.Peers = peers
 	}
 	svc := server.New(core, svcOpts)
-	announce.Store(svc)
+	// What an earlier process kept comes back before the bridge serves: sessions under their ids,
+	// pending requests, MRTR rounds (docs/adr/0021-what-is-kept.md).
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	rep, err := core.Restore(rctx)
+	cancel()
+	if err != nil {
+		_ = svc.Close(context.Background())
+		return nil, nil, fmt.Errorf("restoring the kept state: %w", err)
+	}
+	if rep != (mcpcore.RestoreReport{}) {
+		logger.Info("state restored", "sessions", rep.Sessions, "pending_requests", rep.Requests, "mrtr_calls", rep.Rounds,
+			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
+	}
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
 	if peers != nil || closeAudit != nil {
 		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit}, grpcOpts, nil
@@ -115,11 +111,37 @@ func (w *withPeers) Close(ctx context.Context) error {
 	return err
 }
 
-// coreOptions translates the configuration into the MCP client core's options.
-func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
+// upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
+// encrypted file when configured, else memory.
+func upstreamAuth(cfg *config.Config, logger *slog.Logger) (*upstreamauth.Client, error) {
+	opts := upstreamauth.Options{
+		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
+		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
+	}
+	if cfg.OAuth.TokenStoreFile != "" {
+		key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
+		if err != nil {
+			return nil, fmt.Errorf("oauth token store key: %w", err)
+		}
+		store, err := upstreamauth.OpenTokenStore(cfg.OAuth.TokenStoreFile, key, logger)
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = store
+	}
+	return upstreamauth.NewClient(opts), nil
+}
+
+// coreOptions translates the configuration into the MCP client core's options; ua authorizes the servers
+// with an auth block of type oauth.
+func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Client) mcpcore.Options {
 	servers := make(map[string]mcpcore.ServerConfig, len(cfg.MCPServers))
 	for name, s := range cfg.MCPServers {
-		servers[name] = coreServer(s)
+		sc := coreServer(s)
+		if oc := oauthConfig(s.Auth); oc != nil {
+			sc.OAuth = ua.Server(oc)
+		}
+		servers[name] = sc
 	}
 	return mcpcore.Options{
 		Logger:            logger,
@@ -140,22 +162,17 @@ func coreOptions(cfg *config.Config, logger *slog.Logger) mcpcore.Options {
 		ClosedRetention: cfg.Sessions.ClosedRetention,
 		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
-		OAuth: mcpcore.OAuthOptions{
-			Store:                mcpcore.NewTokenStore(), // replaced by the encrypted file store when configured
-			AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout,
-			AllowLinkLocal:       cfg.OAuth.AllowLinkLocal,
-			AllowInsecureHTTP:    cfg.OAuth.AllowInsecureHTTP,
-		},
+		OAuth:           mcpcore.OAuthOptions{AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout},
 	}
 }
 
-// coreOAuth translates a server's auth block of type oauth; nil for other servers.
-func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
+// oauthConfig translates a server's auth block of type oauth; nil for other servers.
+func oauthConfig(a *config.ServerAuth) *upstreamauth.Config {
 	if a == nil || a.Type != config.AuthOAuth {
 		return nil
 	}
-	return &mcpcore.OAuthConfig{
-		Grant:                      mcpcore.OAuthGrant(a.Grant),
+	return &upstreamauth.Config{
+		Grant:                      upstreamauth.Grant(a.Grant),
 		ClientID:                   a.ClientID,
 		ClientSecret:               a.ClientSecret(),
 		Issuer:                     a.Issuer,
@@ -171,21 +188,21 @@ func coreOAuth(a *config.ServerAuth) *mcpcore.OAuthConfig {
 	}
 }
 
-// secretSource is the mcpcore source of a credential kept in file or the environment variable env (read
-// by mcpcore at every use); nil when neither is set.
-func secretSource(file, env string) *mcpcore.SecretSource {
+// secretSource is the upstreamauth source of a credential kept in file or the environment variable env
+// (read at every use); nil when neither is set.
+func secretSource(file, env string) *upstreamauth.SecretSource {
 	if file == "" && env == "" {
 		return nil
 	}
-	return &mcpcore.SecretSource{File: file, Env: env}
+	return &upstreamauth.SecretSource{File: file, Env: env}
 }
 
 // coreIdP translates the idp block of the enterprise_managed grant.
-func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
+func coreIdP(p *config.IdPAuth) *upstreamauth.IdPConfig {
 	if p == nil {
 		return nil
 	}
-	return &mcpcore.IdPConfig{
+	return &upstreamauth.IdPConfig{
 		Issuer:           p.Issuer,
 		TokenEndpoint:    p.TokenEndpoint,
 		ClientID:         p.ClientID,
@@ -195,7 +212,7 @@ func coreIdP(p *config.IdPAuth) *mcpcore.IdPConfig {
 	}
 }
 
-// coreServer translates one configured server. In the file, maxRestarts 0 means "never restart";
+// coreServer translates one configured server (its OAuth authorizer is coreOptions's). In the file, maxRestarts 0 means "never restart";
 // in mcpcore that is a negative MaxRestarts (0 there means the default).
 func coreServer(s *config.Server) mcpcore.ServerConfig {
 	var roots []*mcp.Root
@@ -212,7 +229,6 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 		URL:               s.URL,
 		H2C:               s.H2C,
 		Headers:           s.UpstreamHeaders(), // headers plus bearer/headers credentials; secrets
-		OAuth:             coreOAuth(s.Auth),
 		ProtocolVersion:   s.ProtocolVersion,
 		Roots:             roots,
 		RequestTimeout:    s.RequestTimeout,

@@ -33,6 +33,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/conformance/internal/scenario"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 )
 
 // owner is the principal the program's one session belongs to.
@@ -58,12 +59,21 @@ func mainErr() error {
 		Logger:            logger,
 		AllowUnconfigured: true,
 		ClientInfo:        &mcp.Implementation{Name: scenario.ClientName, Version: scenario.ClientVersion},
-		OAuth: mcpcore.OAuthOptions{
-			// Authorization is asked for while the session is still opening, before the host has it.
-			OnAuthorization: func(p *mcpcore.PendingRequest) { go h.answer(ctx, p) },
-		},
 	})
 	h.dispatcher = core.Dispatcher()
+	// Authorization is asked for while the session is still opening, before the host has it: the host
+	// answers it from the dispatcher's feed of requests. The goroutine ends when the watch is closed.
+	auth := core.Dispatcher().Watch(func(p *mcpcore.PendingRequest) bool { return p.Kind == mcpcore.KindAuthorization }, 8)
+	authDone := make(chan struct{})
+	go func() {
+		defer close(authDone)
+		for ev := range auth.C() {
+			if ev.Kind == mcpcore.EventRequestCreated {
+				go h.answer(ctx, ev.Request)
+			}
+		}
+	}()
+	defer func() { auth.Close(); <-authDone }()
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -87,15 +97,15 @@ func mainErr() error {
 	return nil
 }
 
-// oauthConfig is the OAuth client configuration of the scenario's server; nil unless it is an
-// authorization scenario.
-func oauthConfig(env scenario.Env) *mcpcore.OAuthConfig {
+// oauthConfig is the authorizer of the scenario's server, with an OAuth client of its own; nil unless it
+// is an authorization scenario.
+func oauthConfig(env scenario.Env) mcpcore.Authorizer {
 	a, ok := env.AuthSetup()
 	if !ok {
 		return nil
 	}
-	cfg := &mcpcore.OAuthConfig{
-		Grant:             mcpcore.OAuthGrant(a.Grant),
+	cfg := &upstreamauth.Config{
+		Grant:             upstreamauth.Grant(a.Grant),
 		ClientMetadataURL: scenario.ClientMetadataURL,
 		RedirectURL:       scenario.RedirectURL,
 		ClientID:          a.ClientID,
@@ -104,19 +114,19 @@ func oauthConfig(env scenario.Env) *mcpcore.OAuthConfig {
 		DPoP:              a.DPoP,
 	}
 	if a.ClientKeyPEM != "" {
-		cfg.ClientKey = &mcpcore.SecretSource{Value: a.ClientKeyPEM}
+		cfg.ClientKey = &upstreamauth.SecretSource{Value: a.ClientKeyPEM}
 	}
 	if a.Assertion != "" {
-		cfg.Assertion = &mcpcore.SecretSource{Value: a.Assertion}
+		cfg.Assertion = &upstreamauth.SecretSource{Value: a.Assertion}
 	}
 	if a.Grant == scenario.GrantEnterpriseManaged {
-		cfg.IdP = &mcpcore.IdPConfig{
+		cfg.IdP = &upstreamauth.IdPConfig{
 			TokenEndpoint: a.IdPTokenEndpoint,
 			ClientID:      a.IdPClientID,
-			SubjectToken:  &mcpcore.SecretSource{Value: a.IdPIDToken},
+			SubjectToken:  &upstreamauth.SecretSource{Value: a.IdPIDToken},
 		}
 	}
-	return cfg
+	return upstreamauth.NewClient(upstreamauth.Options{}).Server(cfg)
 }
 
 // hostCapabilities are what this host can answer: all of it.

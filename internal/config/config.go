@@ -59,6 +59,8 @@ type Config struct {
 	// Audit configures the audit log (policy.go); RateLimits bound each principal's calls.
 	Audit      Audit      `yaml:"audit"`
 	RateLimits RateLimits `yaml:"rateLimits"`
+	// State says where the bridge keeps what must outlive its process (state.go).
+	State State `yaml:"state"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
@@ -263,6 +265,8 @@ const (
 	DefaultMaxRestarts             = mcpcore.DefaultMaxRestarts
 	DefaultInitialBackoff          = mcpcore.DefaultInitialBackoff
 	DefaultMaxBackoff              = mcpcore.DefaultMaxBackoff
+	// DefaultAuthorizationTimeout is the default of oauth.authorizationTimeout.
+	DefaultAuthorizationTimeout = mcpcore.DefaultAuthorizationTimeout
 )
 
 // newConfig returns a Config holding every default except the servers.

@@ -60,6 +60,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := c.readSecrets(); err != nil {
 		return nil, err
 	}
+	if err := c.readStateKey(); err != nil {
+		return nil, err
+	}
 	if c.Auth.TokensFile != "" {
 		tokens, err := LoadTokens(c.Auth.TokensFile)
 		if err != nil {
@@ -137,6 +140,8 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.TLS.ClientCAFile)
 	abs(&c.Auth.TokensFile)
 	abs(&c.Listen.GRPCSocket)
+	abs(&c.State.File)
+	abs(&c.State.KeyFile)
 	c.resolveAuthPaths(abs)
 	c.resolvePolicyPaths(abs)
 	for _, s := range c.MCPServers {

@@ -73,7 +73,7 @@ type ServerAuth struct {
 	// DynamicRegistration allows registering with authorization servers that offer it (default true).
 	DynamicRegistration *bool `yaml:"dynamicRegistration"`
 	// Enterprise grants (ADR 0011). Key material and assertions are files or environment variables,
-	// read by mcpcore at every use (a rotated file is picked up); the loader only checks that they exist.
+	// read by package upstreamauth at every use (a rotated file is picked up); the loader only checks that they exist.
 	// ClientKeyFile or ClientKeyEnv holds the private key of private_key_jwt client authentication (PEM
 	// or JWK); ClientKeyAlg its JWS algorithm (default: the key's own).
 	ClientKeyFile string `yaml:"clientKeyFile"`
@@ -185,12 +185,9 @@ type OAuth struct {
 	AllowInsecureHTTP bool `yaml:"allowInsecureHttp"`
 
 	// TokenStoreKey is the key as written in TokenStoreKeyFile or TokenStoreKeyEnv (hex or base64;
-	// mcpcore.ParseTokenStoreKey decodes it), read at load time; empty without a token store file.
+	// upstreamauth.ParseTokenStoreKey decodes it), read at load time; empty without a token store file.
 	TokenStoreKey Secret `yaml:"-"`
 }
-
-// DefaultAuthorizationTimeout is the default of oauth.authorizationTimeout.
-const DefaultAuthorizationTimeout = 10 * time.Minute
 
 // validateServerAuth checks a server's auth block; path is the server's key path.
 func (c *Config) validateServerAuth(path string, s *Server) error {
@@ -483,7 +480,7 @@ func (c *Config) readSecrets() error {
 }
 
 // checkRotatingSecrets checks that the key material and assertions of the enterprise grants can be read
-// now, so that a typo fails at start-up. Their values are not kept: mcpcore reads them at every use.
+// now, so that a typo fails at start-up. Their values are not kept: package upstreamauth reads them at every use.
 func (c *Config) checkRotatingSecrets(apath string, a *ServerAuth) error {
 	check := func(key, file, env string) error {
 		var err error

@@ -52,6 +52,9 @@ func (c *Config) Validate() error {
 	if err := c.validatePolicy(); err != nil {
 		return err
 	}
+	if err := c.validateState(); err != nil {
+		return err
+	}
 	return c.validateLimits()
 }
 

@@ -665,7 +665,14 @@ type CallToolRequest struct {
 	Task *TaskOptions `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
 	// Identifier the host gives this call, unique among the session's calls in flight, so it can match server
 	// requests (ServerRequest.origin_call_id), progress and log events to it; empty lets the bridge choose one.
-	CallId        string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	CallId string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// This call (`call_id`, required then) may have been made before and its outcome lost — the connection
+	// dropped, the call failed UNAVAILABLE, the bridge restarted: return that call's one outcome instead of
+	// running it again. A call waiting between multi round-trip rounds goes on from its kept round; one that
+	// completed returns its kept result (kept for 5 minutes); one still in flight is joined. Otherwise its fate
+	// upstream is unknown: ABORTED with reason CALL_OUTCOME_UNKNOWN, unless the tool is annotated
+	// `idempotentHint`, when it is sent again. The Python and Java clients set it on their own retries.
+	Resume        bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -742,6 +749,13 @@ func (x *CallToolRequest) GetCallId() string {
 	return ""
 }
 
+func (x *CallToolRequest) GetResume() bool {
+	if x != nil {
+		return x.Resume
+	}
+	return false
+}
+
 // CallToolResponse is the response of CallTool.
 type CallToolResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -812,7 +826,9 @@ type StreamCallToolRequest struct {
 	// Ask the server to run the call as a task (2025-11-25 tasks); the result then carries the task.
 	Task *TaskOptions `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
 	// Identifier the host gives this call (see CallToolRequest.call_id); empty lets the bridge choose one.
-	CallId        string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	CallId string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Resume a lost call by its `call_id` (see CallToolRequest.resume).
+	Resume        bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -887,6 +903,13 @@ func (x *StreamCallToolRequest) GetCallId() string {
 		return x.CallId
 	}
 	return ""
+}
+
+func (x *StreamCallToolRequest) GetResume() bool {
+	if x != nil {
+		return x.Resume
+	}
+	return false
 }
 
 // StreamCallToolResponse is one message of StreamCallTool's stream.
@@ -2853,7 +2876,7 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\"e\n" +
 	"\x11ListToolsResponse\x12(\n" +
 	"\x05tools\x18\x01 \x03(\v2\x12.mcpbridge.v1.ToolR\x05tools\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xfb\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x02\n" +
 	"\x0fCallToolRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x17\n" +
@@ -2861,10 +2884,11 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\x12,\n" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
-	"\acall_id\x18\x06 \x01(\tR\x06callId\"a\n" +
+	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\"a\n" +
 	"\x10CallToolResponse\x124\n" +
 	"\x06result\x18\x01 \x01(\v2\x1c.mcpbridge.v1.CallToolResultR\x06result\x12\x17\n" +
-	"\acall_id\x18\x02 \x01(\tR\x06callId\"\x81\x02\n" +
+	"\acall_id\x18\x02 \x01(\tR\x06callId\"\x99\x02\n" +
 	"\x15StreamCallToolRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x17\n" +
@@ -2872,7 +2896,8 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\x12,\n" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
-	"\acall_id\x18\x06 \x01(\tR\x06callId\"\xef\x02\n" +
+	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\"\xef\x02\n" +
 	"\x16StreamCallToolResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12@\n" +
 	"\bprogress\x18\x02 \x01(\v2\".mcpbridge.v1.ProgressNotificationH\x00R\bprogress\x120\n" +

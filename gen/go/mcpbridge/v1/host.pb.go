@@ -103,6 +103,11 @@ const (
 	RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED RequestOutcome = 6
 	// The host call that caused it ended (cancelled or failed) before an answer was needed.
 	RequestOutcome_REQUEST_OUTCOME_CALL_ENDED RequestOutcome = 7
+	// The bridge restarted (a crash, kill -9, an upgrade) while the request was pending, and the connection
+	// it came on died with the old process: no answer can reach the server that asked (a stdio server
+	// process, a pushed request of the handshake era). Requests of the 2026-07-28 era are not lost this way:
+	// they are raised again under their ids.
+	RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED RequestOutcome = 8
 )
 
 // Enum value maps for RequestOutcome.
@@ -116,6 +121,7 @@ var (
 		5: "REQUEST_OUTCOME_TIMED_OUT",
 		6: "REQUEST_OUTCOME_SESSION_CLOSED",
 		7: "REQUEST_OUTCOME_CALL_ENDED",
+		8: "REQUEST_OUTCOME_BRIDGE_RESTARTED",
 	}
 	RequestOutcome_value = map[string]int32{
 		"REQUEST_OUTCOME_UNSPECIFIED":         0,
@@ -126,6 +132,7 @@ var (
 		"REQUEST_OUTCOME_TIMED_OUT":           5,
 		"REQUEST_OUTCOME_SESSION_CLOSED":      6,
 		"REQUEST_OUTCOME_CALL_ENDED":          7,
+		"REQUEST_OUTCOME_BRIDGE_RESTARTED":    8,
 	}
 )
 
@@ -2100,7 +2107,7 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\bDelivery\x12\x18\n" +
 	"\x14DELIVERY_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DELIVERY_LEGACY_PUSH\x10\x01\x12\x1d\n" +
-	"\x19DELIVERY_MULTI_ROUND_TRIP\x10\x02*\xaa\x02\n" +
+	"\x19DELIVERY_MULTI_ROUND_TRIP\x10\x02*\xd0\x02\n" +
 	"\x0eRequestOutcome\x12\x1f\n" +
 	"\x1bREQUEST_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18REQUEST_OUTCOME_ANSWERED\x10\x01\x12&\n" +
@@ -2109,7 +2116,8 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"!REQUEST_OUTCOME_CANCELLED_BY_HOST\x10\x04\x12\x1d\n" +
 	"\x19REQUEST_OUTCOME_TIMED_OUT\x10\x05\x12\"\n" +
 	"\x1eREQUEST_OUTCOME_SESSION_CLOSED\x10\x06\x12\x1e\n" +
-	"\x1aREQUEST_OUTCOME_CALL_ENDED\x10\aBa\n" +
+	"\x1aREQUEST_OUTCOME_CALL_ENDED\x10\a\x12$\n" +
+	" REQUEST_OUTCOME_BRIDGE_RESTARTED\x10\bBa\n" +
 	"\x10dev.mcpbridge.v1B\tHostProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3"
 
 var (

@@ -104,20 +104,22 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[_mcp_pb2.Tool, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class CallToolRequest(_message.Message):
-    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id")
+    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     name: str
     arguments: _struct_pb2.Struct
     meta: _struct_pb2.Struct
     task: _mcp_pb2.TaskOptions
     call_id: str
-    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
+    resume: bool
+    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ...) -> None: ...
 
 class CallToolResponse(_message.Message):
     __slots__ = ("result", "call_id")
@@ -128,20 +130,22 @@ class CallToolResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_mcp_pb2.CallToolResult, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class StreamCallToolRequest(_message.Message):
-    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id")
+    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     name: str
     arguments: _struct_pb2.Struct
     meta: _struct_pb2.Struct
     task: _mcp_pb2.TaskOptions
     call_id: str
-    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
+    resume: bool
+    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ...) -> None: ...
 
 class StreamCallToolResponse(_message.Message):
     __slots__ = ("call_id", "progress", "log", "server_request", "request_ended", "result")

@@ -32,6 +32,7 @@ class RequestOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REQUEST_OUTCOME_TIMED_OUT: _ClassVar[RequestOutcome]
     REQUEST_OUTCOME_SESSION_CLOSED: _ClassVar[RequestOutcome]
     REQUEST_OUTCOME_CALL_ENDED: _ClassVar[RequestOutcome]
+    REQUEST_OUTCOME_BRIDGE_RESTARTED: _ClassVar[RequestOutcome]
 DELIVERY_UNSPECIFIED: Delivery
 DELIVERY_LEGACY_PUSH: Delivery
 DELIVERY_MULTI_ROUND_TRIP: Delivery
@@ -43,6 +44,7 @@ REQUEST_OUTCOME_CANCELLED_BY_HOST: RequestOutcome
 REQUEST_OUTCOME_TIMED_OUT: RequestOutcome
 REQUEST_OUTCOME_SESSION_CLOSED: RequestOutcome
 REQUEST_OUTCOME_CALL_ENDED: RequestOutcome
+REQUEST_OUTCOME_BRIDGE_RESTARTED: RequestOutcome
 
 class ServerRequest(_message.Message):
     __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "task_id", "trace_context")

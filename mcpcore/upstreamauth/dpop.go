@@ -1,4 +1,4 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"bytes"
@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// DPoP (RFC 9449; MCP extension io.modelcontextprotocol/auth/dpop, SEP-1932): a server's OAuthConfig.DPoP
+// DPoP (RFC 9449; MCP extension io.modelcontextprotocol/auth/dpop, SEP-1932): a server's Config.DPoP
 // makes its flow hold an ES256 key (dpopKey) and
 //
 //   - sign a proof into every token request its flows make — authorization code, refresh, client
@@ -28,7 +30,7 @@ import (
 //     retry carrying the server's DPoP-Nonce, and keep each server's latest nonce for later proofs.
 //
 // The token side wraps the OAuth HTTP client (dpopTokenTransport); the resource side wraps the session's
-// HTTP transport (Session.authTransport).
+// HTTP transport (the transport serverAuth.Connect returns).
 
 // dpopState is a flow's DPoP key and the nonces its servers gave.
 type dpopState struct {
@@ -62,7 +64,7 @@ func (d *dpopState) isBound(tok string) bool {
 func newDPoPState() (*dpopState, error) {
 	k, err := newDPoPKey()
 	if err != nil {
-		return nil, fmt.Errorf("%w: DPoP key: %w", ErrAuthorization, err)
+		return nil, fmt.Errorf("%w: DPoP key: %w", mcpcore.ErrAuthorization, err)
 	}
 	return &dpopState{key: k, nonces: map[string]string{}, bound: map[[32]byte]bool{}}, nil
 }

@@ -1,4 +1,4 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 func pemOf(t *testing.T, typ string, der []byte) string {
@@ -289,39 +290,39 @@ func TestMachineGrantsAgainstTestAuth(t *testing.T) {
 	tests := []struct {
 		name    string
 		as      testauth.Options
-		cfg     func(f *oauthFixture) *OAuthConfig
+		cfg     func(f *oauthFixture) *Config
 		wantErr string // substring of the connect error; "" for success
 		secret  func(f *oauthFixture) string
 	}{
 		{
 			name: "client credentials with private_key_jwt",
 			as:   testauth.Options{ClientKeys: map[string]crypto.PublicKey{"svc": &clientKey.PublicKey}},
-			cfg: func(*oauthFixture) *OAuthConfig {
-				return &OAuthConfig{Grant: GrantClientCredentials, ClientID: "svc", ClientKey: &SecretSource{Value: keyPEM}}
+			cfg: func(*oauthFixture) *Config {
+				return &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientKey: &SecretSource{Value: keyPEM}}
 			},
 		},
 		{
 			name: "client credentials with an unknown key",
 			as:   testauth.Options{},
-			cfg: func(*oauthFixture) *OAuthConfig {
-				return &OAuthConfig{Grant: GrantClientCredentials, ClientID: "svc", ClientKey: &SecretSource{Value: keyPEM}}
+			cfg: func(*oauthFixture) *Config {
+				return &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientKey: &SecretSource{Value: keyPEM}}
 			},
 			wantErr: "invalid_client",
 		},
 		{
 			name: "jwt bearer",
 			as:   testauth.Options{Clients: map[string]string{"wl": ""}},
-			cfg: func(f *oauthFixture) *OAuthConfig {
+			cfg: func(f *oauthFixture) *Config {
 				f.as.SetTrustedIssuer(platform.Name, platform.Public())
-				return &OAuthConfig{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{Value: platform.Mint(map[string]any{"sub": "wl", "aud": f.as.Issuer}, "", time.Hour)}}
+				return &Config{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{Value: platform.Mint(map[string]any{"sub": "wl", "aud": f.as.Issuer}, "", time.Hour)}}
 			},
 		},
 		{
 			name: "jwt bearer with an expired assertion",
 			as:   testauth.Options{Clients: map[string]string{"wl": ""}},
-			cfg: func(f *oauthFixture) *OAuthConfig {
+			cfg: func(f *oauthFixture) *Config {
 				f.as.SetTrustedIssuer(platform.Name, platform.Public())
-				return &OAuthConfig{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{Value: platform.Mint(map[string]any{"sub": "wl", "aud": f.as.Issuer}, "", -time.Minute)}}
+				return &Config{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{Value: platform.Mint(map[string]any{"sub": "wl", "aud": f.as.Issuer}, "", -time.Minute)}}
 			},
 			wantErr: "invalid_grant",
 			secret:  func(f *oauthFixture) string { return "" },
@@ -329,16 +330,16 @@ func TestMachineGrantsAgainstTestAuth(t *testing.T) {
 		{
 			name: "jwt bearer without its assertion file",
 			as:   testauth.Options{Clients: map[string]string{"wl": ""}},
-			cfg: func(*oauthFixture) *OAuthConfig {
-				return &OAuthConfig{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{File: "/nonexistent/sa-token"}}
+			cfg: func(*oauthFixture) *Config {
+				return &Config{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{File: "/nonexistent/sa-token"}}
 			},
 			wantErr: "/nonexistent/sa-token",
 		},
 		{
 			name: "client credentials with a client secret at a private_key_jwt server",
 			as:   testauth.Options{Clients: map[string]string{"svc": "right"}},
-			cfg: func(*oauthFixture) *OAuthConfig {
-				return &OAuthConfig{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "wrong-s3cret"}
+			cfg: func(*oauthFixture) *Config {
+				return &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "wrong-s3cret"}
 			},
 			wantErr: "invalid_client",
 		},
@@ -359,7 +360,7 @@ func TestMachineGrantsAgainstTestAuth(t *testing.T) {
 						t.Errorf("the error carries a secret: %v", err)
 					}
 				}
-				if !errors.Is(err, ErrAuthorization) && !strings.Contains(err.Error(), ErrAuthorization.Error()) {
+				if !errors.Is(err, mcpcore.ErrAuthorization) && !strings.Contains(err.Error(), mcpcore.ErrAuthorization.Error()) {
 					t.Errorf("error %v is not an authorization error", err)
 				}
 				return
@@ -396,7 +397,7 @@ func TestMachineTokenExpiryRunsTheGrantAgain(t *testing.T) {
 	write("first")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := f.session("alice", &OAuthConfig{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{File: p}})
+	s := f.session("alice", &Config{Grant: GrantJWTBearer, ClientID: "wl", Assertion: &SecretSource{File: p}})
 	cs, err := f.connect(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +405,7 @@ func TestMachineTokenExpiryRunsTheGrantAgain(t *testing.T) {
 	callOK(t, ctx, cs, "whoami")
 	// The flow's token expires (as the bridge sees it): the next request goes without it, the server's
 	// 401 runs the grant again, with the rotated assertion.
-	m := s.flowFor().sdk.(*machineFlow)
+	m := s.flow().sdk.(*machineFlow)
 	m.mu.Lock()
 	m.tok = (&oauth2.Token{AccessToken: m.tok.AccessToken, Expiry: time.Now().Add(-time.Minute)})
 	m.mu.Unlock()
@@ -423,17 +424,18 @@ func TestDPoPThroughTheSessionTransport(t *testing.T) {
 	f := newOAuthFixture(t, fixtureOptions{as: testauth.Options{Clients: map[string]string{"svc": "s3cret"}, DPoP: true, DPoPNonce: "n"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := f.session("alice", &OAuthConfig{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret", DPoP: true})
-	h, err := s.oauthHandler()
+	s := f.session("alice", &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret", DPoP: true})
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	s.conn.Base = tr
+	h, rt, err := s.auth.Connect(s.conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             f.url,
-		HTTPClient:           &http.Client{Transport: s.authTransport(tr)},
+		HTTPClient:           &http.Client{Transport: rt},
 		OAuthHandler:         h,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,

@@ -1,4 +1,4 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 // The machine grants of the MCP authorization extensions, none of which asks a person:
@@ -68,7 +70,7 @@ type IdPConfig struct {
 // machineFlow is the auth.OAuthHandler of the machine grants. It is shared, like every flow, by the
 // sessions of one owner to one server; sessionAuth serializes Authorize calls.
 type machineFlow struct {
-	cfg      *OAuthConfig
+	cfg      *Config
 	resource string // the MCP server's URL
 	hc       *http.Client
 
@@ -119,17 +121,17 @@ func (m *machineFlow) Authorize(ctx context.Context, req *http.Request, resp *ht
 	drain(resp)
 	prm, err := m.protectedResource(ctx, challenges)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrAuthorization, err)
+		return fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 	}
 	asm, err := authServerMetadata(ctx, prm.AuthorizationServers[0], m.hc)
 	if err != nil {
-		return fmt.Errorf("%w: authorization server metadata: %w", ErrAuthorization, err)
+		return fmt.Errorf("%w: authorization server metadata: %w", mcpcore.ErrAuthorization, err)
 	}
 	if asm == nil || asm.TokenEndpoint == "" {
-		return fmt.Errorf("%w: the authorization server %s publishes no metadata with a token endpoint", ErrAuthorization, prm.AuthorizationServers[0])
+		return fmt.Errorf("%w: the authorization server %s publishes no metadata with a token endpoint", mcpcore.ErrAuthorization, prm.AuthorizationServers[0])
 	}
 	if m.cfg.Issuer != "" && strings.TrimSuffix(m.cfg.Issuer, "/") != strings.TrimSuffix(asm.Issuer, "/") {
-		return fmt.Errorf("%w: the authorization server %s is not the configured issuer %s", ErrAuthorization, asm.Issuer, m.cfg.Issuer)
+		return fmt.Errorf("%w: the authorization server %s is not the configured issuer %s", mcpcore.ErrAuthorization, asm.Issuer, m.cfg.Issuer)
 	}
 	scopes := challengedScopesAny(challenges)
 	if len(scopes) == 0 {
@@ -153,19 +155,19 @@ func (m *machineFlow) Authorize(ctx context.Context, req *http.Request, resp *ht
 	case GrantJWTBearer:
 		assertion, err := m.cfg.Assertion.read()
 		if err != nil {
-			return fmt.Errorf("%w: the jwt_bearer assertion (%s): %w", ErrAuthorization, m.cfg.Assertion.where(), err)
+			return fmt.Errorf("%w: the jwt_bearer assertion (%s): %w", mcpcore.ErrAuthorization, m.cfg.Assertion.where(), err)
 		}
 		form.Set("grant_type", grantTypeJWTBearer)
 		form.Set("assertion", assertion)
 	case GrantEnterpriseManaged:
 		jag, err := m.exchangeAtIdP(ctx, asm.Issuer, resource, scopes)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrAuthorization, err)
+			return fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 		}
 		form.Set("grant_type", grantTypeJWTBearer)
 		form.Set("assertion", jag)
 	default:
-		return fmt.Errorf("%w: grant %q is not a machine grant", ErrAuthorization, m.cfg.Grant)
+		return fmt.Errorf("%w: grant %q is not a machine grant", mcpcore.ErrAuthorization, m.cfg.Grant)
 	}
 	form.Set("resource", resource)
 	if len(scopes) > 0 {
@@ -173,7 +175,7 @@ func (m *machineFlow) Authorize(ctx context.Context, req *http.Request, resp *ht
 	}
 	tok, err := m.tokenRequest(ctx, asm, form)
 	if err != nil {
-		return fmt.Errorf("%w: %s grant: %w", ErrAuthorization, m.cfg.Grant, err)
+		return fmt.Errorf("%w: %s grant: %w", mcpcore.ErrAuthorization, m.cfg.Grant, err)
 	}
 	if s, _ := tok.Extra("scope").(string); s != "" {
 		scopes = strings.Fields(s)
@@ -499,7 +501,7 @@ func unionScopes(a, b []string) []string {
 // machineConfigCheck checks what a machine grant needs, and parses the configured client key once so
 // that a bad key is reported when the flow is made rather than at the first 401 (it is read again at
 // every grant).
-func machineConfigCheck(cfg *OAuthConfig) error {
+func machineConfigCheck(cfg *Config) error {
 	if cfg.ClientKey != nil && cfg.ClientSecret != "" {
 		return errors.New("a client key and a client secret: configure one")
 	}

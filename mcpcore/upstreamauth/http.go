@@ -1,4 +1,4 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"errors"
@@ -79,7 +79,7 @@ func checkOAuthURL(u *url.URL, allowHTTP bool) error {
 // newOAuthHTTPClient returns the HTTP client of the OAuth flows: base for the round trips, with the
 // scheme checked on every request and redirect hop and, when base is an *http.Transport, the address on
 // every new connection (unless AllowLinkLocal). The client follows at most 5 redirects and gives up on a request after 30s.
-func newOAuthHTTPClient(base http.RoundTripper, opts OAuthOptions) *http.Client {
+func newOAuthHTTPClient(base http.RoundTripper, opts Options) *http.Client {
 	rt := base
 	if t, ok := base.(*http.Transport); ok {
 		// OAuth requests are few (discovery, registration, a token now and then): no idle connections to
@@ -124,7 +124,7 @@ func dialControl(network, address string, _ syscall.RawConn) error {
 // *http.Transport (tests), literal forbidden addresses are still refused here.
 type checkedTransport struct {
 	base http.RoundTripper
-	opts OAuthOptions
+	opts Options
 }
 
 func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {

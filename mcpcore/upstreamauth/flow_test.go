@@ -1,9 +1,10 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,25 +18,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// oauthFixture is an MCP server behind testauth's guard, a core whose host answers authorization
-// requests by fetching the authorization URL without following redirects (the authorization server
-// approves at once), and the record of what the host was asked.
+// oauthFixture is an MCP server behind testauth's guard, an upstream OAuth client whose host answers
+// authorization requests by fetching the authorization URL without following redirects (the
+// authorization server approves at once), and the record of what the host was asked.
 type oauthFixture struct {
-	t     *testing.T
-	as    *testauth.Server
-	guard *testauth.Guard
-	url   string // the MCP endpoint
-	core  *Core
+	t      *testing.T
+	as     *testauth.Server
+	guard  *testauth.Guard
+	url    string // the MCP endpoint
+	client *Client
 
 	mu      sync.Mutex // guards asked
-	asked   []*AuthorizationRequest
+	asked   []*mcpcore.AuthorizationRequest
 	decline bool
 }
 
@@ -69,49 +70,29 @@ func newOAuthFixture(t *testing.T, fo fixtureOptions) *oauthFixture {
 	f.guard = f.as.NewGuard(mcpHandler, fo.guard)
 	guard = f.guard
 
-	store := fo.store
-	if store == nil {
-		store = NewTokenStore()
-	}
-	f.core = New(Options{
-		Logger: oauthLogger(t),
-		OAuth: OAuthOptions{
-			Store:           store,
-			OnAuthorization: func(p *PendingRequest) { go f.answer(p) },
-		},
-	})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = f.core.Close(ctx)
-	})
+	f.client = NewClient(Options{Store: fo.store})
 	return f
 }
 
-// answer plays the host and its user: it fetches the authorization URL without following the redirect
-// and answers with the URL the authorization server redirected to.
-func (f *oauthFixture) answer(p *PendingRequest) {
+// ask plays the host and its user (mcpcore.AuthConnection.Ask): it fetches the authorization URL
+// without following the redirect and answers with the URL the authorization server redirected to.
+func (f *oauthFixture) ask(ctx context.Context, req *mcpcore.AuthorizationRequest) (*mcpcore.AuthorizationAnswer, error) {
 	f.mu.Lock()
-	f.asked = append(f.asked, p.Authorization)
+	f.asked = append(f.asked, req)
 	decline := f.decline
 	f.mu.Unlock()
-	d := f.core.Dispatcher()
 	if decline {
-		_ = d.Respond(context.Background(), p.Owner, p.ID, Answer{Error: &RPCError{Code: -1, Message: "the user closed the window"}})
-		return
+		return nil, fmt.Errorf("%w: %s (%s)", mcpcore.ErrAuthorization, "the user closed the window", mcpcore.OutcomeAnswered)
 	}
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(p.Authorization.AuthorizationURL)
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(req.AuthorizationURL)
 	if err != nil {
 		f.t.Errorf("fetching the authorization URL: %v", err)
-		_ = d.Cancel(p.Owner, p.ID, "fetch failed")
-		return
+		return nil, fmt.Errorf("%w: fetch failed", mcpcore.ErrAuthorization)
 	}
 	resp.Body.Close()
-	hc.CloseIdleConnections()
-	if err := d.Respond(context.Background(), p.Owner, p.ID, Answer{Authorization: &AuthorizationAnswer{RedirectURL: resp.Header.Get("Location")}}); err != nil {
-		f.t.Errorf("answering the authorization request: %v", err)
-	}
+	return &mcpcore.AuthorizationAnswer{RedirectURL: resp.Header.Get("Location")}, nil
 }
 
 func (f *oauthFixture) askedCount() int {
@@ -120,39 +101,52 @@ func (f *oauthFixture) askedCount() int {
 	return len(f.asked)
 }
 
+// testSession is one session of an owner to the guarded server, as the core would describe its
+// connections to the server's authorizer.
+type testSession struct {
+	f     *oauthFixture
+	auth  mcpcore.Authorizer
+	conn  mcpcore.AuthConnection
+	ready bool
+}
+
 // session makes a session of owner for the guarded server (not connected: connect does that with the
 // session's OAuth handler, on the SDK's Streamable HTTP transport).
-func (f *oauthFixture) session(owner string, cfg *OAuthConfig) *Session {
+func (f *oauthFixture) session(owner string, cfg *Config) *testSession {
 	f.t.Helper()
 	if cfg == nil {
-		cfg = &OAuthConfig{}
+		cfg = &Config{}
 	}
-	sc := ServerConfig{Name: "guarded", Transport: TransportStreamableHTTP, URL: f.url, OAuth: cfg}
-	s := newSession(f.core, newID("s-"), OpenParams{Owner: owner}, sc)
-	f.core.mu.Lock()
-	f.core.live[s.id] = s
-	f.core.mu.Unlock()
-	f.t.Cleanup(func() {
-		f.core.dispatcher.closeSession(s.id, "session closed")
-		f.core.remove(s)
-		s.events.close()
-	})
+	s := &testSession{f: f, auth: f.client.Server(cfg)}
+	s.conn = mcpcore.AuthConnection{
+		Server: "guarded", URL: f.url, Owner: owner,
+		Base:       http.DefaultTransport,
+		Logger:     oauthLogger(f.t),
+		Ask:        f.ask,
+		Connecting: func() bool { return false },
+	}
 	return s
 }
 
+// flow returns the session's shared flow, if one exists.
+func (s *testSession) flow() *oauthFlow {
+	return s.f.client.Options().Store.existingFlow(grantKey{Server: s.conn.Server, Resource: s.conn.URL, Owner: s.conn.Owner})
+}
+
 // connect opens an SDK client session to the guarded server with s's OAuth handler.
-func (f *oauthFixture) connect(ctx context.Context, s *Session) (*mcp.ClientSession, error) {
+func (f *oauthFixture) connect(ctx context.Context, s *testSession) (*mcp.ClientSession, error) {
 	f.t.Helper()
-	h, err := s.oauthHandler()
+	tr := &http.Transport{}
+	f.t.Cleanup(tr.CloseIdleConnections)
+	s.conn.Base = tr
+	h, rt, err := s.auth.Connect(s.conn)
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{}
-	f.t.Cleanup(tr.CloseIdleConnections)
 	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             f.url,
-		HTTPClient:           &http.Client{Transport: tr},
+		HTTPClient:           &http.Client{Transport: rt},
 		OAuthHandler:         h,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
@@ -284,7 +278,7 @@ func TestOAuthStepUpGivesUpWhenGrantedScopesAreRefused(t *testing.T) {
 	callOK(t, ctx, cs, "whoami")
 	// Pretend the last grant had the admin scope although the token does not: the server's refusal
 	// cannot be fixed by asking the person again.
-	s.flowFor().setGranted([]string{"mcp:read", "mcp:admin"})
+	s.flow().setGranted([]string{"mcp:read", "mcp:admin"})
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "admin", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("admin call succeeded")
 	}
@@ -328,7 +322,7 @@ func TestOAuthDeclinedByHost(t *testing.T) {
 	if err == nil {
 		t.Fatal("connect succeeded without authorization")
 	}
-	if !strings.Contains(err.Error(), ErrAuthorization.Error()) || !strings.Contains(err.Error(), "closed the window") {
+	if !strings.Contains(err.Error(), mcpcore.ErrAuthorization.Error()) || !strings.Contains(err.Error(), "closed the window") {
 		t.Errorf("error = %v", err)
 	}
 }
@@ -350,7 +344,7 @@ func TestOAuthPreRegisteredClient(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := f.connect(ctx, f.session("alice", &OAuthConfig{ClientID: "bridge", ClientSecret: "s3cret"}))
+	cs, err := f.connect(ctx, f.session("alice", &Config{ClientID: "bridge", ClientSecret: "s3cret"}))
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -364,7 +358,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	f := newOAuthFixture(t, fixtureOptions{as: testauth.Options{Clients: map[string]string{"svc": "s3cret"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := f.connect(ctx, f.session("alice", &OAuthConfig{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret"}))
+	cs, err := f.connect(ctx, f.session("alice", &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret"}))
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -406,7 +400,7 @@ func TestOAuthTokensPersistInEncryptedFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopening: %v", err)
 	}
-	f.core.opts.OAuth.Store = store2
+	f.client = NewClient(Options{Store: store2})
 	cs2, err := f.connect(ctx, f.session("alice", nil))
 	if err != nil {
 		t.Fatalf("connect with the reopened store: %v", err)
@@ -481,111 +475,35 @@ func TestParseTokenStoreKey(t *testing.T) {
 	}
 }
 
-func TestAuthorizationAnswerValidation(t *testing.T) {
-	req := &AuthorizationRequest{
-		AuthorizationURL: "https://as.example/authorize?client_id=c&state=S1&scope=a+b",
-		RedirectURL:      "http://127.0.0.1/cb",
-	}
-	for _, tc := range []struct {
-		name   string
-		answer AuthorizationAnswer
-		bad    []string // fields with violations
-	}{
-		{"redirect", AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?code=x&state=S1&iss=https%3A%2F%2Fas.example"}, nil},
-		{"redirect with error", AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?error=access_denied&state=S1"}, nil},
-		{"code and state", AuthorizationAnswer{Code: "x", State: "S1"}, nil},
-		{"nothing", AuthorizationAnswer{}, []string{"authorization"}},
-		{"both", AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?code=x&state=S1", Code: "x"}, []string{"authorization"}},
-		{"wrong state", AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?code=x&state=S2"}, []string{"authorization.redirectUrl"}},
-		{"other redirect", AuthorizationAnswer{RedirectURL: "https://evil.example/cb?code=x&state=S1"}, []string{"authorization.redirectUrl"}},
-		{"no code", AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?state=S1"}, []string{"authorization.redirectUrl"}},
-		{"code without state", AuthorizationAnswer{Code: "x"}, []string{"authorization.state"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, v := range validateAuthorizationAnswer(req, &tc.answer) {
-				got = append(got, v.Field)
-			}
-			if diff := cmp.Diff(tc.bad, got); diff != "" {
-				t.Errorf("violations (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestAuthorizationResultKeepsIssVerbatim(t *testing.T) {
 	// RFC 9207: simple string comparison; nothing may normalize the value (a trailing slash, case).
-	res, err := authorizationResult(&AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?code=c&state=s&iss=HTTPS%3A%2F%2FAS.example%2F"})
+	res, err := authorizationResult(&mcpcore.AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?code=c&state=s&iss=HTTPS%3A%2F%2FAS.example%2F"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Iss != "HTTPS://AS.example/" || res.Code != "c" || res.State != "s" {
 		t.Errorf("result = %+v", res)
 	}
-	if _, err := authorizationResult(&AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?error=%3Cscript%3E&error_description=evil"}); err == nil ||
+	if _, err := authorizationResult(&mcpcore.AuthorizationAnswer{RedirectURL: "http://127.0.0.1/cb?error=%3Cscript%3E&error_description=evil"}); err == nil ||
 		strings.Contains(err.Error(), "script") || strings.Contains(err.Error(), "evil") {
 		t.Errorf("error = %v: must fail without echoing the authorization server's text", err)
 	}
 }
 
-func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
-	c := New(Options{Logger: oauthLogger(t), OAuth: OAuthOptions{Store: NewTokenStore()}})
-	defer c.Close(context.Background())
-	s := newSession(c, "s-auth", OpenParams{Owner: "alice"}, ServerConfig{Name: "x", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", OAuth: &OAuthConfig{}})
-	c.mu.Lock()
-	c.live[s.id] = s
-	c.mu.Unlock()
-	defer func() { c.dispatcher.closeSession(s.id, "session closed"); c.remove(s); s.events.close() }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	created := make(chan *PendingRequest, 1)
-	c.opts.OAuth.OnAuthorization = func(p *PendingRequest) { created <- p }
-	type result struct {
-		code string
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := s.askAuthorization(ctx, "http://127.0.0.1:1/authorize?state=S1&scope=x")
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		done <- result{code: res.Code}
-	}()
-	p := <-created
-	if p.Kind != KindAuthorization || p.Authorization.ServerName != "x" || !slices.Equal(p.Authorization.Scopes, []string{"x"}) {
-		t.Fatalf("pending request = %+v", p)
-	}
-	err := c.Dispatcher().Respond(ctx, "alice", p.ID, Answer{Authorization: &AuthorizationAnswer{Code: "c", State: "wrong"}})
-	var inv *InvalidError
-	if !errors.As(err, &inv) {
-		t.Fatalf("Respond with a wrong state = %v, want an InvalidError", err)
-	}
-	if err := c.Dispatcher().Respond(ctx, "alice", p.ID, Answer{Sampling: &mcp.CreateMessageWithToolsResult{}}); !errors.Is(err, ErrWrongAnswerKind) {
-		t.Fatalf("Respond with sampling = %v, want ErrWrongAnswerKind", err)
-	}
-	if err := c.Dispatcher().Respond(ctx, "alice", p.ID, Answer{Authorization: &AuthorizationAnswer{Code: "c", State: "S1"}}); err != nil {
-		t.Fatalf("Respond: %v", err)
-	}
-	if r := <-done; r.err != nil || r.code != "c" {
-		t.Fatalf("askAuthorization = %+v", r)
-	}
-}
-
 func TestAuthorizationURLMustBeSafe(t *testing.T) {
-	c := New(Options{Logger: oauthLogger(t), OAuth: OAuthOptions{Store: NewTokenStore()}})
-	defer c.Close(context.Background())
-	s := newSession(c, "s-url", OpenParams{Owner: "alice"}, ServerConfig{Name: "x", Transport: TransportStreamableHTTP, URL: "https://mcp.example/mcp", OAuth: &OAuthConfig{}})
-	defer s.events.close()
-	for _, u := range []string{"javascript:alert(1)", "file:///etc/passwd", "http://as.example/authorize", "https://169.254.169.254/authorize", "data:text/html,x"} {
-		if _, err := s.askAuthorization(context.Background(), u); err == nil || !errors.Is(err, ErrAuthorization) {
-			t.Errorf("askAuthorization(%q) = %v, want a refusal", u, err)
-		}
+	c := NewClient(Options{})
+	a := c.Server(&Config{}).(*serverAuth)
+	conn := mcpcore.AuthConnection{
+		Server: "x", URL: "https://mcp.example/mcp", Owner: "alice",
+		Ask: func(context.Context, *mcpcore.AuthorizationRequest) (*mcpcore.AuthorizationAnswer, error) {
+			t.Error("the host was asked")
+			return nil, mcpcore.ErrAuthorization
+		},
 	}
-	if n := len(c.Dispatcher().List("", "")); n != 0 {
-		t.Errorf("%d requests pending, want 0", n)
+	for _, u := range []string{"javascript:alert(1)", "file:///etc/passwd", "http://as.example/authorize", "https://169.254.169.254/authorize", "data:text/html,x"} {
+		if _, err := a.ask(context.Background(), conn, &oauthFlow{}, u); err == nil || !errors.Is(err, mcpcore.ErrAuthorization) {
+			t.Errorf("ask(%q) = %v, want a refusal", u, err)
+		}
 	}
 }
 
@@ -637,7 +555,7 @@ func TestOAuthClientRefusesForbiddenAddresses(t *testing.T) {
 		}
 	}
 	// Through the client: a name that resolves to a forbidden address is refused at the dial.
-	hc := newOAuthHTTPClient(http.DefaultTransport.(*http.Transport), OAuthOptions{AllowInsecureHTTP: true})
+	hc := newOAuthHTTPClient(http.DefaultTransport.(*http.Transport), Options{AllowInsecureHTTP: true})
 	_, err := hc.Get("http://169.254.169.254.nip.invalid/") // does not resolve: refused or unresolvable
 	if err == nil {
 		t.Error("request succeeded")

@@ -1,4 +1,30 @@
-package mcpcore
+// Package upstreamauth is the bridge's upstream authorization: the MCP authorization flow (spec 2025-11-25 and
+// 2026-07-28, basic/authorization) on top of the SDK's OAuth client (package auth), which does discovery
+// from WWW-Authenticate and protected-resource metadata (RFC 9728), authorization-server metadata (RFC
+// 8414 / OIDC discovery, issuer checked), client ID metadata documents, pre-registered clients, dynamic
+// registration (RFC 7591), PKCE S256, the resource indicator (RFC 8707), RFC 9207 iss checks, refresh and
+// scope step-up with scope accumulation.
+//
+// What the bridge adds:
+//
+//   - the browser step reaches a host: the authorization URL becomes a pending request of
+//     mcpcore.KindAuthorization in the session that needs it (mcpcore asks; this package builds the question), and the host answers with the redirect URL its user landed on (or code,
+//     state and iss); the exchange and the original request then go on;
+//   - tokens are kept per server (name and URL) and per owner in a TokenStore, shared by that owner's
+//     sessions to that server, in memory or in an AES-GCM encrypted file (store.go);
+//   - one authorization at a time per server and owner; a session that gets a 401 after another session
+//     of the same owner has just authorized retries with the new token instead of asking again;
+//   - URL safety on every discovered URL (http.go): https (http only for loopback, or when allowed),
+//     no connections to link-local or cloud metadata addresses unless allowed.
+//
+// A token is only ever sent to the server it was issued for: the SDK attaches it to requests to the
+// session's endpoint only, the store is keyed by that endpoint, the protected-resource metadata's resource
+// must match the endpoint, and the resource indicator binds the token to it at the authorization server.
+//
+// Imports go one way: this package uses mcpcore's types (the question, the answer, mcpcore.ErrAuthorization) and
+// implements its seam, mcpcore.Authorizer; mcpcore never imports it, so the OAuth and JOSE libraries stay
+// out of the core.
+package upstreamauth
 
 import (
 	"context"
@@ -10,72 +36,47 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// This file is the bridge's upstream authorization: the MCP authorization flow (spec 2025-11-25 and
-// 2026-07-28, basic/authorization) on top of the SDK's OAuth client (package auth), which does discovery
-// from WWW-Authenticate and protected-resource metadata (RFC 9728), authorization-server metadata (RFC
-// 8414 / OIDC discovery, issuer checked), client ID metadata documents, pre-registered clients, dynamic
-// registration (RFC 7591), PKCE S256, the resource indicator (RFC 8707), RFC 9207 iss checks, refresh and
-// scope step-up with scope accumulation.
-//
-// What the bridge adds:
-//
-//   - the browser step reaches a host: the authorization URL becomes a pending request of KindAuthorization
-//     in the session that needs it, and the host answers with the redirect URL its user landed on (or code,
-//     state and iss); the exchange and the original request then go on;
-//   - tokens are kept per server (name and URL) and per owner in a TokenStore, shared by that owner's
-//     sessions to that server, in memory or in an AES-GCM encrypted file (oauth_store.go);
-//   - one authorization at a time per server and owner; a session that gets a 401 after another session
-//     of the same owner has just authorized retries with the new token instead of asking again;
-//   - URL safety on every discovered URL (oauth_http.go): https (http only for loopback, or when allowed),
-//     no connections to link-local or cloud metadata addresses unless allowed.
-//
-// A token is only ever sent to the server it was issued for: the SDK attaches it to requests to the
-// session's endpoint only, the store is keyed by that endpoint, the protected-resource metadata's resource
-// must match the endpoint, and the resource indicator binds the token to it at the authorization server.
-
-// OAuthGrant is the OAuth grant a server's sessions use.
-type OAuthGrant string
+// Grant is the OAuth grant a server's sessions use.
+type Grant string
 
 // Grants.
 const (
 	// GrantAuthorizationCode is the authorization-code flow with PKCE, which needs a person (the default).
-	GrantAuthorizationCode OAuthGrant = "authorization_code"
+	GrantAuthorizationCode Grant = "authorization_code"
 	// GrantClientCredentials is the client-credentials grant of the MCP OAuth client credentials extension
 	// (io.modelcontextprotocol/oauth-client-credentials): machine to machine, with a pre-registered client
 	// id and secret; no person is asked.
-	GrantClientCredentials OAuthGrant = "client_credentials"
+	GrantClientCredentials Grant = "client_credentials"
 	// GrantJWTBearer is the JWT bearer grant (RFC 7523) with an assertion the platform issues — workload
-	// identity federation (SEP-1933): OAuthConfig.Assertion, e.g. a Kubernetes service account token file.
-	GrantJWTBearer OAuthGrant = "jwt_bearer"
+	// identity federation (SEP-1933): Config.Assertion, e.g. a Kubernetes service account token file.
+	GrantJWTBearer Grant = "jwt_bearer"
 	// GrantEnterpriseManaged is Enterprise-Managed Authorization (SEP-990, extension
-	// io.modelcontextprotocol/enterprise-managed-authorization): OAuthConfig.IdP exchanges the enterprise
+	// io.modelcontextprotocol/enterprise-managed-authorization): Config.IdP exchanges the enterprise
 	// identity assertion for an ID-JAG (RFC 8693), presented with the JWT bearer grant.
-	GrantEnterpriseManaged OAuthGrant = "enterprise_managed"
+	GrantEnterpriseManaged Grant = "enterprise_managed"
 )
 
-// DefaultRedirectURL is the redirect URL registered and sent when a server's OAuthConfig names none. Nobody
+// DefaultRedirectURL is the redirect URL registered and sent when a server's Config names none. Nobody
 // listens on it: the host catches the redirect (or its user copies the URL from the browser) and answers the
 // authorization request with it.
 const DefaultRedirectURL = "http://127.0.0.1/mcp-bridge/oauth/callback"
 
-// defaultAuthorizationTimeout is how long an authorization request waits for a host (OAuthOptions).
-const defaultAuthorizationTimeout = 10 * time.Minute
-
-// OAuthConfig is a server's OAuth client configuration. The client is registered with the authorization
+// Config is a server's OAuth client configuration. The client is registered with the authorization
 // server by the first of these that applies: the client ID metadata document (when the authorization
 // server supports it), the pre-registered client id, dynamic client registration (when the authorization
 // server offers it and DisableDynamicRegistration is not set).
-type OAuthConfig struct {
+type Config struct {
 	// Grant is the grant to use; empty means GrantAuthorizationCode.
-	Grant OAuthGrant
+	Grant Grant
 	// ClientID and ClientSecret are a pre-registered client. ClientSecret is a secret: never logged.
 	// GrantClientCredentials requires the id and a secret or a ClientKey.
 	ClientID     string
@@ -114,7 +115,7 @@ type OAuthConfig struct {
 }
 
 // machine reports whether the grant asks no person and runs in machineFlow.
-func (c *OAuthConfig) machine() bool {
+func (c *Config) machine() bool {
 	switch c.Grant {
 	case GrantJWTBearer, GrantEnterpriseManaged:
 		return true
@@ -124,135 +125,79 @@ func (c *OAuthConfig) machine() bool {
 	return false
 }
 
-func (c *OAuthConfig) redirectURL() string {
+func (c *Config) redirectURL() string {
 	if c.RedirectURL != "" {
 		return c.RedirectURL
 	}
 	return DefaultRedirectURL
 }
 
-// OAuthOptions configure the core's upstream authorization. The zero value keeps tokens in memory.
-type OAuthOptions struct {
+// Options configure the upstream OAuth client the bridge's servers share. The zero value keeps tokens in
+// memory.
+type Options struct {
 	// Store keeps tokens per server and owner; nil means a new in-memory store.
 	Store *TokenStore
-	// AuthorizationTimeout bounds how long an authorization request waits for a host (default 10m); at
-	// the deadline the flow fails and so does the request that needed it.
-	AuthorizationTimeout time.Duration
 	// AllowLinkLocal allows discovery, registration and token requests to link-local addresses
 	// (169.254.0.0/16, fe80::/10) and cloud metadata addresses, which are refused by default (SSRF).
 	AllowLinkLocal bool
 	// AllowInsecureHTTP allows http:// authorization-server and metadata URLs on hosts other than
 	// loopback (loopback http is always allowed, for development).
 	AllowInsecureHTTP bool
-	// OnAuthorization, if set, is told of every authorization request once it is pending, in addition to
-	// the session's events — including requests raised while Core.Open is still connecting, before the
-	// host has the session (the host answers through the Dispatcher as usual). It must not block.
-	OnAuthorization func(*PendingRequest)
 	// Transport, if set, is the base RoundTripper of the OAuth client's requests (tests); nil means the
-	// core's HTTP transport. The address checks apply either way.
+	// transport of the connection being authorized (mcpcore.AuthConnection.Base). The address checks
+	// apply either way.
 	Transport http.RoundTripper
 }
 
-// AuthorizationRequest is the payload of a KindAuthorization pending request: a person must open
-// AuthorizationURL, sign in and consent; the authorization server then redirects their browser to
-// RedirectURL with the result, and the host answers with that URL.
-type AuthorizationRequest struct {
-	// AuthorizationURL is the authorization server's URL to open (https, or http on loopback). It carries
-	// no secret: state and the PKCE challenge are single-use.
-	AuthorizationURL string
-	// RedirectURL is the redirect URL the answer must start with (scheme, host and path).
-	RedirectURL string
-	// ServerName is the configured name of the MCP server being authorized.
-	ServerName string
-	// Scopes are the scopes requested (empty when the authorization request names none).
-	Scopes []string
+// Client is the bridge's upstream OAuth client: the options and the token store its servers share. Its
+// methods may be called concurrently.
+type Client struct {
+	opts Options
 }
 
-// AuthorizationAnswer is a host's answer to an authorization request: either RedirectURL — the full URL
-// the authorization server redirected the browser to — or Code and State (and Iss, when the authorization
-// server sent one) taken from it. A redirect carrying an OAuth error (e.g. access_denied) is a valid
-// answer: the flow then fails.
-type AuthorizationAnswer struct {
-	RedirectURL string
-	Code        string
-	State       string
-	Iss         string
-}
-
-// ErrAuthorization is wrapped by errors of the upstream authorization flow: the host declined or did not
-// answer, the authorization server refused, or discovery or the token exchange failed. Operations that
-// needed authorization fail with it (wrapped in ErrUnavailable when the session could not be opened).
-var ErrAuthorization = errors.New("upstream authorization failed")
-
-// validateAuthorizationAnswer checks a host's answer against its request; the dispatcher calls it from
-// Respond so that a malformed answer is refused there, with field violations, and the flow keeps waiting.
-func validateAuthorizationAnswer(req *AuthorizationRequest, a *AuthorizationAnswer) []FieldViolation {
-	var vs []FieldViolation
-	bad := func(field, desc string) { vs = append(vs, FieldViolation{Field: field, Description: desc}) }
-	if req == nil {
-		bad("authorization", "the request has no authorization payload")
-		return vs
+// NewClient returns a client with opts; a nil Store becomes a new in-memory store.
+func NewClient(opts Options) *Client {
+	if opts.Store == nil {
+		opts.Store = NewTokenStore()
 	}
-	wantState := ""
-	if u, err := url.Parse(req.AuthorizationURL); err == nil {
-		wantState = u.Query().Get("state")
-	}
-	switch {
-	case a.RedirectURL != "" && (a.Code != "" || a.State != "" || a.Iss != ""):
-		bad("authorization", "set either redirectUrl or code and state, not both")
-	case a.RedirectURL != "":
-		got, err := url.Parse(a.RedirectURL)
-		if err != nil {
-			bad("authorization.redirectUrl", "not a URL")
-			break
-		}
-		if want, err := url.Parse(req.RedirectURL); err == nil && req.RedirectURL != "" && !sameEndpoint(got, want) {
-			bad("authorization.redirectUrl", "does not start with the redirect URL of the request ("+want.Scheme+"://"+want.Host+want.Path+")")
-			break
-		}
-		q := got.Query()
-		if q.Get("error") != "" {
-			break // the authorization server said no; the flow fails with that
-		}
-		if q.Get("code") == "" {
-			bad("authorization.redirectUrl", "has neither code nor error")
-		}
-		if s := q.Get("state"); s == "" || (wantState != "" && s != wantState) {
-			bad("authorization.redirectUrl", "state is missing or does not match the request")
-		}
-	case a.Code != "":
-		if a.State == "" || (wantState != "" && a.State != wantState) {
-			bad("authorization.state", "missing or does not match the request")
-		}
-	default:
-		bad("authorization", "redirectUrl, or code and state, required")
-	}
-	return vs
+	return &Client{opts: opts}
 }
 
-// sameEndpoint reports whether a and b have the same scheme, host (with port) and path, ignoring case in
-// scheme and host.
-func sameEndpoint(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host) &&
-		strings.TrimSuffix(a.Path, "/") == strings.TrimSuffix(b.Path, "/")
+// Options returns the client's options, with its token store.
+func (c *Client) Options() Options { return c.opts }
+
+// Server returns the authorizer of a server configured with cfg, for mcpcore.ServerConfig.OAuth.
+func (c *Client) Server(cfg *Config) mcpcore.Authorizer {
+	return &serverAuth{client: c, cfg: cfg}
 }
+
+// serverAuth is the mcpcore.Authorizer of one configured server.
+type serverAuth struct {
+	client *Client
+	cfg    *Config
+}
+
+var _ mcpcore.Authorizer = (*serverAuth)(nil)
+
+// Secrets returns the configuration's client secret, which the session's logs redact.
+func (a *serverAuth) Secrets() []string { return []string{a.cfg.ClientSecret} }
 
 // authorizationResult turns a validated answer into what the SDK's flow expects. The iss value is passed
 // on exactly as form-decoded from the redirect: RFC 9207 wants a simple string comparison, no
 // normalization.
-func authorizationResult(a *AuthorizationAnswer) (*auth.AuthorizationResult, error) {
+func authorizationResult(a *mcpcore.AuthorizationAnswer) (*auth.AuthorizationResult, error) {
 	if a.RedirectURL == "" {
 		return &auth.AuthorizationResult{Code: a.Code, State: a.State, Iss: a.Iss}, nil
 	}
 	u, err := url.Parse(a.RedirectURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the redirect URL does not parse", ErrAuthorization)
+		return nil, fmt.Errorf("%w: the redirect URL does not parse", mcpcore.ErrAuthorization)
 	}
 	q := u.Query()
 	if e := q.Get("error"); e != "" {
 		// RFC 9207 §2.4: before the issuer is checked, error details must not be acted on or shown;
 		// the code alone is safe to report.
-		return nil, fmt.Errorf("%w: the authorization server returned %s", ErrAuthorization, oauthErrorCode(e))
+		return nil, fmt.Errorf("%w: the authorization server returned %s", mcpcore.ErrAuthorization, oauthErrorCode(e))
 	}
 	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
@@ -344,12 +289,12 @@ func (a *sessionAuth) Authorize(ctx context.Context, req *http.Request, resp *ht
 			// The token already carries every scope the server asks for; authorizing again would loop
 			// (the spec asks clients to bound step-up attempts).
 			drain(resp)
-			return fmt.Errorf("%w: the server refuses a token granted the scopes it asks for (%s)", ErrAuthorization, strings.Join(want, " "))
+			return fmt.Errorf("%w: the server refuses a token granted the scopes it asks for (%s)", mcpcore.ErrAuthorization, strings.Join(want, " "))
 		}
 	}
 	err := f.sdk.Authorize(context.WithValue(ctx, promptKey{}, a.prompt), req, resp)
-	if err != nil && !errors.Is(err, ErrAuthorization) && ctx.Err() == nil {
-		err = fmt.Errorf("%w: %w", ErrAuthorization, err)
+	if err != nil && !errors.Is(err, mcpcore.ErrAuthorization) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 	}
 	if err != nil && ctx.Err() == nil {
 		a.mu.Lock()
@@ -411,13 +356,13 @@ func drain(resp *http.Response) {
 func fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	prompt, _ := ctx.Value(promptKey{}).(promptFunc)
 	if prompt == nil {
-		return nil, fmt.Errorf("%w: no session to ask", ErrAuthorization)
+		return nil, fmt.Errorf("%w: no session to ask", mcpcore.ErrAuthorization)
 	}
 	return prompt(ctx, args.URL)
 }
 
 // newOAuthFlow builds the SDK handler for cfg. resource is the server's endpoint URL.
-func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Client) (*oauthFlow, error) {
+func newOAuthFlow(key grantKey, cfg *Config, store *TokenStore, hc *http.Client) (*oauthFlow, error) {
 	f := &oauthFlow{key: key, sem: make(chan struct{}, 1), store: store}
 	if cfg.DPoP {
 		d, err := newDPoPState()
@@ -431,14 +376,14 @@ func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Cl
 	}
 	if cfg.machine() {
 		if err := machineConfigCheck(cfg); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+			return nil, fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 		}
 		f.sdk = &machineFlow{cfg: cfg, resource: key.Resource, hc: hc}
 		return f, nil
 	}
 	if cfg.Grant == GrantClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, fmt.Errorf("%w: the client_credentials grant needs a client id and secret", ErrAuthorization)
+			return nil, fmt.Errorf("%w: the client_credentials grant needs a client id and secret", mcpcore.ErrAuthorization)
 		}
 		// The SDK's client-credentials handler sends no resource indicator; the bridge adds it (RFC 8707,
 		// required by the MCP authorization spec in every token request) so the token is bound to this server.
@@ -453,7 +398,7 @@ func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Cl
 			HTTPClient: &withResource,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+			return nil, fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 		}
 		f.sdk = h
 		return f, nil
@@ -508,151 +453,70 @@ func newOAuthFlow(key grantKey, cfg *OAuthConfig, store *TokenStore, hc *http.Cl
 	}
 	h, err := auth.NewAuthorizationCodeHandler(hcfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+		return nil, fmt.Errorf("%w: %w", mcpcore.ErrAuthorization, err)
 	}
 	f.sdk = h
 	return f, nil
 }
 
-// --- the session's side ---
+// --- the connection's side ---
 
-// oauthHandler returns the OAuth handler for a new connection of s, or nil when its server has no OAuth
-// configuration. The transport construction (http.go) sets it on the Streamable HTTP transport.
-func (s *Session) oauthHandler() (auth.OAuthHandler, error) {
-	cfg := s.server.OAuth
-	if cfg == nil {
-		return nil, nil
-	}
-	if s.server.Transport != TransportStreamableHTTP {
-		return nil, fmt.Errorf("%w: OAuth is supported on the streamable-http transport only", ErrAuthorization)
-	}
-	opts := s.core.opts.OAuth
+// Connect returns the OAuth handler of a new Streamable HTTP connection of a session, and the connection's
+// transport wrapped with what the server's flow needs on the wire: DPoP proofs for DPoP-bound tokens (the
+// transport itself for other servers).
+func (a *serverAuth) Connect(conn mcpcore.AuthConnection) (auth.OAuthHandler, http.RoundTripper, error) {
+	opts := a.client.opts
 	store := opts.Store
-	if store == nil {
-		return nil, fmt.Errorf("%w: the core has no token store", ErrAuthorization)
-	}
-	key := grantKey{Server: s.server.Name, Resource: s.server.URL, Owner: s.owner}
+	key := grantKey{Server: conn.Server, Resource: conn.URL, Owner: conn.Owner}
 	f, err := store.flow(key, func() (*oauthFlow, error) {
 		base := opts.Transport
 		if base == nil {
-			base = s.core.httpTransport()
+			base = conn.Base
 		}
-		f, err := newOAuthFlow(key, cfg, store, newOAuthHTTPClient(base, opts))
-		if m, ok := f.machineFlow(); ok {
-			m.logger = s.core.logger.With("server", s.server.Name, "owner", s.owner)
+		f, err := newOAuthFlow(key, a.cfg, store, newOAuthHTTPClient(base, opts))
+		if m, ok := f.machineFlow(); ok && conn.Logger != nil {
+			m.logger = conn.Logger.With("server", conn.Server, "owner", conn.Owner)
 		}
 		return f, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &sessionAuth{flow: f, prompt: s.askAuthorization, connecting: func() bool {
-		st, _ := s.State()
-		return st != StateReady
-	}}, nil
+	rt := conn.Base
+	if f.dpop != nil {
+		rt = &dpopResourceTransport{base: rt, dpop: f.dpop}
+	}
+	h := &sessionAuth{flow: f, connecting: conn.Connecting, prompt: func(ctx context.Context, authURL string) (*auth.AuthorizationResult, error) {
+		return a.ask(ctx, conn, f, authURL)
+	}}
+	return h, rt, nil
 }
 
-// authTransport wraps base, the transport of a Streamable HTTP connection of s, with what the server's
-// OAuth flow needs on the wire: DPoP proofs for DPoP-bound tokens. It is base itself for other servers.
-// http.go calls it after oauthHandler, which made the flow.
-func (s *Session) authTransport(base http.RoundTripper) http.RoundTripper {
-	if f := s.flowFor(); f != nil && f.dpop != nil {
-		return &dpopResourceTransport{base: base, dpop: f.dpop}
-	}
-	return base
-}
-
-// askAuthorization raises a KindAuthorization pending request for authURL and waits for the host. The
-// request is tied to the host call that needed it, if any (a step-up during a tool call), and ends when
-// ctx ends: the call or the opening was abandoned.
-func (s *Session) askAuthorization(ctx context.Context, authURL string) (*auth.AuthorizationResult, error) {
-	opts := s.core.opts.OAuth
+// ask checks authURL and asks the session's host to open it (conn.Ask: a pending request of
+// mcpcore.KindAuthorization), then turns the host's answer into what the SDK's flow expects.
+func (a *serverAuth) ask(ctx context.Context, conn mcpcore.AuthConnection, f *oauthFlow, authURL string) (*auth.AuthorizationResult, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the authorization URL does not parse", ErrAuthorization)
+		return nil, fmt.Errorf("%w: the authorization URL does not parse", mcpcore.ErrAuthorization)
 	}
-	if err := checkOAuthURL(u, opts.AllowInsecureHTTP); err != nil {
-		return nil, fmt.Errorf("%w: authorization URL: %w", ErrAuthorization, err)
+	if err := checkOAuthURL(u, a.client.opts.AllowInsecureHTTP); err != nil {
+		return nil, fmt.Errorf("%w: authorization URL: %w", mcpcore.ErrAuthorization, err)
 	}
-	cfg := s.server.OAuth
-	ar := &AuthorizationRequest{
+	ar := &mcpcore.AuthorizationRequest{
 		AuthorizationURL: authURL,
-		RedirectURL:      cfg.redirectURL(),
-		ServerName:       s.server.Name,
+		RedirectURL:      a.cfg.redirectURL(),
+		ServerName:       conn.Server,
 		Scopes:           strings.Fields(u.Query().Get("scope")),
 	}
-	timeout := opts.AuthorizationTimeout
-	if timeout <= 0 {
-		timeout = defaultAuthorizationTimeout
-	}
-	now := time.Now()
-	req := &PendingRequest{
-		SessionID:     s.id,
-		Owner:         s.owner,
-		Kind:          KindAuthorization,
-		Created:       now,
-		Deadline:      now.Add(timeout),
-		Authorization: ar,
-	}
-	if call := callFrom(ctx); call != nil {
-		req.OriginCallID, req.OriginMethod, req.OriginName = call.id, call.method, call.name
-	}
-	if hook := opts.OnAuthorization; hook != nil {
-		// Told once the request is registered: the dispatcher publishes EventRequestCreated before it
-		// blocks, through the session's event log, which the hook does not see while Open runs.
-		stop := s.watchCreated(req, func() { safeCall(s, "OnAuthorization", func() { hook(req) }) })
-		defer stop()
-	}
-	s.logger.Info("authorization needed", "server", s.server.Name, "scopes", strings.Join(ar.Scopes, " "))
-	a, outcome, err := s.core.dispatcher.submit(ctx, req, func() Answer {
-		return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered the authorization request"}}
-	})
+	answer, err := conn.Ask(ctx, ar)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAuthorization, err)
+		return nil, err
 	}
-	switch {
-	case outcome == OutcomeAnswered && a.Authorization != nil:
-		res, err := authorizationResult(a.Authorization)
-		if err == nil {
-			s.logger.Info("authorization answered", "server", s.server.Name)
-			if f := s.flowFor(); f != nil {
-				f.setGranted(ar.Scopes)
-			}
-		}
-		return res, err
-	case a.Error != nil:
-		return nil, fmt.Errorf("%w: %s (%s)", ErrAuthorization, a.Error.Message, outcome)
+	res, err := authorizationResult(answer)
+	if err == nil {
+		f.setGranted(ar.Scopes)
 	}
-	return nil, fmt.Errorf("%w: the authorization request ended: %s", ErrAuthorization, outcome)
-}
-
-// flowFor returns the session's shared flow, if one exists.
-func (s *Session) flowFor() *oauthFlow {
-	store := s.core.opts.OAuth.Store
-	if store == nil || s.server.OAuth == nil {
-		return nil
-	}
-	return store.existingFlow(grantKey{Server: s.server.Name, Resource: s.server.URL, Owner: s.owner})
-}
-
-// watchCreated calls f once req has been registered with the dispatcher (its ID is set and it is listed).
-// The watcher goroutine it starts ends when the request is listed or stop is called.
-func (s *Session) watchCreated(req *PendingRequest, f func()) (stop func()) {
-	sub := s.events.subscribe(16)
-	done := make(chan struct{})
-	go func() { // ends when req's creation is seen, or the subscription closes (stop, session end)
-		defer close(done)
-		for ev := range sub.C() {
-			if ev.Kind == EventRequestCreated && ev.Request == req {
-				f()
-				return
-			}
-		}
-	}()
-	return func() {
-		sub.Close()
-		<-done
-	}
+	return res, err
 }
 
 // resourceIndicator adds resource=<the MCP server> to client_credentials token requests that lack one.

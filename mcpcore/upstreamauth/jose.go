@@ -1,4 +1,4 @@
-package mcpcore
+package upstreamauth
 
 import (
 	"crypto"

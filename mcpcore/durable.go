@@ -1,0 +1,598 @@
+package mcpcore
+
+// What the core keeps in the state store (Options.Store) so that it outlives the bridge's process
+// (docs/adr/0021-what-is-kept.md): sessions, pending server requests with the answers accepted for them,
+// and multi round-trip calls between rounds. Records are written when what they describe changes — a
+// session opens, reconnects, changes roots, log level or subscriptions; a request is raised or answered; an
+// MRTR round begins or ends — never per message: a plain tools/call writes nothing.
+//
+// After a restart Core.Restore brings every kept session back under its id (Reconnecting, then Ready once
+// the server is reached again), re-raises every MRTR input request still waiting for a person under its old
+// id, keeps every accepted MRTR answer for the call's resumption, and ends every pushed request whose
+// connection died with the old process with OutcomeBridgeRestarted, which hosts that re-attach are told.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
+)
+
+// recordVersion is the version of the records' JSON; a record of a newer version is left alone.
+const recordVersion = 1
+
+// storeTimeout bounds one write or read of the store on a session's behalf.
+const storeTimeout = 10 * time.Second
+
+// sessionRecord is what is kept of a session.
+type sessionRecord struct {
+	Version           int                 `json:"v"`
+	ID                string              `json:"id"`
+	Owner             string              `json:"owner"`
+	Server            string              `json:"server"`
+	Capabilities      HostCapabilities    `json:"caps"`
+	Roots             []*mcp.Root         `json:"roots,omitempty"`
+	HostRoots         bool                `json:"hostRoots,omitempty"`
+	LogLevel          mcp.LoggingLevel    `json:"logLevel,omitempty"`
+	Subscriptions     []string            `json:"subs,omitempty"`
+	RequestedVersion  string              `json:"requestedVersion,omitempty"`
+	ProtocolVersion   string              `json:"protocolVersion,omitempty"`
+	ClientInfo        *mcp.Implementation `json:"clientInfo,omitempty"`
+	UpstreamSessionID string              `json:"upstreamSessionId,omitempty"`
+	// Initialize is the server's initialize result on a handshake-era HTTP connection, for re-attaching
+	// to the server's session after a restart (reattach.go).
+	Initialize json.RawMessage `json:"initialize,omitempty"`
+	State      string          `json:"state"`
+	Created    time.Time       `json:"created"`
+}
+
+// requestRecord is what is kept of a pending server request, and of its accepted answer until the server
+// has it.
+type requestRecord struct {
+	Version int             `json:"v"`
+	Request *PendingRequest `json:"request"`
+	// Answer is the host's accepted answer of an MRTR input request, kept until the retried call carries it.
+	Answer *Answer `json:"answer,omitempty"`
+	// UpstreamID is the JSON-RPC id of a pushed request as the server sent it (reattach.go).
+	UpstreamID json.RawMessage `json:"upstreamId,omitempty"`
+}
+
+// callRecord is an MRTR call between rounds: what the retry needs (method, name or URI, arguments, the
+// server's requestState) and which pending request answers which input request.
+type callRecord struct {
+	Version      int               `json:"v"`
+	SessionID    string            `json:"session"`
+	CallID       string            `json:"call"`
+	Method       string            `json:"method"`
+	Name         string            `json:"name"`
+	Arguments    json.RawMessage   `json:"arguments,omitempty"`
+	RequestState string            `json:"requestState,omitempty"`
+	Inputs       json.RawMessage   `json:"inputRequests,omitempty"`
+	Requests     map[string]string `json:"requests"` // input key → pending request id
+	Created      time.Time         `json:"created"`
+}
+
+func roundKey(sessionID, callID string) string { return sessionID + "/" + callID }
+
+// storeCtx is the context of a store operation made on the core's behalf.
+func storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), storeTimeout)
+}
+
+// put writes a record, logging (never returning) a failure: the bridge keeps serving when its store
+// fails (the store's health says so).
+func (c *Core) put(kind state.Kind, key string, v any) {
+	if c.opts.Store == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.logger.Error("state record not written: encoding failed", "kind", string(kind), "key", key, "error", err)
+		return
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	if err := c.opts.Store.Put(ctx, kind, key, b); err != nil {
+		c.logger.Debug("state record not written", "kind", string(kind), "key", key, "error", err)
+	}
+}
+
+func (c *Core) del(kind state.Kind, key string) {
+	if c.opts.Store == nil {
+		return
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	if err := c.opts.Store.Delete(ctx, kind, key); err != nil {
+		c.logger.Debug("state record not deleted", "kind", string(kind), "key", key, "error", err)
+	}
+}
+
+// keeping reports whether the core's records must outlive the end now under way: the core keeps state and
+// the bridge itself is shutting down (a restart or an upgrade), so sessions, pending requests and rounds are
+// kept for the next process, and nothing is said upstream that would end them there: no default answers to
+// pushed requests, no cancellation of calls, no DELETE of HTTP sessions.
+func (c *Core) keeping() bool { return c.opts.Store != nil && c.draining.Load() }
+
+// --- sessions ---
+
+// persist writes the session's record. It is called when the session opens and whenever something kept
+// changes.
+func (s *Session) persist() {
+	if s.core.opts.Store == nil {
+		return
+	}
+	s.mu.Lock()
+	rec := sessionRecord{
+		Version: recordVersion, ID: s.id, Owner: s.owner, Server: s.server.Name, Capabilities: s.caps,
+		Roots: slices.Clone(s.roots), HostRoots: s.hostRoots, LogLevel: s.logLevel,
+		Subscriptions: slices.Sorted(maps.Keys(s.subs)), RequestedVersion: s.requestedVersion,
+		ProtocolVersion: s.info.ProtocolVersion, ClientInfo: s.clientInfo, State: s.state.String(), Created: s.created,
+	}
+	if !rec.HostRoots {
+		rec.Roots = nil
+	}
+	if s.gen != nil && s.gen.cs != nil {
+		rec.UpstreamSessionID = s.gen.cs.ID()
+		rec.Initialize = s.gen.initializeRecord()
+	}
+	s.mu.Unlock()
+	if s.adHoc {
+		return // an ad-hoc server's configuration came from the host and is not kept
+	}
+	s.core.put(state.KindSession, s.id, rec)
+}
+
+// forgetRecord deletes the session's record unless the bridge is shutting down (then the next process
+// restores it).
+func (s *Session) forgetRecord() {
+	if s.core.opts.Store == nil || s.core.keeping() {
+		return
+	}
+	s.core.del(state.KindSession, s.id)
+	s.core.mrtr.forgetSession(s.core, s.id)
+}
+
+// --- pending requests (the dispatcher's hooks) ---
+
+// kept reports whether req is one the store keeps: a server's request (not the bridge's own authorization
+// requests, which belong to a session being opened).
+func kept(req *PendingRequest) bool { return req.Kind != KindAuthorization }
+
+// requestRaised writes a new pending request. Called by the dispatcher with the request's pubMu held,
+// before EventRequestCreated: a host never sees a request that is not yet kept.
+func (c *Core) requestRaised(req *PendingRequest) {
+	if c.opts.Store == nil || !kept(req) {
+		return
+	}
+	if req.Delivery == DeliveryMRTR && req.OriginCallID != "" {
+		c.mu.Lock()
+		s := c.live[req.SessionID]
+		c.mu.Unlock()
+		if s != nil {
+			s.mu.Lock()
+			call := s.calls[req.OriginCallID]
+			s.mu.Unlock()
+			s.roundRequest(call, req.InputKey, req.ID)
+		}
+	}
+	rec := requestRecord{Version: recordVersion, Request: req}
+	if req.upstreamID != nil {
+		rec.UpstreamID, _ = json.Marshal(req.upstreamID)
+	}
+	c.put(state.KindRequest, req.ID, rec)
+}
+
+// requestEnded updates the record of a request that ended: an accepted MRTR answer is kept until the retry
+// carries it (the round's end deletes it); a request ended by the bridge's own shutdown is kept for the next
+// process; any other end deletes it. Called by the dispatcher with the request's pubMu held, before
+// EventRequestEnded and before Respond returns: an answer a host was told is accepted is durable.
+func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) {
+	if c.opts.Store == nil || !kept(req) {
+		return
+	}
+	switch {
+	case o == OutcomeAnswered && req.Delivery == DeliveryMRTR:
+		c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req, Answer: &a})
+	case o == OutcomeSessionClosed && c.keeping():
+	default:
+		c.del(state.KindRequest, req.ID)
+	}
+}
+
+// --- MRTR rounds ---
+
+// mrtrRounds is the core's memory of MRTR calls restored from the store and not yet resumed.
+type mrtrRounds struct {
+	mu       sync.Mutex
+	restored map[string]*restoredCall // by callKey
+}
+
+// restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
+// request (still pending, or ended with its answer kept in answers).
+type restoredCall struct {
+	rec     callRecord
+	entries map[string]*pendingEntry // input key → the re-raised request (nil when answered before)
+	answers map[string]Answer        // input key → answer accepted before the restart
+}
+
+func (m *mrtrRounds) forgetSession(c *Core, sessionID string) {
+	m.mu.Lock()
+	var gone []*restoredCall
+	for k, rc := range m.restored {
+		if rc.rec.SessionID == sessionID {
+			gone = append(gone, rc)
+			delete(m.restored, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, rc := range gone {
+		c.dropRound(rc.rec)
+	}
+}
+
+func (m *mrtrRounds) take(sessionID, callID string) *restoredCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := roundKey(sessionID, callID)
+	rc := m.restored[k]
+	delete(m.restored, k)
+	return rc
+}
+
+// roundBegins writes the record of an MRTR call that must wait for hosts: called with the round's input
+// requests before they are raised.
+func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
+	if s.core.opts.Store == nil || call.resume == nil {
+		return
+	}
+	raw, err := json.Marshal(reqs)
+	if err != nil {
+		s.logger.Warn("MRTR round not kept: its input requests do not encode", "error", err)
+		return
+	}
+	call.resume.rec.RequestState = st
+	call.resume.rec.Inputs = raw
+	call.resume.rec.Requests = map[string]string{}
+	call.resume.written = true
+	s.core.put(state.KindCall, roundKey(s.id, call.id), call.resume.rec)
+}
+
+// roundRequest records which pending request answers input key of the call's round, and rewrites the
+// call's record. Called once the request is registered, before it is kept.
+func (s *Session) roundRequest(call *activeCall, key, requestID string) {
+	if s.core.opts.Store == nil || call == nil || call.resume == nil || !call.resume.written {
+		return
+	}
+	call.resume.mu.Lock()
+	call.resume.rec.Requests[key] = requestID
+	rec := call.resume.rec
+	rec.Requests = maps.Clone(rec.Requests)
+	call.resume.mu.Unlock()
+	s.core.put(state.KindCall, roundKey(s.id, call.id), rec)
+}
+
+// roundEnds deletes the call's round records once the retry carried the answers (or the call ended for
+// good); when the bridge is shutting down they are kept for the next process.
+func (s *Session) roundEnds(call *activeCall) {
+	if s.core.opts.Store == nil || call.resume == nil || !call.resume.written || s.core.keeping() {
+		return
+	}
+	call.resume.mu.Lock()
+	rec := call.resume.rec
+	rec.Requests = maps.Clone(rec.Requests)
+	call.resume.written = false
+	call.resume.mu.Unlock()
+	s.core.dropRound(rec)
+}
+
+// dropRound deletes an MRTR call's record and its requests' records.
+func (c *Core) dropRound(rec callRecord) {
+	for _, id := range rec.Requests {
+		c.del(state.KindRequest, id)
+	}
+	c.del(state.KindCall, roundKey(rec.SessionID, rec.CallID))
+}
+
+// callResume is the part of an activeCall that makes it resumable: its round record.
+type callResume struct {
+	mu      sync.Mutex // guards rec.Requests
+	rec     callRecord
+	written bool // the record is in the store (a round is under way)
+}
+
+// newCallResume prepares the round record of an MRTR-capable call.
+func newCallResume(sessionID, callID, method, name string, args json.RawMessage) *callResume {
+	return &callResume{rec: callRecord{Version: recordVersion, SessionID: sessionID, CallID: callID, Method: method, Name: name, Arguments: args, Created: time.Now()}}
+}
+
+// newResume prepares the round record of an MRTR-capable call when the core keeps state; args is the
+// call's arguments as sent (tools/call), nil otherwise.
+func (s *Session) newResume(call *activeCall, args any) *callResume {
+	if s.core.opts.Store == nil {
+		return nil
+	}
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case json.RawMessage:
+		raw = a
+	case nil:
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil
+		}
+		raw = b
+	}
+	return newCallResume(s.id, call.id, call.method, call.name, raw)
+}
+
+// adoptRound makes a restored round the call's own: its records are deleted when the call has its outcome.
+func (s *Session) adoptRound(call *activeCall, rc *restoredCall) {
+	if call.resume == nil {
+		return
+	}
+	call.resume.mu.Lock()
+	call.resume.rec.RequestState = rc.rec.RequestState
+	call.resume.rec.Inputs = rc.rec.Inputs
+	call.resume.rec.Requests = maps.Clone(rc.rec.Requests)
+	call.resume.written = true
+	call.resume.mu.Unlock()
+}
+
+// resumeInput waits for the answers of a restored call's input requests and returns them as the retry's
+// inputResponses. A request that ended without an answer fails the call the way an unanswered MRTR request
+// does.
+func (s *Session) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputResponseMap, error) {
+	out := make(mcp.InputResponseMap, len(rc.rec.Requests))
+	for key, id := range rc.rec.Requests {
+		a, ok := rc.answers[key]
+		if !ok {
+			e := rc.entries[key]
+			if e == nil {
+				return nil, fmt.Errorf("%w: input request %q was lost", ErrServerRequestTimedOut, key)
+			}
+			select {
+			case <-e.done:
+			case <-ctx.Done():
+				return nil, ctxError(ctx)
+			}
+			if e.outcome != OutcomeAnswered {
+				return nil, fmt.Errorf("%w: input request %q (%s) ended %s", ErrServerRequestTimedOut, key, id, e.outcome)
+			}
+			a = e.answer
+		}
+		switch {
+		case a.Elicitation != nil:
+			out[key] = a.Elicitation
+		case a.Sampling != nil:
+			out[key] = a.Sampling
+		case a.Roots != nil:
+			out[key] = a.Roots
+		case a.Error != nil:
+			return nil, fmt.Errorf("%w: %s (code %d)", ErrInputRefused, a.Error.Message, a.Error.Code)
+		default:
+			return nil, fmt.Errorf("%w: input request %q has no answer", ErrServerRequestTimedOut, key)
+		}
+	}
+	return out, nil
+}
+
+// --- restore ---
+
+// RestoreReport says what Core.Restore brought back.
+type RestoreReport struct {
+	Sessions, Requests, Rounds int
+	// Ended counts pushed requests ended with OutcomeBridgeRestarted; Dropped counts records that could
+	// not be restored (a server no longer configured, a record that does not decode), each logged.
+	Ended, Dropped int
+}
+
+// Restore brings back what the store kept of an earlier process (see the top of this file). Call it once,
+// after New and before serving. Sessions come back Reconnecting and reach Ready in the background.
+func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
+	var rep RestoreReport
+	st := c.opts.Store
+	if st == nil {
+		return rep, nil
+	}
+	var sessions []sessionRecord
+	err := st.List(ctx, state.KindSession, func(key string, v []byte) error {
+		var r sessionRecord
+		if err := json.Unmarshal(v, &r); err != nil || r.ID != key || r.Version > recordVersion {
+			c.logger.Error("a kept session cannot be restored: its record does not decode", "session", key, "error", err)
+			rep.Dropped++
+			return nil
+		}
+		sessions = append(sessions, r)
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("reading the kept sessions: %w", err)
+	}
+	slices.SortFunc(sessions, func(a, b sessionRecord) int { return a.Created.Compare(b.Created) })
+	restored := map[string]*Session{}
+	for _, r := range sessions {
+		s, err := c.restoreSession(r)
+		if err != nil {
+			c.logger.Error("a kept session cannot be restored", "session", r.ID, "server", r.Server, "error", err)
+			c.del(state.KindSession, r.ID)
+			rep.Dropped++
+			continue
+		}
+		restored[s.id] = s
+		rep.Sessions++
+	}
+	var calls []callRecord
+	if err := st.List(ctx, state.KindCall, func(key string, v []byte) error {
+		var r callRecord
+		if err := json.Unmarshal(v, &r); err != nil || r.Version > recordVersion {
+			rep.Dropped++
+			return nil
+		}
+		calls = append(calls, r)
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("reading the kept calls: %w", err)
+	}
+	var reqs []requestRecord
+	if err := st.List(ctx, state.KindRequest, func(key string, v []byte) error {
+		var r requestRecord
+		if err := json.Unmarshal(v, &r); err != nil || r.Request == nil || r.Request.ID != key || r.Version > recordVersion {
+			rep.Dropped++
+			c.del(state.KindRequest, key)
+			return nil
+		}
+		reqs = append(reqs, r)
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("reading the kept requests: %w", err)
+	}
+	byID := map[string]requestRecord{}
+	for _, r := range reqs {
+		byID[r.Request.ID] = r
+	}
+	inRound := map[string]bool{}
+	for _, cr := range calls {
+		if restored[cr.SessionID] == nil {
+			c.dropRound(cr)
+			continue
+		}
+		rc := &restoredCall{rec: cr, entries: map[string]*pendingEntry{}, answers: map[string]Answer{}}
+		for key, id := range cr.Requests {
+			inRound[id] = true
+			r, ok := byID[id]
+			switch {
+			case !ok:
+			case r.Answer != nil:
+				rc.answers[key] = *r.Answer
+			default:
+				rc.entries[key] = c.dispatcher.restore(r.Request)
+				rep.Requests++
+			}
+		}
+		c.mrtr.mu.Lock()
+		if c.mrtr.restored == nil {
+			c.mrtr.restored = map[string]*restoredCall{}
+		}
+		c.mrtr.restored[roundKey(cr.SessionID, cr.CallID)] = rc
+		c.mrtr.mu.Unlock()
+		rep.Rounds++
+	}
+	for _, r := range reqs {
+		if inRound[r.Request.ID] {
+			continue
+		}
+		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {
+			if id, ok := decodeRPCID(r.UpstreamID); ok {
+				// The server may still wait for it under its session: raised again, and answered there
+				// if the session re-attaches (reattach.go).
+				e := c.dispatcher.restore(r.Request)
+				s.restoredWG.Add(1)
+				go s.deliverRestoredPush(e, s.reattach, id) // owned by the session (restoredWG)
+				rep.Requests++
+				continue
+			}
+		}
+		// A pushed request (or an input request whose round record was never written): the connection it
+		// came on died with the old process, so no answer can reach the server that asked. Say so.
+		c.dispatcher.endRestored(r.Request, restored[r.Request.SessionID] != nil)
+		c.del(state.KindRequest, r.Request.ID)
+		rep.Ended++
+	}
+	return rep, nil
+}
+
+// restoreSession recreates a kept session under its id and starts reaching its server again.
+func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
+	cfg, err := c.resolve(OpenParams{Owner: r.Owner, Server: r.Server, ProtocolVersion: r.RequestedVersion})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if _, dup := c.sessions[r.ID]; dup {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("session %s is already open", r.ID)
+	}
+	c.perOwner[r.Owner]++
+	c.mu.Unlock()
+	p := OpenParams{Owner: r.Owner, Server: r.Server, Capabilities: r.Capabilities, ProtocolVersion: r.RequestedVersion, ClientInfo: r.ClientInfo, LogLevel: r.LogLevel}
+	if r.HostRoots {
+		p.Roots = r.Roots
+		if p.Roots == nil {
+			p.Roots = []*mcp.Root{}
+		}
+	}
+	s := newSession(c, r.ID, p, cfg)
+	s.created = r.Created
+	for _, uri := range r.Subscriptions {
+		s.subs[uri] = true
+	}
+	s.state, s.reason = StateReconnecting, "bridge restarted; reconnecting"
+	if canReattach(r, cfg) {
+		s.reattach = newReattach(r)
+	}
+	s.info.ProtocolVersion = r.ProtocolVersion
+	c.mu.Lock()
+	c.sessions[s.id] = s
+	c.live[s.id] = s
+	c.mu.Unlock()
+	c.obs.SessionStateChanged(cfg.Name, 0, StateReconnecting)
+	go s.resume() // owned by the session like its supervisor; ends with it
+	return s, nil
+}
+
+// resume reaches a restored session's server again (as after a crash of the server: stdio servers are
+// started anew, HTTP sessions initialized anew), then supervises it. It closes superDone when it gives up.
+func (s *Session) resume() {
+	var g *generation
+	var err error
+	if s.reattach != nil {
+		g, err = s.connectReattached(s.reattach)
+	}
+	if g == nil && s.ctx.Err() == nil {
+		g, err = s.reconnect(s.server.Restart, 0, 0)
+	}
+	if err != nil {
+		close(s.superDone)
+		if s.ctx.Err() == nil {
+			s.giveUp("reconnecting after a bridge restart: "+err.Error(), "bridge restarted")
+		}
+		return
+	}
+	s.install(g, "restored after a bridge restart")
+	s.resubscribe(g)
+	s.persist()
+	s.supervise(g)
+}
+
+// decodeRPCID reads a kept JSON-RPC id (a string or an integer).
+func decodeRPCID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return jsonrpc.ID{}, false
+	}
+	if n, ok := v.(json.Number); ok {
+		i, err := n.Int64()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = float64(i) // MakeID takes JSON's numbers as float64 (and makes an integer id of them)
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
+}
