@@ -100,6 +100,7 @@ type Core struct {
 	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
 	stats      coreStats
 	obs        Observer     // Options.Observer or NopObserver
+	lists      *listCache   // list results the protocol lets the bridge keep (listcache.go)
 	trc        trace.Tracer // from Options.TracerProvider; nil: no spans
 	listed     listedNames  // tool and prompt names the servers listed: the only names metrics and spans carry
 
@@ -174,6 +175,7 @@ func New(opts Options) *Core {
 		closedS:    newExpiring[*Session](opts.ClosedRetention, maxClosedRetained),
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
+		lists:      newListCache(),
 	}
 	c.obs = opts.Observer
 	if c.obs == nil {
@@ -409,6 +411,7 @@ func (c *Core) remove(s *Session) {
 	if c.live[s.id] == s {
 		delete(c.live, s.id)
 	}
+	c.lists.dropSession(s.id)
 }
 
 // shutdownReason is the state reason of sessions closed by Core.Close.

@@ -53,6 +53,8 @@ func (s *Session) clientOptions() *mcp.ClientOptions {
 		Logger:         s.logger,
 		Capabilities:   s.clientCapabilities(),
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// The core keeps lists itself, by cacheScope and past list_changed (listcache.go, patch 0003).
+		DisableListCache: true,
 		// Notifications become events in the wire tap (see notification); the SDK's handlers are set only
 		// because the SDK opens its 2026-07-28 subscriptions/listen stream for list changes when they are.
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},

@@ -220,8 +220,12 @@ func requireCap(ok bool, what string) error {
 }
 
 // ListTools lists one page of the server's tools (MCP tools/list; params may be nil, params.Cursor selects the page).
-// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+// The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, opts CallOptions) (*mcp.ListToolsResult, error) {
+	bypass := bypassListCache(opts, paramsMeta(params))
+	if r, ok := cachedList[*mcp.ListToolsResult](s, listTools, cursorOf(params), bypass); ok {
+		return s.filterTools(r), nil
+	}
 	var res *mcp.ListToolsResult
 	err := s.call(ctx, "tools/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
@@ -232,7 +236,11 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
+		fill := s.listFill(g, listTools, p.Cursor, bypass)
 		r, err := g.cs.ListTools(ctx, &p)
+		if err == nil {
+			fill(r)
+		}
 		res = s.filterTools(r)
 		return err
 	})
@@ -240,8 +248,12 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 }
 
 // ListResources lists one page of the server's resources (MCP resources/list; params may be nil, params.Cursor selects the page).
-// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+// The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams, opts CallOptions) (*mcp.ListResourcesResult, error) {
+	bypass := bypassListCache(opts, paramsMeta(params))
+	if r, ok := cachedList[*mcp.ListResourcesResult](s, listResources, cursorOf(params), bypass); ok {
+		return s.filterResources(r), nil
+	}
 	var res *mcp.ListResourcesResult
 	err := s.call(ctx, "resources/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
@@ -252,7 +264,11 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
+		fill := s.listFill(g, listResources, p.Cursor, bypass)
 		r, err := g.cs.ListResources(ctx, &p)
+		if err == nil {
+			fill(r)
+		}
 		res = s.filterResources(r)
 		return err
 	})
@@ -260,8 +276,12 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 }
 
 // ListResourceTemplates lists one page of the server's resource templates (MCP resources/templates/list; params may be nil, params.Cursor selects the page).
-// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+// The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams, opts CallOptions) (*mcp.ListResourceTemplatesResult, error) {
+	bypass := bypassListCache(opts, paramsMeta(params))
+	if r, ok := cachedList[*mcp.ListResourceTemplatesResult](s, listTemplates, cursorOf(params), bypass); ok {
+		return s.filterTemplates(r), nil
+	}
 	var res *mcp.ListResourceTemplatesResult
 	err := s.call(ctx, "resources/templates/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		if err := requireCap(g.serverCaps().Resources != nil, "resources"); err != nil {
@@ -272,7 +292,11 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
+		fill := s.listFill(g, listTemplates, p.Cursor, bypass)
 		r, err := g.cs.ListResourceTemplates(ctx, &p)
+		if err == nil {
+			fill(r)
+		}
 		res = s.filterTemplates(r)
 		return err
 	})
@@ -280,8 +304,12 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 }
 
 // ListPrompts lists one page of the server's prompts (MCP prompts/list; params may be nil, params.Cursor selects the page).
-// The SDK may serve a 2026-07-28 result from its cache while the result's ttlMs has not passed.
+// The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams, opts CallOptions) (*mcp.ListPromptsResult, error) {
+	bypass := bypassListCache(opts, paramsMeta(params))
+	if r, ok := cachedList[*mcp.ListPromptsResult](s, listPrompts, cursorOf(params), bypass); ok {
+		return s.filterPrompts(r), nil
+	}
 	var res *mcp.ListPromptsResult
 	err := s.call(ctx, "prompts/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
 		if err := requireCap(g.serverCaps().Prompts != nil, "prompts"); err != nil {
@@ -292,7 +320,11 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
+		fill := s.listFill(g, listPrompts, p.Cursor, bypass)
 		r, err := g.cs.ListPrompts(ctx, &p)
+		if err == nil {
+			fill(r)
+		}
 		res = s.filterPrompts(r)
 		return err
 	})

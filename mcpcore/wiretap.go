@@ -307,6 +307,10 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 			}
 			return msg, true
 		}
+		// A list_changed drops the server's cached lists before anyone hears of it (listcache.go).
+		if t.s.core != nil {
+			t.s.core.lists.listChanged(t.s.server.Name, m.Method)
+		}
 		if !t.s.notification(m.Method, m.Params, t, origin) {
 			return nil, false // the SDK does not know it; it would only log it
 		}

@@ -45,8 +45,10 @@ if ! diff -r "$up" "$tree" >"$work/diff"; then
 	head -40 "$work/diff" >&2
 	exit 1
 fi
-# The patched package's own tests, including upstream's case-sensitivity and smuggling tests.
-(cd "$tree" && go test -count=1 ./internal/json/ ./internal/jsonrpc2/ >/dev/null) || {
+# The patched packages' own tests: upstream's case-sensitivity and smuggling tests (0001), and every elicitation
+# test of the mcp package (0002), and its list-cache tests (0003).
+(cd "$tree" && go test -count=1 ./internal/json/ ./internal/jsonrpc2/ >/dev/null &&
+	go test -count=1 -run 'Elicit|ListCache|LookupTool|SetCacheable' ./mcp/ >/dev/null) || {
 	echo "check-third-party: the patched SDK's tests fail" >&2
 	exit 1
 }

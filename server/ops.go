@@ -40,7 +40,7 @@ func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.
 		func(sess *mcpcore.Session) (*mcp.ListToolsResult, error) {
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListToolsResult) ([]*mcp.Tool, string) { return r.Tools, r.NextCursor }, toolToProto)
+		func(r *mcp.ListToolsResult) ([]*mcp.Tool, string) { return r.Tools, r.NextCursor }, toolToProtoMemo)
 	if err != nil {
 		return nil, err
 	}

@@ -280,6 +280,11 @@ func (b *bridge) addrs() listening {
 	return a
 }
 
+// grpcWindow is the gRPC server's flow-control window per stream and per connection: fixed, so grpc-go does not
+// estimate the bandwidth-delay product with a ping per call, and large enough for a 1 MiB result to go out
+// without waiting for a window update on loopback or a LAN.
+const grpcWindow = 4 << 20
+
 // start builds the gRPC server, the gateway and the HTTP server and starts serving on every
 // listener.
 func (b *bridge) start(svcOpts []grpc.ServerOption) error {
@@ -288,7 +293,10 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		// Reuse handler goroutines instead of starting one per RPC, whose stack then grows (and is copied)
 		// through the interceptors and the SDK on every call. A stream that finds every worker busy gets a
 		// goroutine of its own, as without the option, so long streams (Connect) cannot starve calls.
-		grpc.NumStreamWorkers(uint32(2 * goruntime.GOMAXPROCS(0)))}
+		grpc.NumStreamWorkers(uint32(2 * goruntime.GOMAXPROCS(0))),
+		// Fixed flow-control windows turn grpc-go's BDP estimation off: it pinged the client on every request
+		// that carried data, one more write and read per call (docs/adr/0052).
+		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow)}
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
 	}

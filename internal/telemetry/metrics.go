@@ -51,6 +51,7 @@ type Metrics struct {
 	eventsDrop   prometheus.Counter
 	messages     *prometheus.CounterVec
 	messageBytes *prometheus.CounterVec
+	listCache    *prometheus.CounterVec // listcache.go
 	// wire holds the message and byte counters of each known transport, [sent, received]: MessageTransferred
 	// runs for every message, so it does not look its series up.
 	wire map[mcpcore.TransportKind][2]wireCounters
@@ -207,6 +208,7 @@ func newMetrics(reg prometheus.Registerer, servers []string, maxLabelSets int) *
 	}, []string{"transport", "direction"})
 	reg.MustRegister(operation, session, folded, m.sessions, m.pending, m.requests, m.requestWait, m.reconnects,
 		m.eventsDrop, m.messages, m.messageBytes)
+	m.listCache = newListCacheCounter(reg)
 	m.wire = map[mcpcore.TransportKind][2]wireCounters{}
 	for _, t := range []mcpcore.TransportKind{mcpcore.TransportStdio, mcpcore.TransportStreamableHTTP, mcpcore.TransportSSE} {
 		var c [2]wireCounters

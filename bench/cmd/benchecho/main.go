@@ -7,6 +7,10 @@
 //	                                      serve Streamable HTTP; prints "listening http://ADDR/mcp". go-sdk
 //	                                      v1.8.0 speaks 2026-07-28 over HTTP only when stateless; stateful
 //	                                      serves the handshake era (2025-11-25) with sessions
+//	benchecho grpc [-addr 127.0.0.1:0]    a bare grpc-go server, no MCP: BridgeService.CallTool answers with
+//	                                      the argument "text" as one text block; prints "listening ADDR". The
+//	                                      floor under the bridge's gRPC path (grpc.NewServer() without options
+//	                                      or interceptors, the same messages as the echo call)
 //
 // Tools:
 //
@@ -20,6 +24,8 @@
 //	                     retry; the SDK pushes it to clients of the handshake era
 //	elicit {}            multi round-trip form elicitation, as sample
 //	proto {}             the protocol version this request was made under
+//
+// On 2026-07-28 every list result carries ttlMs 60000 and cacheScope "private".
 package main
 
 import (
@@ -38,6 +44,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
 var lastCancel atomic.Int64
@@ -62,6 +71,11 @@ func text(s string) *mcp.CallToolResult {
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "benchecho", Version: "1"}, &mcp.ServerOptions{
 		Logger: slog.New(slog.DiscardHandler),
+		// 2026-07-28 list results may be cached by the client for a minute, by the requesting user only
+		// (the bridge's list cache, issue 25; the handshake era has no ttl).
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = 60_000, "private"
+		},
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo text"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -178,8 +192,41 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchecho:", err)
 			os.Exit(1)
 		}
+	case "grpc":
+		fs := flag.NewFlagSet("grpc", flag.ExitOnError)
+		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		_ = fs.Parse(os.Args[2:])
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchecho:", err)
+			os.Exit(1)
+		}
+		gs := grpc.NewServer()
+		pb.RegisterBridgeServiceServer(gs, bareEcho{})
+		go func() { <-ctx.Done(); gs.Stop() }()
+		fmt.Printf("listening %s\n", ln.Addr())
+		if err := gs.Serve(ln); err != nil {
+			fmt.Fprintln(os.Stderr, "benchecho:", err)
+			os.Exit(1)
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "benchecho: unknown mode", os.Args[1])
 		os.Exit(2)
 	}
 }
+
+// bareEcho is the bare gRPC floor: CallTool returns the argument "text" as one text block, the same response
+// message the bridge returns for the echo tool, with no MCP, no session and no interceptors behind it.
+type bareEcho struct {
+	pb.UnimplementedBridgeServiceServer
+}
+
+func (bareEcho) CallTool(_ context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
+	t := req.GetArguments().GetFields()["text"].GetStringValue()
+	return &pb.CallToolResponse{CallId: bareCallID, Result: &pb.CallToolResult{Content: []*pb.ContentBlock{
+		{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: t}}},
+	}}}, nil
+}
+
+// bareCallID has the length of the call ids the bridge returns ("call-" and 26 characters of rand.Text).
+var bareCallID = "call-" + strings.Repeat("B", 26)

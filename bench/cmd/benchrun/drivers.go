@@ -338,3 +338,77 @@ func (b *bridgeClient) attachIdle(ctx context.Context, sid string) error {
 		}
 	}
 }
+
+// --- the bare gRPC floor: benchecho grpc, a grpc-go server with no interceptors and no MCP behind it ---
+
+// bareClient calls benchecho's bare BridgeService.CallTool with the messages of the echo call through the
+// bridge: the cost of one cross-process grpc-go unary round trip on this machine, and nothing else.
+type bareClient struct {
+	conn *grpc.ClientConn
+	cli  pb.BridgeServiceClient
+}
+
+func (b *bench) startBareGRPC() (*proc, *bareClient, error) {
+	addrc := make(chan string, 1)
+	p, err := startProc("benchecho-grpc", []string{b.echoBin, "grpc"}, nil, func(line string) {
+		if a, ok := strings.CutPrefix(line, "listening "); ok {
+			addrc <- a
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(10 * time.Second):
+		p.stop()
+		return nil, nil, fmt.Errorf("benchecho grpc did not start: %s", p.stderr)
+	}
+	// The same dial options as the bridge's client (newBridgeClient).
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		p.stop()
+		return nil, nil, err
+	}
+	return p, &bareClient{conn: conn, cli: pb.NewBridgeServiceClient(conn)}, nil
+}
+
+func (c *bareClient) close() { _ = c.conn.Close() }
+
+// call is the echo call's request (the same session id length, tool name and arguments) to the bare server.
+func (c *bareClient) call(sid string, args map[string]any) callFn {
+	st, err := structpb.NewStruct(args)
+	if err != nil {
+		panic(err)
+	}
+	req := &pb.CallToolRequest{SessionId: strings.Repeat("s", len(sid)), Name: "echo", Arguments: st}
+	return func(ctx context.Context) error {
+		r, err := c.cli.CallTool(ctx, req)
+		if err != nil {
+			return err
+		}
+		if len(r.GetResult().GetContent()) != 1 {
+			return errors.New("bare echo: no content")
+		}
+		return nil
+	}
+}
+
+// grpcListTools is ListTools over gRPC. benchecho's tools/list result carries a ttlMs on 2026-07-28, so after the
+// first call the bridge answers it from its list cache: a round trip through the bridge that does not reach the
+// upstream, like grpcFloor, plus the cache lookup, the policy filter and the conversion of the tools.
+func (b *bridgeClient) grpcListTools(sid string) callFn {
+	return func(ctx context.Context) error {
+		r, err := b.cli.ListTools(ctx, &pb.ListToolsRequest{SessionId: sid})
+		if err != nil {
+			return err
+		}
+		if len(r.GetTools()) == 0 {
+			return errors.New("ListTools: no tools")
+		}
+		return nil
+	}
+}

@@ -6,7 +6,8 @@
 //	         [-micro FILE] [-md BENCHMARKS.md] [-json bench/results.json]
 //
 // BENCH_QUICK=1 shrinks every scenario to a smoke run (its figures mean nothing); BENCH_ONLY=S7,S10 runs only
-// the steps whose names start so (for development; the report is then partial). Every loop is bounded.
+// the steps whose names start so (for development; the report is then partial); BENCH_NOTE adds a line to the
+// report's notes (e.g. that the machine was shared). Every loop is bounded.
 // Figures are deltas and ratios against the baseline measured in the same run, never timed assertions.
 package main
 
@@ -39,6 +40,8 @@ type bench struct {
 	httpURL   string
 	httpUp26  *proc // stateless Streamable HTTP upstream (2026-07-28)
 	httpURL26 string
+	bareUp    *proc // bare grpc-go server (benchecho grpc): the floor under the bridge's gRPC path
+	bare      *bareClient
 
 	res     map[string]any // results.json
 	loadAvg string
@@ -64,6 +67,9 @@ func main() {
 	flag.StringVar(&b.microFile, "micro", "", "go test -bench output to include")
 	flag.Parse()
 	b.quick = os.Getenv("BENCH_QUICK") == "1"
+	if n := os.Getenv("BENCH_NOTE"); n != "" { // what the person running it knows of the machine, e.g. its load
+		b.notes = append(b.notes, n)
+	}
 	for _, p := range []*string{&b.bridgeBin, &b.twinBin, &b.echoBin} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
@@ -129,6 +135,10 @@ func (b *bench) qd(quick, full time.Duration) time.Duration {
 func (b *bench) cleanup() {
 	b.httpUp.stop()
 	b.httpUp26.stop()
+	if b.bare != nil {
+		b.bare.close()
+	}
+	b.bareUp.stop()
 }
 
 func (b *bench) run() error {
@@ -144,6 +154,9 @@ func (b *bench) run() error {
 		return err
 	}
 	if b.httpUp26, b.httpURL26, err = b.startHTTPUpstream(true); err != nil {
+		return err
+	}
+	if b.bareUp, b.bare, err = b.startBareGRPC(); err != nil {
 		return err
 	}
 	if err := b.writeConfig(); err != nil {

@@ -78,8 +78,13 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		"IQR) is reported. The peers run with the stdio upstream on 2025-11-25 (both speak the handshake era), making "+
 		"fewer calls per round (supergateway ½, mcpo ¼). The targets use the first block (stdio, newest protocol). Its two "+
 		"*floor* rows time GetSession over gRPC and REST, interleaved with the calls: a round trip through the bridge that "+
-		"never reaches the upstream, which is most of what a call through the bridge adds on this machine (their *added* "+
-		"columns compare them with the direct call and mean nothing).\n\n", rounds, n, warm)
+		"never reaches the upstream, which is most of what a call through the bridge adds on this machine; *floor: bare "+
+		"grpc-go echo* is benchecho's bare grpc-go server (`benchecho grpc`, its own process, no interceptors, no MCP) "+
+		"answering the echo call's own request and response messages: one cross-process gRPC round trip and nothing "+
+		"else, the physical floor; *cached ListTools* is answered by the bridge's list cache (benchecho's lists carry "+
+		"ttlMs on 2026-07-28). Their *added* columns compare them with the direct call and mean nothing. Issue 25's "+
+		"ratios: grpc_added_over_bare = gRPC added ÷ bare, bridge_floor_over_bare = GetSession ÷ bare, "+
+		"list_cache_hit_over_floor = cached ListTools ÷ GetSession.\n\n", rounds, n, warm)
 	sb.WriteString(roundsHeader)
 	var rows []map[string]any
 	combos := []struct{ tr, era string }{{"stdio", ""}, {"http", ""}, {"stdio", era2025}, {"http", era2025}}
@@ -92,8 +97,10 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		scale := []int{1, 1, 1}
 		if ci == 0 { // the floor: a round trip through the bridge that does not reach the upstream
 			paths = append(paths, &path{name: "floor: gRPC GetSession", proto: paths[1].proto, fn: br.c.grpcFloor(s.sid)},
-				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)})
-			scale = append(scale, 1, 1)
+				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)},
+				&path{name: "floor: bare grpc-go echo", proto: "—", fn: b.bare.call(s.sid, smallArgs)},
+				&path{name: "cached ListTools (gRPC)", proto: paths[1].proto, fn: br.c.grpcListTools(s.sid)})
+			scale = append(scale, 1, 1, 1, 1)
 		}
 		var closers []func()
 		if co.tr == "stdio" && co.era == era2025 { // the peers speak the handshake era: compare like with like
@@ -135,6 +142,18 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 			b.res["reference_protocol"] = paths[0].proto
 			b.res["grpc_floor_p50_us"] = us(rr.medianOf(3, pP50))
 			b.res["rest_floor_p50_us"] = us(rr.medianOf(4, pP50))
+			// Issue 25: the floors as ratios in the same run. The bare floor is a grpc-go unary call between two
+			// processes with nothing behind it; the cached ListTools is served by the bridge's list cache.
+			bare := rr.medianOf(5, pP50)
+			b.res["grpc_bare_rtt_p50_us"] = us(bare)
+			b.res["list_cache_hit_p50_us"] = us(rr.medianOf(6, pP50))
+			if bare > 0 {
+				b.res["grpc_added_over_bare"] = round2(float64(median(rr.added(1, pP50))) / float64(bare))
+				b.res["bridge_floor_over_bare"] = round2(float64(rr.medianOf(3, pP50)) / float64(bare))
+			}
+			if f := rr.medianOf(3, pP50); f > 0 {
+				b.res["list_cache_hit_over_floor"] = round2(float64(rr.medianOf(6, pP50)) / float64(f))
+			}
 		}
 		if co.tr == "stdio" && co.era == era2025 {
 			b.res["grpc_added_p50_us_2025"] = us(median(rr.added(1, pP50)))
@@ -208,7 +227,9 @@ func (b *bench) s3(ctx context.Context, br *bridge, ps *peers) error {
 	fmt.Fprintf(&sb, "Closed loop, `echo`, c callers sharing one session (one client connection) for %s per cell; the paths "+
 		"of one c run back to back, order rotating. CPU per call is utime+stime from /proc/PID/stat over the cell divided "+
 		"by the calls (10 ms tick resolution): *front* is the bridge (or the peer) process, *upstream* the echo server, "+
-		"*driver* this harness (the client side of every path).\n\n", dur)
+		"*driver* this harness (the client side of every path). The driver's CPU on the direct row is the direct go-sdk "+
+		"client's own cost per call (direct_cpu_us_per_call_c32), the same MCP client work the bridge does, which issue "+
+		"25 compares with the bridge's *front* CPU (bridge_cpu_over_direct_cpu_c32).\n\n", dur)
 	sb.WriteString("| upstream | c | path | protocol | calls/s | × direct | p50 µs | p99 µs | errors | front CPU µs/call | upstream CPU µs/call | driver CPU µs/call |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var rows []map[string]any
 	self := os.Getpid()
@@ -281,7 +302,15 @@ func (b *bench) s3(ctx context.Context, br *bridge, ps *peers) error {
 						b.res["rest_calls_per_s_c32"] = int(r.rate)
 					case "direct go-sdk":
 						b.res["direct_calls_per_s_c32"] = int(r.rate)
+						// The direct client's own CPU per call: the driver process while it runs only the direct
+						// go-sdk client (the same work the bridge does as an MCP client, without the gRPC side).
+						b.res["direct_cpu_us_per_call_c32"] = round2(float64(r.cpu["driver"]) / 1e3 / float64(max(1, r.calls)))
 					}
+				}
+			}
+			if d, ok := num(b.res["direct_cpu_us_per_call_c32"]); ok && d > 0 && tr == "stdio" && c == 32 {
+				if br, ok := num(b.res["bridge_cpu_us_per_call_c32"]); ok {
+					b.res["bridge_cpu_over_direct_cpu_c32"] = round2(br / d)
 				}
 			}
 			b.logf("S3 %s c=%d: direct %.0f/s, gRPC %.0f/s, REST %.0f/s", s.label, c, res[0].rate, res[1].rate, res[2].rate)
@@ -386,6 +415,11 @@ func (b *bench) s5(ctx context.Context, br *bridge) error {
 		b.logf("S5 %s %s %s: hop +%s µs", c.name, s.label, proto, fus(h50))
 	}
 	b.res["s5"] = rows
+	if push, ok := num(b.res["elicitation_hop_push_p50_us"]); ok {
+		if mrtr, ok := num(b.res["elicitation_hop_mrtr_p50_us"]); ok && mrtr > 0 {
+			b.res["elicitation_hop_push_over_mrtr"] = round2(push / mrtr)
+		}
+	}
 	b.rep.add("S5 — sampling and elicitation through the host stream", sb.String())
 	return nil
 }

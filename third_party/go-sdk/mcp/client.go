@@ -192,6 +192,17 @@ type ClientOptions struct {
 	// By default (nil), the middleware is enabled with default settings.
 	// Set Disabled to true to opt out of automatic MultiRoundTrip handling.
 	MultiRoundTrip *MultiRoundTripOptions
+	// DisableListCache, if true, makes the four list methods (ListTools,
+	// ListPrompts, ListResources, ListResourceTemplates) send every request
+	// instead of answering from the session's TTL cache (SEP-2549). Their
+	// results are still recorded: CallTool looks tool definitions up in them.
+	//
+	// It is for clients that keep lists themselves: a gateway that shares
+	// them between its users by cacheScope, or one that must never answer a
+	// list from before a list_changed it has already seen (the session's
+	// cache is dropped only when the list_changed handler runs).
+	// resources/read keeps its cache.
+	DisableListCache bool
 	// If non-zero, defines an interval for regular "ping" requests.
 	// If the peer fails to respond to pings originating from the keepalive check,
 	// the session is automatically closed.
@@ -881,7 +892,12 @@ func (c *Client) elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult,
 		if req.Params.URL != "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "URL must not be set for form elicitation"}
 		}
-		schema, err := validateElicitSchema(req.Params.RequestedSchema)
+		// The schema is checked and resolved once per distinct schema, not per
+		// request (see elicitSchemas).
+		schema, err := elicitSchemas.get(req.Params.RequestedSchema)
+		if err == nil {
+			err = schema.err
+		}
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
@@ -890,8 +906,8 @@ func (c *Client) elicit(ctx context.Context, req *ElicitRequest) (*ElicitResult,
 			return nil, err
 		}
 		// Validate elicitation result content against requested schema.
-		if res.Action == "accept" && schema != nil && res.Content != nil {
-			resolved, err := schema.Resolve(nil)
+		if res.Action == "accept" && schema.schema != nil && res.Content != nil {
+			resolved, err := schema.resolve()
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("failed to resolve requested schema: %v", err)}
 			}
@@ -1236,7 +1252,7 @@ func (cs *ClientSession) Ping(ctx context.Context, params *PingParams) error {
 // calls; see SEP-2549.
 func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsParams) (*ListPromptsResult, error) {
 	if cs.usesNewProtocol() {
-		if result, ok := cachedListResult(&cs.promptsCache, params); ok {
+		if result, ok := cachedListResult(&cs.promptsCache, params); ok && !cs.client.opts.DisableListCache {
 			return result, nil
 		}
 		params = injectRequestMeta(cs, params)
@@ -1262,7 +1278,7 @@ func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams)
 // ListTools lists tools that are currently available on the server.
 func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams) (*ListToolsResult, error) {
 	if cs.usesNewProtocol() {
-		if result, ok := cachedListResult(&cs.toolsCache, params); ok {
+		if result, ok := cachedListResult(&cs.toolsCache, params); ok && !cs.client.opts.DisableListCache {
 			return result, nil
 		}
 		params = injectRequestMeta(cs, params)
@@ -1314,7 +1330,7 @@ func (cs *ClientSession) SetLoggingLevel(ctx context.Context, params *SetLogging
 // ListResources lists the resources that are currently available on the server.
 func (cs *ClientSession) ListResources(ctx context.Context, params *ListResourcesParams) (*ListResourcesResult, error) {
 	if cs.usesNewProtocol() {
-		if result, ok := cachedListResult(&cs.resourcesCache, params); ok {
+		if result, ok := cachedListResult(&cs.resourcesCache, params); ok && !cs.client.opts.DisableListCache {
 			return result, nil
 		}
 		params = injectRequestMeta(cs, params)
@@ -1332,7 +1348,7 @@ func (cs *ClientSession) ListResources(ctx context.Context, params *ListResource
 // ListResourceTemplates lists the resource templates that are currently available on the server.
 func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *ListResourceTemplatesParams) (*ListResourceTemplatesResult, error) {
 	if cs.usesNewProtocol() {
-		if result, ok := cachedListResult(&cs.resourceTemplatesCache, params); ok {
+		if result, ok := cachedListResult(&cs.resourceTemplatesCache, params); ok && !cs.client.opts.DisableListCache {
 			return result, nil
 		}
 		params = injectRequestMeta(cs, params)
