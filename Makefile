@@ -27,7 +27,7 @@ GO_PACKAGES := ./...
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
+        tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
         help test-unit fuzz
 
 help: ## List the targets.
@@ -56,6 +56,9 @@ $(NODE_DIR)/.installed: tools/package.json tools/package-lock.json
 	cp tools/package.json tools/package-lock.json $(NODE_DIR)/
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+redis-peer: ## Debian's redis-server (installed when missing) for the Redis state engine's tests.
+	scripts/install-redis.sh
 
 python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python peer server in tests.
 	tools/python-peer/install.sh >/dev/null
@@ -92,7 +95,7 @@ test-unit: ## Start here: Go unit tests only — offline, no peers, no binary, s
 fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testdata/fuzz.
 	scripts/fuzz.sh
 
-test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
+test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
@@ -101,7 +104,7 @@ test-e2e: build node-tools ## End-to-end tests against the real binary and real 
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
 	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh
 
-test-scale: build ## Three replicas behind HAProxy (installed from Debian when missing): routing, spread, a replica killed.
+test-scale: build redis-peer ## Three replicas behind HAProxy and a shared redis-server (installed from Debian when missing): routing, takeover, rolling restart, kill -9, SIGSTOP, Redis down.
 	MCPBRIDGE_BIN=$(BIN) scripts/test-scale.sh
 
 $(TOOLS)/.helm-$(HELM_VERSION):

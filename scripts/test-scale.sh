@@ -5,7 +5,7 @@
 # proxy, and that killing a replica fails only its sessions, at once, with UNAVAILABLE REPLICA_UNAVAILABLE.
 # Its last line reports replicas, sessions, calls and misrouted.
 #
-# Installs the Debian package haproxy when it is missing (apt-get; needs root). The Python client's venv
+# Installs the Debian packages haproxy and redis-server when they are missing (apt-get; needs root). The Python client's venv
 # (.tools/pyclient-venv) comes from scripts/test-python.sh.
 #
 # Environment:
@@ -21,6 +21,8 @@ if ! command -v haproxy >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null ||
 		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null; }
 fi
+
+"$ROOT/scripts/install-redis.sh"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
