@@ -107,6 +107,15 @@ func (b *bridge) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 		body["servers"] = servers
 	}
+	// A shared state store that does not answer is said here but does not take the replica out of its load
+	// balancer: the sessions it holds keep working, and every replica reaches the same Redis.
+	if l := leasesOf(b.svc); l != nil {
+		if l.Down() {
+			body["stateStore"] = map[string]string{"status": "UNREACHABLE", "reason": "the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does"}
+		} else {
+			body["stateStore"] = map[string]string{"status": "REACHABLE"}
+		}
+	}
 	body["status"] = "READY"
 	writeJSON(w, http.StatusOK, body)
 }

@@ -77,9 +77,10 @@ type Leases struct {
 
 	down atomic.Bool // the last renewal found Redis unreachable
 
-	mu    sync.Mutex        // guards held and ended
-	held  map[string]*lease // by session id
-	ended map[string]time.Time
+	mu    sync.Mutex           // guards held, ended and gone
+	held  map[string]*lease    // by session id
+	ended map[string]time.Time // sessions that ended for good (Forget), still held for endedGrace
+	gone  map[string]bool      // sessions this replica gave up or lost (until it acquires them again)
 }
 
 // lease is a held lease: its token and until when it is surely valid, by this process's monotonic clock.
@@ -99,7 +100,7 @@ func NewLeases(rs *RedisStore, replica string, ttl time.Duration, logger *slog.L
 		logger = slog.Default()
 	}
 	return &Leases{rs: rs, replica: replica, nonce: strings.ToLower(rand.Text()[:10]), ttl: ttl, logger: logger,
-		held: map[string]*lease{}, ended: map[string]time.Time{}}
+		held: map[string]*lease{}, ended: map[string]time.Time{}, gone: map[string]bool{}}
 }
 
 // TTL is the lease's time to live.
@@ -173,6 +174,7 @@ func (l *Leases) Acquire(ctx context.Context, session string) (Fence, error) {
 	l.mu.Lock()
 	l.held[session] = &lease{token: tok, validUntil: sent.Add(l.ttl - l.ttl/leaseMargin)}
 	delete(l.ended, session)
+	delete(l.gone, session)
 	l.mu.Unlock()
 	_ = l.rs.rdb.Del(ctx, l.rs.wantKey(session)).Err() // a request to hand it back is answered
 	return Fence{Session: session, Token: tok}, nil
@@ -240,8 +242,19 @@ func (l *Leases) Confirm(ctx context.Context, session string) (Fence, error) {
 // Drop forgets a lease without telling Redis (it was lost).
 func (l *Leases) Drop(session string) {
 	l.mu.Lock()
+	if l.held[session] != nil {
+		l.gone[session] = true
+	}
 	delete(l.held, session)
 	l.mu.Unlock()
+}
+
+// Gone reports whether this replica gave the session up or lost it (and has not taken it again): its
+// writes must be refused, not take the lease anew.
+func (l *Leases) Gone(session string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gone[session]
 }
 
 // Release gives the session up at once, so that another replica may take it over: this replica stops
@@ -251,7 +264,28 @@ func (l *Leases) Release(ctx context.Context, session string) error {
 	l.mu.Lock()
 	h := l.held[session]
 	delete(l.held, session)
+	if h != nil {
+		l.gone[session] = true
+	}
 	l.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	err := releaseScript.Run(ctx, l.rs.rdb, []string{l.rs.leaseKey(session), l.rs.fenceKey(session)}, h.token).Err()
+	return l.rs.wrap("releasing a lease", err)
+}
+
+// Relinquish hands the session over to another replica: this replica stops writing its records at once
+// (Fence fails, Gone is true), closeLocal stops serving it here while the lease still keeps others out
+// (so that the old upstream connection is closed before a new owner opens one), then the lease is
+// released. A session not held is only closed locally.
+func (l *Leases) Relinquish(ctx context.Context, session string, closeLocal func()) error {
+	l.mu.Lock()
+	h := l.held[session]
+	delete(l.held, session)
+	l.gone[session] = true
+	l.mu.Unlock()
+	closeLocal()
 	if h == nil {
 		return nil
 	}
@@ -331,6 +365,7 @@ func (l *Leases) renewAll(ctx context.Context, ev LeaseEvents) {
 		if now.Sub(at) > endedGrace {
 			delete(l.ended, s)
 			delete(l.held, s)
+			l.gone[s] = true
 		}
 	}
 	type item struct {
