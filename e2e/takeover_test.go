@@ -356,6 +356,7 @@ func TestScaleTakeover(t *testing.T) {
 		})
 	}
 	answered, redelivered := 0, 0
+	var watches []func()
 	for _, r := range replicas {
 		sid := home[r.name][0]
 		// Two elicitations on the replica's first session: one answered just before the restart (its call
@@ -364,6 +365,37 @@ func TestScaleTakeover(t *testing.T) {
 			res *pb.CallToolResponse
 			err error
 		}
+		// A host watches the session (a host attached: the elicitations wait for a person).
+		watch := func() (stop func()) {
+			wctx, wcancel := context.WithCancel(routed(ctx, sid))
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				w, err := client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: sid})
+				if err == nil {
+					var md metadata.MD
+					if md, err = w.Header(); err == nil && replicaOf(md) == "" {
+						_, err = w.Recv() // a trailers-only answer: its status
+					}
+					if err == nil {
+						t.Logf("host watches %s on %s", sid, replicaOf(md))
+						load.Go(func() { // ends when the stream ends (the replica stops, or stop)
+							for {
+								if _, err := w.Recv(); err != nil {
+									return
+								}
+							}
+						})
+						return wcancel
+					}
+				}
+				if !retryable(err) || time.Now().After(deadline) {
+					wcancel()
+					t.Fatalf("WatchEvents on %s: %v", sid, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		stopWatch := watch()
 		var calls, reqs []string
 		var firsts []chan attempt
 		for k := range 2 {
@@ -383,6 +415,11 @@ func TestScaleTakeover(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
+					select {
+					case a := <-first:
+						t.Fatalf("elicitation %d on %s not pending: %v; the call: %v %v", k, sid, err, a.res, a.err)
+					default:
+					}
 					t.Fatalf("elicitation %d on %s not pending: %v", k, sid, err)
 				}
 				time.Sleep(50 * time.Millisecond)
@@ -401,9 +438,12 @@ func TestScaleTakeover(t *testing.T) {
 			answered++
 		}
 		r.b.stop()
+		stopWatch()
 		if a := <-firsts[1]; a.err == nil || !retryable(a.err) {
 			counts.fail("the call pending while %s stopped = %v, %v; want a retryable UNAVAILABLE", r.name, a.res, a.err)
 		}
+		stopWatch = watch() // the host watches again: its stream reaches whoever serves the session now
+		watches = append(watches, stopWatch)
 		// The pending question is delivered again (same id) by whoever serves the session now.
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -442,6 +482,9 @@ func TestScaleTakeover(t *testing.T) {
 		servedBy("after restarting " + r.name)
 	}
 	close(stop)
+	for _, stop := range watches {
+		stop()
+	}
 	load.Wait()
 	for _, id := range ids {
 		if _, err := call(id, "end"); err != nil {

@@ -84,6 +84,7 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 		return nil, fmt.Errorf("%w: reading the session's requests from the state store: %w", ErrUnavailable, err)
 	}
 	c.Forget(id) // a closed copy from an earlier hold of this session
+	c.dispatcher.reopen(id)
 	s, err := c.restoreSession(r)
 	if err != nil {
 		return nil, err
@@ -283,4 +284,12 @@ func (f *fencedStore) List(ctx context.Context, kind state.Kind, fn func(key str
 		}
 		return fn(key, value)
 	})
+}
+
+// reopen forgets that a session was closed here (an earlier hold of it that this replica gave up): it is
+// served here again, and its requests must not end as those of a closed session.
+func (d *Dispatcher) reopen(sessionID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed.remove(sessionID)
 }

@@ -94,14 +94,17 @@ func (s *Service) takeOver(ctx context.Context, id string) (*mcpcore.Session, er
 	return sess, nil
 }
 
-// acquire takes the session's lease; on the session's home replica, a live holder is asked to hand it
-// back and waited for.
+// acquire takes the session's lease. A live lease of another replica is waited out: on the session's
+// home replica (named in its id, back after a restart) the holder is asked to hand it back (it does
+// within a third of the TTL); elsewhere the call came because the home replica is down, and the holder
+// is most likely the dead owner, whose lease expires within the TTL. A holder that still holds the lease
+// after the wait is alive: the call was misrouted (WRONG_REPLICA), or, on the home replica, the holder
+// did not hand it over yet (SESSION_MOVED, retry).
 func (s *Service) acquire(ctx context.Context, id string) error {
 	leases := s.opts.Leases
 	own := s.core.Replica()
 	home, _ := mcpcore.SessionReplica(id)
 	var wait <-chan time.Time
-	asked := false
 	for {
 		_, err := leases.Acquire(ctx, id)
 		var held *state.HeldError
@@ -109,7 +112,7 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 		case err == nil:
 			return nil
 		case errors.As(err, &held):
-			if home != own || held.Holder == own {
+			if held.Holder == own {
 				return s.wrongReplica(id, held.Holder)
 			}
 		case errors.Is(err, state.ErrUnreachable):
@@ -120,17 +123,23 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 			s.logger.Warn("taking a session over failed", "session", id, "err", err)
 			return storeUnavailable()
 		}
-		if !asked {
-			if err := leases.AskBack(ctx, id); err != nil {
-				return storeUnavailable()
+		if wait == nil {
+			bound := leases.TTL() + leases.TTL()/2
+			if home == own {
+				if err := leases.AskBack(ctx, id); err != nil {
+					return storeUnavailable()
+				}
+				bound = s.handBackWait()
 			}
-			asked = true
-			wait = time.After(s.handBackWait())
+			wait = time.After(bound)
 		}
 		select {
 		case <-ctx.Done():
 			return toStatus(ctx.Err())
 		case <-wait:
+			if home != own {
+				return s.wrongReplica(id, held.Holder)
+			}
 			return withDetails(codes.Unavailable, "session "+strconv.Quote(id)+" is still held by replica "+strconv.Quote(held.Holder)+", which was asked to hand it back: retry",
 				&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"owner": held.Holder, "replica": own}})
 		case <-time.After(50 * time.Millisecond):
