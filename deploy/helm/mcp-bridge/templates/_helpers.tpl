@@ -39,6 +39,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $auth "tokensFile" (printf "/etc/mcp-bridge/tokens/%s" .Values.tokens.key) -}}
 {{- $_ := set $cfg "auth" $auth -}}
 {{- end -}}
+{{- with .Values.sharedState.redis }}{{ if and .address (eq $.Values.mode "shared") }}
+{{- $redis := dict "address" .address "tls" .tls "keyPrefix" .keyPrefix "leaseTTL" .leaseTTL -}}
+{{- if .passwordKey }}{{ $_ := set $redis "passwordEnv" "MCPBRIDGE_REDIS_PASSWORD" }}{{ end -}}
+{{- if .usernameKey }}{{ $_ := set $redis "usernameEnv" "MCPBRIDGE_REDIS_USERNAME" }}{{ end -}}
+{{- $_ := set $cfg "state" (dict "redis" $redis "keyEnv" "MCPBRIDGE_STATE_KEY") -}}
+{{- end }}{{ end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -63,6 +69,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
       valueFrom:
         fieldRef:
           fieldPath: metadata.name
+    {{- with .Values.sharedState.redis }}{{ if and .address (eq $.Values.mode "shared") }}
+    {{- if not .existingSecret }}{{ fail "sharedState.redis.existingSecret is required with sharedState.redis.address (the state key all replicas share)" }}{{ end }}
+    - name: MCPBRIDGE_STATE_KEY
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .stateKeyKey | quote }}}
+    {{- if .passwordKey }}
+    - name: MCPBRIDGE_REDIS_PASSWORD
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .passwordKey | quote }}}
+    {{- end }}
+    {{- if .usernameKey }}
+    - name: MCPBRIDGE_REDIS_USERNAME
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .usernameKey | quote }}}
+    {{- end }}
+    {{- end }}{{ end }}
   {{- with .Values.upstreamSecrets }}
   envFrom:
     {{- range . }}
