@@ -24,7 +24,7 @@ type Redis struct {
 	// Password is the AUTH password it requires ("" for none).
 	Password string
 
-	t    *testing.T
+	t    testing.TB
 	exe  string
 	dir  string
 	args []string
@@ -44,7 +44,7 @@ type RedisConfig struct {
 }
 
 // StartRedis starts redis-server for the test.
-func StartRedis(t *testing.T, cfg RedisConfig) *Redis {
+func StartRedis(t testing.TB, cfg RedisConfig) *Redis {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping in -short: starts a redis-server")
