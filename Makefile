@@ -118,6 +118,7 @@ test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests c
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar
 	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 >/dev/null
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 --set sharedState.redis.address=redis:6379 --set sharedState.redis.existingSecret=bridge-state
 	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar >/dev/null
 	cd deploy/helm/check && HELM=$(HELM) go test -count=1 ./...
 
