@@ -75,6 +75,9 @@ func WithFence(ctx context.Context, f Fence) context.Context {
 	return context.WithValue(ctx, fenceKey{}, f)
 }
 
+// FenceOf returns the fence ctx carries (WithFence).
+func FenceOf(ctx context.Context) (Fence, bool) { return fenceFrom(ctx) }
+
 func fenceFrom(ctx context.Context) (Fence, bool) {
 	f, ok := ctx.Value(fenceKey{}).(Fence)
 	return f, ok && f.Session != ""
