@@ -56,6 +56,14 @@ func (s *Service) lookupShared(ctx context.Context, id string) (*mcpcore.Session
 			if cerr == nil || errors.Is(cerr, state.ErrUnreachable) {
 				return sess, nil
 			}
+			if !leases.Gone(id) {
+				// Never held here: its first write could not take the lease (Redis failed then). Take it now
+				// and write its record.
+				if _, err := leases.Acquire(ctx, id); err == nil {
+					s.core.Persist(id)
+					return sess, nil
+				}
+			}
 			s.core.Release(ctx, id, "another replica took the session over")
 		}
 	}
