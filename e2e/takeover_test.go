@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -134,6 +135,49 @@ func TestScaleTakeover(t *testing.T) {
 			}
 			resume = true // a retry resumes the call by its id: its one outcome, never a second run
 			counts.retried.Add(1)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	// callREST is call over REST through the proxy (routed by the path): a 503 is retried, resuming by id.
+	callREST := func(id, text string) error {
+		deadline := time.Now().Add(60 * time.Second)
+		callID := fmt.Sprintf("call-rest-%s-%d", text, time.Now().UnixNano())
+		resume := false
+		for {
+			body := fmt.Sprintf(`{"arguments": {"text": %q}, "callId": %q, "resume": %v}`, text, callID, resume)
+			resp, err := http.Post("http://"+proxy.http+"/v1/sessions/"+id+"/tools/echo:call", "application/json", strings.NewReader(body))
+			counts.calls.Add(1)
+			if err == nil {
+				var out struct {
+					Details []struct {
+						Reason string `json:"reason"`
+					} `json:"details"`
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					if !strings.Contains(string(raw), text) {
+						return fmt.Errorf("REST echo on %s = %s", id, raw)
+					}
+					return nil
+				}
+				_ = json.Unmarshal(raw, &out)
+				for _, d := range out.Details {
+					if d.Reason == "WRONG_REPLICA" {
+						counts.misrouted.Add(1)
+						counts.fail("REST call on %s: %s", id, raw)
+					}
+				}
+				inFlight := resp.StatusCode == http.StatusBadRequest && strings.Contains(string(raw), "call id in use")
+				if (resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusGatewayTimeout && !inFlight) || time.Now().After(deadline) {
+					return fmt.Errorf("REST call on %s: %d %s", id, resp.StatusCode, raw)
+				}
+			} else if time.Now().After(deadline) {
+				return err
+			}
+			counts.retried.Add(1)
+			resume = true
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
@@ -350,7 +394,13 @@ func TestScaleTakeover(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := call(id, fmt.Sprintf("steady%d", n)); err != nil {
+				var err error
+				if n%2 == 0 {
+					_, err = call(id, fmt.Sprintf("steady%d", n))
+				} else {
+					err = callREST(id, fmt.Sprintf("steady%d", n))
+				}
+				if err != nil {
 					counts.lost.Add(1)
 					counts.fail("steady call on %s: %v", id, err)
 					return
