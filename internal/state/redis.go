@@ -119,9 +119,6 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*RedisStore, error) {
 // Address is the Redis address the store talks to.
 func (s *RedisStore) Address() string { return s.addr }
 
-// Client is the store's connection pool, shared with the leases (lease.go).
-func (s *RedisStore) client() *redis.Client { return s.rdb }
-
 // Ping checks that Redis answers.
 func (s *RedisStore) Ping(ctx context.Context) error {
 	if s.closed.Load() {
