@@ -276,7 +276,33 @@ func TestScaleTakeover(t *testing.T) {
 	t.Logf("kill -9 of %s: a Connect attach took one of its sessions over after %v; its %d sessions served by %s after %v at most", victim.name, attachTook, len(home[victim.name]), heir, killTakeover)
 	servedBy("after kill -9")
 
-	// The killed replica comes back: its sessions are handed back to it.
+	// The killed replica comes back: its sessions are handed back to it. A host watching one of them on the
+	// heir is told UNAVAILABLE SESSION_MOVED (not that the session closed), and watches again through the proxy.
+	moved := make(chan error, 1)
+	{
+		wctx, wcancel := context.WithCancel(routed(ctx, home[victim.name][0]))
+		defer wcancel()
+		w, err := client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: home[victim.name][0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer wcancel()
+		wg.Go(func() { // ends when the stream ends
+			for {
+				resp, err := w.Recv()
+				if err != nil {
+					moved <- err
+					return
+				}
+				if st := resp.GetEvent().GetSessionState(); st != nil && st.GetState() == pb.SessionState_SESSION_STATE_CLOSED {
+					moved <- fmt.Errorf("the watcher was told the session closed: %v", st)
+					return
+				}
+			}
+		})
+	}
 	restartedAt := time.Now()
 	restart(victim)
 	worst = 0
@@ -300,6 +326,14 @@ func TestScaleTakeover(t *testing.T) {
 		}
 	}
 	handBack := time.Since(restartedAt)
+	select {
+	case err := <-moved:
+		if status.Code(err) != codes.Unavailable || reasonOf(err) != "SESSION_MOVED" {
+			counts.fail("the heir's watcher of %s after the hand-back: %v, want UNAVAILABLE SESSION_MOVED", home[victim.name][0], err)
+		}
+	case <-time.After(30 * time.Second):
+		counts.fail("the heir's watcher of %s did not end after the hand-back", home[victim.name][0])
+	}
 	servedBy("after hand-back")
 
 	// --- SIGSTOP past the lease: the paused replica's session is taken over by another (a call reaching it

@@ -234,3 +234,16 @@ func (s *Service) releaseLeases(ctx context.Context) {
 	}
 	s.logger.Info("leases released: other replicas take the sessions over", "sessions", n)
 }
+
+// movedError is the error that ends a host stream (Connect, WatchEvents) instead of ev, the final state
+// event of a session this replica gave up to another (a hand-back, a lost lease): the session lives on
+// there, and the host, told UNAVAILABLE SESSION_MOVED, connects again through the proxy and attaches it
+// where it is served. nil for any other event.
+func (s *Service) movedError(ev mcpcore.Event) error {
+	if s.opts.Leases == nil || ev.Kind != mcpcore.EventStateChanged || ev.State != mcpcore.StateClosed || !s.opts.Leases.Gone(ev.SessionID) {
+		return nil
+	}
+	return withDetails(codes.Unavailable,
+		"session "+strconv.Quote(ev.SessionID)+" moved to another replica: connect again through the proxy and attach it",
+		&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"session": ev.SessionID, "replica": s.core.Replica()}})
+}
