@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"bufio"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -238,8 +240,36 @@ func TestScaleTakeover(t *testing.T) {
 	}
 	servedBy("start")
 
-	// --- kill -9: the dead replica's sessions are served by its heir (the next in the proxy's ring).
+	// A Python host (the client library, through the proxy) holds sessions on every replica with a sampling
+	// handler; after the kill it answers sampling requests of the dead replica's sessions from the heir.
 	victim, heir := byName["r2"], "r3"
+	var pyHost *exec.Cmd
+	var pyIn io.WriteCloser
+	var pyOut *bufio.Reader
+	var pyLog strings.Builder
+	if py := pythonClient(t); py != "" {
+		pyHost = exec.Command(py, "-c", pythonTakeoverScript, proxy.grpc)
+		pyHost.Stderr = &pyLog
+		if pyIn, err = pyHost.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := pyHost.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pyOut = bufio.NewReader(out)
+		if err := pyHost.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := pyOut.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "ready") {
+			_ = pyHost.Process.Kill()
+			_ = pyHost.Wait()
+			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
+		}
+	}
+
+	// --- kill -9: the dead replica's sessions are served by its heir (the next in the proxy's ring).
 	killedAt := time.Now()
 	victim.b.kill()
 	// A host's Connect stream, routed by one of the dead replica's sessions, reaches the heir, and attaching
@@ -275,6 +305,18 @@ func TestScaleTakeover(t *testing.T) {
 	killTakeover := worst
 	t.Logf("kill -9 of %s: a Connect attach took one of its sessions over after %v; its %d sessions served by %s after %v at most", victim.name, attachTook, len(home[victim.name]), heir, killTakeover)
 	servedBy("after kill -9")
+	if pyHost != nil {
+		if _, err := io.WriteString(pyIn, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+		pyIn.Close()
+		rest, _ := io.ReadAll(pyOut)
+		if err := pyHost.Wait(); err != nil {
+			t.Fatalf("python host after kill -9 of %s: %v\n%s\n%s", victim.name, err, rest, pyLog.String())
+		}
+		t.Logf("python host: %s", strings.TrimSpace(string(rest)))
+		counts.calls.Add(int64(strings.Count(string(rest), "call ")))
+	}
 
 	// The killed replica comes back: its sessions are handed back to it. A host watching one of them on the
 	// heir is told UNAVAILABLE SESSION_MOVED (not that the session closed), and watches again through the proxy.
@@ -613,3 +655,41 @@ func TestScaleTakeover(t *testing.T) {
 		}
 	}
 }
+
+// pythonTakeoverScript holds sessions on every replica with a sampling handler (one host stream per
+// replica), says "ready", and after "go" on stdin (a replica was killed meanwhile and its sessions taken over)
+// calls "sample" on every session, retrying UNAVAILABLE as a host does: each is answered by its handler
+// through the host stream that reconnected to the heir. No session is lost.
+const pythonTakeoverScript = `
+import sys, time
+sys.path.insert(0, "../clients/python/src")
+from mcp_bridge import Client, Handler, SamplingResult, TextContent
+from mcp_bridge.errors import BridgeError
+import grpc
+
+class H(Handler):
+    def handle_sampling(self, request):
+        return SamplingResult(content=TextContent("Paris"), model="m")
+
+with Client(sys.argv[1], timeout=60) as c:
+    sessions = []
+    while len({s.id.split(".")[0] for s in sessions}) < 3 and len(sessions) < 30:
+        sessions.append(c.create_session("demo", H()))
+    for s in sessions:
+        assert "Paris" in s.call_tool("sample", {"prompt": "?"}).text
+    print("ready", " ".join(s.id for s in sessions), flush=True)
+    sys.stdin.readline()
+    for s in sessions:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                r = s.call_tool("sample", {"prompt": "?"}, timeout=20)
+                assert "Paris" in r.text, r
+                print("call sample", s.id, flush=True)
+                break
+            except BridgeError as e:
+                assert not e.session_lost, e
+                if e.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+`
