@@ -1,8 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
