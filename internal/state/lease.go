@@ -80,7 +80,7 @@ type Leases struct {
 	mu    sync.Mutex           // guards held, ended and gone
 	held  map[string]*lease    // by session id
 	ended map[string]time.Time // sessions that ended for good (Forget), still held for endedGrace
-	gone  map[string]bool      // sessions this replica gave up or lost (until it acquires them again)
+	gone  map[string]time.Time // sessions this replica gave up or lost, and when (until it acquires them again, or goneKeep)
 }
 
 // lease is a held lease: its token and until when it is surely valid, by this process's monotonic clock.
@@ -100,7 +100,7 @@ func NewLeases(rs *RedisStore, replica string, ttl time.Duration, logger *slog.L
 		logger = slog.Default()
 	}
 	return &Leases{rs: rs, replica: replica, nonce: strings.ToLower(rand.Text()[:10]), ttl: ttl, logger: logger,
-		held: map[string]*lease{}, ended: map[string]time.Time{}, gone: map[string]bool{}}
+		held: map[string]*lease{}, ended: map[string]time.Time{}, gone: map[string]time.Time{}}
 }
 
 // TTL is the lease's time to live.
@@ -243,7 +243,7 @@ func (l *Leases) Confirm(ctx context.Context, session string) (Fence, error) {
 func (l *Leases) Drop(session string) {
 	l.mu.Lock()
 	if l.held[session] != nil {
-		l.gone[session] = true
+		l.gone[session] = time.Now()
 	}
 	delete(l.held, session)
 	l.mu.Unlock()
@@ -254,7 +254,8 @@ func (l *Leases) Drop(session string) {
 func (l *Leases) Gone(session string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.gone[session]
+	_, gone := l.gone[session]
+	return gone
 }
 
 // Release gives the session up at once, so that another replica may take it over: this replica stops
@@ -265,7 +266,7 @@ func (l *Leases) Release(ctx context.Context, session string) error {
 	h := l.held[session]
 	delete(l.held, session)
 	if h != nil {
-		l.gone[session] = true
+		l.gone[session] = time.Now()
 	}
 	l.mu.Unlock()
 	if h == nil {
@@ -283,7 +284,7 @@ func (l *Leases) Relinquish(ctx context.Context, session string, closeLocal func
 	l.mu.Lock()
 	h := l.held[session]
 	delete(l.held, session)
-	l.gone[session] = true
+	l.gone[session] = time.Now()
 	l.mu.Unlock()
 	closeLocal()
 	if h == nil {
@@ -292,6 +293,9 @@ func (l *Leases) Relinquish(ctx context.Context, session string, closeLocal func
 	err := releaseScript.Run(ctx, l.rs.rdb, []string{l.rs.leaseKey(session), l.rs.fenceKey(session)}, h.token).Err()
 	return l.rs.wrap("releasing a lease", err)
 }
+
+// goneKeep is how long a replica remembers the sessions it gave up or lost, refusing their writes.
+const goneKeep = time.Hour
 
 // endedGrace is how long the fence of a session that ended for good still admits its owner's writes (the
 // deletions that finish its end).
@@ -365,7 +369,12 @@ func (l *Leases) renewAll(ctx context.Context, ev LeaseEvents) {
 		if now.Sub(at) > endedGrace {
 			delete(l.ended, s)
 			delete(l.held, s)
-			l.gone[s] = true
+			l.gone[s] = now
+		}
+	}
+	for s, at := range l.gone {
+		if now.Sub(at) > goneKeep {
+			delete(l.gone, s) // its local copy closed long ago: nothing writes for it any more
 		}
 	}
 	type item struct {
