@@ -623,6 +623,20 @@ func TestScaleTakeover(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		restart(r)
+		// As a StatefulSet waits for a restarted pod to be ready, wait until the proxy routes to it again
+		// (its sessions are handed back to it) before the next replica restarts.
+		deadline = time.Now().Add(60 * time.Second)
+		for {
+			by, err := call(home[r.name][len(home[r.name])-1], "back-"+r.name)
+			if err == nil && by == r.name {
+				break
+			}
+			if time.Now().After(deadline) {
+				counts.fail("after its restart, %s's sessions were not served by it: %q %v", r.name, by, err)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		servedBy("after restarting " + r.name)
 	}
 	close(stop)

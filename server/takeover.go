@@ -145,9 +145,11 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 		case <-ctx.Done():
 			return toStatus(ctx.Err())
 		case <-wait:
-			if home != own {
+			if home != own && held.Holder != home {
 				return s.wrongReplica(id, held.Holder)
 			}
+			// On its home replica, or held by its home replica (back after a restart, which the proxy has not
+			// seen yet): the session is moving, and a retry reaches the right replica.
 			return withDetails(codes.Unavailable, "session "+strconv.Quote(id)+" is still held by replica "+strconv.Quote(held.Holder)+", which was asked to hand it back: retry",
 				&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"owner": held.Holder, "replica": own}})
 		case <-time.After(50 * time.Millisecond):
