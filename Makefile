@@ -28,7 +28,7 @@ GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
-        help test-unit fuzz
+        help test-unit fuzz test-console
 
 help: ## List the targets.
 	@awk -F':.*## ' '/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -36,8 +36,12 @@ help: ## List the targets.
 build: ## Build bin/mcp-bridge.
 	go build -o $(BIN) ./cmd/mcp-bridge
 
-run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server.
-	$(BIN) $(ARGS)
+# STATE is the state file `make run` keeps sessions in, so that they survive a restart; STATE= keeps them in
+# memory.
+STATE ?= $(ROOT)/.run/state.db
+
+run: build ## Serve gRPC on 127.0.0.1:50051 and REST on 127.0.0.1:8080 in front of the demo server; state in .run/.
+	$(BIN) $(if $(STATE),--state-file $(STATE)) $(ARGS)
 
 tools: $(TOOLS)/.go-tools-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION) node-tools ## Pinned code generators (Go module proxy) and node-tools.
 
@@ -98,8 +102,13 @@ fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testda
 test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
-test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers.
+test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
+	scripts/install-chromium.sh >/dev/null
 	scripts/test-e2e.sh
+
+test-console: build ## The operator console's browser tests alone (Debian's chromium, installed when missing); screenshots in e2e/screenshots.
+	scripts/install-chromium.sh >/dev/null
+	GO_TEST_ARGS='-run TestConsole -v' scripts/test-e2e.sh
 
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
 	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh

@@ -14,7 +14,7 @@ import (
 )
 
 // REST runs unary methods in-process, through the interceptor chain the gRPC server runs, instead of over a
-// second gRPC connection (cmd/mcp-bridge/inproc.go). What a REST client gets must be what a gRPC client gets:
+// second gRPC connection (server/gateway/inproc.go). What a REST client gets must be what a gRPC client gets:
 // for each outcome, the same code, the same ErrorInfo reason, and the same failure logged by the bridge's
 // logging interceptor, which runs only inside the chain.
 func TestRESTAndGRPCAgree(t *testing.T) {
@@ -101,6 +101,30 @@ func TestRESTAndGRPCAgree(t *testing.T) {
 		}
 		return seen >= 2
 	})
+}
+
+// A server that answers with a result of the wrong shape misbehaved: over gRPC that is INTERNAL with reason
+// UPSTREAM_BAD_MESSAGE, and over REST the same code and reason with HTTP 502 Bad Gateway, not 500, so that a
+// REST host can tell "the server sent garbage" from "the bridge broke".
+func TestRESTAndGRPCAgreeOnAWrongShapeResult(t *testing.T) {
+	b := startWithWrongShapeServer(t)
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	_, gerr := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "x"})
+	if status.Code(gerr) != codes.Internal || reasonOf(gerr) != "UPSTREAM_BAD_MESSAGE" {
+		t.Fatalf("gRPC: %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE", gerr, reasonOf(gerr))
+	}
+	code, body := b.rest("").do("POST", "/v1/sessions/"+sid+"/tools/x:call", `{}`)
+	if code != http.StatusBadGateway {
+		t.Errorf("REST: HTTP %d, want 502", code)
+	}
+	if got := codes.Code(body["code"].(float64)); got != codes.Internal || !strings.Contains(compact(body), `"reason":"UPSTREAM_BAD_MESSAGE"`) {
+		t.Errorf("REST: %v, want code INTERNAL and reason UPSTREAM_BAD_MESSAGE as over gRPC", body)
+	}
 }
 
 // A REST call's deadline (the grpc-gateway Grpc-Timeout header) reaches the handler in-process, and the call

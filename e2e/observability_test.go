@@ -114,6 +114,7 @@ func TestMetrics(t *testing.T) {
 	id := cs.GetSession().GetSessionId()
 	h := b.connect(ctx)
 	h.attach(id)
+	listTools(t, b, id) // the names the server listed are the ones metrics carry
 
 	during := scrape(t, b.http)
 	wantMetric(t, during, "mcp_bridge_sessions", map[string]string{"server": serverModern, "state": "ready"}, 1)
@@ -158,10 +159,14 @@ func TestMetrics(t *testing.T) {
 		wantMetric(t, after, op, map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": "echo", "error_type": "",
 			"server": serverModern, "mcp_protocol_version": "2026-07-28", "network_transport": "pipe"}, 3)
 		wantMetric(t, after, op, map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": "fail", "error_type": "tool_error"}, 1)
-		if v, ok := metric(after, op, map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": "no-such-tool"}); !ok || v != 1 {
-			t.Errorf("%s for the unknown tool = %v (found %v), want 1", op, v, ok)
-		} else if _, ok := metric(after, op, map[string]string{"gen_ai_tool_name": "no-such-tool", "error_type": ""}); ok {
+		// A name the server did not list is _OTHER (docs/adr/0030).
+		if v, ok := metric(after, op, map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": "_OTHER"}); !ok || v != 1 {
+			t.Errorf("%s for the unknown tool = %v (found %v), want 1 as _OTHER", op, v, ok)
+		} else if _, ok := metric(after, op, map[string]string{"gen_ai_tool_name": "_OTHER", "error_type": ""}); ok {
 			t.Errorf("the unknown tool's request has no error_type")
+		}
+		if _, ok := metric(after, op, map[string]string{"gen_ai_tool_name": "no-such-tool"}); ok {
+			t.Errorf("%s has the unknown tool's name", op)
 		}
 		wantMetric(t, after, "mcp_client_session_duration_seconds", map[string]string{"server": serverModern, "error_type": "", "mcp_protocol_version": "2026-07-28"}, 1)
 		wantMetric(t, after, "mcp_bridge_sessions", map[string]string{"server": serverModern}, 0)
@@ -186,6 +191,20 @@ func TestMetrics(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// listTools lists every page of a session's tools, as a host does before it calls them.
+func listTools(t *testing.T, b *bridge, sessionID string) {
+	t.Helper()
+	for token := ""; ; {
+		r, err := b.client.ListTools(testCtx(t), &pb.ListToolsRequest{SessionId: sessionID, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token = r.GetNextPageToken(); token == "" {
+			return
 		}
 	}
 }
@@ -254,6 +273,7 @@ func TestTraceChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	probeID := cs.GetSession().GetSessionId()
+	listTools(t, b, probeID)
 	res, err := b.client.CallTool(hostCtx, &pb.CallToolRequest{SessionId: probeID, Name: "trace_meta"})
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +311,7 @@ func TestTraceChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	demoID := dcs.GetSession().GetSessionId()
+	listTools(t, b, demoID)
 	h := b.connect(ctx)
 	h.attach(demoID)
 	done := b.callAsync(hostCtx, &pb.CallToolRequest{SessionId: demoID, Name: "sample", Arguments: args(t, map[string]any{"prompt": "Capital of France?"})})

@@ -7,7 +7,10 @@ package e2e
 // the pushed requests whose connection died with the old process ended.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -24,21 +27,41 @@ import (
 )
 
 // httpProbe serves the probe MCP server over Streamable HTTP from the test process, so that it outlives
-// the bridge: the server that asked is still there after the bridge's restart.
-func httpProbe(t *testing.T, stateless bool) string {
+// the bridge: the server that asked is still there after the bridge's restart. responses receives the
+// JSON-RPC responses the server is sent (a client's answers to the server's own requests).
+func httpProbe(t *testing.T, stateless bool) (url string, responses <-chan string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, &mcp.StreamableHTTPOptions{Stateless: stateless}), ReadHeaderTimeout: 5 * time.Second}
+	got := make(chan string, 64)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "" && msg.Result != nil {
+				select {
+				case got <- string(msg.Result):
+				default:
+				}
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() { // ends when srv is closed at cleanup
 		defer close(done)
 		_ = srv.Serve(ln)
 	}()
 	t.Cleanup(func() { _ = srv.Close(); <-done })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return "http://" + ln.Addr().String() + "/mcp", got
 }
 
 func TestRestartKeepsSessionsRequestsAndAnswers(t *testing.T) {
@@ -49,8 +72,10 @@ func TestRestartKeepsSessionsRequestsAndAnswers(t *testing.T) {
 
 func testRestart(t *testing.T, kill bool) {
 	stateFile := filepath.Join(t.TempDir(), "state.db")
+	modernURL, _ := httpProbe(t, true)
+	legacyURL, legacyResponses := httpProbe(t, false)
 	cfg := bridgeConfig{
-		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", httpProbe(t, true), httpProbe(t, false)),
+		extraServers: fmt.Sprintf("  http-modern:\n    url: %q\n  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", modernURL, legacyURL),
 		flags:        []string{"--state-file", stateFile},
 	}
 	b := start(t, cfg)
@@ -78,18 +103,42 @@ func testRestart(t *testing.T, kill bool) {
 
 	// Elicitations pending for a person: over MRTR (2026-07-28, stdio and HTTP) and pushed (2025-11-25).
 	type pendingCall struct {
-		session, callID, requestID string
-		delivery                   pb.Delivery
+		session, server, callID, requestID string
+		delivery                           pb.Delivery
 	}
 	var calls []pendingCall
-	for _, id := range []string{byServer["http-modern"][0], byServer["http-modern"][1], byServer[serverModern][0], byServer["http-legacy"][0], byServer[serverLegacy][0]} {
+	for _, sv := range [][2]string{{"http-modern", byServer["http-modern"][0]}, {"http-modern", byServer["http-modern"][1]}, {serverModern, byServer[serverModern][0]}, {"http-legacy", byServer["http-legacy"][0]}, {serverLegacy, byServer[serverLegacy][0]}} {
+		srv, id := sv[0], sv[1]
 		callID := "call-restart-" + id
 		b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
 		req := h.nextRequest()
 		if req.GetSessionId() != id {
 			t.Fatalf("request of session %s, want %s", req.GetSessionId(), id)
 		}
-		calls = append(calls, pendingCall{session: id, callID: callID, requestID: req.GetRequestId(), delivery: req.GetDelivery()})
+		calls = append(calls, pendingCall{session: id, server: srv, callID: callID, requestID: req.GetRequestId(), delivery: req.GetDelivery()})
+	}
+
+	// A round of two questions on a 2026-07-28 session of each transport: the first is answered before the
+	// bridge goes down, the second after it comes back.
+	type pair struct{ session, callID, answered, pending string }
+	var pairs []pair
+	for _, id := range []string{byServer[serverModern][1], byServer["http-modern"][2]} {
+		callID := "call-pair-" + id
+		b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_pair", CallId: callID})
+		r1, r2 := h.nextRequest(), h.nextRequest()
+		if r1.GetOriginCallId() != callID || r2.GetOriginCallId() != callID {
+			t.Fatalf("pair requests of calls %s and %s, want %s", r1.GetOriginCallId(), r2.GetOriginCallId(), callID)
+		}
+		if r1.GetInputKey() != "first" {
+			r1, r2 = r2, r1
+		}
+		ack := h.reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
+		}}})
+		if !ack.GetAccepted() {
+			t.Fatalf("answer before the restart: %v", ack)
+		}
+		pairs = append(pairs, pair{session: id, callID: callID, answered: r1.GetRequestId(), pending: r2.GetRequestId()})
 	}
 
 	if kill {
@@ -117,16 +166,23 @@ func testRestart(t *testing.T, kill bool) {
 		}
 	}
 
-	// A host that re-attaches gets every MRTR request again under its id, and is told how the pushed ones
-	// ended (their connection died with the old process).
+	// A host that re-attaches gets every request again under its id whose server still waits for it — the
+	// MRTR ones, and the one pushed by the HTTP server, whose session the bridge re-attaches to — and is
+	// told how the one pushed by the stdio server ended (the process died with the old bridge).
+	raisedAgain := func(c pendingCall) bool {
+		return c.delivery == pb.Delivery_DELIVERY_MULTI_ROUND_TRIP || c.server == "http-legacy"
+	}
 	h2 := b2.connect(ctx)
 	h2.attach(ids...)
 	want := map[string]pendingCall{}
 	for _, c := range calls {
 		want[c.requestID] = c
 	}
+	for _, p := range pairs { // the answered question is not asked again; the other one is
+		want[p.pending] = pendingCall{session: p.session, callID: p.callID, requestID: p.pending, delivery: pb.Delivery_DELIVERY_MULTI_ROUND_TRIP}
+	}
 	seen := map[string]bool{}
-	for len(seen) < len(calls) {
+	for len(seen) < len(want) {
 		m := h2.next(func(m *pb.ConnectResponse) bool {
 			ev := m.GetEvent()
 			return ev.GetServerRequest() != nil || ev.GetRequestEnded() != nil
@@ -137,8 +193,8 @@ func testRestart(t *testing.T, kill bool) {
 			if !ok {
 				t.Fatalf("after the restart, request %s was raised, which was not pending before", r.GetRequestId())
 			}
-			if c.delivery != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
-				t.Errorf("pushed request %s raised again; its connection died with the bridge", r.GetRequestId())
+			if !raisedAgain(c) {
+				t.Errorf("request %s of %s raised again; the server that asked died with the bridge", r.GetRequestId(), c.server)
 			}
 			seen[r.GetRequestId()] = true
 			continue
@@ -148,7 +204,7 @@ func testRestart(t *testing.T, kill bool) {
 		if !ok {
 			continue
 		}
-		if c.delivery == pb.Delivery_DELIVERY_MULTI_ROUND_TRIP || e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED {
+		if raisedAgain(c) || e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED {
 			t.Errorf("request %s (%v) ended %v after the restart", e.GetRequestId(), c.delivery, e.GetOutcome())
 		}
 		seen[e.GetRequestId()] = true
@@ -157,21 +213,35 @@ func testRestart(t *testing.T, kill bool) {
 	// The person answers each MRTR request after the restart, and the host resumes each call by its id:
 	// the call completes with that answer, and the tool did not ask again.
 	for i, c := range calls {
+		name := fmt.Sprintf("Ada%d", i)
+		if raisedAgain(c) {
+			ack := h2.reply(c.requestID, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+				Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name, "age": 36}),
+			}}})
+			if !ack.GetAccepted() {
+				t.Fatalf("answer to %s after the restart: %v", c.requestID, ack)
+			}
+		}
 		if c.delivery != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
-			// A pushed request's call was in flight upstream when the bridge died: whether it ran cannot be
-			// known, and "elicit" is not idempotent, so a resumed call says so instead of running it again.
+			if c.server == "http-legacy" {
+				// The answer reaches the server that asked, under its own session.
+				select {
+				case got := <-legacyResponses:
+					if !strings.Contains(got, name) {
+						t.Errorf("the HTTP server received %s, want the answer with %s", got, name)
+					}
+				case <-ctx.Done():
+					t.Fatalf("the answer to %s given after the restart never reached the HTTP server", c.requestID)
+				}
+			}
+			// A pushed request's call was in flight upstream when the bridge died: its result went with the
+			// old process, and "elicit" is not idempotent, so a resumed call says the outcome is unknown
+			// instead of running it again.
 			_, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
 			if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
 				t.Errorf("resumed pushed call %s = %v, want ABORTED CALL_OUTCOME_UNKNOWN", c.callID, err)
 			}
 			continue
-		}
-		name := fmt.Sprintf("Ada%d", i)
-		ack := h2.reply(c.requestID, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
-			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name, "age": 36}),
-		}}})
-		if !ack.GetAccepted() {
-			t.Fatalf("answer to %s after the restart: %v", c.requestID, ack)
 		}
 		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: c.session, Name: "elicit", CallId: c.callID, Resume: true})
 		if err != nil {
@@ -179,6 +249,25 @@ func testRestart(t *testing.T, kill bool) {
 		}
 		if got := textOf(res.GetResult()); !strings.Contains(got, "accepted: name="+name+" age=36") {
 			t.Fatalf("resumed call %s = %q, want the answer given after the restart", c.callID, got)
+		}
+	}
+
+	// The answer accepted before the restart was kept: once the second question is answered, the resumed
+	// call completes with both.
+	for i, p := range pairs {
+		name := fmt.Sprintf("Lin%d", i)
+		ack := h2.reply(p.pending, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name}),
+		}}})
+		if !ack.GetAccepted() {
+			t.Fatalf("answer to %s after the restart: %v", p.pending, ack)
+		}
+		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: p.session, Name: "elicit_pair", CallId: p.callID, Resume: true})
+		if err != nil {
+			t.Fatalf("resumed call %s: %v", p.callID, err)
+		}
+		if got, want := textOf(res.GetResult()), "first=Grace second="+name; got != want {
+			t.Fatalf("resumed call %s = %q, want %q: the answer given before the restart and the one after", p.callID, got, want)
 		}
 	}
 }

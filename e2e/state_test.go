@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	bolt "go.etcd.io/bbolt"
 )
@@ -204,3 +206,66 @@ func TestStateDefaults(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestStateFullDisk: the state file's file system fills up while the bridge runs. The bridge keeps serving
+// (sessions still open), logs the failure once, reports the store in mcp_bridge_state_store_healthy, and
+// recovers once there is room again. Root only: the disk is a tiny tmpfs.
+func TestStateFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() }) // after the bridge's own cleanup stops it
+	b := start(t, bridgeConfig{defaults: true, flags: []string{"--state-file", filepath.Join(dir, "state.db")}})
+	healthy := func() float64 {
+		v, ok := metric(scrape(t, b.http), "mcp_bridge_state_store_healthy", nil)
+		if !ok {
+			t.Fatal("no mcp_bridge_state_store_healthy in /metrics")
+		}
+		return v
+	}
+	if h := healthy(); h != 1 {
+		t.Fatalf("healthy = %v at start, want 1", h)
+	}
+	// Each session carries 16 KB of roots, so that its record needs new pages of the file (a small record
+	// fits in pages bbolt freed earlier, and never meets the full disk).
+	var roots []*pb.Root
+	for i := range 16 {
+		roots = append(roots, &pb.Root{Uri: fmt.Sprintf("file:///srv/%d/%s", i, strings.Repeat("x", 1000)), Name: fmt.Sprint(i)})
+	}
+	open := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := b.client.CreateSession(testCtx(t), &pb.CreateSessionRequest{Server: "demo", Roots: roots}); err != nil {
+				t.Fatalf("CreateSession: %v", err)
+			}
+		}
+	}
+	open(1)
+	filler := filepath.Join(dir, "filler")
+	_ = os.WriteFile(filler, make([]byte, 1<<20), 0o600) // fails with ENOSPC once the tmpfs is full
+	open(6)
+	if h := healthy(); h != 0 {
+		t.Errorf("healthy = %v on a full disk, want 0", h)
+	}
+	failures := 0
+	for _, l := range b.logs.all() {
+		if strings.Contains(l, "state store: a write failed") {
+			failures++
+		}
+	}
+	if failures != 1 {
+		t.Errorf("%d log lines of failed writes, want 1", failures)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	open(3)
+	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "state store: writes succeed again" })
+	if h := healthy(); h != 1 {
+		t.Errorf("healthy = %v after room was freed, want 1", h)
+	}
+}

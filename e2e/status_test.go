@@ -79,16 +79,7 @@ func TestStatusSamplingNotAnswered(t *testing.T) {
 // A server that answers tools/call with a result of the wrong shape: INTERNAL UPSTREAM_BAD_MESSAGE that
 // says what was wrong, and a log line (it was INTERNAL "internal error" with nothing logged).
 func TestStatusWrongShapeResult(t *testing.T) {
-	srv := newRawHTTPServer(t, func(method string, id json_) string {
-		switch method {
-		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
-		case "tools/call":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
-		}
-		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
-	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := startWithWrongShapeServer(t)
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "wrong"})
 	if err != nil {
@@ -99,6 +90,21 @@ func TestStatusWrongShapeResult(t *testing.T) {
 		t.Fatalf("call = %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE naming the request", err, reasonOf(err))
 	}
 	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "the server's response could not be used" })
+}
+
+// startWithWrongShapeServer starts a bridge with the server "wrong", which answers every tools/call with a
+// result that is a string.
+func startWithWrongShapeServer(t *testing.T) *bridge {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
+		case "tools/call":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
+	})
+	return start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
 }
 
 // The server's own -32001 ("Session not found" in the TypeScript SDK) for a call is the server's code:

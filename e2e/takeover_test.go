@@ -448,8 +448,8 @@ func TestScaleTakeover(t *testing.T) {
 	var ready map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&ready)
 	resp.Body.Close()
-	if st, _ := ready["stateStore"].(map[string]any); st["status"] != "UNREACHABLE" {
-		t.Errorf("/readyz while Redis is down = %v, want stateStore UNREACHABLE", ready)
+	if st, _ := ready["state"].(map[string]any); st["healthy"] != false || !strings.Contains(fmt.Sprint(st["error"]), "redis") {
+		t.Errorf("/readyz while Redis is down = %v, want the state unhealthy, naming redis", ready)
 	}
 	redis.Start()
 	deadline = time.Now().Add(60 * time.Second)

@@ -16,13 +16,13 @@ import (
 // validateAnswer checks a against e's request; see Respond.
 func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
 	n := 0
-	for _, set := range [...]bool{a.Sampling != nil, a.Elicitation != nil, a.Roots != nil, a.Authorization != nil, a.Error != nil} {
+	for _, set := range [...]bool{a.Sampling != nil, a.Elicitation != nil, a.Roots != nil, a.Authorization != nil, a.Approval != nil, a.Error != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return invalid(FieldViolation{Field: "answer", Description: "exactly one of sampling, elicitation, roots, authorization or error must be set"})
+		return invalid(FieldViolation{Field: "answer", Description: "exactly one of sampling, elicitation, roots, authorization, approval or error must be set"})
 	}
 	req := e.req
 	if a.Error != nil {
@@ -45,6 +45,8 @@ func (d *Dispatcher) validateAnswer(e *pendingEntry, a Answer) error {
 		vs = validateRootsResult(a.Roots)
 	case KindAuthorization:
 		vs = validateAuthorizationAnswer(req.Authorization, a.Authorization) // authorization.go
+	case KindApproval:
+		vs = validateApprovalAnswer(req.Approval, a.Approval) // approval.go
 	}
 	if len(vs) > 0 {
 		return &InvalidError{Err: ErrInvalidAnswer, Violations: vs}
@@ -64,6 +66,8 @@ func answerKind(a Answer) RequestKind {
 		return KindRoots
 	case a.Authorization != nil:
 		return KindAuthorization
+	case a.Approval != nil:
+		return KindApproval
 	}
 	return 0
 }

@@ -101,11 +101,13 @@ type Core struct {
 	stats      coreStats
 	obs        Observer     // Options.Observer or NopObserver
 	trc        trace.Tracer // from Options.TracerProvider; nil: no spans
+	listed     listedNames  // tool and prompt names the servers listed: the only names metrics and spans carry
 
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.
 	hostsTracked atomic.Bool
-	mrtr         mrtrRounds // MRTR calls restored from the store, waiting to be resumed (durable.go)
+	mrtr         mrtrRounds     // MRTR calls restored from the store, waiting to be resumed (durable.go)
+	approvals    approvalRounds // approval requests restored from the store, waiting for their calls (approval.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport

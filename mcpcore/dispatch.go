@@ -115,6 +115,7 @@ type tombstone struct {
 	owner     string
 	sessionID string
 	ended     RequestEnded
+	approvers *Approvers // an approval request's (approval.go): they, not the owner, may see it
 }
 
 // newDispatcher returns a dispatcher with policy and limits defaults applied. publish receives the
@@ -247,7 +248,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	if d.raised != nil {
 		d.raised(req)
 	}
-	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
+	d.publishSession(req, Event{Kind: EventRequestCreated, Request: req})
 	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
 	e.pubMu.Unlock()
 
@@ -269,6 +270,15 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	default: // OutcomeTimedOut, OutcomeSessionClosed
 		return runFallback(req.Kind, fallback, e.outcome), e.outcome, nil
 	}
+}
+
+// publishSession hands ev to the session's event log — except for approval requests, which the session's
+// owner may not decide: their receivers read them from the feed (watch.go, approval.go).
+func (d *Dispatcher) publishSession(req *PendingRequest, ev Event) {
+	if req.Kind == KindApproval {
+		return
+	}
+	d.publish(req.SessionID, ev)
 }
 
 // errCallEnded is the cancellation cause of a request whose originating host call ended: submit then ends
@@ -323,7 +333,7 @@ func (d *Dispatcher) finishBy(e *pendingEntry, o Outcome, a Answer, detail, by s
 	if d.obs != nil {
 		d.obs.ServerRequestEnded(e.req.Kind, o, now.Sub(e.req.Created))
 	}
-	d.publish(e.req.SessionID, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
+	d.publishSession(e.req, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
 	d.notify(e.req, &Event{SessionID: e.req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &e.endedInfo, Request: e.req})
 	return true
 }
@@ -341,7 +351,11 @@ func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail, by 
 	} else {
 		delete(d.sessions, sid)
 	}
-	d.tombs.add(id, tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo}, d.now())
+	t := tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo}
+	if e.req.Approval != nil {
+		t.approvers = &e.req.Approval.Approvers
+	}
+	d.tombs.add(id, t, d.now())
 	close(e.done)
 }
 
@@ -376,7 +390,8 @@ func (d *Dispatcher) List(owner, sessionID string) []*PendingRequest {
 	d.mu.Lock()
 	var out []*PendingRequest
 	for _, e := range d.pending {
-		if (owner == "" || e.req.Owner == owner) && (sessionID == "" || e.req.SessionID == sessionID) {
+		// An approval request is not its owner's to see (approval.go: ListApprovals lists it for its approvers).
+		if (owner == "" || (e.req.Owner == owner && e.req.Kind != KindApproval)) && (sessionID == "" || e.req.SessionID == sessionID) {
 			out = append(out, e.req)
 		}
 	}
@@ -406,18 +421,39 @@ func (d *Dispatcher) Get(owner, id string) (*PendingRequest, error) {
 
 // lookup finds the pending entry id of owner, or says why not (ErrRequestNotFound, ErrRequestEnded).
 func (d *Dispatcher) lookup(owner, id string) (*pendingEntry, error) {
+	return d.lookupFor(Identity{Principal: owner}, id)
+}
+
+// lookupFor is lookup for an identity: the owner of a request, or an approver of an approval request
+// (visibleTo, approval.go).
+func (d *Dispatcher) lookupFor(who Identity, id string) (*pendingEntry, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if e, ok := d.pending[id]; ok {
-		if e.req.Owner != owner {
+		if !visibleTo(e.req, who) {
 			return nil, ErrRequestNotFound
 		}
 		return e, nil
 	}
-	if t, ok := d.tombs.get(id, d.now()); ok && t.owner == owner {
-		return nil, endedError(t.ended.Outcome)
+	if t, ok := d.tombs.get(id, d.now()); ok {
+		seen := t.owner == who.Principal
+		if t.approvers != nil {
+			seen = t.approvers.Admits(t.owner, who)
+		}
+		if seen {
+			return nil, endedError(t.ended.Outcome)
+		}
 	}
 	return nil, ErrRequestNotFound
+}
+
+// GetFor is Get for an identity: it also finds the approval requests who may decide (approval.go).
+func (d *Dispatcher) GetFor(who Identity, id string) (*PendingRequest, error) {
+	e, err := d.lookupFor(who, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.req, nil
 }
 
 func endedError(o Outcome) error { return fmt.Errorf("%w: %s", ErrRequestEnded, o) }
@@ -452,10 +488,16 @@ func (d *Dispatcher) Respond(ctx context.Context, owner, id string, a Answer) er
 // RespondToRequest call): the dispatcher records it as the request's RequestEnded.AnsweredBy, so that every
 // receiver can tell its own answer from another's.
 func (d *Dispatcher) RespondAs(ctx context.Context, owner, id, by string, a Answer) error {
+	return d.RespondFor(ctx, Identity{Principal: owner}, id, by, a)
+}
+
+// RespondFor is RespondAs for an identity: an approver may decide the approval requests it may see.
+func (d *Dispatcher) RespondFor(ctx context.Context, who Identity, id, by string, a Answer) error {
+	owner := who.Principal
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	e, err := d.lookup(owner, id)
+	e, err := d.lookupFor(who, id)
 	if err != nil {
 		if errors.Is(err, ErrRequestEnded) {
 			d.logLate(owner, id, "answer")
@@ -489,7 +531,13 @@ func (d *Dispatcher) logLate(owner, id, what string) {
 // reason appended) for sampling and roots. The outcome is OutcomeCancelledByHost with reason as detail.
 // Errors are those of Get; a request that ended meanwhile gives ErrRequestEnded.
 func (d *Dispatcher) Cancel(owner, id, reason string) error {
-	e, err := d.lookup(owner, id)
+	return d.CancelFor(Identity{Principal: owner}, id, reason)
+}
+
+// CancelFor is Cancel for an identity; an approver's cancel of an approval request denies the call.
+func (d *Dispatcher) CancelFor(who Identity, id, reason string) error {
+	owner := who.Principal
+	e, err := d.lookupFor(who, id)
 	if err != nil {
 		if errors.Is(err, ErrRequestEnded) {
 			d.logLate(owner, id, "cancel")
@@ -552,7 +600,7 @@ func (d *Dispatcher) restore(req *PendingRequest) *pendingEntry {
 		d.obs.ServerRequestStarted(req.Kind)
 	}
 	e.timer = time.AfterFunc(max(req.Deadline.Sub(now), 0), func() { d.expire(e) })
-	d.publish(req.SessionID, Event{Kind: EventRequestCreated, Request: req})
+	d.publishSession(req, Event{Kind: EventRequestCreated, Request: req})
 	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
 	e.pubMu.Unlock()
 	return e
@@ -573,7 +621,7 @@ func (d *Dispatcher) endRestored(req *PendingRequest, sessionAlive bool) {
 	d.tombs.add(req.ID, t, now)
 	d.away.add(req.ID, t, now)
 	d.mu.Unlock()
-	d.publish(req.SessionID, Event{Kind: EventRequestEnded, Ended: &ended})
+	d.publishSession(req, Event{Kind: EventRequestEnded, Ended: &ended})
 	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &ended, Request: req})
 }
 
@@ -597,6 +645,9 @@ func (d *Dispatcher) EndedWhileAway(owner, sessionID string) []RequestEnded {
 func hostCancelAnswer(k RequestKind, reason string) Answer {
 	if k == KindElicitation {
 		return Answer{Elicitation: &mcp.ElicitResult{Action: "cancel"}}
+	}
+	if k == KindApproval {
+		return approvalCancelAnswer(reason)
 	}
 	msg := "request cancelled by host"
 	if reason != "" {

@@ -12,6 +12,7 @@ package mcpcore
 // connection died with the old process with OutcomeBridgeRestarted, which hosts that re-attach are told.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
@@ -46,8 +48,11 @@ type sessionRecord struct {
 	ProtocolVersion   string              `json:"protocolVersion,omitempty"`
 	ClientInfo        *mcp.Implementation `json:"clientInfo,omitempty"`
 	UpstreamSessionID string              `json:"upstreamSessionId,omitempty"`
-	State             string              `json:"state"`
-	Created           time.Time           `json:"created"`
+	// Initialize is the server's initialize result on a handshake-era HTTP connection, for re-attaching
+	// to the server's session after a restart (reattach.go).
+	Initialize json.RawMessage `json:"initialize,omitempty"`
+	State      string          `json:"state"`
+	Created    time.Time       `json:"created"`
 }
 
 // requestRecord is what is kept of a pending server request, and of its accepted answer until the server
@@ -57,6 +62,8 @@ type requestRecord struct {
 	Request *PendingRequest `json:"request"`
 	// Answer is the host's accepted answer of an MRTR input request, kept until the retried call carries it.
 	Answer *Answer `json:"answer,omitempty"`
+	// UpstreamID is the JSON-RPC id of a pushed request as the server sent it (reattach.go).
+	UpstreamID json.RawMessage `json:"upstreamId,omitempty"`
 }
 
 // callRecord is an MRTR call between rounds: what the retry needs (method, name or URI, arguments, the
@@ -110,10 +117,11 @@ func (c *Core) del(kind state.Kind, key string) {
 	}
 }
 
-// keeping reports whether the core's records must outlive the end now under way: the bridge itself is
-// shutting down (a restart or an upgrade), so sessions, pending requests and rounds are kept for the next
-// process.
-func (c *Core) keeping() bool { return c.draining.Load() }
+// keeping reports whether the core's records must outlive the end now under way: the core keeps state and
+// the bridge itself is shutting down (a restart or an upgrade), so sessions, pending requests and rounds are
+// kept for the next process, and nothing is said upstream that would end them there: no default answers to
+// pushed requests, no cancellation of calls, no DELETE of HTTP sessions.
+func (c *Core) keeping() bool { return c.opts.Store != nil && c.draining.Load() }
 
 // --- sessions ---
 
@@ -135,6 +143,7 @@ func (s *Session) persist() {
 	}
 	if s.gen != nil && s.gen.cs != nil {
 		rec.UpstreamSessionID = s.gen.cs.ID()
+		rec.Initialize = s.gen.initializeRecord()
 	}
 	s.mu.Unlock()
 	if s.adHoc {
@@ -151,6 +160,7 @@ func (s *Session) forgetRecord() {
 	}
 	s.core.del(state.KindSession, s.id)
 	s.core.mrtr.forgetSession(s.core, s.id)
+	s.core.approvals.forgetSession(s.core, s.id) // approval.go
 }
 
 // --- pending requests (the dispatcher's hooks) ---
@@ -176,7 +186,11 @@ func (c *Core) requestRaised(req *PendingRequest) {
 			s.roundRequest(call, req.InputKey, req.ID)
 		}
 	}
-	c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req})
+	rec := requestRecord{Version: recordVersion, Request: req}
+	if req.upstreamID != nil {
+		rec.UpstreamID, _ = json.Marshal(req.upstreamID)
+	}
+	c.put(state.KindRequest, req.ID, rec)
 }
 
 // requestEnded updates the record of a request that ended: an accepted MRTR answer is kept until the retry
@@ -188,7 +202,8 @@ func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) {
 		return
 	}
 	switch {
-	case o == OutcomeAnswered && req.Delivery == DeliveryMRTR:
+	case o == OutcomeAnswered && (req.Delivery == DeliveryMRTR || req.Kind == KindApproval):
+		// An approval's decision too, until its call is sent (approval.go deletes it then).
 		c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req, Answer: &a})
 	case o == OutcomeSessionClosed && c.keeping():
 	default:
@@ -247,6 +262,8 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 		s.logger.Warn("MRTR round not kept: its input requests do not encode", "error", err)
 		return
 	}
+	call.resume.mu.Lock()
+	defer call.resume.mu.Unlock()
 	call.resume.rec.RequestState = st
 	call.resume.rec.Inputs = raw
 	call.resume.rec.Requests = map[string]string{}
@@ -257,24 +274,31 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 // roundRequest records which pending request answers input key of the call's round, and rewrites the
 // call's record. Called once the request is registered, before it is kept.
 func (s *Session) roundRequest(call *activeCall, key, requestID string) {
-	if s.core.opts.Store == nil || call == nil || call.resume == nil || !call.resume.written {
+	if s.core.opts.Store == nil || call == nil || call.resume == nil {
 		return
 	}
+	// The lock is held across the write: concurrent input requests of one round must not write an older
+	// record over a newer one.
 	call.resume.mu.Lock()
+	defer call.resume.mu.Unlock()
+	if !call.resume.written {
+		return
+	}
 	call.resume.rec.Requests[key] = requestID
-	rec := call.resume.rec
-	rec.Requests = maps.Clone(rec.Requests)
-	call.resume.mu.Unlock()
-	s.core.put(state.KindCall, roundKey(s.id, call.id), rec)
+	s.core.put(state.KindCall, roundKey(s.id, call.id), call.resume.rec)
 }
 
 // roundEnds deletes the call's round records once the retry carried the answers (or the call ended for
 // good); when the bridge is shutting down they are kept for the next process.
 func (s *Session) roundEnds(call *activeCall) {
-	if s.core.opts.Store == nil || call.resume == nil || !call.resume.written || s.core.keeping() {
+	if s.core.opts.Store == nil || call.resume == nil || s.core.keeping() {
 		return
 	}
 	call.resume.mu.Lock()
+	if !call.resume.written {
+		call.resume.mu.Unlock()
+		return
+	}
 	rec := call.resume.rec
 	rec.Requests = maps.Clone(rec.Requests)
 	call.resume.written = false
@@ -292,7 +316,7 @@ func (c *Core) dropRound(rec callRecord) {
 
 // callResume is the part of an activeCall that makes it resumable: its round record.
 type callResume struct {
-	mu      sync.Mutex // guards rec.Requests
+	mu      sync.Mutex // guards rec and written, and is held across their writes to the store
 	rec     callRecord
 	written bool // the record is in the store (a round is under way)
 }
@@ -421,9 +445,9 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}
 	var calls []callRecord
 	if err := st.List(ctx, state.KindCall, func(key string, v []byte) error {
-		var r callRecord
-		if err := json.Unmarshal(v, &r); err != nil || r.Version > recordVersion {
-			rep.Dropped++
+		r, ok := decodeRecord[callRecord](v)
+		if !ok || r.Version > recordVersion {
+			rep.Dropped++ // not fatal: the rest is restored
 			return nil
 		}
 		calls = append(calls, r)
@@ -433,8 +457,8 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}
 	var reqs []requestRecord
 	if err := st.List(ctx, state.KindRequest, func(key string, v []byte) error {
-		var r requestRecord
-		if err := json.Unmarshal(v, &r); err != nil || r.Request == nil || r.Request.ID != key || r.Version > recordVersion {
+		r, ok := decodeRecord[requestRecord](v)
+		if !ok || r.Request == nil || r.Request.ID != key || r.Version > recordVersion {
 			rep.Dropped++
 			c.del(state.KindRequest, key)
 			return nil
@@ -479,6 +503,23 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 		if inRound[r.Request.ID] {
 			continue
 		}
+		if r.Request.Kind == KindApproval { // re-raised for the caller's retry (approval.go)
+			if c.restoreApproval(r, restored[r.Request.SessionID] != nil) {
+				rep.Requests++
+			}
+			continue
+		}
+		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {
+			if id, ok := decodeRPCID(r.UpstreamID); ok {
+				// The server may still wait for it under its session: raised again, and answered there
+				// if the session re-attaches (reattach.go).
+				e := c.dispatcher.restore(r.Request)
+				s.restoredWG.Add(1)
+				go s.deliverRestoredPush(e, s.reattach, id) // owned by the session (restoredWG)
+				rep.Requests++
+				continue
+			}
+		}
 		// A pushed request (or an input request whose round record was never written): the connection it
 		// came on died with the old process, so no answer can reach the server that asked. Say so.
 		c.dispatcher.endRestored(r.Request, restored[r.Request.SessionID] != nil)
@@ -514,6 +555,9 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 		s.subs[uri] = true
 	}
 	s.state, s.reason = StateReconnecting, "bridge restarted; reconnecting"
+	if canReattach(r, cfg) {
+		s.reattach = newReattach(r)
+	}
 	s.info.ProtocolVersion = r.ProtocolVersion
 	c.mu.Lock()
 	c.sessions[s.id] = s
@@ -527,7 +571,14 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 // resume reaches a restored session's server again (as after a crash of the server: stdio servers are
 // started anew, HTTP sessions initialized anew), then supervises it. It closes superDone when it gives up.
 func (s *Session) resume() {
-	g, err := s.reconnect(s.server.Restart, 0, 0)
+	var g *generation
+	var err error
+	if s.reattach != nil {
+		g, err = s.connectReattached(s.reattach)
+	}
+	if g == nil && s.ctx.Err() == nil {
+		g, err = s.reconnect(s.server.Restart, 0, 0)
+	}
 	if err != nil {
 		close(s.superDone)
 		if s.ctx.Err() == nil {
@@ -535,8 +586,35 @@ func (s *Session) resume() {
 		}
 		return
 	}
-	s.install(g, "restored after a bridge restart")
+	s.install(g, "restored after a bridge restart") // writes the session's record (install)
 	s.resubscribe(g)
-	s.persist()
 	s.supervise(g)
+}
+
+// decodeRecord decodes a kept record; false when it does not decode (the caller drops it and goes on).
+func decodeRecord[T any](v []byte) (T, bool) {
+	var r T
+	return r, json.Unmarshal(v, &r) == nil
+}
+
+// decodeRPCID reads a kept JSON-RPC id (a string or an integer).
+func decodeRPCID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return jsonrpc.ID{}, false
+	}
+	if n, ok := v.(json.Number); ok {
+		i, err := n.Int64()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		v = float64(i) // MakeID takes JSON's numbers as float64 (and makes an integer id of them)
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
 }

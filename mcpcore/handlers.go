@@ -179,6 +179,9 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 	req.TaskID = taskOf(req, call)
 	if ref != nil {
 		ref.setPending(req.ID)
+		if req.Delivery == DeliveryPush {
+			req.upstreamID = ref.rpcID.Raw()
+		}
 	}
 	if call != nil {
 		// The server waits for the bridge now: the call's request deadline does not run meanwhile.
@@ -214,10 +217,25 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		case outcome == OutcomeTimedOut:
 			c.noteUnanswered(fmt.Sprintf("%s request %s", req.Kind, req.ID))
 		case outcome == OutcomeSessionClosed && s.core.draining.Load():
+			// (When the session is kept for a restart, its server is told nothing of this: between MRTR
+			// rounds no request is upstream, a stdio server ends with the bridge, and what a kept HTTP
+			// session would still send is refused unsent by the httpTap.)
 			// The bridge is shutting down: the call that waited on the request fails now with
 			// ErrShuttingDown (cancelled upstream), rather than going on with the policy default.
 			c.cancel(fmt.Errorf("%w: %s request %s ended by the drain", ErrShuttingDown, req.Kind, req.ID))
 		}
+	}
+	if outcome == OutcomeSessionClosed && s.core.keeping() && ref != nil {
+		// Kept for the next process (durable.go): no answer goes upstream. The handler holds until the
+		// connection ends: a kept HTTP session's is cut first when the session closes (Session.shutdown)
+		// and what it would still send is refused unsent (httpTap), so the server goes on waiting for the
+		// host's answer; a stdio server's ends with the session, after the calls that waited were failed.
+		if s.server.Transport == TransportStdio {
+			<-s.ctx.Done()
+		} else {
+			<-ref.tap.g.ctx.Done()
+		}
+		return Answer{}, rpcError(jsonrpc.CodeInternalError, "the bridge is restarting")
 	}
 	// A request the server cancelled or whose call ended carries an error answer nobody reads.
 	return a, nil

@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,10 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 	case TransportStdio:
 		return &stdioTransport{s: s, g: g, tap: tap}, nil
 	case TransportStreamableHTTP:
+		ra := s.reattachNext.Swap(nil) // a restored session's first connection (reattach.go)
+		if ra != nil && tap != nil {
+			tap.idTag = "b" + rand.Text()[:8] + "-" // unique among the bridge processes that used the session
+		}
 		base := s.core.httpTransport()
 		if cfg.H2C {
 			base = s.core.h2cTransport()
@@ -30,7 +35,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if err != nil {
 			return nil, err
 		}
-		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max}}
+		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max, reattach: ra}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,
@@ -87,6 +92,9 @@ type httpTap struct {
 	headers map[string]string
 	tap     *wireTap
 	max     int
+	// reattach, on a restored session's first connection, answers the SDK's initialize with the server's
+	// kept session (reattach.go).
+	reattach *reattachState
 }
 
 func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -100,8 +108,20 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if h.tap == nil {
 		return h.base.RoundTrip(req)
 	}
+	if h.tap.s.core.keeping() {
+		// The session is kept for the next process (durable.go): the server keeps its session and the
+		// requests it waits for, for the restored session to re-attach to (reattach.go). Nothing more is
+		// said to it: the SDK's DELETE on close is answered here, and anything else is refused unsent — a
+		// reply a held handler gives up with, a notifications/cancelled of a call cut by freeze.
+		if req.Method == http.MethodDelete {
+			return &http.Response{Status: "202 Accepted", StatusCode: http.StatusAccepted, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		}
+		return nil, errKeptForRestart
+	}
 	var sent jsonrpc.Message
 	var origin *activeCall
+	var fake *http.Response // the bridge's own answer to initialize when re-attaching
 	if req.Method == http.MethodPost && req.Body != nil {
 		body, err := io.ReadAll(req.Body)
 		_ = req.Body.Close()
@@ -132,8 +152,14 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		if h.reattach != nil {
+			fake = h.reattach.answerInitialize(req, body)
+		}
 	}
-	resp, err := h.base.RoundTrip(req)
+	resp, err := fake, error(nil)
+	if resp == nil {
+		resp, err = h.base.RoundTrip(req)
+	}
 	if err != nil {
 		if sent != nil {
 			h.tap.sendFailed(sent)
@@ -158,6 +184,9 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// errKeptForRestart refuses what a session kept for the next process would still send (httpTap).
+var errKeptForRestart = errors.New("not sent: the bridge is restarting and keeps the server's session")
 
 // maxErrorBody bounds how much of an HTTP error response the tap reads to classify it.
 const maxErrorBody = 64 << 10

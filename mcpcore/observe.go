@@ -3,8 +3,12 @@ package mcpcore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Observer is told the core's facts as they happen, for metrics (docs/adr/0014). The core owns the facts;
@@ -14,7 +18,9 @@ import (
 // dispatcher's bookkeeping just done: it must be cheap, must not block and must not call back into the
 // core. All methods may be called concurrently. Labels an implementation derives from the arguments are of
 // low cardinality: server names, methods, tool and prompt names, kinds, outcomes — never session,
-// request or call ids, which the core does not pass.
+// request or call ids, which the core does not pass. Values that come from outside the bridge are bounded
+// before the Observer sees them (docs/adr/0030): a tool or prompt name is itself only when its server
+// listed it (else OtherValue), an error type and a protocol version come from fixed sets.
 //
 // Embed NopObserver to implement only some methods.
 type Observer interface {
@@ -47,14 +53,18 @@ type Observer interface {
 
 // Operation is one MCP request the bridge sent upstream and its end, as Observer.OperationDone sees it.
 type Operation struct {
-	Server          string        // the configured server's name
-	Transport       TransportKind // how the server is reached
-	Method          string        // mcp.method.name: "tools/call", "resources/read", …
-	Target          string        // gen_ai.tool.name for tools/call, gen_ai.prompt.name for prompts/get; else ""
-	ProtocolVersion string        // mcp.protocol.version negotiated with the server
+	Server    string        // the configured server's name
+	Transport TransportKind // how the server is reached
+	Method    string        // mcp.method.name: "tools/call", "resources/read", …
+	// Target is gen_ai.tool.name for tools/call, gen_ai.prompt.name for prompts/get, else "": the name
+	// when the server listed it (to any session, up to MaxListedNames of each kind per server), else
+	// OtherValue — a host may call any name, so only the server's own list bounds the values.
+	Target          string
+	ProtocolVersion string // mcp.protocol.version negotiated with the server: one the SDK supports, else OtherValue
 	// ErrorType is error.type: "" on success; the JSON-RPC error code ("-32602") of an error the server
-	// sent; "tool_error" for a tools/call result with isError; else the bridge's class of the failure
-	// ("timeout", "cancelled", "unavailable", "bad_message", "session_closed", …).
+	// sent, when it is one of the codes JSON-RPC and MCP define (else OtherValue); "tool_error" for a
+	// tools/call result with isError; else the bridge's class of the failure ("timeout", "cancelled",
+	// "unavailable", "bad_message", "session_closed", …). The set is fixed: ErrorTypes.
 	ErrorType string
 	Duration  time.Duration
 }
@@ -87,7 +97,7 @@ func ErrorType(err error) string {
 	}
 	var ue *UpstreamError
 	if errors.As(err, &ue) && !errors.Is(err, ErrServerRequestTimedOut) {
-		return strconv.FormatInt(ue.Err.Code, 10)
+		return codeType(ue.Err.Code)
 	}
 	for _, c := range errorClasses {
 		if errors.Is(err, c.err) {
@@ -98,7 +108,138 @@ func ErrorType(err error) string {
 	if errors.As(err, &ie) {
 		return "invalid_argument"
 	}
-	return "_OTHER"
+	return OtherValue
+}
+
+// OtherValue is the value of a metric label or span attribute whose real value is outside the set the
+// bridge knows, as the OpenTelemetry semantic conventions spell it: an unlisted tool name, an error code
+// no specification defines, an unknown protocol version.
+const OtherValue = "_OTHER"
+
+// jsonrpcCodes are the JSON-RPC error codes ErrorType names as themselves: JSON-RPC 2.0's, and those
+// MCP and the bridge define. A server may send any integer; the others are OtherValue.
+var jsonrpcCodes = func() map[int64]string {
+	m := map[int64]string{}
+	for _, c := range []int64{
+		-32700, -32600, -32601, -32602, -32603, // JSON-RPC 2.0
+		-32000, -32001, -32800, // the bridge's own answers to servers (dispatch.go)
+		-32002,                 // MCP: resource not found
+		-32003, -32004, -32005, // Streamable HTTP session errors the SDK surfaces (ops.go)
+		-32020, -32021, -32022, // MCP 2026-07-28: header mismatch, missing client capabilities, unsupported version
+		-32042, // MCP: URL elicitation required
+	} {
+		m[c] = strconv.FormatInt(c, 10)
+	}
+	return m
+}()
+
+// codeType is the error type of a JSON-RPC error code.
+func codeType(code int64) string {
+	if s, ok := jsonrpcCodes[code]; ok {
+		return s
+	}
+	return OtherValue
+}
+
+// ErrorTypes lists every value ErrorType and Operation.ErrorType can take besides "": for exporters that
+// pre-declare label values, and for tests.
+func ErrorTypes() []string {
+	out := []string{"tool_error", "invalid_argument", OtherValue}
+	for _, s := range jsonrpcCodes {
+		out = append(out, s)
+	}
+	for _, c := range errorClasses {
+		out = append(out, c.name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// versionLabel is the protocol version as a label: "" before a handshake, a version the SDK supports,
+// else OtherValue.
+func versionLabel(v string) string {
+	if v == "" || slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		return v
+	}
+	return OtherValue
+}
+
+// MaxListedNames bounds how many tool names, and how many prompt names, the core remembers as listed by
+// one server. A server that lists more has its further names recorded as OtherValue.
+const MaxListedNames = 1000
+
+// maxListedNameBytes bounds the length of a name the core remembers (MCP 2025-11-25, tools: names SHOULD
+// be 1 to 128 characters); a longer one stays OtherValue, so a server cannot make the set large by
+// listing long names.
+const maxListedNameBytes = 128
+
+// listedNames remembers the names each configured server listed in tools/list and prompts/list results,
+// so that metrics and spans name a tool or a prompt only when its server has it. It only grows, bounded by
+// MaxListedNames per server and kind and by the configured servers (Session.learnListed leaves ad-hoc
+// servers out: their names come from hosts); its zero value is ready. Safe for concurrent use.
+type listedNames struct {
+	mu    sync.RWMutex // guards names and count
+	names map[listedName]struct{}
+	count map[listedName]int // names kept per server and method (name "")
+}
+
+// listedName is one name a server listed, under the method that uses it (tools/call, prompts/get).
+type listedName struct{ server, method, name string }
+
+// learn records the n names name(0) … name(n-1) of server's list for method.
+func (l *listedNames) learn(server, method string, n int, name func(int) string) {
+	if n == 0 {
+		return
+	}
+	l.mu.RLock()
+	missing := false
+	for i := range n {
+		if nm := name(i); nm != "" && len(nm) <= maxListedNameBytes {
+			if _, ok := l.names[listedName{server, method, nm}]; !ok {
+				missing = true
+				break
+			}
+		}
+	}
+	l.mu.RUnlock()
+	if !missing { // the usual case: the same list again
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.names == nil {
+		l.names, l.count = map[listedName]struct{}{}, map[listedName]int{}
+	}
+	kind := listedName{server, method, ""}
+	for i := range n {
+		k := listedName{server, method, name(i)}
+		if _, ok := l.names[k]; ok || k.name == "" || len(k.name) > maxListedNameBytes {
+			continue
+		}
+		if l.count[kind] >= MaxListedNames {
+			return
+		}
+		l.names[k] = struct{}{}
+		l.count[kind]++
+	}
+}
+
+// learnListed records the names of a list result of the session's server, when the server is configured.
+func (s *Session) learnListed(method string, n int, name func(int) string) {
+	if _, ok := s.core.opts.Servers[s.server.Name]; ok {
+		s.core.listed.learn(s.server.Name, method, n, name)
+	}
+}
+
+// target is name when server listed it for method, else OtherValue.
+func (l *listedNames) target(server, method, name string) string {
+	l.mu.RLock()
+	_, ok := l.names[listedName{server, method, name}]
+	l.mu.RUnlock()
+	if ok {
+		return name
+	}
+	return OtherValue
 }
 
 // errorClasses are the classes ErrorType tells apart, most specific first.
@@ -122,6 +263,7 @@ var errorClasses = []struct {
 // observeState tells the Observer of a state change of s, and of its end when to is StateClosed.
 // errorType is the class of a failed opening; a session whose supervision gave up is "unavailable".
 func (s *Session) observeState(from, to SessionState, version, errorType string) {
+	version = versionLabel(version)
 	s.core.obs.SessionStateChanged(s.server.Name, from, to)
 	if to != StateClosed {
 		return

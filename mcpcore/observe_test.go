@@ -61,11 +61,12 @@ func (r *recorder) EventDropped() {
 }
 func (r *recorder) MessageTransferred(TransportKind, bool, int) {}
 
+// op returns the last operation of method on target.
 func (r *recorder) op(method, target string) (Operation, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, o := range r.ops {
-		if o.Method == method && o.Target == target {
+	for i := len(r.ops) - 1; i >= 0; i-- { // the last one
+		if o := r.ops[i]; o.Method == method && o.Target == target {
 			return o, true
 		}
 	}
@@ -108,6 +109,20 @@ func TestObserverAndSpans(t *testing.T) {
 			s := open(t, c, "mem", era.pin, allCaps)
 			ctx, hs := hostSpan(t)
 
+			// Before the server listed its tools, a call is recorded as _OTHER; after, by its name.
+			callText(t, s, "echo", map[string]any{"text": "before the list"}, CallOptions{})
+			if o, ok := rec.op("tools/call", OtherValue); !ok || o.ErrorType != "" {
+				t.Errorf("echo before tools/list = %+v (found %v), want target _OTHER", o, ok)
+			}
+			for cursor := ""; ; { // every page
+				r, err := s.ListTools(tctx(t), &mcp.ListToolsParams{Cursor: cursor}, CallOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cursor = r.NextCursor; cursor == "" {
+					break
+				}
+			}
 			callText(t, s, "echo", map[string]any{"text": "x"}, CallOptions{})
 			callText(t, s, "fail", nil, CallOptions{})
 			if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "nope"}, CallOptions{}); err == nil {
@@ -134,7 +149,10 @@ func TestObserverAndSpans(t *testing.T) {
 			if o, _ := rec.op("tools/call", "fail"); o.ErrorType != "tool_error" {
 				t.Errorf("fail operation error type = %q, want tool_error", o.ErrorType)
 			}
-			if o, _ := rec.op("tools/call", "nope"); o.ErrorType == "" || o.ErrorType == "_OTHER" {
+			if _, ok := rec.op("tools/call", "nope"); ok {
+				t.Error("the unknown tool's name reached the Observer")
+			}
+			if o, _ := rec.op("tools/call", OtherValue); o.ErrorType == "" || o.ErrorType == OtherValue {
 				t.Errorf("unknown tool operation error type = %q, want the JSON-RPC code", o.ErrorType)
 			}
 			rec.mu.Lock()
@@ -165,12 +183,17 @@ func TestObserverAndSpans(t *testing.T) {
 			}
 			var nope sdktrace.ReadOnlySpan
 			for _, sp := range byID {
-				if sp.Name() == "tools/call nope" {
-					nope = sp
+				if strings.Contains(sp.Name(), "nope") {
+					t.Errorf("span named by the host's unknown tool: %q", sp.Name())
+				}
+				for _, a := range sp.Attributes() {
+					if a.Key == "gen_ai.tool.name" && a.Value.AsString() == OtherValue && sp.Status().Code.String() == "Error" {
+						nope = sp
+					}
 				}
 			}
-			if nope == nil || nope.Status().Code.String() != "Error" {
-				t.Errorf("tools/call nope span = %v, want status Error", nope)
+			if nope == nil || nope.Name() != "tools/call" {
+				t.Errorf("unknown tool's span = %v, want tools/call with gen_ai.tool.name _OTHER and status Error", nope)
 			}
 			if era.want < "2026-07-28" {
 				return // a push over this transport names no call: its span has no parent to check
@@ -229,6 +252,9 @@ func TestErrorType(t *testing.T) {
 	}{
 		{nil, ""},
 		{&UpstreamError{Method: "tools/call", Err: &jsonrpc.Error{Code: -32602, Message: "bad"}}, "-32602"},
+		{&UpstreamError{Method: "resources/read", Err: &jsonrpc.Error{Code: -32002, Message: "no such resource"}}, "-32002"},
+		{&UpstreamError{Method: "tools/call", Err: &jsonrpc.Error{Code: 1234567, Message: "a server's own code"}}, "_OTHER"},
+		{&UpstreamError{Method: "tools/call", Err: &jsonrpc.Error{Code: -32099, Message: "reserved, undefined"}}, "_OTHER"},
 		{fmt.Errorf("%w: x", ErrRequestTimeout), "timeout"},
 		{fmt.Errorf("%w: req-1, and the server then failed the call: %w", ErrServerRequestTimedOut, &UpstreamError{Err: &jsonrpc.Error{Code: -1}}), "server_request_timeout"},
 		{fmt.Errorf("%w: down", ErrUnavailable), "unavailable"},
@@ -242,5 +268,77 @@ func TestErrorType(t *testing.T) {
 		if got := ErrorType(tc.err); got != tc.want {
 			t.Errorf("ErrorType(%v) = %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestErrorTypesFixed: ErrorType's values are a fixed set, whatever code a server sends.
+func TestErrorTypesFixed(t *testing.T) {
+	known := map[string]bool{"": true}
+	for _, e := range ErrorTypes() {
+		known[e] = true
+	}
+	for code := int64(-33000); code < -31000; code++ {
+		if et := ErrorType(&UpstreamError{Err: &jsonrpc.Error{Code: code}}); !known[et] {
+			t.Fatalf("ErrorType of code %d = %q, not in ErrorTypes()", code, et)
+		}
+	}
+	if n := len(ErrorTypes()); n > 40 {
+		t.Errorf("%d error types", n)
+	}
+}
+
+// TestListedNamesBounded: a name is a target only once its server listed it for that method, per server,
+// and a server that lists more than MaxListedNames names has the rest recorded as _OTHER.
+func TestListedNamesBounded(t *testing.T) {
+	var l listedNames
+	names := make([]string, MaxListedNames+10)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool-%d", i)
+	}
+	if got := l.target("a", "tools/call", "tool-0"); got != OtherValue {
+		t.Errorf("before any list: %q", got)
+	}
+	l.learn("a", "tools/call", len(names), func(i int) string { return names[i] })
+	l.learn("a", "tools/call", 1, func(int) string { return "" }) // a nil item: no name
+	long := strings.Repeat("x", maxListedNameBytes+1)
+	l.learn("b", "tools/call", 1, func(int) string { return long })
+	for _, c := range []struct{ server, method, name, want string }{
+		{"a", "tools/call", "tool-0", "tool-0"},
+		{"a", "tools/call", fmt.Sprintf("tool-%d", MaxListedNames-1), fmt.Sprintf("tool-%d", MaxListedNames-1)},
+		{"a", "tools/call", fmt.Sprintf("tool-%d", MaxListedNames), OtherValue}, // over the bound
+		{"a", "prompts/get", "tool-0", OtherValue},                              // listed as a tool, not a prompt
+		{"b", "tools/call", "tool-0", OtherValue},                               // another server's
+		{"a", "tools/call", "", OtherValue},
+		{"b", "tools/call", long, OtherValue}, // longer than a tool name should be
+	} {
+		if got := l.target(c.server, c.method, c.name); got != c.want {
+			t.Errorf("target(%s, %s, %q) = %q, want %q", c.server, c.method, c.name, got, c.want)
+		}
+	}
+	if n := len(l.names); n != MaxListedNames {
+		t.Errorf("%d names kept, want %d", n, MaxListedNames)
+	}
+}
+
+// TestAdHocServersListNothing: the tools an ad-hoc server lists are not remembered (its name comes from a
+// host, so remembering per server would not be bounded); its calls are _OTHER.
+func TestAdHocServersListNothing(t *testing.T) {
+	rec := &recorder{}
+	c := memCore(t, nil, func(o *Options) { o.Observer, o.AllowUnconfigured = rec, true })
+	s, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "adhoc-1", AdHoc: &ServerConfig{Transport: transportTest}, Capabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListTools(tctx(t), nil, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, s, "echo", map[string]any{"text": "x"}, CallOptions{})
+	if _, ok := rec.op("tools/call", OtherValue); !ok {
+		t.Errorf("the ad-hoc server's echo is not _OTHER: %+v", rec.ops)
+	}
+	c.listed.mu.RLock()
+	defer c.listed.mu.RUnlock()
+	if len(c.listed.names) != 0 {
+		t.Errorf("%d names remembered for an ad-hoc server", len(c.listed.names))
 	}
 }

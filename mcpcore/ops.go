@@ -364,7 +364,10 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, nil, err
 	}
 	var rc *restoredCall
-	if opts.Resume {
+	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
+	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
+	ra := s.core.approvals.take(s.id, opts.CallID)
+	if opts.Resume && ra == nil {
 		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
 		switch {
 		case err != nil:
@@ -381,10 +384,20 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	}
 	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
 	if err != nil {
+		if ra != nil {
+			s.core.approvals.put(ra)
+		}
 		return nil, nil, err
 	}
 	defer end()
 	defer s.keepOutcome(call, &res, &task, &err)
+	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
+	// and goes on only with the approved arguments.
+	if rc == nil {
+		if args, err = s.approve(ctx, call, params.Name, args, ra); err != nil {
+			return nil, nil, err
+		}
+	}
 	call.taskOK = true // a task result is captured even for CallTool, to report it
 	call.resume = s.newResume(call, args)
 	res, err = mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {

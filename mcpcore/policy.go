@@ -24,6 +24,8 @@ type Policy struct {
 	// Tools filters tools by name, Prompts prompts by name, and Resources resources by URI (resource
 	// templates by their URI template's text).
 	Tools, Prompts, Resources Filter
+	// Approval, when set, names the tools whose calls wait for an approver (approval.go).
+	Approval *ApprovalPolicy
 }
 
 // Filter allows an item when it matches one of Allow (or Allow is empty) and none of Deny: deny wins.
@@ -134,24 +136,42 @@ func (s *Session) permit(kind, name string) error {
 
 // filterTools returns r without the tools the policy denies. The SDK may hand out a cached result
 // (2026-07-28 ttlMs), so r is never modified: a filtered copy is returned.
+// filterTools and filterPrompts also tell the core which names the server listed (listedNames): the names
+// the host was shown are the ones metrics and spans may carry.
 func (s *Session) filterTools(r *mcp.ListToolsResult) *mcp.ListToolsResult {
-	p := s.policy()
-	if r == nil || p == nil || p.Tools.Empty() {
-		return r
+	if r == nil {
+		return nil
 	}
-	out := *r
-	out.Tools = keep(r.Tools, func(t *mcp.Tool) bool { return t != nil && p.Tools.Allows(t.Name) })
-	return &out
+	if p := s.policy(); p != nil && !p.Tools.Empty() {
+		out := *r
+		out.Tools = keep(r.Tools, func(t *mcp.Tool) bool { return t != nil && p.Tools.Allows(t.Name) })
+		r = &out
+	}
+	s.learnListed("tools/call", len(r.Tools), func(i int) string {
+		if r.Tools[i] == nil {
+			return ""
+		}
+		return r.Tools[i].Name
+	})
+	return r
 }
 
 func (s *Session) filterPrompts(r *mcp.ListPromptsResult) *mcp.ListPromptsResult {
-	p := s.policy()
-	if r == nil || p == nil || p.Prompts.Empty() {
-		return r
+	if r == nil {
+		return nil
 	}
-	out := *r
-	out.Prompts = keep(r.Prompts, func(x *mcp.Prompt) bool { return x != nil && p.Prompts.Allows(x.Name) })
-	return &out
+	if p := s.policy(); p != nil && !p.Prompts.Empty() {
+		out := *r
+		out.Prompts = keep(r.Prompts, func(x *mcp.Prompt) bool { return x != nil && p.Prompts.Allows(x.Name) })
+		r = &out
+	}
+	s.learnListed("prompts/get", len(r.Prompts), func(i int) string {
+		if r.Prompts[i] == nil {
+			return ""
+		}
+		return r.Prompts[i].Name
+	})
+	return r
 }
 
 func (s *Session) filterResources(r *mcp.ListResourcesResult) *mcp.ListResourcesResult {

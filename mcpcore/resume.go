@@ -42,6 +42,9 @@ type keptOutcome struct {
 	result *mcp.CallToolResult
 	task   *Task
 	err    error
+	// unsent: the call ended while it waited for approval, before anything was sent upstream (approval.go):
+	// a resumed call is not a repetition, and goes on as a new call (asking for approval again).
+	unsent bool
 }
 
 // resumed is what resumeCall found for a resumed call: its kept outcome, or its kept MRTR round, or neither
@@ -73,6 +76,9 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	s.mu.Lock()
 	k, ok := s.kept.get(callID, time.Now())
 	s.mu.Unlock()
+	if ok && k.unsent {
+		return resumed{}, nil
+	}
 	if ok {
 		return resumed{kept: k}, nil
 	}
@@ -97,7 +103,11 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 		return
 	}
 	o := &keptOutcome{result: *res, task: *task, err: *err}
-	if o.err != nil && !errors.As(o.err, new(*UpstreamError)) {
+	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again; a
+	// call cut off while it waited for approval was not sent either, which a retry must know (approval.go).
+	if errors.As(o.err, new(*unsentError)) {
+		o = &keptOutcome{unsent: true}
+	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
 	s.mu.Lock()

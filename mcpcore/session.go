@@ -80,6 +80,13 @@ type Session struct {
 	// hostsAttached counts the hosts attached to the session (AttachHost).
 	hostsAttached atomic.Int32
 
+	// A session restored after a bridge restart (durable.go, reattach.go): reattach is set once before the
+	// session is shared; reattachNext hands it to the first connection's transport; restoredWG counts the
+	// goroutines delivering answers to requests kept across the restart, waited for by shutdown.
+	reattach     *reattachState
+	reattachNext atomic.Pointer[reattachState]
+	restoredWG   sync.WaitGroup
+
 	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
 	// opSpans holds, when tracing, the span context of each call's current upstream request
 	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises (trace.go).
@@ -470,8 +477,13 @@ func (s *Session) supervise(g *generation) {
 		case <-g.ended:
 		case <-s.ctx.Done():
 		}
+		if s.ctx.Err() == nil && s.core.keeping() && s.server.Transport != TransportStdio {
+			// Kept for a restart: no reconnection while the bridge drains; the session waits for its close.
+			<-s.ctx.Done()
+		}
 		if s.ctx.Err() != nil {
-			g.close(!g.dead.Load())
+			// A session kept for the next process keeps its HTTP session on the server: no DELETE.
+			g.close(!g.dead.Load() && !(s.core.keeping() && s.server.Transport != TransportStdio))
 			return
 		}
 		reason := g.endReason()
@@ -678,8 +690,19 @@ func (s *Session) kill() {
 func (s *Session) shutdown(reason string) error {
 	// Pending requests first, so their defaults still reach the server.
 	s.core.dispatcher.closeSession(s.id, reason)
+	if s.core.keeping() && s.server.Transport != TransportStdio {
+		// Kept for the next process: the connection is cut before the calls are cancelled, so that the
+		// server is told nothing (no notifications/cancelled) and keeps its session and its requests.
+		s.mu.Lock()
+		g := s.gen
+		s.mu.Unlock()
+		if g != nil {
+			g.cancel()
+		}
+	}
 	s.cancel() // cancels in-flight calls and wakes the supervisor, which closes the connection and exits
 	s.tasks.close()
+	s.restoredWG.Wait()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
 	s.forgetRecord()

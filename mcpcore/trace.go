@@ -3,7 +3,6 @@ package mcpcore
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,6 +96,8 @@ func (c *Core) tracer() trace.Tracer { return c.trc }
 // upstreamOp is one MCP request sent upstream for a host call, being timed (and traced).
 type upstreamOp struct {
 	start     time.Time
+	target    string     // opTarget of the call: bounded, as metrics and spans carry it
+	version   string     // versionLabel of the connection's protocol version
 	span      trace.Span // nil when tracing is off
 	toolError bool       // the tools/call result had isError (set by the op, on run's goroutine)
 }
@@ -107,24 +108,26 @@ type upstreamOpKey struct{}
 // child of the span in ctx (the host's RPC), remembered as the call's current request so that server
 // requests raised by the call become its children.
 func (s *Session) beginOp(ctx context.Context, call *activeCall, g *generation) (context.Context, *upstreamOp) {
-	op := &upstreamOp{start: time.Now()}
+	op := &upstreamOp{start: time.Now(), target: s.opTarget(call), version: versionLabel(g.protocolVersion())}
 	if t := s.core.tracer(); t != nil {
+		// The span name is "{mcp.method.name} {target}" only for a target the server listed: span names
+		// are aggregated by tracing backends (docs/adr/0030).
 		name := call.method
-		if target := opTarget(call); target != "" {
-			name += " " + target
+		if op.target != "" && op.target != OtherValue {
+			name += " " + op.target
 		}
 		attrs := []attribute.KeyValue{
 			attribute.String("mcp.method.name", call.method),
-			attribute.String("mcp.protocol.version", g.protocolVersion()),
+			attribute.String("mcp.protocol.version", op.version),
 			attribute.String("mcpbridge.server.name", s.server.Name),
 			attribute.String("mcpbridge.session.id", s.id),
 			attribute.String("network.transport", networkTransport(s.server.Transport)),
 		}
 		switch call.method {
 		case "tools/call":
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", call.name), attribute.String("gen_ai.operation.name", "execute_tool"))
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", op.target), attribute.String("gen_ai.operation.name", "execute_tool"))
 		case "prompts/get":
-			attrs = append(attrs, attribute.String("gen_ai.prompt.name", call.name))
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", op.target))
 		case "resources/read", "resources/subscribe", "resources/unsubscribe":
 			attrs = append(attrs, attribute.String("mcp.resource.uri", call.name))
 		}
@@ -142,8 +145,8 @@ func (s *Session) endOp(op *upstreamOp, call *activeCall, g *generation, err err
 		et = "tool_error"
 	}
 	s.core.obs.OperationDone(Operation{
-		Server: s.server.Name, Transport: s.server.Transport, Method: call.method, Target: opTarget(call),
-		ProtocolVersion: g.protocolVersion(), ErrorType: et, Duration: d,
+		Server: s.server.Name, Transport: s.server.Transport, Method: call.method, Target: op.target,
+		ProtocolVersion: op.version, ErrorType: et, Duration: d,
 	})
 	if op.span == nil {
 		return
@@ -151,7 +154,7 @@ func (s *Session) endOp(op *upstreamOp, call *activeCall, g *generation, err err
 	if et != "" {
 		op.span.SetAttributes(attribute.String("error.type", et))
 		if code, ok := UpstreamCode(err); ok {
-			op.span.SetAttributes(attribute.String("rpc.response.status_code", strconv.FormatInt(code, 10)))
+			op.span.SetAttributes(attribute.String("rpc.response.status_code", codeType(code)))
 		}
 		msg := "tool_error"
 		if err != nil {
@@ -176,11 +179,12 @@ func (s *Session) forgetOps(call *activeCall) {
 	}
 }
 
-// opTarget is the low-cardinality target of a call's requests: the tool or prompt name.
-func opTarget(call *activeCall) string {
+// opTarget is the low-cardinality target of a call's requests: the tool or prompt name when the server
+// listed it, else OtherValue; "" for other methods.
+func (s *Session) opTarget(call *activeCall) string {
 	switch call.method {
 	case "tools/call", "prompts/get":
-		return call.name
+		return s.core.listed.target(s.server.Name, call.method, call.name)
 	}
 	return ""
 }
@@ -206,6 +210,7 @@ var serverRequestMethods = map[RequestKind]string{
 	KindElicitation:   "elicitation/create",
 	KindRoots:         "roots/list",
 	KindAuthorization: "authorization",
+	KindApproval:      "approval",
 }
 
 // traceServerRequest starts the span of a server-initiated request raised by call (nil when none is

@@ -283,6 +283,9 @@ const (
 	// KindAuthorization is the bridge's own request, not a server's: a person must open an OAuth
 	// authorization URL and hand back the redirect the authorization server sent them to (see authorization.go).
 	KindAuthorization
+	// KindApproval is the bridge's own request too: a tool call the server's policy says needs approval waits
+	// for a person other than the caller to approve or deny it (approval.go). Only its approvers see it.
+	KindApproval
 )
 
 func (k RequestKind) String() string {
@@ -295,6 +298,8 @@ func (k RequestKind) String() string {
 		return "roots"
 	case KindAuthorization:
 		return "authorization"
+	case KindApproval:
+		return "approval"
 	}
 	return fmt.Sprintf("RequestKind(%d)", int(k))
 }
@@ -352,6 +357,10 @@ type PendingRequest struct {
 	Elicitation   *mcp.ElicitParams
 	Roots         *mcp.ListRootsParams
 	Authorization *AuthorizationRequest
+	Approval      *ApprovalRequest
+	// upstreamID is the JSON-RPC id of a pushed request (DeliveryPush) as the server sent it: kept with the
+	// request (durable.go) so that an answer given after a bridge restart can still be sent to it.
+	upstreamID any
 	// TraceContext is the W3C trace context (keys traceparent, tracestate, baggage) a host that serves the
 	// request continues: the span of the request, or the originating call's context when the bridge does
 	// not trace. Nil when there is none.
@@ -365,6 +374,7 @@ type Answer struct {
 	Elicitation   *mcp.ElicitResult
 	Roots         *mcp.ListRootsResult
 	Authorization *AuthorizationAnswer
+	Approval      *ApprovalAnswer
 	// Error answers with a JSON-RPC error (e.g. the user rejected sampling: code -1).
 	Error *RPCError
 }

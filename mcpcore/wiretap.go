@@ -88,6 +88,9 @@ type outgoingCall struct {
 	method string
 	call   *activeCall
 	sent   time.Time
+	// origID is the SDK's own id of a request whose id the tap tagged (wireTap.idTag); its response is
+	// given back to the SDK under it.
+	origID jsonrpc.ID
 }
 
 // serverRequestRef ties a server→client request to its origin call while its handler runs.
@@ -108,6 +111,13 @@ type wireTap struct {
 	byRPC    map[jsonrpc.ID]*serverRequestRef // server requests being handled, by JSON-RPC id
 	acks     uint64                           // notifications/subscriptions/acknowledged received
 	ackCh    chan struct{}                    // closed and replaced at every acknowledgement
+
+	// idTag, set before the connection is used, makes the ids of the client's requests unique on a server
+	// session that an earlier process of the bridge used (a re-attached session, reattach.go): the SDK
+	// numbers its requests from 1 again, and the server may still hold the old process's requests in
+	// flight under those numbers. Each request goes out as the string idTag+id; its response comes back
+	// to the SDK under the SDK's own id.
+	idTag string
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
@@ -157,7 +167,23 @@ func (t *wireTap) waitAck(ctx context.Context, n uint64, d time.Duration) bool {
 func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	t.trace(ctx, "send", msg, "", 0)
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() {
+	if !ok {
+		return msg
+	}
+	if !req.IsCall() {
+		if t.idTag != "" && req.Method == "notifications/cancelled" {
+			// The cancelled request goes by the id the server knows it under.
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					if params, err := setParam(req.Params, "requestId", t.idTag+idString(id)); err == nil {
+						return &jsonrpc.Request{Method: req.Method, Params: params, Extra: req.Extra}
+					}
+				}
+			}
+		}
 		return msg
 	}
 	call := callFrom(ctx)
@@ -165,8 +191,16 @@ func (t *wireTap) sent(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message
 		req = &jsonrpc.Request{ID: req.ID, Method: "server/discover", Params: req.Params, Extra: req.Extra}
 		msg = req
 	}
+	rec := &outgoingCall{method: req.Method, call: call, sent: time.Now()}
+	if t.idTag != "" {
+		if tagged, err := jsonrpc.MakeID(t.idTag + idString(req.ID)); err == nil {
+			rec.origID = req.ID
+			req = &jsonrpc.Request{ID: tagged, Method: req.Method, Params: req.Params, Extra: req.Extra}
+			msg = req
+		}
+	}
 	t.mu.Lock()
-	t.outgoing[req.ID] = &outgoingCall{method: req.Method, call: call, sent: time.Now()}
+	t.outgoing[req.ID] = rec
 	t.mu.Unlock()
 	if call != nil && req.Method == "tools/call" && (call.opts.TaskTTL > 0 || call.opts.Task) && !t.s.Info().modern() && t.g.toolTasks() {
 		meta := map[string]any{} // TaskMetadata: without ttl the server decides
@@ -211,6 +245,10 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		rec := t.outgoing[m.ID]
 		delete(t.outgoing, m.ID)
 		t.mu.Unlock()
+		if rec != nil && rec.origID.IsValid() {
+			m = &jsonrpc.Response{ID: rec.origID, Result: m.Result, Error: m.Error, Extra: m.Extra}
+			msg = m
+		}
 		if rec != nil {
 			t.trace(context.Background(), "receive", m, rec.method, time.Since(rec.sent))
 		} else {
@@ -578,3 +616,14 @@ func (c *trackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *trackConn) Close() error      { return c.inner.Close() }
 func (c *trackConn) SessionID() string { return c.inner.SessionID() }
+
+// idString renders a JSON-RPC id (an integer or a string) as text, for a tagged id (wireTap.idTag).
+func idString(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case string:
+		return v
+	}
+	return fmt.Sprint(id.Raw())
+}

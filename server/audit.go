@@ -31,6 +31,8 @@ const (
 	auditSessionDeleted = "session.deleted"
 	auditToolCalled     = "tool.called"
 	auditRequestAnswer  = "server_request.answered"
+	// An approver decided (or cancelled, which denies) an approval request (approval.go).
+	auditApprovalDecided = "approval.decided"
 )
 
 // audit writes one record for the call of ctx; err is the call's outcome.
@@ -116,6 +118,9 @@ func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, i
 		}
 	}
 	s.audit(ctx, auditRequestAnswer, err, attrs...)
+	if pr != nil && pr.Kind == mcpcore.KindApproval {
+		s.auditApproval(ctx, pr, ans, err)
+	}
 }
 
 // auditCreate records a CreateSession, refused ones included (a server the principal may not use is

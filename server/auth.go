@@ -72,7 +72,7 @@ func (a *authenticator) configure(opts Options, logger *slog.Logger) {
 	}
 	a.certFrom, a.caller = opts.CertPrincipal, opts.Caller
 	if a.caller == nil {
-		a.caller = directCaller
+		a.caller = DirectCaller
 	}
 }
 
@@ -99,32 +99,39 @@ func bearerToken(ctx context.Context) string {
 // principal. Without a token the client certificate names the principal when so configured. With no
 // source configured every caller is LocalPrincipal.
 func (a *authenticator) authenticate(ctx context.Context) (string, error) {
+	p, _, err := a.authenticateIdentity(ctx)
+	return p, err
+}
+
+// authenticateIdentity is authenticate returning the principal's groups too: those of an identity
+// provider's token (OIDCOptions.GroupsClaim); static tokens and certificates name none.
+func (a *authenticator) authenticateIdentity(ctx context.Context) (string, []string, error) {
 	if !a.enabled() {
-		return LocalPrincipal, nil
+		return LocalPrincipal, nil, nil
 	}
 	if token := bearerToken(ctx); token != "" {
 		if p := a.staticPrincipal(token); p != "" {
-			return p, nil
+			return p, nil, nil
 		}
 		if a.oidc != nil && looksLikeJWT(token) {
-			p, err := a.oidc.verify(ctx, token)
+			p, groups, err := a.oidc.verifyIdentity(ctx, token)
 			if err != nil {
-				return "", toStatus(err)
+				return "", nil, toStatus(err)
 			}
-			return p, nil
+			return p, groups, nil
 		}
-		return "", toStatus(errBadToken)
+		return "", nil, toStatus(errBadToken)
 	}
 	if a.certFrom != "" {
 		if cert := a.caller(ctx).Cert; cert != nil {
 			p, err := certPrincipal(cert, a.certFrom)
 			if err != nil {
-				return "", toStatus(fmt.Errorf("%w: %v", errNoCredentials, err))
+				return "", nil, toStatus(fmt.Errorf("%w: %v", errNoCredentials, err))
 			}
-			return p, nil
+			return p, nil, nil
 		}
 	}
-	return "", toStatus(errNoCredentials)
+	return "", nil, toStatus(errNoCredentials)
 }
 
 // staticPrincipal returns the principal of a static token, or "".
@@ -145,7 +152,7 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		defer s.recoverInto(info.FullMethod, &err)
 		if strings.HasPrefix(info.FullMethod, servicePrefix) {
-			p, aerr := s.auth.authenticate(ctx)
+			p, groups, aerr := s.auth.authenticateIdentity(ctx)
 			if aerr != nil {
 				return nil, aerr
 			}
@@ -154,7 +161,7 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 				return nil, toStatus(lerr)
 			}
 			defer release()
-			ctx = WithPrincipal(ctx, p)
+			ctx = WithGroups(WithPrincipal(ctx, p), groups)
 		}
 		return handler(ctx, req)
 	}
@@ -165,7 +172,7 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		defer s.recoverInto(info.FullMethod, &err)
 		if strings.HasPrefix(info.FullMethod, servicePrefix) {
-			p, aerr := s.auth.authenticate(ss.Context())
+			p, groups, aerr := s.auth.authenticateIdentity(ss.Context())
 			if aerr != nil {
 				return aerr
 			}
@@ -174,7 +181,7 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 				return toStatus(lerr)
 			}
 			defer release()
-			ss = &principalStream{ServerStream: ss, ctx: WithPrincipal(ss.Context(), p)}
+			ss = &principalStream{ServerStream: ss, ctx: WithGroups(WithPrincipal(ss.Context(), p), groups)}
 		}
 		return handler(srv, ss)
 	}

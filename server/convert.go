@@ -7,8 +7,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -28,99 +30,122 @@ func badMessage(what string, err error) error {
 
 // --- enums ---
 
-func roleToProto(r mcp.Role) pb.Role {
-	switch r {
-	case "user":
-		return pb.Role_ROLE_USER
-	case "assistant":
-		return pb.Role_ROLE_ASSISTANT
-	}
-	return pb.Role_ROLE_UNSPECIFIED
+// enumMap is a two-way table between an MCP or core value and its proto enum. A value not listed converts
+// to the zero value: the enum's UNSPECIFIED, or the empty MCP value.
+type enumMap[D, P comparable] []struct {
+	d D
+	p P
 }
+
+func (m enumMap[D, P]) toProto(d D) P {
+	for _, e := range m {
+		if e.d == d {
+			return e.p
+		}
+	}
+	var zero P
+	return zero
+}
+
+// fromProto returns the value of p, and false for a p not listed (UNSPECIFIED, or a number the proto does
+// not define).
+func (m enumMap[D, P]) fromProto(p P) (D, bool) {
+	for _, e := range m {
+		if e.p == p {
+			return e.d, true
+		}
+	}
+	var zero D
+	return zero, false
+}
+
+var (
+	roles = enumMap[mcp.Role, pb.Role]{
+		{"user", pb.Role_ROLE_USER},
+		{"assistant", pb.Role_ROLE_ASSISTANT},
+	}
+	logLevels = enumMap[mcp.LoggingLevel, pb.LoggingLevel]{
+		{"debug", pb.LoggingLevel_LOGGING_LEVEL_DEBUG},
+		{"info", pb.LoggingLevel_LOGGING_LEVEL_INFO},
+		{"notice", pb.LoggingLevel_LOGGING_LEVEL_NOTICE},
+		{"warning", pb.LoggingLevel_LOGGING_LEVEL_WARNING},
+		{"error", pb.LoggingLevel_LOGGING_LEVEL_ERROR},
+		{"critical", pb.LoggingLevel_LOGGING_LEVEL_CRITICAL},
+		{"alert", pb.LoggingLevel_LOGGING_LEVEL_ALERT},
+		{"emergency", pb.LoggingLevel_LOGGING_LEVEL_EMERGENCY},
+	}
+	taskStatuses = enumMap[string, pb.TaskStatus]{
+		{"working", pb.TaskStatus_TASK_STATUS_WORKING},
+		{"input_required", pb.TaskStatus_TASK_STATUS_INPUT_REQUIRED},
+		{"completed", pb.TaskStatus_TASK_STATUS_COMPLETED},
+		{"failed", pb.TaskStatus_TASK_STATUS_FAILED},
+		{"cancelled", pb.TaskStatus_TASK_STATUS_CANCELLED},
+	}
+	sessionStates = enumMap[mcpcore.SessionState, pb.SessionState]{
+		{mcpcore.StateConnecting, pb.SessionState_SESSION_STATE_CONNECTING},
+		{mcpcore.StateReady, pb.SessionState_SESSION_STATE_READY},
+		{mcpcore.StateReconnecting, pb.SessionState_SESSION_STATE_RECONNECTING},
+		{mcpcore.StateClosed, pb.SessionState_SESSION_STATE_CLOSED},
+	}
+	transports = enumMap[mcpcore.TransportKind, pb.Transport]{
+		{mcpcore.TransportStdio, pb.Transport_TRANSPORT_STDIO},
+		{mcpcore.TransportStreamableHTTP, pb.Transport_TRANSPORT_STREAMABLE_HTTP},
+		{mcpcore.TransportSSE, pb.Transport_TRANSPORT_SSE},
+	}
+	iconThemes = enumMap[mcp.IconTheme, pb.IconTheme]{
+		{mcp.IconThemeLight, pb.IconTheme_ICON_THEME_LIGHT},
+		{mcp.IconThemeDark, pb.IconTheme_ICON_THEME_DARK},
+	}
+	includeContexts = enumMap[string, pb.IncludeContext]{
+		{"none", pb.IncludeContext_INCLUDE_CONTEXT_NONE},
+		{"thisServer", pb.IncludeContext_INCLUDE_CONTEXT_THIS_SERVER},
+		{"allServers", pb.IncludeContext_INCLUDE_CONTEXT_ALL_SERVERS},
+	}
+	toolChoiceModes = enumMap[string, pb.ToolChoiceMode]{
+		{"auto", pb.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO},
+		{"required", pb.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED},
+		{"none", pb.ToolChoiceMode_TOOL_CHOICE_MODE_NONE},
+	}
+	elicitationModes = enumMap[string, pb.ElicitationMode]{
+		{"form", pb.ElicitationMode_ELICITATION_MODE_FORM},
+		{"url", pb.ElicitationMode_ELICITATION_MODE_URL},
+	}
+	deliveries = enumMap[mcpcore.Delivery, pb.Delivery]{
+		{mcpcore.DeliveryPush, pb.Delivery_DELIVERY_LEGACY_PUSH},
+		{mcpcore.DeliveryMRTR, pb.Delivery_DELIVERY_MULTI_ROUND_TRIP},
+	}
+	elicitActions = enumMap[string, pb.ElicitAction]{
+		{"accept", pb.ElicitAction_ELICIT_ACTION_ACCEPT},
+		{"decline", pb.ElicitAction_ELICIT_ACTION_DECLINE},
+		{"cancel", pb.ElicitAction_ELICIT_ACTION_CANCEL},
+	}
+	outcomes = enumMap[mcpcore.Outcome, pb.RequestOutcome]{
+		{mcpcore.OutcomeAnswered, pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED},
+		{mcpcore.OutcomeCancelledByServer, pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_SERVER},
+		{mcpcore.OutcomeCancelledByHost, pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST},
+		{mcpcore.OutcomeTimedOut, pb.RequestOutcome_REQUEST_OUTCOME_TIMED_OUT},
+		{mcpcore.OutcomeSessionClosed, pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED},
+		{mcpcore.OutcomeCallEnded, pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED},
+		{mcpcore.OutcomeBridgeRestarted, pb.RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED},
+	}
+)
+
+func roleToProto(r mcp.Role) pb.Role { return roles.toProto(r) }
 
 func roleFromProto(r pb.Role) mcp.Role {
-	switch r {
-	case pb.Role_ROLE_USER:
-		return "user"
-	case pb.Role_ROLE_ASSISTANT:
-		return "assistant"
-	}
-	return ""
+	role, _ := roles.fromProto(r)
+	return role
 }
 
-var logLevels = []struct {
-	mcp mcp.LoggingLevel
-	pb  pb.LoggingLevel
-}{
-	{"debug", pb.LoggingLevel_LOGGING_LEVEL_DEBUG},
-	{"info", pb.LoggingLevel_LOGGING_LEVEL_INFO},
-	{"notice", pb.LoggingLevel_LOGGING_LEVEL_NOTICE},
-	{"warning", pb.LoggingLevel_LOGGING_LEVEL_WARNING},
-	{"error", pb.LoggingLevel_LOGGING_LEVEL_ERROR},
-	{"critical", pb.LoggingLevel_LOGGING_LEVEL_CRITICAL},
-	{"alert", pb.LoggingLevel_LOGGING_LEVEL_ALERT},
-	{"emergency", pb.LoggingLevel_LOGGING_LEVEL_EMERGENCY},
-}
+func logLevelToProto(l mcp.LoggingLevel) pb.LoggingLevel { return logLevels.toProto(l) }
 
-func logLevelToProto(l mcp.LoggingLevel) pb.LoggingLevel {
-	for _, e := range logLevels {
-		if e.mcp == l {
-			return e.pb
-		}
-	}
-	return pb.LoggingLevel_LOGGING_LEVEL_UNSPECIFIED
-}
+func logLevelFromProto(l pb.LoggingLevel) (mcp.LoggingLevel, bool) { return logLevels.fromProto(l) }
 
-func logLevelFromProto(l pb.LoggingLevel) (mcp.LoggingLevel, bool) {
-	for _, e := range logLevels {
-		if e.pb == l {
-			return e.mcp, true
-		}
-	}
-	return "", false
-}
+func taskStatusToProto(s string) pb.TaskStatus { return taskStatuses.toProto(s) }
 
-func taskStatusToProto(s string) pb.TaskStatus {
-	switch s {
-	case "working":
-		return pb.TaskStatus_TASK_STATUS_WORKING
-	case "input_required":
-		return pb.TaskStatus_TASK_STATUS_INPUT_REQUIRED
-	case "completed":
-		return pb.TaskStatus_TASK_STATUS_COMPLETED
-	case "failed":
-		return pb.TaskStatus_TASK_STATUS_FAILED
-	case "cancelled":
-		return pb.TaskStatus_TASK_STATUS_CANCELLED
-	}
-	return pb.TaskStatus_TASK_STATUS_UNSPECIFIED
-}
+func stateToProto(s mcpcore.SessionState) pb.SessionState { return sessionStates.toProto(s) }
 
-func stateToProto(s mcpcore.SessionState) pb.SessionState {
-	switch s {
-	case mcpcore.StateConnecting:
-		return pb.SessionState_SESSION_STATE_CONNECTING
-	case mcpcore.StateReady:
-		return pb.SessionState_SESSION_STATE_READY
-	case mcpcore.StateReconnecting:
-		return pb.SessionState_SESSION_STATE_RECONNECTING
-	case mcpcore.StateClosed:
-		return pb.SessionState_SESSION_STATE_CLOSED
-	}
-	return pb.SessionState_SESSION_STATE_UNSPECIFIED
-}
-
-func transportToProto(t mcpcore.TransportKind) pb.Transport {
-	switch t {
-	case mcpcore.TransportStdio:
-		return pb.Transport_TRANSPORT_STDIO
-	case mcpcore.TransportStreamableHTTP:
-		return pb.Transport_TRANSPORT_STREAMABLE_HTTP
-	case mcpcore.TransportSSE:
-		return pb.Transport_TRANSPORT_SSE
-	}
-	return pb.Transport_TRANSPORT_UNSPECIFIED
-}
+func transportToProto(t mcpcore.TransportKind) pb.Transport { return transports.toProto(t) }
 
 // --- small shapes ---
 
@@ -138,14 +163,7 @@ func metaToProto(m mcp.Meta) (*structpb.Struct, error) {
 func iconsToProto(icons []mcp.Icon) []*pb.Icon {
 	var out []*pb.Icon
 	for _, i := range icons {
-		p := &pb.Icon{Src: i.Source, MimeType: i.MIMEType, Sizes: i.Sizes}
-		switch i.Theme {
-		case mcp.IconThemeLight:
-			p.Theme = pb.IconTheme_ICON_THEME_LIGHT
-		case mcp.IconThemeDark:
-			p.Theme = pb.IconTheme_ICON_THEME_DARK
-		}
-		out = append(out, p)
+		out = append(out, &pb.Icon{Src: i.Source, MimeType: i.MIMEType, Sizes: i.Sizes, Theme: iconThemes.toProto(i.Theme)})
 	}
 	return out
 }
@@ -156,14 +174,8 @@ func iconsFromProto(icons []*pb.Icon) []mcp.Icon {
 		if i == nil {
 			continue
 		}
-		ic := mcp.Icon{Source: i.GetSrc(), MIMEType: i.GetMimeType(), Sizes: i.GetSizes()}
-		switch i.GetTheme() {
-		case pb.IconTheme_ICON_THEME_LIGHT:
-			ic.Theme = mcp.IconThemeLight
-		case pb.IconTheme_ICON_THEME_DARK:
-			ic.Theme = mcp.IconThemeDark
-		}
-		out = append(out, ic)
+		theme, _ := iconThemes.fromProto(i.GetTheme())
+		out = append(out, mcp.Icon{Source: i.GetSrc(), MIMEType: i.GetMimeType(), Sizes: i.GetSizes(), Theme: theme})
 	}
 	return out
 }
@@ -252,39 +264,27 @@ func rootsFromProto(roots []*pb.Root, path string) ([]*mcp.Root, error) {
 
 // contentToProto converts one content block a server sent.
 func contentToProto(c mcp.Content) (*pb.ContentBlock, error) {
+	if v := reflect.ValueOf(c); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, badMessage("content", errors.New("null block")) // JSON null, or a nil block of any type
+	}
 	b := &pb.ContentBlock{}
 	var meta mcp.Meta
 	switch c := c.(type) {
 	case *mcp.TextContent:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		b.Content = &pb.ContentBlock_Text{Text: &pb.TextContent{Text: c.Text}}
 		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
 	case *mcp.ImageContent:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		b.Content = &pb.ContentBlock_Image{Image: &pb.ImageContent{Data: c.Data, MimeType: c.MIMEType}}
 		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
 	case *mcp.AudioContent:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		b.Content = &pb.ContentBlock_Audio{Audio: &pb.AudioContent{Data: c.Data, MimeType: c.MIMEType}}
 		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
 	case *mcp.ResourceLink:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		b.Content = &pb.ContentBlock_ResourceLink{ResourceLink: &pb.ResourceLink{
 			Uri: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MimeType: c.MIMEType, Size: c.Size, Icons: iconsToProto(c.Icons),
 		}}
 		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
 	case *mcp.EmbeddedResource:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		rc, err := resourceContentsToProto(c.Resource)
 		if err != nil {
 			return nil, err
@@ -292,9 +292,6 @@ func contentToProto(c mcp.Content) (*pb.ContentBlock, error) {
 		b.Content = &pb.ContentBlock_Resource{Resource: &pb.EmbeddedResource{Resource: rc}}
 		b.Annotations, meta = annotationsToProto(c.Annotations), c.Meta
 	case *mcp.ToolUseContent:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		in, err := structFromMap(c.Input)
 		if err != nil {
 			return nil, badMessage("tool_use input", err)
@@ -302,9 +299,6 @@ func contentToProto(c mcp.Content) (*pb.ContentBlock, error) {
 		b.Content = &pb.ContentBlock_ToolUse{ToolUse: &pb.ToolUseContent{Id: c.ID, Name: c.Name, Input: in}}
 		meta = c.Meta
 	case *mcp.ToolResultContent:
-		if c == nil {
-			return nil, badMessage("content", fmt.Errorf("null block"))
-		}
 		tr := &pb.ToolResultContent{ToolUseId: c.ToolUseID, IsError: c.IsError}
 		for _, inner := range c.Content {
 			ib, err := contentToProto(inner)
@@ -322,8 +316,6 @@ func contentToProto(c mcp.Content) (*pb.ContentBlock, error) {
 		}
 		b.Content = &pb.ContentBlock_ToolResult{ToolResult: tr}
 		meta = c.Meta
-	case nil:
-		return nil, badMessage("content", fmt.Errorf("null block"))
 	default:
 		return nil, badMessage("content", fmt.Errorf("unknown content type %T", c))
 	}
@@ -669,14 +661,7 @@ func samplingToProto(p *mcp.CreateMessageWithToolsParams) (*pb.CreateMessageRequ
 		}
 		out.ModelPreferences = pp
 	}
-	switch p.IncludeContext {
-	case "none":
-		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_NONE
-	case "thisServer":
-		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_THIS_SERVER
-	case "allServers":
-		out.IncludeContext = pb.IncludeContext_INCLUDE_CONTEXT_ALL_SERVERS
-	}
+	out.IncludeContext = includeContexts.toProto(p.IncludeContext)
 	if p.Temperature != 0 {
 		t := p.Temperature
 		out.Temperature = &t
@@ -696,16 +681,7 @@ func samplingToProto(p *mcp.CreateMessageWithToolsParams) (*pb.CreateMessageRequ
 		out.Tools = append(out.Tools, pt)
 	}
 	if tc := p.ToolChoice; tc != nil {
-		c := &pb.ToolChoice{}
-		switch tc.Mode {
-		case "auto":
-			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO
-		case "required":
-			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED
-		case "none":
-			c.Mode = pb.ToolChoiceMode_TOOL_CHOICE_MODE_NONE
-		}
-		out.ToolChoice = c
+		out.ToolChoice = &pb.ToolChoice{Mode: toolChoiceModes.toProto(tc.Mode)}
 	}
 	var err error
 	out.Meta, err = metaToProto(p.Meta)
@@ -724,12 +700,7 @@ func elicitationToProto(p *mcp.ElicitParams) (*pb.ElicitRequest, error) {
 			mode = "url"
 		}
 	}
-	switch mode {
-	case "form":
-		out.Mode = pb.ElicitationMode_ELICITATION_MODE_FORM
-	case "url":
-		out.Mode = pb.ElicitationMode_ELICITATION_MODE_URL
-	}
+	out.Mode = elicitationModes.toProto(mode)
 	if p.RequestedSchema != nil {
 		s, err := schemaFromAny(p.RequestedSchema)
 		if err != nil {
@@ -754,12 +725,7 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 		TaskId:       r.TaskID,
 		TraceContext: r.TraceContext,
 	}
-	switch r.Delivery {
-	case mcpcore.DeliveryPush:
-		out.Delivery = pb.Delivery_DELIVERY_LEGACY_PUSH
-	case mcpcore.DeliveryMRTR:
-		out.Delivery = pb.Delivery_DELIVERY_MULTI_ROUND_TRIP
-	}
+	out.Delivery = deliveries.toProto(r.Delivery)
 	out.Deadline = timestamp(r.Deadline)
 	out.CreateTime = timestamp(r.Created)
 	switch r.Kind {
@@ -786,6 +752,15 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 			ServerName:       a.ServerName,
 			Scopes:           a.Scopes,
 		}}
+	case mcpcore.KindApproval:
+		if r.Approval == nil {
+			return nil, badMessage("server request", fmt.Errorf("approval request without payload"))
+		}
+		a, err := approvalToProto(r.Approval) // approval.go
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = &pb.ServerRequest_Approval{Approval: a}
 	case mcpcore.KindRoots:
 		rr := &pb.ListRootsRequest{}
 		if r.Roots != nil {
@@ -824,14 +799,9 @@ func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
 	case *pb.HostAnswer_Elicitation:
 		r := x.Elicitation
 		res := &mcp.ElicitResult{}
-		switch r.GetAction() {
-		case pb.ElicitAction_ELICIT_ACTION_ACCEPT:
-			res.Action = "accept"
-		case pb.ElicitAction_ELICIT_ACTION_DECLINE:
-			res.Action = "decline"
-		case pb.ElicitAction_ELICIT_ACTION_CANCEL:
-			res.Action = "cancel"
-		default:
+		action, ok := elicitActions.fromProto(r.GetAction())
+		res.Action = action
+		if !ok {
 			vs = append(vs, mcpcore.FieldViolation{Field: "elicitation.action", Description: "required: ELICIT_ACTION_ACCEPT, ELICIT_ACTION_DECLINE or ELICIT_ACTION_CANCEL"})
 		}
 		if r.GetContent() != nil {
@@ -868,6 +838,9 @@ func answerFromProto(a *pb.HostAnswer) (mcpcore.Answer, error) {
 			State:       a.GetState(),
 			Iss:         a.GetIss(),
 		}
+	case *pb.HostAnswer_Approval:
+		a := x.Approval
+		out.Approval = &mcpcore.ApprovalAnswer{Approve: a.GetApprove(), Reason: a.GetReason(), Digest: a.GetArgumentsSha256()}
 	case *pb.HostAnswer_Error:
 		e := x.Error
 		re := &mcpcore.RPCError{Code: int64(e.GetCode()), Message: e.GetMessage()}
@@ -902,6 +875,8 @@ func answerViolationPrefix(a mcpcore.Answer) string {
 		return "roots"
 	case a.Authorization != nil:
 		return "authorization"
+	case a.Approval != nil:
+		return "approval"
 	case a.Error != nil:
 		return "error"
 	}
@@ -910,25 +885,7 @@ func answerViolationPrefix(a mcpcore.Answer) string {
 
 // --- events ---
 
-func outcomeToProto(o mcpcore.Outcome) pb.RequestOutcome {
-	switch o {
-	case mcpcore.OutcomeAnswered:
-		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED
-	case mcpcore.OutcomeCancelledByServer:
-		return pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_SERVER
-	case mcpcore.OutcomeCancelledByHost:
-		return pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST
-	case mcpcore.OutcomeTimedOut:
-		return pb.RequestOutcome_REQUEST_OUTCOME_TIMED_OUT
-	case mcpcore.OutcomeSessionClosed:
-		return pb.RequestOutcome_REQUEST_OUTCOME_SESSION_CLOSED
-	case mcpcore.OutcomeCallEnded:
-		return pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED
-	case mcpcore.OutcomeBridgeRestarted:
-		return pb.RequestOutcome_REQUEST_OUTCOME_BRIDGE_RESTARTED
-	}
-	return pb.RequestOutcome_REQUEST_OUTCOME_UNSPECIFIED
-}
+func outcomeToProto(o mcpcore.Outcome) pb.RequestOutcome { return outcomes.toProto(o) }
 
 func progressToProto(p *mcpcore.Progress) (*pb.ProgressNotification, error) {
 	tok, err := valueFromAny(p.Token)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -413,5 +414,47 @@ func TestToStatus(t *testing.T) {
 	br := badRequest(st.Details())
 	if st.Code() != codes.InvalidArgument || len(br.GetFieldViolations()) != 1 || br.GetFieldViolations()[0].GetField() != "answer.elicitation.content.age" {
 		t.Errorf("InvalidError → %v %v", st.Code(), br)
+	}
+}
+
+// A null content block, or a nil block of any type, is the server's bad message, not a panic.
+func TestContentToProtoNullBlocks(t *testing.T) {
+	for _, c := range []mcp.Content{nil, (*mcp.TextContent)(nil), (*mcp.ImageContent)(nil), (*mcp.AudioContent)(nil),
+		(*mcp.ResourceLink)(nil), (*mcp.EmbeddedResource)(nil), (*mcp.ToolUseContent)(nil), (*mcp.ToolResultContent)(nil)} {
+		if _, err := contentToProto(c); !errors.Is(err, mcpcore.ErrBadMessage) || !strings.Contains(err.Error(), "content: null block") {
+			t.Errorf("contentToProto(%T) = %v, want a bad message: null block", c, err)
+		}
+	}
+}
+
+// Every enum table converts both ways: no value is listed twice on either side, and UNSPECIFIED is not listed.
+func TestEnumTablesAreOneToOne(t *testing.T) {
+	check := func(name string, n int, pairs func(i int) (d, p any), zero any) {
+		seenD, seenP := map[any]bool{}, map[any]bool{}
+		for i := range n {
+			d, p := pairs(i)
+			if seenD[d] || seenP[p] || p == zero {
+				t.Errorf("%s: %v ↔ %v listed twice, or UNSPECIFIED listed", name, d, p)
+			}
+			seenD[d], seenP[p] = true, true
+		}
+	}
+	check("roles", len(roles), func(i int) (any, any) { return roles[i].d, roles[i].p }, pb.Role(0))
+	check("logLevels", len(logLevels), func(i int) (any, any) { return logLevels[i].d, logLevels[i].p }, pb.LoggingLevel(0))
+	check("taskStatuses", len(taskStatuses), func(i int) (any, any) { return taskStatuses[i].d, taskStatuses[i].p }, pb.TaskStatus(0))
+	check("sessionStates", len(sessionStates), func(i int) (any, any) { return sessionStates[i].d, sessionStates[i].p }, pb.SessionState(0))
+	check("transports", len(transports), func(i int) (any, any) { return transports[i].d, transports[i].p }, pb.Transport(0))
+	check("iconThemes", len(iconThemes), func(i int) (any, any) { return iconThemes[i].d, iconThemes[i].p }, pb.IconTheme(0))
+	check("includeContexts", len(includeContexts), func(i int) (any, any) { return includeContexts[i].d, includeContexts[i].p }, pb.IncludeContext(0))
+	check("toolChoiceModes", len(toolChoiceModes), func(i int) (any, any) { return toolChoiceModes[i].d, toolChoiceModes[i].p }, pb.ToolChoiceMode(0))
+	check("elicitationModes", len(elicitationModes), func(i int) (any, any) { return elicitationModes[i].d, elicitationModes[i].p }, pb.ElicitationMode(0))
+	check("deliveries", len(deliveries), func(i int) (any, any) { return deliveries[i].d, deliveries[i].p }, pb.Delivery(0))
+	check("elicitActions", len(elicitActions), func(i int) (any, any) { return elicitActions[i].d, elicitActions[i].p }, pb.ElicitAction(0))
+	check("outcomes", len(outcomes), func(i int) (any, any) { return outcomes[i].d, outcomes[i].p }, pb.RequestOutcome(0))
+	if got, ok := elicitActions.fromProto(pb.ElicitAction(99)); ok || got != "" {
+		t.Errorf("an undefined ElicitAction = %q, %v; want not found", got, ok)
+	}
+	if got := outcomes.toProto(mcpcore.Outcome(-1)); got != pb.RequestOutcome_REQUEST_OUTCOME_UNSPECIFIED {
+		t.Errorf("an unknown outcome = %v, want UNSPECIFIED", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -60,6 +61,12 @@ const (
 	ReasonRateLimited            = "RATE_LIMITED"
 	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
 	ReasonInternal               = "INTERNAL"
+	// Approvals (approval.go): an approver denied the call (PERMISSION_DENIED), nobody decided before the
+	// expiry (DEADLINE_EXCEEDED), or the arguments about to be sent are not those approved
+	// (FAILED_PRECONDITION: a resumed call retried with other arguments).
+	ReasonApprovalDenied           = "APPROVAL_DENIED"
+	ReasonApprovalExpired          = "APPROVAL_EXPIRED"
+	ReasonApprovalArgumentsChanged = "APPROVAL_ARGUMENTS_CHANGED"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -89,6 +96,9 @@ var sentinelTable = []struct {
 	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
+	{mcpcore.ErrApprovalDenied, codes.PermissionDenied, ReasonApprovalDenied},
+	{mcpcore.ErrApprovalExpired, codes.DeadlineExceeded, ReasonApprovalExpired},
+	{mcpcore.ErrApprovalArgumentsChanged, codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
 	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
 	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
 	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
@@ -135,6 +145,31 @@ var jsonrpcCodes = map[int64]codes.Code{
 
 var errShuttingDown = mcpcore.ErrShuttingDown
 
+// reasonHTTPStatus is the HTTP status of an error whose reason says more than its code: the REST gateway
+// uses it instead of the code's standard mapping (grpc-gateway's runtime.HTTPStatusFromCode).
+var reasonHTTPStatus = map[string]int{
+	// The server misbehaved (a result of the wrong shape, a malformed or oversized message): 502 Bad Gateway,
+	// so a REST host can tell "the server sent garbage" from "the bridge broke" (INTERNAL, 500).
+	ReasonUpstreamBadMessage: http.StatusBadGateway,
+}
+
+// HTTPStatus returns the HTTP status a REST client gets for err when its ErrorInfo reason calls for
+// another one than its gRPC code's standard mapping, and false otherwise. The code and reason themselves
+// are unchanged: REST and gRPC agree on both.
+func HTTPStatus(err error) (int, bool) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
+			code, ok := reasonHTTPStatus[info.GetReason()]
+			return code, ok
+		}
+	}
+	return 0, false
+}
+
 // errNoCredentials: authentication is on and the call carries no bearer token (nor a client certificate
 // that names a principal, when certificates do).
 var errNoCredentials = errors.New("missing bearer token: send the header \"authorization: Bearer <token>\"")
@@ -162,6 +197,10 @@ func (e *RateLimitedError) Unwrap() error { return errRateLimited }
 func toStatus(err error) error {
 	return toStatusPrefixed(err, "")
 }
+
+// ToStatus is toStatus for the binary's own layers (the REST gateway): the one function that turns an error
+// into a gRPC status error.
+func ToStatus(err error) error { return toStatus(err) }
 
 // toStatusPrefixed is toStatus with fieldPrefix prepended to the field of every BadRequest violation, so
 // that violations mcpcore reports relative to an answer ("content.age") name the request field

@@ -27,15 +27,19 @@ const anySession = "-"
 // ListPendingRequests lists the session's requests waiting for a host, oldest first.
 func (s *Service) ListPendingRequests(ctx context.Context, req *pb.ListPendingRequestsRequest) (*pb.ListPendingRequestsResponse, error) {
 	sessionID := ""
-	if req.GetSessionId() != anySession {
+	if req.GetSessionId() != anySession && req.GetSessionId() != approvalsSession {
 		sess, err := s.lookup(ctx, req.GetSessionId())
 		if err != nil {
 			return nil, err
 		}
 		sessionID = sess.ID()
 	}
+	list := s.core.Dispatcher().List(Principal(ctx), sessionID)
+	if req.GetSessionId() == approvalsSession {
+		list = s.core.Dispatcher().ListApprovals(identity(ctx)) // approval.go
+	}
 	out := &pb.ListPendingRequestsResponse{}
-	for _, pr := range s.core.Dispatcher().List(Principal(ctx), sessionID) {
+	for _, pr := range list {
 		r, err := serverRequestToProto(pr)
 		if err != nil {
 			s.logger.Warn("pending request not shown", "request", pr.ID, "error", err)
@@ -62,7 +66,7 @@ func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequest
 		return nil, invalidArgument(vs...)
 	}
 	sessionID := ""
-	if req.GetSessionId() != anySession {
+	if req.GetSessionId() != anySession && req.GetSessionId() != approvalsSession {
 		sess, err := s.lookup(ctx, req.GetSessionId())
 		if err != nil {
 			return nil, err
@@ -78,8 +82,8 @@ func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequest
 // answer converts and delivers a host's answer to request id of sessionID for the receiver key; path is
 // where the answer sits in the host's message, for field violations. It returns a status error.
 func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) (err error) {
-	owner := Principal(ctx)
-	pr, err := s.core.Dispatcher().Get(owner, id)
+	who := identity(ctx) // the owner, or an approver of an approval request (approval.go)
+	pr, err := s.core.Dispatcher().GetFor(who, id)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -91,7 +95,7 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	if err != nil {
 		return toStatusPrefixed(err, path)
 	}
-	if err := s.respond(ctx, owner, id, key, a); err != nil {
+	if err := s.respond(ctx, who, id, key, a); err != nil {
 		return toStatusPrefixed(err, joinField(path, answerViolationPrefix(a)))
 	}
 	return nil
@@ -279,6 +283,9 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	if req.GetSessionId() == anySession {
 		return s.watchOpeningEvents(req, stream)
 	}
+	if req.GetSessionId() == approvalsSession {
+		return s.watchApprovalEvents(req, stream) // approval.go
+	}
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return err
@@ -327,7 +334,8 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 type hostStream struct {
 	svc   *Service
 	owner string
-	key   string // identifies this stream as the answerer of requests
+	who   mcpcore.Identity // the owner and its groups: an approver's stream also answers approval requests
+	key   string           // identifies this stream as the answerer of requests
 	out   chan *pb.ConnectResponse
 	ctx   context.Context // ends when the handler returns
 	wg    sync.WaitGroup  // forwarders
@@ -354,6 +362,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 	h := &hostStream{
 		svc:      s,
 		owner:    Principal(ctx),
+		who:      identity(ctx),
 		key:      "stream-" + rand.Text(),
 		out:      make(chan *pb.ConnectResponse, s.opts.StreamBuffer),
 		ctx:      ctx,
@@ -364,6 +373,13 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 	opening := s.newOpeningFeed(h.owner, h.key) // authorization requests of sessions being created
 	defer opening.close()
 	for _, ev := range opening.replay() {
+		if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}); err != nil {
+			return err
+		}
+	}
+	approvals := s.newApprovalFeed(h.who, h.key) // approval requests this principal may decide (approval.go)
+	defer approvals.close()
+	for _, ev := range approvals.replay() {
 		if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}); err != nil {
 			return err
 		}
@@ -389,6 +405,18 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 			}
 		case ev := <-opening.watch.C():
 			if pe, ok := opening.next(ev); ok {
+				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
+					return err
+				}
+			}
+		case <-approvals.watch.Gap():
+			for _, pe := range approvals.undeliveredAndEnded() {
+				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
+					return err
+				}
+			}
+		case ev := <-approvals.watch.C():
+			if pe, ok := approvals.next(ev); ok {
 				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
 					return err
 				}
@@ -460,7 +488,7 @@ func (h *hostStream) reply(r *pb.HostReply) {
 		h.ack(r.GetRequestId(), invalidArgument(vs...))
 		return
 	}
-	ctx := WithPrincipal(h.ctx, h.owner)
+	ctx := WithGroups(WithPrincipal(h.ctx, h.owner), h.who.Groups)
 	h.ack(r.GetRequestId(), h.svc.answer(ctx, "", r.GetRequestId(), r.GetAnswer(), h.key, "reply.answer"))
 }
 
@@ -469,7 +497,13 @@ func (h *hostStream) cancel(c *pb.CancelServerRequest) {
 		h.ack("", invalidArgument(required("cancel.request_id")))
 		return
 	}
-	h.ack(c.GetRequestId(), toStatus(h.svc.core.Dispatcher().Cancel(h.owner, c.GetRequestId(), c.GetReason())))
+	d := h.svc.core.Dispatcher()
+	pr, _ := d.GetFor(h.who, c.GetRequestId())
+	err := toStatus(d.CancelFor(h.who, c.GetRequestId(), c.GetReason()))
+	if pr != nil && pr.Kind == mcpcore.KindApproval { // an approver's cancel denies the call
+		h.svc.auditApproval(WithPrincipal(h.ctx, h.owner), pr, &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Reason: "cancelled: " + c.GetReason()}}}, err)
+	}
+	h.ack(c.GetRequestId(), err)
 }
 
 // attach attaches sessions and acknowledges with the stream's sessions; each new attachment's forwarder

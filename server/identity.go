@@ -61,14 +61,15 @@ func certPrincipal(cert *x509.Certificate, from string) (string, error) {
 // callerOf returns how the call of ctx reached the service.
 func (s *Service) callerOf(ctx context.Context) CallerInfo {
 	if s.opts.Caller == nil {
-		return directCaller(ctx)
+		return DirectCaller(ctx)
 	}
 	return s.opts.Caller(ctx)
 }
 
-// directCaller is CallerInfo for a service whose callers all reach its gRPC server directly (no gateway that
-// forwards certificates): "grpc", with the TLS connection's verified client certificate if any.
-func directCaller(ctx context.Context) CallerInfo {
+// DirectCaller is CallerInfo for a call that reached the gRPC server directly (no gateway that forwards
+// certificates): "grpc", with the TLS connection's verified client certificate if any. It is the default of
+// Options.Caller; package gateway's CallerInfo falls back to it for calls that did not come through it.
+func DirectCaller(ctx context.Context) CallerInfo {
 	info := CallerInfo{Transport: "grpc"}
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {

@@ -26,38 +26,14 @@ var errNotJSON = errors.New("not representable as JSON")
 // through encoding/json first. NaN and infinities have no JSON form and are errors.
 func valueFromAny(v any) (*structpb.Value, error) {
 	switch v := v.(type) {
-	case nil:
-		return structpb.NewNullValue(), nil
+	case nil, bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, []byte:
+		return structpb.NewValue(v) // the scalars structpb converts as encoding/json does; never fails for them
 	case *structpb.Value:
 		return v, nil
-	case bool:
-		return structpb.NewBoolValue(v), nil
-	case string:
-		return structpb.NewStringValue(v), nil
-	case float64:
+	case float64: // NaN and infinities, which structpb would keep, have no JSON form
 		return numberValue(v)
 	case float32:
 		return numberValue(float64(v))
-	case int:
-		return structpb.NewNumberValue(float64(v)), nil
-	case int8:
-		return structpb.NewNumberValue(float64(v)), nil
-	case int16:
-		return structpb.NewNumberValue(float64(v)), nil
-	case int32:
-		return structpb.NewNumberValue(float64(v)), nil
-	case int64:
-		return structpb.NewNumberValue(float64(v)), nil
-	case uint:
-		return structpb.NewNumberValue(float64(v)), nil
-	case uint8:
-		return structpb.NewNumberValue(float64(v)), nil
-	case uint16:
-		return structpb.NewNumberValue(float64(v)), nil
-	case uint32:
-		return structpb.NewNumberValue(float64(v)), nil
-	case uint64:
-		return structpb.NewNumberValue(float64(v)), nil
 	case json.Number:
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {

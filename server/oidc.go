@@ -30,7 +30,10 @@ type OIDCOptions struct {
 	JWKSURL string
 	// PrincipalClaim names the claim whose string value is the principal (default "sub").
 	PrincipalClaim string
-	// Algorithms are the accepted JWS algorithms (default: every asymmetric one go-jose knows).
+	// GroupsClaim, when set, names the claim (a string or an array of strings) whose values are the groups
+	// of the principal; approvers may be named by group (docs/adr/0080-approvals.md).
+	GroupsClaim string
+	// Algorithms are the accepted JWS algorithms, a subset of OIDCAlgorithms (default: all of them).
 	Algorithms []string
 	// ClockSkew is the leeway for exp, nbf and iat (default 1m).
 	ClockSkew time.Duration
@@ -44,6 +47,18 @@ type OIDCOptions struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
+
+// Defaults of OIDCOptions (the configuration file's too: internal/config refers to them).
+const (
+	DefaultOIDCPrincipalClaim     = "sub"
+	DefaultOIDCClockSkew          = time.Minute
+	DefaultOIDCRefreshInterval    = time.Hour
+	DefaultOIDCMinRefreshInterval = 30 * time.Second
+)
+
+// OIDCAlgorithms are the JWS algorithms the verifier can accept — the asymmetric ones; symmetric algorithms
+// and "none" never are — and the default of OIDCOptions.Algorithms. Read it, do not change it.
+var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // Bounds on what the identity provider can make the bridge hold.
 const (
@@ -82,16 +97,16 @@ type oidcVerifier struct {
 
 func newOIDCVerifier(o OIDCOptions, logger *slog.Logger) *oidcVerifier {
 	if o.PrincipalClaim == "" {
-		o.PrincipalClaim = "sub"
+		o.PrincipalClaim = DefaultOIDCPrincipalClaim
 	}
 	if o.ClockSkew == 0 {
-		o.ClockSkew = time.Minute
+		o.ClockSkew = DefaultOIDCClockSkew
 	}
 	if o.RefreshInterval <= 0 {
-		o.RefreshInterval = time.Hour
+		o.RefreshInterval = DefaultOIDCRefreshInterval
 	}
 	if o.MinRefreshInterval <= 0 {
-		o.MinRefreshInterval = 30 * time.Second
+		o.MinRefreshInterval = DefaultOIDCMinRefreshInterval
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: jwksFetchBound}
@@ -101,7 +116,7 @@ func newOIDCVerifier(o OIDCOptions, logger *slog.Logger) *oidcVerifier {
 	}
 	algs := o.Algorithms
 	if len(algs) == 0 {
-		algs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+		algs = OIDCAlgorithms
 	}
 	v := &oidcVerifier{opts: o, logger: logger, jwksURL: o.JWKSURL}
 	for _, a := range algs {
@@ -119,20 +134,52 @@ func looksLikeJWT(token string) bool {
 
 // verify checks token and returns its principal.
 func (v *oidcVerifier) verify(ctx context.Context, token string) (string, error) {
+	p, _, err := v.verifyIdentity(ctx, token)
+	return p, err
+}
+
+// maxGroups bounds the groups taken from one token.
+const maxGroups = 256
+
+// groupsOf returns the values of the configured groups claim: a string or an array of strings; anything
+// else, and entries that are not principal-like strings, are ignored.
+func (v *oidcVerifier) groupsOf(claims map[string]any) []string {
+	if v.opts.GroupsClaim == "" {
+		return nil
+	}
+	var out []string
+	add := func(x any) {
+		if s, ok := x.(string); ok && checkPrincipal(s) == nil && len(out) < maxGroups {
+			out = append(out, s)
+		}
+	}
+	switch g := claims[v.opts.GroupsClaim].(type) {
+	case string:
+		add(g)
+	case []any:
+		for _, x := range g {
+			add(x)
+		}
+	}
+	return out
+}
+
+// verifyIdentity is verify returning the principal's groups too (OIDCOptions.GroupsClaim).
+func (v *oidcVerifier) verifyIdentity(ctx context.Context, token string) (string, []string, error) {
 	if len(token) > maxTokenBytes {
-		return "", fmt.Errorf("%w: longer than %d bytes", errBadToken, maxTokenBytes)
+		return "", nil, fmt.Errorf("%w: longer than %d bytes", errBadToken, maxTokenBytes)
 	}
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
-		return "", fmt.Errorf("%w: not a signed JWT with an accepted algorithm", errBadToken)
+		return "", nil, fmt.Errorf("%w: not a signed JWT with an accepted algorithm", errBadToken)
 	}
 	if len(tok.Headers) != 1 {
-		return "", fmt.Errorf("%w: want exactly one signature", errBadToken)
+		return "", nil, fmt.Errorf("%w: want exactly one signature", errBadToken)
 	}
 	h := tok.Headers[0]
 	keys, err := v.keysFor(ctx, h.KeyID)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var (
 		std    jwt.Claims
@@ -149,9 +196,13 @@ func (v *oidcVerifier) verify(ctx context.Context, token string) (string, error)
 		}
 	}
 	if !ok {
-		return "", fmt.Errorf("%w: no key of the issuer verifies its signature", errBadToken)
+		return "", nil, fmt.Errorf("%w: no key of the issuer verifies its signature", errBadToken)
 	}
-	return v.principalOf(std, claims)
+	p, err := v.principalOf(std, claims)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, v.groupsOf(claims), nil
 }
 
 // principalOf checks the verified claims and returns the principal they name.

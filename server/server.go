@@ -4,8 +4,9 @@
 // but its owner, and runs the host streams (Connect, WatchEvents, StreamCallTool) through which hosts see and
 // answer what upstream servers ask of them.
 //
-// REST is served by grpc-gateway in front of the same service over a real gRPC connection (see
-// cmd/mcp-bridge), so the interceptors apply to REST calls too.
+// REST is served by grpc-gateway in front of the same service (package server/gateway): unary calls run
+// in-process through the service's own interceptor chain, streams over an in-process gRPC connection, so
+// the interceptors apply to REST calls too.
 package server
 
 import (
@@ -26,8 +27,6 @@ const (
 	defaultStreamBuffer = 256
 	// idleCloseTimeout bounds closing one idle session (stdio shutdown has its own bounded waits).
 	idleCloseTimeout = 30 * time.Second
-	// winnerTTL is how long the service remembers which host answered a request, for RequestEnded events.
-	winnerTTL = 10 * time.Minute
 )
 
 // Options configure a Service. The zero value is valid: no bearer auth (every caller is LocalPrincipal),
@@ -338,8 +337,8 @@ func outcomeFor(key string) func(mcpcore.RequestEnded) pb.RequestOutcome {
 }
 
 // respond delivers an answer on behalf of the receiver with key (see outcomeFor).
-func (s *Service) respond(ctx context.Context, owner, id, key string, a mcpcore.Answer) error {
-	return s.core.Dispatcher().RespondAs(ctx, owner, id, key, a)
+func (s *Service) respond(ctx context.Context, who mcpcore.Identity, id, key string, a mcpcore.Answer) error {
+	return s.core.Dispatcher().RespondFor(ctx, who, id, key, a)
 }
 
 // sessionToProto describes a session.

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -247,5 +245,5 @@ func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionReques
 
 // statusShuttingDown is the status of calls refused during shutdown.
 func statusShuttingDown() error {
-	return withDetails(codes.Unavailable, errShuttingDown.Error(), &errdetails.ErrorInfo{Reason: ReasonShuttingDown, Domain: ErrorDomain})
+	return toStatus(errShuttingDown)
 }

@@ -78,7 +78,8 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	// raised, and the session's requests that belong to no call (a push over stdio or SSE names none) while
 	// it runs. The core's OnRequest below only marks the call as one that streams its requests.
 	watch := d.Watch(func(pr *mcpcore.PendingRequest) bool {
-		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "")
+		// Not the call's own approval request: only its approvers see it (approval.go).
+		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "") && pr.Kind != mcpcore.KindApproval
 	}, callWatchBuffer)
 	defer watch.Close()
 	shown := map[string]bool{} // requests shown on the stream whose end is not yet shown; this goroutine's

@@ -33,7 +33,7 @@ mcpServers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ua, err := upstreamAuth(cfg, slog.New(slog.DiscardHandler))
+	ua, err := upstreamAuth(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // observability is the bridge's metrics and tracing (docs/adr/0014): one Prometheus registry served at
@@ -120,12 +123,78 @@ func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// serveAdmin serves /metrics and /healthz on the admin listener (plain HTTP, no authentication: bind it
-// to an address only the scraper reaches) until shutdown closes it.
+// authenticates reports whether the bridge tells callers apart (bearer tokens, OIDC, principals from client
+// certificates). Then what only the operator may read is kept off the paths of the API's listeners that
+// need no token (docs/adr/0030): the metrics — every configured server's name, those allowedPrincipals
+// hides included, and the tools called — are served on the admin listener only, and the health of a server
+// that allowedPrincipals hides is left out of the gRPC health service and the API listener's /readyz.
+// Without authentication every caller is the one principal "local" and all of it stays on the HTTP listener.
+func authenticates(cfg *config.Config) bool {
+	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
+}
+
+// hidesHealth reports whether the health of the configured server name is kept off the views that ask no
+// token (the gRPC health service, the API listener's /readyz): with authentication configured, a server
+// with allowedPrincipals — which ListServers shows only to those principals, and Open refuses to others
+// exactly as a server that does not exist — is not named there. The admin listener names every server.
+func (b *bridge) hidesHealth(name string) bool {
+	if !authenticates(b.cfg) {
+		return false
+	}
+	s, ok := b.cfg.MCPServers[name]
+	return ok && len(s.AllowedPrincipals) > 0
+}
+
+// readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
+// listener without the servers hidesHealth keeps from it; with the state store's health on both.
+func (b *bridge) readyz(operator bool) http.Handler {
+	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica, Store: b.stateHealth}
+	if !operator {
+		o.Hide = b.hidesHealth
+	}
+	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
+}
+
+// stateHealth is the state store's health for /readyz: the writes' (state.TrackedStore.Health), and for
+// replicas sharing their state whether Redis answers the lease renewals (it says so but does not make the
+// replica unready: the sessions it holds keep working, and every replica reaches the same Redis).
+func (b *bridge) stateHealth() error {
+	if l := leasesOf(b.svc); l != nil && l.Down() {
+		return errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
+	}
+	if b.storeHealth == nil {
+		return nil
+	}
+	return b.storeHealth()
+}
+
+// apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
+// authentication is configured a 404 that says where they are.
+func (b *bridge) apiMetrics() http.Handler {
+	if !authenticates(b.cfg) {
+		return b.obs.handler(b.logger)
+	}
+	if b.adminLn == nil {
+		b.logger.Warn("authentication is configured, so /metrics is served only on the admin listener, which is off: set listen.admin (--admin-addr) to scrape the bridge")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"code":    5, // google.rpc.Code NOT_FOUND, as the other unknown paths
+			"message": "with authentication configured, metrics are served on the admin listener (listen.admin), not on the API",
+		})
+	})
+}
+
+// serveAdmin serves /metrics, /healthz and /readyz (with every server's health) on the admin listener
+// (plain HTTP, no authentication: bind it to an address only the scraper and the operator reach) until
+// shutdown closes it.
 func (b *bridge) serveAdmin() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
+	mux.Handle("GET /readyz", b.readyz(true))
 	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -88,3 +91,39 @@ type fakeService struct{}
 
 func (fakeService) CoreStats() mcpcore.Stats { return mcpcore.Stats{} }
 func (fakeService) HostStreams() int64       { return 0 }
+
+// TestMetricsOnTheAPIListener: /metrics on the API's HTTP listener is open while every caller is "local",
+// and a 404 that names no server once any source of principals is configured (docs/adr/0030).
+func TestMetricsOnTheAPIListener(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		auth config.Auth
+		open bool
+	}{
+		{"no authentication", config.Auth{}, true},
+		{"tokens", config.Auth{TokensFile: "tokens.txt"}, false},
+		{"oidc", config.Auth{OIDC: &config.OIDC{Issuer: "https://idp.example"}}, false},
+		{"certificate principals", config.Auth{MTLS: config.MTLS{PrincipalFrom: "commonName"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.Config{Auth: tc.auth, MCPServers: map[string]*config.Server{"hidden-server": {Name: "hidden-server"}}}
+			obs, err := newObservability(context.Background(), cfg, func(string) string { return "" }, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &bridge{cfg: cfg, obs: obs, logger: slog.New(slog.DiscardHandler)}
+			rec := httptest.NewRecorder()
+			b.apiMetrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			body, _ := io.ReadAll(rec.Body)
+			if got := rec.Code == http.StatusOK; got != tc.open {
+				t.Errorf("GET /metrics = %d, want open %v", rec.Code, tc.open)
+			}
+			if got := strings.Contains(string(body), "hidden-server"); got != tc.open {
+				t.Errorf("the body names the configured server: %v, want %v", got, tc.open)
+			}
+			if !tc.open && rec.Code != http.StatusNotFound {
+				t.Errorf("GET /metrics = %d %s, want 404", rec.Code, body)
+			}
+		})
+	}
+}

@@ -1,24 +1,18 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/server"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
+	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 )
 
 // Policy wiring (docs/adr/0012-policy.md): principals from an identity provider and client
@@ -33,13 +27,13 @@ func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, 
 			return nil, err
 		}
 		o.OIDC = &server.OIDCOptions{
-			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim,
+			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim, GroupsClaim: oc.GroupsClaim,
 			Algorithms: oc.Algorithms, ClockSkew: oc.ClockSkew, RefreshInterval: oc.RefreshInterval,
 			MinRefreshInterval: oc.MinRefreshInterval, HTTPClient: client,
 		}
 	}
 	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
-	o.Caller = callerInfo
+	o.Caller = gateway.CallerInfo
 	if cfg.RateLimits.Enabled() {
 		rl := cfg.RateLimits
 		o.RateLimits = func(principal string) server.RateLimit {
@@ -88,34 +82,6 @@ func oidcClient(caFile string) (*http.Client, error) {
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}, nil
 }
 
-// callerInfo tells the service how a call reached it. On the gateway's in-process connection the REST
-// client's certificate comes as metadata the gateway itself set (clients cannot: incomingHeaderMatcher
-// drops the bridge's keys); on TCP it is the TLS connection's verified chain.
-func callerInfo(ctx context.Context) server.CallerInfo {
-	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
-		return server.CallerInfo{Transport: "grpc"}
-	}
-	switch p.Addr.Network() {
-	case gatewayNetwork:
-		info := server.CallerInfo{Transport: "rest"}
-		md, _ := metadata.FromIncomingContext(ctx)
-		if v := md.Get(clientCertMetadataKey); len(v) == 1 {
-			if cert, err := x509.ParseCertificate([]byte(v[0])); err == nil {
-				info.Cert = cert
-			}
-		}
-		return info
-	case "unix":
-		return server.CallerInfo{Transport: "unix"}
-	}
-	info := server.CallerInfo{Transport: "grpc"}
-	if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
-		info.Cert = ti.State.VerifiedChains[0][0]
-	}
-	return info
-}
-
 // corePolicy translates a server's policy keys; nil when it has none.
 func corePolicy(s *config.Server) *mcpcore.Policy {
 	if len(s.AllowedPrincipals) == 0 && s.Tools == nil && s.Prompts == nil && s.Resources == nil {
@@ -127,26 +93,18 @@ func corePolicy(s *config.Server) *mcpcore.Policy {
 		}
 		return mcpcore.Filter{Allow: f.Allow, Deny: f.Deny}
 	}
-	return &mcpcore.Policy{
+	p := &mcpcore.Policy{
 		AllowedOwners: s.AllowedPrincipals,
 		Tools:         filter(s.Tools),
 		Prompts:       filter(s.Prompts),
 		Resources:     filter(s.Resources),
 	}
-}
-
-// setRetryAfter gives a REST answer of RESOURCE_EXHAUSTED with google.rpc.RetryInfo a Retry-After
-// header (whole seconds, rounded up, as RFC 9110 has it).
-func setRetryAfter(w http.ResponseWriter, err error) {
-	st, ok := status.FromError(err)
-	if !ok {
-		return
-	}
-	for _, d := range st.Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
-			secs := int64((ri.GetRetryDelay().AsDuration() + time.Second - 1) / time.Second)
-			w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-			return
+	if s.Tools != nil && len(s.Tools.Approve) > 0 && s.Approvers != nil {
+		p.Approval = &mcpcore.ApprovalPolicy{
+			Tools:     s.Tools.Approve,
+			Approvers: mcpcore.Approvers{Principals: s.Approvers.Principals, Groups: s.Approvers.Groups, AllowSelf: s.Approvers.AllowSelf},
+			Expiry:    s.ApprovalExpiry,
 		}
 	}
+	return p
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,22 +16,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
-	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/server"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"github.com/mcp-bridge/mcp-bridge/internal/console"
+	"github.com/mcp-bridge/mcp-bridge/server/gateway"
+	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/status"
 )
 
 // listening holds the addresses the bridge actually listens on (a port 0 resolved); an empty
@@ -72,12 +66,14 @@ var bridgeServiceName = mcpbridgev1.BridgeService_ServiceDesc.ServiceName
 
 // bridge is one running bridge: listeners, servers and the service.
 type bridge struct {
-	cfg    *config.Config
-	logger *slog.Logger
-	tls    *tls.Config // nil without TLS
+	cfg *config.Config
+	// storeHealth reports the state store's health for /readyz (state.TrackedStore.Health).
+	storeHealth func() error
+	logger      *slog.Logger
+	tls         *tls.Config // nil without TLS
 
 	grpcLn, httpLn, socketLn net.Listener // nil when off
-	inprocLn                 *inprocListener
+	inprocLn                 *gateway.Listener
 
 	svc        bridgeService
 	obs        *observability
@@ -88,8 +84,8 @@ type bridge struct {
 	gwConn     *grpc.ClientConn // the gateway's connection to grpcServer, over inprocLn
 	httpServer *http.Server     // nil when the HTTP listener is off
 
-	// restCut ends, with errDrainBound as its cause, the REST calls still in flight when the HTTP drain
-	// bound passes: each then answers 503 (gatewayErrorHandler) instead of losing its connection.
+	// restCut ends, with gateway.ErrDrainBound as its cause, the REST calls still in flight when the HTTP
+	// drain bound passes: each then answers 503 (the gateway's error handler) instead of losing its connection.
 	restCut context.Context
 	cutREST context.CancelCauseFunc
 
@@ -129,7 +125,10 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		b.closeListeners()
 		return badInput(o.stderr, err)
 	}
-	defer store.Close() // after the service, which closes the core, has closed
+	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
+	if cfg.State.File != "" {            // a store in memory cannot fail
+		b.storeHealth = store.Health
+	}
 	newService := o.newService
 	if newService == nil {
 		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
@@ -160,7 +159,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return exitFailure
 	}
 	stopHealth := make(chan struct{})
-	healthDone := b.watchServerHealth(stopHealth)
+	healthDone := healthz.Watch(b.svc.Core(), b.health, b.hidesHealth, stopHealth)
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
 		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
@@ -207,7 +206,7 @@ func (b *bridge) listen() error {
 			return listenError("admin", l.Admin, err)
 		}
 	}
-	b.inprocLn = newInprocListener()
+	b.inprocLn = gateway.NewListener()
 	return nil
 }
 
@@ -291,7 +290,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		// goroutine of its own, as without the option, so long streams (Connect) cannot starve calls.
 		grpc.NumStreamWorkers(uint32(2 * goruntime.GOMAXPROCS(0)))}
 	if b.tls != nil {
-		opts = append(opts, grpc.Creds(listenerCredentials{tls: credentials.NewTLS(b.tls.Clone())}))
+		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
 	}
 	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
 	opts = append(opts, svcOpts...)
@@ -304,20 +303,13 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 
 	// The gateway is a gRPC client of this server over an in-process connection, so REST calls
 	// pass through the same interceptors as gRPC calls (docs/adr/0003). Unary calls skip the connection:
-	// they run in this process through the same interceptor chain (inproc.go); streams use it.
-	conn, err := grpc.NewClient("passthrough:///"+gatewayNetwork, append(gatewayDialOptions(),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return b.inprocLn.DialContext(ctx)
-		}),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBytes), grpc.MaxCallSendMsgSize(maxBytes)),
-	)...)
+	// they run in this process through the same interceptor chain (server/gateway); streams use it.
+	conn, err := gateway.Dial(b.inprocLn, maxBytes)
 	if err != nil {
-		return fmt.Errorf("gateway connection: %w", err)
+		return err
 	}
 	b.gwConn = conn
-	channel := newInprocChannel(conn, &mcpbridgev1.BridgeService_ServiceDesc, b.svc, append(b.obs.inprocInterceptors(), b.svc.UnaryInterceptors()...), maxBytes)
-	gw, err := newGateway(channel)
+	gw, err := gateway.New(conn, b.svc, append(b.obs.inprocInterceptors(), b.svc.UnaryInterceptors()...), maxBytes)
 	if err != nil {
 		return err
 	}
@@ -333,7 +325,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
 			// Every request's context derives from restCut, so cutting it at the drain bound ends the
-			// calls still in flight with errDrainBound as their cause (see shutdown).
+			// calls still in flight with gateway.ErrDrainBound as their cause (see shutdown).
 			BaseContext:       func(net.Listener) context.Context { return b.restCut },
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
@@ -389,9 +381,7 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	b.health.Shutdown()
 	// Host streams (Connect, WatchEvents, StreamCallTool) never end on their own: end them now, or they
 	// hold up the HTTP Shutdown and GracefulStop for their full bounds.
-	if es, ok := b.svc.(interface{ EndStreams() }); ok {
-		es.EndStreams()
-	}
+	b.svc.EndStreams()
 
 	if b.httpServer != nil {
 		hctx, hcancel := context.WithTimeout(ctx, t.http)
@@ -400,7 +390,7 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 		if err != nil {
 			// Cut the calls still in flight: each answers 503 UNAVAILABLE, then the connections close.
 			b.logger.Warn("HTTP shutdown timed out; ending the REST calls in flight with 503", "after", t.http)
-			b.cutREST(errDrainBound)
+			b.cutREST(gateway.ErrDrainBound)
 			gctx, gcancel := context.WithTimeout(ctx, restCutGrace)
 			if err := b.httpServer.Shutdown(gctx); err != nil {
 				b.httpServer.Close()
@@ -438,98 +428,34 @@ func (b *bridge) shutdown(t shutdownTimeouts) {
 	b.logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 }
 
-// errDrainBound is the cause of the REST calls cut when the HTTP drain bound passes.
-var errDrainBound = errors.New("the bridge is shutting down: the call was still running at the end of the drain")
-
 // restCutGrace bounds how long the REST calls cut at the drain bound get to write their 503.
 const restCutGrace = 2 * time.Second
-
-// gatewayErrorHandler is the gateway's default error handler, except that a call cut at the drain bound
-// answers 503 UNAVAILABLE "the bridge is shutting down" (reason SHUTTING_DOWN) rather than the 499 of a
-// client that went away.
-func gatewayErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(context.Cause(r.Context()), errDrainBound) {
-		st := status.New(codes.Unavailable, errDrainBound.Error())
-		if ds, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: server.ReasonShuttingDown, Domain: server.ErrorDomain}); derr == nil {
-			st = ds
-		}
-		err = st.Err()
-	}
-	setRetryAfter(w, err)
-	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
-}
 
 func deadline(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
 }
 
-// httpHandler routes /healthz, /openapi.json and the REST API under /v1/.
+// httpHandler routes /healthz, /readyz, /metrics, /openapi.json, the REST API under /v1/ and the console
+// under /console/.
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
-	mux.HandleFunc("GET /readyz", b.readyz)
-	mux.Handle("GET /metrics", b.obs.handler(b.logger))
+	mux.Handle("GET /readyz", b.readyz(false))
+	mux.Handle("GET /metrics", b.apiMetrics())
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes)))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]any{
-			"code":    5, // google.rpc.Code NOT_FOUND, as the gateway's own errors have it
-			"message": fmt.Sprintf("no such path %s: the API is under /v1/, its description at /openapi.json", r.URL.Path),
-		})
-	})
+	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	if b.cfg.Console.On() {
+		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
+	}
+	mux.Handle("/", gateway.NotFound)
 	return mux
 }
 
-// healthz answers with the gRPC health server's status for the whole bridge, or for the
-// service named in ?service=: 200 {"status":"SERVING"} or 503 with another status.
+// healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.
 func (b *bridge) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(b.gwConn).Check(ctx, &healthpb.HealthCheckRequest{Service: r.URL.Query().Get("service")})
-	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "UNKNOWN", "error": err.Error()})
-		return
-	}
-	code := http.StatusOK
-	if resp.Status != healthpb.HealthCheckResponse_SERVING {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, map[string]string{"status": resp.Status.String()})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// reservedMetadataPrefix is the metadata namespace only the bridge itself may set.
-const reservedMetadataPrefix = "x-mcpbridge-"
-
-// incomingHeaderMatcher forwards headers as the gateway does by default, except that a client
-// may not set the bridge's own metadata keys (Grpc-Metadata-X-Mcpbridge-…), and that the W3C trace
-// context headers (traceparent, tracestate, baggage) go on as metadata of the same names, where the
-// gRPC side takes the trace context from (docs/adr/0014).
-func incomingHeaderMatcher(key string) (string, bool) {
-	for _, h := range telemetry.TraceHeaders {
-		if strings.EqualFold(key, h) {
-			return h, true
-		}
-	}
-	if strings.HasPrefix(strings.ToLower(key), strings.ToLower(runtime.MetadataHeaderPrefix)+reservedMetadataPrefix) {
-		return "", false
-	}
-	return runtime.DefaultHeaderMatcher(key)
-}
-
-// forwardClientCert passes the REST client's verified TLS certificate to the gRPC side.
-func forwardClientCert(_ context.Context, r *http.Request) metadata.MD {
-	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return nil
-	}
-	return metadata.Pairs(clientCertMetadataKey, string(r.TLS.VerifiedChains[0][0].Raw))
+	healthz.Handler(healthpb.NewHealthClient(b.gwConn))(w, r)
 }

@@ -20,7 +20,9 @@ import (
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
+	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -311,6 +313,10 @@ func (s *recordingService) ListServers(ctx context.Context, _ *mcpbridgev1.ListS
 
 func (s *recordingService) UnaryInterceptors() []grpc.UnaryServerInterceptor { return nil }
 
+func (s *recordingService) Core() *mcpcore.Core { return nil }
+
+func (s *recordingService) EndStreams() {}
+
 func (s *recordingService) Close(context.Context) error {
 	close(s.closed)
 	return nil
@@ -429,8 +435,8 @@ func TestGatewayMetadata(t *testing.T) {
 		t.Fatalf("GET /v1/servers = %d %s", code, body)
 	}
 	info := <-svc.entered
-	if info.network != gatewayNetwork {
-		t.Errorf("REST call arrived over %q, want %q", info.network, gatewayNetwork)
+	if info.network != gateway.Network {
+		t.Errorf("REST call arrived over %q, want %q", info.network, gateway.Network)
 	}
 	if got := info.md.Get("authorization"); len(got) != 1 || got[0] != "Bearer tok-1" {
 		t.Errorf("authorization metadata = %v", got)
@@ -438,8 +444,8 @@ func TestGatewayMetadata(t *testing.T) {
 	if got := info.md.Get("trace"); len(got) != 1 || got[0] != "t-1" {
 		t.Errorf("trace metadata = %v", got)
 	}
-	if got := info.md.Get(clientCertMetadataKey); len(got) != 0 {
-		t.Errorf("client-forged %s reached the service: %q", clientCertMetadataKey, got)
+	if got := info.md.Get(gateway.ClientCertMetadataKey); len(got) != 0 {
+		t.Errorf("client-forged %s reached the service: %q", gateway.ClientCertMetadataKey, got)
 	}
 
 	if _, err := bridgeClient(t, tb.addrs.GRPC).ListServers(testContext(t), &mcpbridgev1.ListServersRequest{}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
+	"github.com/mcp-bridge/mcp-bridge/server/peers"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 )
@@ -23,8 +24,13 @@ type bridgeService interface {
 	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
 	Close(ctx context.Context) error
 	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
-	// gateway runs unary methods in-process through it (inproc.go).
+	// gateway runs unary methods in-process through it (server/gateway).
 	UnaryInterceptors() []grpc.UnaryServerInterceptor
+	// Core is the MCP client core the service runs on, or nil for a service without one (tests).
+	Core() *mcpcore.Core
+	// EndStreams ends the host streams (Connect, WatchEvents, StreamCallTool), which never end on their
+	// own; shutdown calls it before draining the servers.
+	EndStreams()
 }
 
 // newBridgeService builds the BridgeService for cfg on a new MCP client core, and the gRPC
@@ -39,7 +45,7 @@ func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, [
 // newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
 // the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
 func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
-	ua, err := upstreamAuth(cfg, logger)
+	ua, err := upstreamAuth(cfg, logger, store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,10 +80,10 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		_ = core.Close(context.Background())
 		return nil, nil, err
 	}
-	var peers *peerSet
+	var ps *peers.Set
 	if len(cfg.Sessions.Peers) > 0 {
-		peers = newPeerSet(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
-		svcOpts.Peers = peers
+		ps = peers.New(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
+		svcOpts.Peers = ps
 	}
 	svc := server.New(core, svcOpts)
 	if leases != nil {
@@ -101,8 +107,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
-	if peers != nil || closeAudit != nil || leases != nil {
-		return &withPeers{Service: svc, peers: peers, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
+	if ps != nil || closeAudit != nil || leases != nil {
+		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
 	}
 	return svc, grpcOpts, nil
 }
@@ -111,7 +117,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 // audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers      *peerSet      // nil without peers
+	peers      *peers.Set    // nil without peers
 	closeAudit func() error  // nil without an audit log file
 	leases     *state.Leases // nil unless replicas share their state
 }
@@ -131,13 +137,36 @@ func (w *withPeers) Close(ctx context.Context) error {
 }
 
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
-// encrypted file when configured, else memory.
-func upstreamAuth(cfg *config.Config, logger *slog.Logger) (*upstreamauth.Client, error) {
+// state store when the bridge keeps state in a file (an oauth.tokenStoreFile of before is moved into it
+// once), else the encrypted token file when configured, else memory.
+func upstreamAuth(cfg *config.Config, logger *slog.Logger, st state.Store) (*upstreamauth.Client, error) {
 	opts := upstreamauth.Options{
 		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
 		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
 	}
-	if cfg.OAuth.TokenStoreFile != "" {
+	if st != nil && cfg.State.File != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		store, err := upstreamauth.OpenStateTokenStore(ctx, st, logger)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.OAuth.TokenStoreFile != "" {
+			key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
+			if err != nil {
+				return nil, fmt.Errorf("oauth token store key: %w", err)
+			}
+			n, err := store.MigrateTokenFile(cfg.OAuth.TokenStoreFile, key)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				logger.Info("oauth grants moved from the token file into the state store; the file was renamed to .migrated",
+					"file", cfg.OAuth.TokenStoreFile, "grants", n)
+			}
+		}
+		opts.Store = store
+	} else if cfg.OAuth.TokenStoreFile != "" {
 		key, err := upstreamauth.ParseTokenStoreKey([]byte(cfg.OAuth.TokenStoreKey.Reveal()))
 		if err != nil {
 			return nil, fmt.Errorf("oauth token store key: %w", err)

@@ -32,6 +32,7 @@ func openState(ctx context.Context, cfg *config.Config, obs *observability, logg
 	}
 	if obs != nil {
 		telemetry.RegisterStateHealth(obs.registry, s.Health)
+		telemetry.RegisterStateWrites(obs.registry, s.Writes)
 	}
 	return s, nil
 }

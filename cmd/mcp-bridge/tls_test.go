@@ -17,6 +17,7 @@ import (
 	"time"
 
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -182,8 +183,8 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatalf("REST with a client certificate = %d %s", code, body)
 	}
 	info := <-svc.entered
-	if got := info.md.Get(clientCertMetadataKey); len(got) != 1 || got[0] != string(pki.clientDER) {
-		t.Errorf("%s on the gateway call: %d values, want the client certificate", clientCertMetadataKey, len(got))
+	if got := info.md.Get(gateway.ClientCertMetadataKey); len(got) != 1 || got[0] != string(pki.clientDER) {
+		t.Errorf("%s on the gateway call: %d values, want the client certificate", gateway.ClientCertMetadataKey, len(got))
 	}
 	req, _ := http.NewRequestWithContext(testContext(t), http.MethodGet, "https://"+tb.addrs.HTTP+"/v1/servers", nil)
 	if resp, err := pki.httpClient(t, false).Do(req); err == nil {

@@ -114,6 +114,19 @@ func New() *mcp.Server {
 					`"color":{"type":"string","enum":["red","blue"],"default":"blue"},` +
 					`"count":{"type":"integer","default":3}},"required":["name","count"]}`)}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit_pair", Description: "Asks two people's names in one multi round-trip round (2026-07-28) and returns both."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			first, ok1 := req.Params.InputResponses["first"].(*mcp.ElicitResult)
+			second, ok2 := req.Params.InputResponses["second"].(*mcp.ElicitResult)
+			if ok1 && ok2 {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("first=%v second=%v", first.Content["name"], second.Content["name"])}}}, nil, nil
+			}
+			ask := func(who string) *mcp.ElicitParams {
+				return &mcp.ElicitParams{Mode: "form", Message: "The " + who + " person's name?",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"first": ask("first"), "second": ask("second")}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "trace_meta", Description: "Returns the W3C trace context keys of its request's _meta (traceparent, tracestate, baggage) as JSON."},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			got := map[string]any{}

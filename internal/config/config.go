@@ -61,6 +61,8 @@ type Config struct {
 	RateLimits RateLimits `yaml:"rateLimits"`
 	// State says where the bridge keeps what must outlive its process (state.go).
 	State State `yaml:"state"`
+	// Console configures the operator console served under /console/ on the HTTP listener.
+	Console Console `yaml:"console"`
 
 	// AllowUnconfiguredServers lets the core open sessions to servers described by the caller (a
 	// command to run or a URL) instead of named in the file. Off by default: with it on, anyone
@@ -141,6 +143,11 @@ type Server struct {
 	Tools             *ItemFilter `yaml:"tools"`
 	Prompts           *ItemFilter `yaml:"prompts"`
 	Resources         *ItemFilter `yaml:"resources"`
+
+	// Approvers may approve the calls of tools that match Tools.Approve, and ApprovalExpiry is how long
+	// such a call waits for a decision (0: 10m). See docs/adr/0080-approvals.md.
+	Approvers      *Approvers    `yaml:"approvers"`
+	ApprovalExpiry time.Duration `yaml:"approvalExpiry"`
 
 	// typeAlias holds the desktop-host "type" key until validation folds it into Transport.
 	typeAlias string

@@ -358,7 +358,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name:    "unknown top-level key",
 			content: "mcpServer:\n  a: {command: x}\n",
-			want:    `c.yaml:1:1: mcpServer: unknown key (did you mean "mcpServers"?); the top-level keys are mcpServers, listen, tls, auth, limits, sessions, pending, oauth, audit, rateLimits, state, allowUnconfiguredServers`,
+			want:    `c.yaml:1:1: mcpServer: unknown key (did you mean "mcpServers"?); the top-level keys are mcpServers, listen, tls, auth, limits, sessions, pending, oauth, audit, rateLimits, state, console, allowUnconfiguredServers`,
 		},
 		{
 			name:    "unknown server key",

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -106,19 +107,23 @@ func yamlProblemLine(data []byte, problem string) int {
 	return 0
 }
 
-// parseJSON parses data with encoding/json (so that only JSON is accepted) into the same node
-// tree the YAML parser produces, with lines and columns, so that one decoder serves both.
+// parseJSON reads data as JSON into the node tree the YAML decoder produces. encoding/json checks it, so
+// that only JSON is accepted and its syntax errors are the messages; yaml.v3 — YAML 1.2 is a superset of
+// JSON — then builds the tree with lines and columns, so that one decoder serves both formats.
 func parseJSON(name string, data []byte) (*yaml.Node, error) {
-	p := &jsonParser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	p.dec.UseNumber()
-	n, err := p.value()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	err := dec.Decode(&v)
 	if err == nil {
-		off := p.start()
-		if _, err = p.dec.Token(); err == nil {
+		off := int(dec.InputOffset())
+		for off < len(data) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
+		}
+		if _, err = dec.Token(); err == nil {
 			line, col := lineCol(data, off)
 			return nil, &Error{File: name, Line: line, Column: col, Msg: "invalid JSON: unexpected data after the top-level value"}
 		} else if errors.Is(err, io.EOF) {
-			return n, nil
+			return parseYAML(name, jsonForYAML(data))
 		}
 	}
 	var syntax *json.SyntaxError
@@ -134,6 +139,80 @@ func parseJSON(name string, data []byte) (*yaml.Node, error) {
 	}
 }
 
+// jsonForYAML spells, in the strings of valid JSON, what JSON allows and yaml.v3 does not read as JSON
+// means it, as an escape both read alike: an escaped surrogate pair (\ud83d\ude00, as Python writes
+// non-BMP characters) becomes one \U escape, a lone surrogate and invalid UTF-8 U+FFFD (as encoding/json
+// reads them), an escaped solidus (\/) a plain one, and a raw character outside YAML's printable set or
+// one YAML takes for a line break (U+0085, U+2028, U+2029, which it would fold into spaces) an escape.
+// Between tokens a tab becomes a space. Other bytes are left alone, so lines do not move; a column after a rewritten character on its line may
+// shift by a few.
+func jsonForYAML(data []byte) []byte {
+	var out []byte // nil until something needs rewriting
+	inString := false
+	for i := 0; i < len(data); {
+		c, size := data[i], 1
+		repl := ""
+		switch {
+		case !inString && c == '\t':
+			repl = " " // YAML refuses tabs where it looks for indentation; between JSON tokens a space is the same
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			size = 2 // the escape and the escaped character
+			if hi, ok := hexEscape(data, i); ok && hi >= 0xD800 && hi < 0xE000 {
+				repl, size = `\uFFFD`, 6 // a lone surrogate
+				if lo, ok := hexEscape(data, i+6); ok && hi < 0xDC00 && lo >= 0xDC00 && lo < 0xE000 {
+					repl, size = fmt.Sprintf("\\U%08x", 0x10000+(hi-0xD800)<<10+(lo-0xDC00)), 12
+				}
+			} else if data[i+1] == '/' {
+				repl = "/"
+			}
+		case c < 0x20 || c == 0x7f:
+			repl = fmt.Sprintf("\\x%02x", c)
+		case c >= 0x80:
+			var r rune
+			r, size = utf8.DecodeRune(data[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				repl = `\uFFFD`
+			case r == '\u0085':
+				repl = `\N`
+			case r == '\u2028':
+				repl = `\L`
+			case r == '\u2029':
+				repl = `\P`
+			case r < 0xa0 || r == 0xfffe || r == 0xffff:
+				repl = fmt.Sprintf("\\u%04x", r)
+			}
+		}
+		if repl != "" && out == nil {
+			out = append(make([]byte, 0, len(data)+16), data[:i]...)
+		}
+		switch {
+		case repl != "":
+			out = append(out, repl...)
+		case out != nil:
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
+// hexEscape returns the code unit of the \uXXXX escape at data[i:], if there is one.
+func hexEscape(data []byte, i int) (rune, bool) {
+	if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+	return rune(v), err == nil
+}
+
 var invalidCharacter = regexp.MustCompile(`^invalid character '(.)'`)
 
 // syntaxErrorOffset returns the offset of the character a JSON syntax error is about.
@@ -146,76 +225,6 @@ func syntaxErrorOffset(data []byte, err *json.SyntaxError) int {
 		return off - 1
 	}
 	return off
-}
-
-type jsonParser struct {
-	data []byte
-	dec  *json.Decoder
-}
-
-// start returns the offset where the next token begins: the decoder's offset past the
-// separators (white space, ':' and ',') that precede it.
-func (p *jsonParser) start() int {
-	off := int(p.dec.InputOffset())
-	for off < len(p.data) && strings.IndexByte(" \t\r\n:,", p.data[off]) >= 0 {
-		off++
-	}
-	return off
-}
-
-func (p *jsonParser) value() (*yaml.Node, error) {
-	line, col := lineCol(p.data, p.start())
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	n := &yaml.Node{Line: line, Column: col}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			n.Kind, n.Tag = yaml.MappingNode, "!!map"
-			for p.dec.More() {
-				kline, kcol := lineCol(p.data, p.start())
-				ktok, err := p.dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ := ktok.(string) // encoding/json only yields strings as object keys
-				v, err := p.value()
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content,
-					&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: kline, Column: kcol}, v)
-			}
-		case '[':
-			n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
-			for p.dec.More() {
-				v, err := p.value()
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content, v)
-			}
-		}
-		if _, err := p.dec.Token(); err != nil { // the closing delimiter
-			return nil, err
-		}
-	case string:
-		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!str", t
-	case json.Number:
-		n.Kind, n.Value = yaml.ScalarNode, t.String()
-		n.Tag = "!!float"
-		if _, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
-			n.Tag = "!!int"
-		}
-	case bool:
-		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!bool", strconv.FormatBool(t)
-	case nil:
-		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!null", "null"
-	}
-	return n, nil
 }
 
 // lineCol converts a byte offset into a 1-based line and column (counted in bytes).

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mcp-bridge/mcp-bridge/server"
 )
 
 // Policy settings: principals from an identity provider (OIDC) and from client certificates, per-server
@@ -26,6 +28,9 @@ type OIDC struct {
 	JWKSURL string `yaml:"jwksURL"`
 	// PrincipalClaim names the claim whose string value is the principal (default "sub").
 	PrincipalClaim string `yaml:"principalClaim"`
+	// GroupsClaim, if set, names the claim (a string or an array of strings) whose values are the
+	// principal's groups, by which approvers may be named (mcpServers.*.approvers.groups).
+	GroupsClaim string `yaml:"groupsClaim"`
 	// Algorithms are the JWS algorithms accepted (default: RS256, RS384, RS512, PS256, PS384, PS512,
 	// ES256, ES384, ES512, EdDSA). Symmetric algorithms and "none" are never accepted.
 	Algorithms []string `yaml:"algorithms"`
@@ -41,16 +46,17 @@ type OIDC struct {
 	CAFile string `yaml:"caFile"`
 }
 
-// Defaults of OIDC.
+// Defaults of OIDC. The token verifier owns them (server.OIDCOptions).
 const (
-	DefaultPrincipalClaim     = "sub"
-	DefaultClockSkew          = time.Minute
-	DefaultRefreshInterval    = time.Hour
-	DefaultMinRefreshInterval = 30 * time.Second
+	DefaultPrincipalClaim     = server.DefaultOIDCPrincipalClaim
+	DefaultClockSkew          = server.DefaultOIDCClockSkew
+	DefaultRefreshInterval    = server.DefaultOIDCRefreshInterval
+	DefaultMinRefreshInterval = server.DefaultOIDCMinRefreshInterval
 )
 
-// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms.
-var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms: the token
+// verifier's (server.OIDCAlgorithms).
+var OIDCAlgorithms = server.OIDCAlgorithms
 
 // MTLS maps verified TLS client certificates to principals.
 type MTLS struct {
@@ -75,6 +81,18 @@ const (
 type ItemFilter struct {
 	Allow []string `yaml:"allow"`
 	Deny  []string `yaml:"deny"`
+	// Approve (tools only) are the globs of the tools whose calls wait for an approver's decision
+	// before they are sent (docs/adr/0080-approvals.md).
+	Approve []string `yaml:"approve"`
+}
+
+// Approvers name who may approve a server's tool calls that need approval: principals (names or globs),
+// or members of groups (names or globs) that the identity provider's groups claim (auth.oidc.groupsClaim)
+// puts the caller in. The caller itself may not approve its own call unless AllowSelf.
+type Approvers struct {
+	Principals []string `yaml:"principals"`
+	Groups     []string `yaml:"groups"`
+	AllowSelf  bool     `yaml:"allowSelf"`
 }
 
 // Audit configures the audit log: one JSON record per session created or deleted, tool called and
@@ -183,9 +201,45 @@ func (c *Config) validatePolicy() error {
 			if err := c.checkPatterns(joinPath(joinPath(path, key), "deny"), f.Deny); err != nil {
 				return err
 			}
+			if len(f.Approve) > 0 && key != "tools" {
+				return c.errorAt(joinPath(joinPath(path, key), "approve"), "only tool calls can need approval")
+			}
+		}
+		if err := c.validateApprovals(path, s); err != nil {
+			return err
 		}
 	}
 	return c.validateRateLimits()
+}
+
+// validateApprovals checks a server's approval keys: approvers only with tools.approve and the other way
+// round, patterns without control characters, a positive expiry.
+func (c *Config) validateApprovals(path string, s *Server) error {
+	var approve []string
+	if s.Tools != nil {
+		approve = s.Tools.Approve
+	}
+	if err := c.checkPatterns(joinPath(joinPath(path, "tools"), "approve"), approve); err != nil {
+		return err
+	}
+	a := s.Approvers
+	switch {
+	case len(approve) > 0 && (a == nil || len(a.Principals)+len(a.Groups) == 0):
+		return c.errorAt(joinPath(path, "approvers"), "required with tools.approve: name the principals or groups who may approve")
+	case len(approve) == 0 && a != nil:
+		return c.errorAt(joinPath(path, "approvers"), "needs tools.approve: no tool of this server needs approval")
+	case s.ApprovalExpiry < 0:
+		return c.errorAt(joinPath(path, "approvalExpiry"), "must not be negative")
+	case s.ApprovalExpiry > 0 && len(approve) == 0:
+		return c.errorAt(joinPath(path, "approvalExpiry"), "needs tools.approve")
+	}
+	if a == nil {
+		return nil
+	}
+	if err := c.checkPatterns(joinPath(joinPath(path, "approvers"), "principals"), a.Principals); err != nil {
+		return err
+	}
+	return c.checkPatterns(joinPath(joinPath(path, "approvers"), "groups"), a.Groups)
 }
 
 func (c *Config) checkPatterns(path string, patterns []string) error {

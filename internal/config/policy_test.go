@@ -17,7 +17,9 @@ mcpServers:
   files:
     command: x
     allowedPrincipals: [alice, "team-*"]
-    tools: {allow: ["read_*", echo], deny: [read_secret]}
+    tools: {allow: ["read_*", echo], deny: [read_secret], approve: ["delete_*"]}
+    approvers: {principals: [carol], groups: [ops], allowSelf: true}
+    approvalExpiry: 90s
     prompts: {deny: ["*"]}
     resources: {allow: ["file:///docs/*"]}
 tls: {certFile: ` + ca + `, keyFile: ` + ca + `, clientCAFile: ` + ca + `}
@@ -25,6 +27,7 @@ auth:
   oidc:
     issuer: https://idp.example.com/realms/x
     audience: mcp-bridge
+    groupsClaim: groups
     caFile: ` + ca + `
   mtls: {principalFrom: commonName}
 audit: {output: audit.log, includePayloads: true}
@@ -42,8 +45,11 @@ rateLimits:
 	if diff := cmp.Diff([]string{"alice", "team-*"}, s.AllowedPrincipals); diff != "" {
 		t.Errorf("allowedPrincipals (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&ItemFilter{Allow: []string{"read_*", "echo"}, Deny: []string{"read_secret"}}, s.Tools); diff != "" {
+	if diff := cmp.Diff(&ItemFilter{Allow: []string{"read_*", "echo"}, Deny: []string{"read_secret"}, Approve: []string{"delete_*"}}, s.Tools); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(&Approvers{Principals: []string{"carol"}, Groups: []string{"ops"}, AllowSelf: true}, s.Approvers); diff != "" || s.ApprovalExpiry != 90*time.Second {
+		t.Errorf("approvers (-want +got):\n%s, expiry %v", diff, s.ApprovalExpiry)
 	}
 	if s.Prompts == nil || s.Prompts.Deny[0] != "*" || s.Resources == nil || s.Resources.Allow[0] != "file:///docs/*" {
 		t.Errorf("prompts %+v, resources %+v", s.Prompts, s.Resources)
@@ -51,7 +57,7 @@ rateLimits:
 	want := &OIDC{
 		Issuer: "https://idp.example.com/realms/x", Audience: "mcp-bridge", PrincipalClaim: "sub",
 		Algorithms: OIDCAlgorithms, ClockSkew: time.Minute, RefreshInterval: time.Hour, MinRefreshInterval: 30 * time.Second,
-		CAFile: ca,
+		CAFile: ca, GroupsClaim: "groups",
 	}
 	if diff := cmp.Diff(want, c.Auth.OIDC); diff != "" {
 		t.Errorf("oidc (-want +got):\n%s", diff)
@@ -92,6 +98,12 @@ func TestPolicyErrors(t *testing.T) {
 		{"rate type", "rateLimits: {callsPerSecond: fast}\n", `c.yaml:1:30: rateLimits.callsPerSecond: must be a number, not "fast"`},
 		{"burst alone", "rateLimits:\n  principals:\n    bob: {burst: 3}\n", `c.yaml:3:11: rateLimits.principals.bob.burst: needs callsPerSecond`},
 		{"audit key", "audit: {file: x}\n", `c.yaml:1:9: audit.file: unknown key`},
+		{"approvers missing", "mcpServers:\n  a:\n    command: x\n    tools: {approve: [send_*]}\n", `c.yaml:2:3: mcpServers.a.approvers: required with tools.approve: name the principals or groups who may approve`},
+		{"approvers empty", "mcpServers:\n  a:\n    command: x\n    tools: {approve: [send_*]}\n    approvers: {allowSelf: true}\n", `c.yaml:5:5: mcpServers.a.approvers: required with tools.approve: name the principals or groups who may approve`},
+		{"approvers without approve", "mcpServers:\n  a:\n    command: x\n    approvers: {principals: [bob]}\n", `c.yaml:4:5: mcpServers.a.approvers: needs tools.approve: no tool of this server needs approval`},
+		{"approve on prompts", "mcpServers:\n  a:\n    command: x\n    prompts: {approve: [x]}\n", `c.yaml:4:15: mcpServers.a.prompts.approve: only tool calls can need approval`},
+		{"approval expiry", "mcpServers:\n  a:\n    command: x\n    tools: {approve: [x]}\n    approvers: {groups: [ops]}\n    approvalExpiry: -1s\n", `c.yaml:6:21: mcpServers.a.approvalExpiry: duration "-1s" is negative`},
+		{"approver pattern", "mcpServers:\n  a:\n    command: x\n    tools: {approve: [x]}\n    approvers: {principals: [\"\"]}\n", `c.yaml:5:30: mcpServers.a.approvers.principals[0]: patterns must be non-empty, without control characters`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			content := strings.ReplaceAll(tc.content, "CA", ca)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 )
 
 // Upstream credentials: how the bridge authenticates to an HTTP MCP server. A server's auth block says
@@ -369,8 +371,8 @@ func (c *Config) validateGrant(apath string, a *ServerAuth) error {
 	return nil
 }
 
-// clientKeyAlgs are the JWS algorithms of private_key_jwt the bridge signs with.
-var clientKeyAlgs = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
+// clientKeyAlgs are the JWS algorithms of private_key_jwt the bridge signs with (upstreamauth's).
+var clientKeyAlgs = upstreamauth.ClientKeyAlgorithms
 
 func (c *Config) validateIdP(ipath string, p *IdPAuth) error {
 	at := func(key, msg string) error { return c.errorAt(joinPath(ipath, key), msg) }

@@ -55,6 +55,9 @@ func (c *Config) Validate() error {
 	if err := c.validateState(); err != nil {
 		return err
 	}
+	if err := c.validateConsole(); err != nil {
+		return err
+	}
 	return c.validateLimits()
 }
 

@@ -70,7 +70,7 @@ func writeBolt(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 }
 
 // newStateFile writes a state file with a few records at path.
-func newStateFile(t *testing.T, path string) {
+func newStateFile(t testing.TB, path string) {
 	t.Helper()
 	s, err := OpenFile(path, FileOptions{})
 	if err != nil {

@@ -54,9 +54,9 @@ const sealVersion = 1
 
 // The canary: a record sealed with a known text, read back at every open to tell a wrong key from damage.
 const (
-	kindSeal   Kind = "seal"
-	keyCanary       = "canary"
-	canaryText      = "mcp-bridge state key check"
+	kindSeal   = Kind("seal")
+	keyCanary  = "canary"
+	canaryText = "mcp-bridge state key check"
 )
 
 // sealed is the store Sealed returns.

@@ -29,6 +29,8 @@ type TrackedStore struct {
 	since    time.Time   // when the current degradation began
 	good     int         // writes in a row that succeeded while degraded
 	logged   time.Time   // when a degradation was last logged
+
+	writes atomic.Uint64 // Put and Delete calls made, failed or not (Writes)
 }
 
 // RecoverAfter is how many writes in a row must succeed before a degraded store is healthy again.
@@ -59,13 +61,19 @@ func (t *TrackedStore) Health() error {
 	return t.health
 }
 
+// Writes is how many writes (Put and Delete calls, whatever their outcome) the store was asked for since it
+// was opened: mcp_bridge_state_writes_total. A plain tools/call adds none (make bench checks it).
+func (t *TrackedStore) Writes() uint64 { return t.writes.Load() }
+
 func (t *TrackedStore) Put(ctx context.Context, kind Kind, key string, value []byte) error {
+	t.writes.Add(1)
 	err := t.Store.Put(ctx, kind, key, value)
 	t.note(err)
 	return err
 }
 
 func (t *TrackedStore) Delete(ctx context.Context, kind Kind, key string) error {
+	t.writes.Add(1)
 	err := t.Store.Delete(ctx, kind, key)
 	t.note(err)
 	return err
@@ -107,7 +115,7 @@ func (t *TrackedStore) note(err error) {
 			return
 		}
 		t.good = 0
-		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond))
+		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond).String())
 		t.health = nil
 		t.degraded.Store(false)
 		if t.onChange != nil {

@@ -210,3 +210,19 @@ func TestTrackedFullDisk(t *testing.T) {
 	}
 	f2.Close()
 }
+
+func TestTrackedCountsWrites(t *testing.T) {
+	ctx := context.Background()
+	inner := &failing{Store: NewMemory()}
+	s := Tracked(inner, slog.New(slog.DiscardHandler), nil)
+	_ = s.Put(ctx, KindSession, "a", []byte("1"))
+	_, _ = s.Get(ctx, KindSession, "a")
+	_ = s.List(ctx, KindSession, func(string, []byte) error { return nil })
+	_ = s.Delete(ctx, KindSession, "a")
+	_ = s.Delete(ctx, KindSession, "missing")
+	inner.set(errors.New("disk full"))
+	_ = s.Put(ctx, KindSession, "b", []byte("2"))
+	if got := s.Writes(); got != 4 {
+		t.Fatalf("Writes = %d, want 4 (two puts, two deletes; reads are not writes)", got)
+	}
+}

@@ -4,6 +4,7 @@
 package telemetry
 
 import (
+	"sync"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -18,6 +19,13 @@ const Namespace = "mcp_bridge"
 // allowUnconfiguredServers is on): their names come from hosts and would make the label unbounded.
 const otherServer = "_unconfigured"
 
+// MaxLabelSets is the cap on the label sets of each metric family whose labels carry values from outside
+// the bridge (tool and prompt names, error types, protocol versions: docs/adr/0030). The core already
+// bounds those values; the cap stops growth whatever happens. Past it, a new label set has those labels
+// folded to mcpcore.OtherValue ("_OTHER") and mcp_bridge_metric_label_sets_folded_total counts it; the
+// folded sets' other labels (method, server, transport) come from the bridge's code and configuration.
+const MaxLabelSets = 1000
+
 // durationBuckets are the OTel MCP conventions' recommended boundaries, in seconds.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
@@ -30,10 +38,11 @@ var waitBuckets = []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 60
 // Metrics is the mcpcore.Observer that keeps the core's facts as Prometheus metrics. Its methods are
 // safe for concurrent use and do not block.
 type Metrics struct {
-	servers map[string]bool // configured server names: the only values of the server label
+	servers    map[string]bool // configured server names: the only values of the server label
+	errorTypes map[string]bool // mcpcore.ErrorTypes: the only values of the error_type label
 
-	operation    *prometheus.HistogramVec
-	session      *prometheus.HistogramVec
+	operation    *cappedHistograms[operationLabels]
+	session      *cappedHistograms[sessionLabels]
 	sessions     *prometheus.GaugeVec
 	pending      *prometheus.GaugeVec
 	requests     *prometheus.CounterVec
@@ -51,22 +60,118 @@ type wireCounters struct{ messages, bytes prometheus.Counter }
 
 var _ mcpcore.Observer = (*Metrics)(nil)
 
+// operationLabels are the labels of mcp_client_operation_duration_seconds, in order.
+type operationLabels struct{ method, tool, prompt, errorType, version, server, transport string }
+
+func (l operationLabels) values() []string {
+	return []string{l.method, l.tool, l.prompt, l.errorType, l.version, l.server, l.transport}
+}
+
+// folded keeps the labels whose values the bridge itself decides.
+func (l operationLabels) folded() operationLabels {
+	return operationLabels{l.method, fold(l.tool), fold(l.prompt), fold(l.errorType), fold(l.version), l.server, l.transport}
+}
+
+// sessionLabels are the labels of mcp_client_session_duration_seconds, in order.
+type sessionLabels struct{ version, errorType, server, transport string }
+
+func (l sessionLabels) values() []string {
+	return []string{l.version, l.errorType, l.server, l.transport}
+}
+
+func (l sessionLabels) folded() sessionLabels {
+	return sessionLabels{fold(l.version), fold(l.errorType), l.server, l.transport}
+}
+
+// fold is a label's value past the cap: "" (no value) stays, anything else is _OTHER.
+func fold(v string) string {
+	if v == "" {
+		return ""
+	}
+	return mcpcore.OtherValue
+}
+
+// labelSet is a family's label values as a comparable key.
+type labelSet[K any] interface {
+	comparable
+	values() []string
+	folded() K
+}
+
+// cappedHistograms is a histogram family whose label sets are capped at limit: a new set past the cap
+// is folded (labelSet.folded) and counted. Its series are cached by label set, so an observation costs one
+// map lookup under a read lock. Safe for concurrent use.
+type cappedHistograms[K labelSet[K]] struct {
+	vec    *prometheus.HistogramVec
+	limit  int
+	folded prometheus.Counter // mcp_bridge_metric_label_sets_folded_total of this family
+
+	mu     sync.RWMutex // guards series
+	series map[K]prometheus.Observer
+}
+
+func newCappedHistograms[K labelSet[K]](vec *prometheus.HistogramVec, limit int, folded *prometheus.CounterVec, name string) *cappedHistograms[K] {
+	return &cappedHistograms[K]{vec: vec, limit: limit, folded: folded.WithLabelValues(name), series: map[K]prometheus.Observer{}}
+}
+
+// with returns the series of the label set k, or of its folded set when the family is at its cap.
+func (c *cappedHistograms[K]) with(k K) prometheus.Observer {
+	c.mu.RLock()
+	o, ok := c.series[k]
+	c.mu.RUnlock()
+	if ok {
+		return o
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.series[k]; ok {
+		return o
+	}
+	if len(c.series) >= c.limit {
+		c.folded.Inc()
+		k = k.folded()
+		if o, ok := c.series[k]; ok {
+			return o
+		}
+		// A folded set may be new: its values are the bridge's own (methods, configured servers,
+		// transports) and _OTHER, a bounded set, so it is added past the cap.
+	}
+	o = c.vec.WithLabelValues(k.values()...)
+	c.series[k] = o
+	return o
+}
+
 // NewMetrics registers the core's metrics with reg. servers are the configured server names.
 func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
-	m := &Metrics{servers: map[string]bool{}}
+	return newMetrics(reg, servers, MaxLabelSets)
+}
+
+// newMetrics is NewMetrics with the cap on label sets per family.
+func newMetrics(reg prometheus.Registerer, servers []string, maxLabelSets int) *Metrics {
+	m := &Metrics{servers: map[string]bool{}, errorTypes: map[string]bool{"": true}}
 	for _, s := range servers {
 		m.servers[s] = true
 	}
-	m.operation = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "mcp_client_operation_duration_seconds",
+	for _, e := range mcpcore.ErrorTypes() {
+		m.errorTypes[e] = true
+	}
+	folded := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "metric_label_sets_folded_total",
+		Help: "Observations whose label set was folded to _OTHER because their metric family had reached its cap of label sets, by metric.",
+	}, []string{"metric"})
+	const opName, sessionName = "mcp_client_operation_duration_seconds", "mcp_client_session_duration_seconds"
+	operation := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    opName,
 		Help:    "Duration of MCP requests the bridge sent to upstream servers, until their response (OTel mcp.client.operation.duration).",
 		Buckets: durationBuckets,
 	}, []string{"mcp_method_name", "gen_ai_tool_name", "gen_ai_prompt_name", "error_type", "mcp_protocol_version", "server", "network_transport"})
-	m.session = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "mcp_client_session_duration_seconds",
+	session := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    sessionName,
 		Help:    "Lifetime of the bridge's sessions to upstream servers (OTel mcp.client.session.duration).",
 		Buckets: sessionBuckets,
 	}, []string{"mcp_protocol_version", "error_type", "server", "network_transport"})
+	m.operation = newCappedHistograms[operationLabels](operation, maxLabelSets, folded, opName)
+	m.session = newCappedHistograms[sessionLabels](session, maxLabelSets, folded, sessionName)
 	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "sessions",
 		Help: "Open sessions to upstream servers, by server and state (connecting, ready, reconnecting).",
@@ -100,7 +205,7 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 		Namespace: Namespace, Name: "upstream_message_bytes_total",
 		Help: "Bytes of JSON-RPC messages exchanged with upstream servers, by transport and direction.",
 	}, []string{"transport", "direction"})
-	reg.MustRegister(m.operation, m.session, m.sessions, m.pending, m.requests, m.requestWait, m.reconnects,
+	reg.MustRegister(operation, session, folded, m.sessions, m.pending, m.requests, m.requestWait, m.reconnects,
 		m.eventsDrop, m.messages, m.messageBytes)
 	m.wire = map[mcpcore.TransportKind][2]wireCounters{}
 	for _, t := range []mcpcore.TransportKind{mcpcore.TransportStdio, mcpcore.TransportStreamableHTTP, mcpcore.TransportSSE} {
@@ -111,7 +216,7 @@ func NewMetrics(reg prometheus.Registerer, servers []string) *Metrics {
 		m.wire[t] = c
 	}
 	// Series that exist from the start, so that dashboards and rate() see zeros rather than nothing.
-	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization} {
+	for _, k := range []mcpcore.RequestKind{mcpcore.KindSampling, mcpcore.KindElicitation, mcpcore.KindRoots, mcpcore.KindAuthorization, mcpcore.KindApproval} {
 		m.pending.WithLabelValues(k.String())
 	}
 	for _, s := range servers {
@@ -147,6 +252,15 @@ func (m *Metrics) server(name string) string {
 	return otherServer
 }
 
+// errorType is an error type mcpcore.ErrorTypes lists, else _OTHER. The core passes no other; an
+// Observer does not trust that.
+func (m *Metrics) errorType(et string) string {
+	if m.errorTypes[et] {
+		return et
+	}
+	return mcpcore.OtherValue
+}
+
 func transportName(t mcpcore.TransportKind) string {
 	if t == mcpcore.TransportStdio {
 		return "pipe"
@@ -167,7 +281,7 @@ func (m *Metrics) SessionStateChanged(server string, from, to mcpcore.SessionSta
 
 // SessionEnded implements mcpcore.Observer.
 func (m *Metrics) SessionEnded(server string, transport mcpcore.TransportKind, version, errorType string, lifetime time.Duration) {
-	m.session.WithLabelValues(version, errorType, m.server(server), transportName(transport)).Observe(lifetime.Seconds())
+	m.session.with(sessionLabels{version, m.errorType(errorType), m.server(server), transportName(transport)}).Observe(lifetime.Seconds())
 }
 
 // OperationDone implements mcpcore.Observer.
@@ -179,7 +293,7 @@ func (m *Metrics) OperationDone(op mcpcore.Operation) {
 	case "prompts/get":
 		prompt = op.Target
 	}
-	m.operation.WithLabelValues(op.Method, tool, prompt, op.ErrorType, op.ProtocolVersion, m.server(op.Server), transportName(op.Transport)).
+	m.operation.with(operationLabels{op.Method, tool, prompt, m.errorType(op.ErrorType), op.ProtocolVersion, m.server(op.Server), transportName(op.Transport)}).
 		Observe(op.Duration.Seconds())
 }
 

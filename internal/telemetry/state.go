@@ -15,3 +15,13 @@ func RegisterStateHealth(reg prometheus.Registerer, health func() error) {
 		return 1
 	}))
 }
+
+// RegisterStateWrites registers mcp_bridge_state_writes_total: the writes (puts and deletes) the bridge asked
+// of its state store; writes is state.TrackedStore.Writes. The core writes when something kept changes — a
+// session, a pending request, an MRTR round — never per message: a plain tools/call adds nothing.
+func RegisterStateWrites(reg prometheus.Registerer, writes func() uint64) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "state_writes_total",
+		Help: "Writes (puts and deletes) the bridge asked of its state store, failed or not; a plain tools/call makes none.",
+	}, func() float64 { return float64(writes()) }))
+}

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
@@ -425,25 +424,10 @@ func TestDPoPThroughTheSessionTransport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s := f.session("alice", &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret", DPoP: true})
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	s.conn.Base = tr
-	h, rt, err := s.auth.Connect(s.conn)
+	cs, err := f.connect(ctx, s) // with the transport Connect wrapped for DPoP
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             f.url,
-		HTTPClient:           &http.Client{Transport: rt},
-		OAuthHandler:         h,
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	callOK(t, ctx, cs, "whoami")
 	for _, a := range f.guard.Tokens() {
 		if strings.HasPrefix(a, "Bearer ") {

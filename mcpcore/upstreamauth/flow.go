@@ -8,8 +8,9 @@
 // What the bridge adds:
 //
 //   - the browser step reaches a host: the authorization URL becomes a pending request of
-//     mcpcore.KindAuthorization in the session that needs it (mcpcore asks; this package builds the question), and the host answers with the redirect URL its user landed on (or code,
-//     state and iss); the exchange and the original request then go on;
+//     mcpcore.KindAuthorization in the session that needs it (this package builds the question, mcpcore
+//     asks it), and the host answers with the redirect URL its user landed on (or code, state and iss);
+//     the exchange and the original request then go on;
 //   - tokens are kept per server (name and URL) and per owner in a TokenStore, shared by that owner's
 //     sessions to that server, in memory or in an AES-GCM encrypted file (store.go);
 //   - one authorization at a time per server and owner; a session that gets a 401 after another session
@@ -21,7 +22,7 @@
 // session's endpoint only, the store is keyed by that endpoint, the protected-resource metadata's resource
 // must match the endpoint, and the resource indicator binds the token to it at the authorization server.
 //
-// Imports go one way: this package uses mcpcore's types (the question, the answer, mcpcore.ErrAuthorization) and
+// Imports go one way: this package uses mcpcore's types (the question, the answer, ErrAuthorization) and
 // implements its seam, mcpcore.Authorizer; mcpcore never imports it, so the OAuth and JOSE libraries stay
 // out of the core.
 package upstreamauth

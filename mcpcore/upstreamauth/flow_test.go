@@ -104,10 +104,9 @@ func (f *oauthFixture) askedCount() int {
 // testSession is one session of an owner to the guarded server, as the core would describe its
 // connections to the server's authorizer.
 type testSession struct {
-	f     *oauthFixture
-	auth  mcpcore.Authorizer
-	conn  mcpcore.AuthConnection
-	ready bool
+	f    *oauthFixture
+	auth mcpcore.Authorizer
+	conn mcpcore.AuthConnection
 }
 
 // session makes a session of owner for the guarded server (not connected: connect does that with the
@@ -576,15 +575,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// oauthLogger logs to the test's log.
+// oauthLogger logs to the test's output.
 func oauthLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -139,6 +139,10 @@ func signerOf(k any) (crypto.Signer, error) {
 	return nil, fmt.Errorf("unsupported private key type %T", k)
 }
 
+// ClientKeyAlgorithms are the JWS algorithms the bridge signs private_key_jwt client assertions with
+// (Config.ClientKeyAlg); which of them fits depends on the key (signingAlg). Read it, do not change it.
+var ClientKeyAlgorithms = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
+
 // signingAlg returns the JWS algorithm to sign with key: want when it is set (and fits the key), else the
 // key's natural one (ES256/ES384/ES512 by curve, RS256, EdDSA).
 func signingAlg(key crypto.Signer, want string) (jose.SignatureAlgorithm, error) {

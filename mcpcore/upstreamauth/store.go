@@ -6,13 +6,12 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
 
 // TokenStore keeps the OAuth grants of upstream servers: per server (configured name and endpoint URL)
@@ -28,16 +29,19 @@ import (
 // what is needed to refresh them (token endpoint, client id and secret). Every session of one owner to
 // one server shares its grant; no other owner or server ever sees it.
 //
-// A store made by NewTokenStore lives in memory only. One made by OpenTokenStore also writes every change
-// to a file, sealed with AES-256-GCM under a key the operator supplies (see ParseTokenStoreKey); the file
-// is written atomically with mode 0600, and a file that does not decrypt under the key is an error, never
-// silently replaced.
+// A store made by NewTokenStore lives in memory only. One made by OpenStateTokenStore keeps every grant as
+// a record of the bridge's state store (state.KindGrant; sealed there, docs/adr/0021), so that grants live
+// and move with the rest of the bridge's state. One made by OpenTokenStore writes every change to its own
+// file, sealed with AES-256-GCM under a key the operator supplies (see ParseTokenStoreKey): the form before
+// the state store, still read once to move its grants (MigrateTokenFile); the file is written atomically
+// with mode 0600, and a file that does not decrypt under the key is an error, never silently replaced.
 //
 // A TokenStore is safe for concurrent use and may be shared by several Cores only if they never serve the
 // same server and owner.
 type TokenStore struct {
 	path   string
-	aead   cipher.AEAD // nil: memory only
+	aead   cipher.AEAD // nil: no file of its own
+	state  state.Store // nil: not in the state store
 	logger *slog.Logger
 
 	mu     sync.Mutex // guards grants and flows, and serializes writes of the file
@@ -116,21 +120,11 @@ func OpenTokenStore(path string, key []byte, logger *slog.Logger) (*TokenStore, 
 // variable: 64 hex digits or the standard or URL-safe base64 of 32 bytes (surrounding space ignored), or
 // exactly 32 raw bytes.
 func ParseTokenStoreKey(raw []byte) ([]byte, error) {
-	t := strings.TrimSpace(string(raw))
-	if len(t) == 64 {
-		if k, err := hex.DecodeString(t); err == nil {
-			return k, nil
-		}
+	k, err := state.ParseKey(raw) // the state store's keys are read the same way
+	if err != nil {
+		return nil, fmt.Errorf("token store %w", err)
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if k, err := enc.DecodeString(t); err == nil && len(k) == 32 {
-			return k, nil
-		}
-	}
-	if len(raw) == 32 {
-		return slices.Clone(raw), nil
-	}
-	return nil, errors.New("token store key must be 32 bytes: 64 hex digits or base64")
+	return k, nil
 }
 
 // Forget deletes the grant of server (by configured name, any URL) for owner, so the next session
@@ -268,12 +262,21 @@ func (t *storedTokenSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// saveLocked writes the grants to the file, if the store has one: sealed, to a temporary file in the
-// same directory, then renamed over the old one. The caller holds s.mu.
+// saveLocked writes the grants to the state store or to the file, if the store has one. The caller holds
+// s.mu.
 func (s *TokenStore) saveLocked() error {
+	if s.state != nil {
+		return s.saveStateLocked()
+	}
 	if s.aead == nil {
 		return nil
 	}
+	return s.saveFileLocked()
+}
+
+// saveFileLocked writes the grants to the file: sealed, to a temporary file in the same directory, then
+// renamed over the old one. The caller holds s.mu.
+func (s *TokenStore) saveFileLocked() error {
 	grants := make([]*storedGrant, 0, len(s.grants))
 	for _, g := range s.grants {
 		grants = append(grants, g)
@@ -335,4 +338,105 @@ func (s *TokenStore) open(data []byte) ([]*storedGrant, error) {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
 	return f.Grants, nil
+}
+
+// stateTimeout bounds one read or write of the state store on the token store's behalf.
+const stateTimeout = 10 * time.Second
+
+// recordKey is a grant's key in the state store: its server, resource and owner, each escaped, joined by
+// "/" (so that no value can make two grants' keys equal).
+func (k grantKey) recordKey() string {
+	return url.PathEscape(k.Server) + "/" + url.PathEscape(k.Resource) + "/" + url.PathEscape(k.Owner)
+}
+
+// OpenStateTokenStore returns a token store whose grants are records of st (state.KindGrant), loading the
+// ones st holds. logger (nil: slog.Default) is told of failed writes; it never sees a token.
+func OpenStateTokenStore(ctx context.Context, st state.Store, logger *slog.Logger) (*TokenStore, error) {
+	s := NewTokenStore()
+	s.state = st
+	if logger != nil {
+		s.logger = logger
+	}
+	err := st.List(ctx, state.KindGrant, func(key string, v []byte) error {
+		var g storedGrant
+		if ok := json.Unmarshal(v, &g) == nil; !ok || g.recordKey() != key {
+			s.logger.Error("token store: a kept grant does not decode; it is ignored", "key", key)
+			return nil
+		}
+		s.grants[g.grantKey] = &g
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("token store: reading the grants: %w", err)
+	}
+	return s, nil
+}
+
+// saveStateLocked writes every grant to the state store and deletes the records of grants that are gone
+// (grants are few: one per server and owner). The caller holds s.mu.
+func (s *TokenStore) saveStateLocked() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	var errs []error
+	kept := map[string]bool{}
+	for _, g := range s.grants {
+		b, err := json.Marshal(g)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		kept[g.recordKey()] = true
+		if err := s.state.Put(ctx, state.KindGrant, g.recordKey(), b); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var gone []string
+	if err := s.state.List(ctx, state.KindGrant, func(key string, _ []byte) error {
+		if !kept[key] {
+			gone = append(gone, key)
+		}
+		return nil
+	}); err != nil {
+		errs = append(errs, err)
+	}
+	for _, key := range gone {
+		if err := s.state.Delete(ctx, state.KindGrant, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MigrateTokenFile moves the grants of the token file at path (oauth.tokenStoreFile, sealed with key) into
+// s, a store in the state store, once: grants s already holds win; the file is then renamed to
+// "<path>.migrated" so that it is not read again (and can be deleted once the operator is satisfied). A
+// missing file is nothing to do. It reports how many grants moved.
+func (s *TokenStore) MigrateTokenFile(path string, key []byte) (int, error) {
+	if s.state == nil {
+		return 0, errors.New("token store: not in the state store")
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	old, err := OpenTokenStore(path, key, s.logger)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	n := 0
+	for k, g := range old.grants {
+		if _, ok := s.grants[k]; !ok {
+			s.grants[k] = g
+			n++
+		}
+	}
+	err = s.saveLocked()
+	s.mu.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("token store: moving the grants of %s into the state store: %w", path, err)
+	}
+	if err := os.Rename(path, path+".migrated"); err != nil {
+		return n, fmt.Errorf("token store: the grants of %s moved into the state store, but the file could not be renamed: %w", path, err)
+	}
+	return n, nil
 }

@@ -174,6 +174,7 @@ func (b *bench) run() error {
 		{"twin: allocations and profiles", func() error { return b.twinProfiles(ctx) }},
 		{"S12 soak", func() error { return b.s12(ctx, br) }},
 		{"S13 observability cost", func() error { return b.s13(ctx, br) }},
+		{"S14 state", func() error { return b.s14(ctx) }}, // state.go
 	}
 	only := os.Getenv("BENCH_ONLY") // e.g. "S7,S10": run only the steps whose names start so
 	for _, s := range steps {

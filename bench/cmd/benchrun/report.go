@@ -83,6 +83,8 @@ func (b *bench) targets() string {
 		{"Exec → ready", "≤ 20 ms", "cold_start_ready_ms", func(v float64) bool { return v <= 20 }, "ms"},
 		{"Calls over 1 s in the soak at half of saturation", "0", "soak_calls_over_1s", func(v float64) bool { return v == 0 }, ""},
 		{"Bridge RSS drift over the soak", "< 5 %", "soak_rss_drift_pct", func(v float64) bool { return v < 5 }, "%"},
+		{"State writes per plain tools/call (file store)", "0", "state_writes_per_plain_call", func(v float64) bool { return v == 0 }, "×"},
+		{"MRTR hop, file store / memory store (stdio)", "≤ 1.15", "mrtr_hop_file_over_memory", func(v float64) bool { return v <= 1.15 }, "×"},
 	}
 	var sb strings.Builder
 	sb.WriteString("| target | goal | measured | met? |\n|---|---|---|---|\n")

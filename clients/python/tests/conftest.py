@@ -15,6 +15,7 @@ import collections
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -30,6 +31,13 @@ from mcp_bridge import Client
 
 REPO = Path(__file__).resolve().parents[3]
 START_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    """A TCP port free right now on 127.0.0.1, for a bridge that must come back on the same address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def peers_required() -> bool:
@@ -73,8 +81,19 @@ def everything_command() -> list[str] | None:
 class Bridge:
     """A running mcp-bridge process."""
 
-    def __init__(self, binary: Path, config: dict[str, Any], workdir: Path) -> None:
+    def __init__(
+        self,
+        binary: Path,
+        config: dict[str, Any],
+        workdir: Path,
+        *,
+        grpc_addr: str = "127.0.0.1:0",
+        http_addr: str = "127.0.0.1:0",
+        flags: list[str] | None = None,
+    ) -> None:
         self.binary = binary
+        self.grpc_addr, self.http_addr = grpc_addr, http_addr  # fixed ports survive a restart (restart())
+        self.flags = list(flags or [])
         self.config_path = workdir / "mcp-bridge.json"
         self.config_path.write_text(json.dumps(config, indent=2))
         self.log: collections.deque[str] = collections.deque(maxlen=400)
@@ -89,13 +108,14 @@ class Bridge:
                 "--config",
                 str(self.config_path),
                 "--grpc-addr",
-                "127.0.0.1:0",
+                self.grpc_addr,
                 "--http-addr",
-                "127.0.0.1:0",
+                self.http_addr,
                 "--log-format",
                 "json",
                 "--log-level",
                 "debug",
+                *self.flags,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -148,6 +168,14 @@ class Bridge:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL, as an OOM kill or a crash would: the bridge gets no chance to drain."""
+        if self.proc is None:
+            return
+        self.proc.kill()
+        self.proc.wait(10)
         self.proc = None
 
     def tail(self, n: int = 80) -> str:

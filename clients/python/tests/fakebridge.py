@@ -50,6 +50,8 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         self.opening_session_id = ""  # the session id they carry; "" = the id the session will have
         self.opening_timeout = 10.0
         self.connects = 0
+        self.tool_calls: list[Any] = []  # CallTool / StreamCallTool requests, in order
+        self.call_failures: list[tuple[grpc.StatusCode, str, str]] = []  # (code, message, reason) per attempt
         self._ids = itertools.count(1)
         self._seq = itertools.count(1)
 
@@ -130,6 +132,33 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
     def ListResources(self, request: pb.ListResourcesRequest, context: grpc.ServicerContext) -> pb.ListResourcesResponse:
         # A broken server that returns the same cursor forever.
         return pb.ListResourcesResponse(resources=[mcp_pb2.Resource(uri="x://same")], next_page_token="same")
+
+    # ---------------------------------------------------------------------------------------- tools
+
+    def CallTool(self, request: pb.CallToolRequest, context: grpc.ServicerContext) -> pb.CallToolResponse:
+        """Records the request; fails as ``call_failures`` says (one entry per attempt), then echoes."""
+        with self.lock:
+            self.tool_calls.append(pb.CallToolRequest.FromString(request.SerializeToString()))
+            failure = self.call_failures.pop(0) if self.call_failures else None
+        if failure is not None:
+            abort(context, *failure)
+        res = mcp_pb2.CallToolResult()
+        res.content.add().text.text = f"{request.name} resume={request.resume}"
+        return pb.CallToolResponse(result=res, call_id=request.call_id)
+
+    def StreamCallTool(self, request: pb.StreamCallToolRequest, context: grpc.ServicerContext) -> Iterator[pb.StreamCallToolResponse]:
+        """Records the request, sends one progress event, then fails as ``call_failures`` says or ends with a result."""
+        with self.lock:
+            self.tool_calls.append(pb.StreamCallToolRequest.FromString(request.SerializeToString()))
+            failure = self.call_failures.pop(0) if self.call_failures else None
+        progress = pb.StreamCallToolResponse(call_id=request.call_id)
+        progress.progress.progress = float(len(self.tool_calls))
+        yield progress
+        if failure is not None:
+            abort(context, *failure)
+        res = pb.StreamCallToolResponse(call_id=request.call_id)
+        res.result.content.add().text.text = f"{request.name} resume={request.resume}"
+        yield res
 
     # -------------------------------------------------------------------------------------- Connect
 
@@ -268,6 +297,19 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
     def attached_streams(self, sid: str) -> int:
         with self.lock:
             return sum(1 for s in self.streams if sid in s.sessions and s.alive)
+
+
+def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, reason: str) -> None:
+    """Fail the RPC with ``code`` and, if ``reason``, a google.rpc.ErrorInfo as the bridge sends it."""
+    if reason:
+        from google.protobuf import any_pb2
+        from google.rpc import error_details_pb2
+
+        detail = any_pb2.Any()
+        detail.Pack(error_details_pb2.ErrorInfo(reason=reason, domain="mcp-bridge"))
+        st = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+        context.set_trailing_metadata((("grpc-status-details-bin", st.SerializeToString()),))
+    context.abort(code, message)
 
 
 def start_fake_bridge() -> tuple[FakeBridge, grpc.Server, str]:

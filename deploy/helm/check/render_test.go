@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -52,6 +53,28 @@ type rendered struct {
 	configMaps   []corev1.ConfigMap
 	pdbs         []policyv1.PodDisruptionBudget
 	accounts     []corev1.ServiceAccount
+	policies     []networkingv1.NetworkPolicy
+	monitors     []serviceMonitor
+}
+
+// serviceMonitor is the part of a prometheus-operator ServiceMonitor (monitoring.coreos.com/v1) the chart
+// sets; the CRD's Go types are not in k8s.io/api.
+type serviceMonitor struct {
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Scheme   string `json:"scheme"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
 }
 
 // strict decodes one YAML document into v, refusing unknown fields.
@@ -109,6 +132,17 @@ func render(t *testing.T, set ...string) rendered {
 			var v corev1.ServiceAccount
 			err = strict(doc, &v)
 			r.accounts = append(r.accounts, v)
+		case "networking.k8s.io/v1 NetworkPolicy":
+			var v networkingv1.NetworkPolicy
+			err = strict(doc, &v)
+			r.policies = append(r.policies, v)
+		case "monitoring.coreos.com/v1 ServiceMonitor":
+			var v serviceMonitor
+			js, jerr := yaml.YAMLToJSON(doc)
+			if err = jerr; err == nil {
+				err = json.Unmarshal(js, &v)
+			}
+			r.monitors = append(r.monitors, v)
 		case "policy/v1 PodDisruptionBudget":
 			var v policyv1.PodDisruptionBudget
 			err = strict(doc, &v)
@@ -288,7 +322,7 @@ func TestNativeSidecar(t *testing.T) {
 // The values schema refuses what the chart cannot honour.
 func TestValuesSchema(t *testing.T) {
 	chart, _ := filepath.Abs("../mcp-bridge")
-	for _, set := range []string{"mode=daemon", "securityContext.readOnlyRootFilesystem=false", "drain.terminationGracePeriodSeconds=10", "config.listen.grpc=0.0.0.0:1"} {
+	for _, set := range []string{"mode=daemon", "securityContext.readOnlyRootFilesystem=false", "drain.terminationGracePeriodSeconds=10", "config.listen.grpc=0.0.0.0:1", "config.state.file=/x", "state.mountPath=relative", "metrics.port=0", "metrics.serviceMonitor.interval=often"} {
 		cmd := exec.Command(helmBin(), "template", "t", chart, "--kube-version", kubeVersion, "--set", set)
 		if out, err := cmd.CombinedOutput(); err == nil {
 			t.Errorf("--set %s rendered; want a schema error\n%s", set, out)
@@ -392,5 +426,223 @@ func TestSharedStateRedis(t *testing.T) {
 	cmd := exec.Command(helmBin(), "template", "t", "../mcp-bridge", "--kube-version", kubeVersion, "--set", "sharedState.redis.address=r:6379")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "existingSecret is required") {
 		t.Errorf("template without the Secret: %v\n%s", err, out)
+	}
+}
+
+// The state store: a claim per replica in shared mode, an emptyDir in sidecar mode, mounted where
+// bridge.yaml's state.file points; the key from a Secret when one is named; nothing when disabled.
+func TestStateVolume(t *testing.T) {
+	type stateCfg struct {
+		State *struct {
+			File    string `json:"file"`
+			KeyFile string `json:"keyFile"`
+			FSync   *bool  `json:"fsync"`
+		} `json:"state"`
+	}
+	bridgeYAML := func(t *testing.T, r rendered) stateCfg {
+		t.Helper()
+		var cfg stateCfg
+		if len(r.configMaps) != 1 {
+			t.Fatalf("configmaps: %d", len(r.configMaps))
+		}
+		if err := yaml.Unmarshal([]byte(r.configMaps[0].Data["bridge.yaml"]), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	mountOf := func(c corev1.Container, name string) string {
+		for _, m := range c.VolumeMounts {
+			if m.Name == name {
+				return m.MountPath
+			}
+		}
+		return ""
+	}
+	volume := func(spec corev1.PodSpec, name string) *corev1.Volume {
+		for i := range spec.Volumes {
+			if spec.Volumes[i].Name == name {
+				return &spec.Volumes[i]
+			}
+		}
+		return nil
+	}
+
+	t.Run("shared", func(t *testing.T) {
+		r := render(t, "replicas=2", "state.persistence.storageClassName=fast", "state.key.existingSecret=bridge-state")
+		sts := r.statefulSets[0]
+		if n := len(sts.Spec.VolumeClaimTemplates); n != 1 {
+			t.Fatalf("volumeClaimTemplates: %d, want 1", n)
+		}
+		vct := sts.Spec.VolumeClaimTemplates[0]
+		if vct.Name != "state" || vct.Spec.StorageClassName == nil || *vct.Spec.StorageClassName != "fast" ||
+			vct.Spec.Resources.Requests.Storage().String() != "1Gi" || vct.Spec.AccessModes[0] != corev1.ReadWriteOnce {
+			t.Errorf("volumeClaimTemplate %+v", vct)
+		}
+		c := sts.Spec.Template.Spec.Containers[0]
+		cfg := bridgeYAML(t, r)
+		if cfg.State == nil || cfg.State.File != mountOf(c, "state")+"/state.db" || cfg.State.File != "/var/lib/mcp-bridge/state.db" {
+			t.Errorf("state %+v, mounted at %q", cfg.State, mountOf(c, "state"))
+		}
+		if cfg.State.KeyFile != mountOf(c, "state-key")+"/state.key" || cfg.State.FSync == nil || !*cfg.State.FSync {
+			t.Errorf("state %+v, key mounted at %q", cfg.State, mountOf(c, "state-key"))
+		}
+		if v := volume(sts.Spec.Template.Spec, "state-key"); v == nil || v.Secret == nil || v.Secret.SecretName != "bridge-state" {
+			t.Errorf("state-key volume %+v", v)
+		}
+		if v := volume(sts.Spec.Template.Spec, "state"); v != nil {
+			t.Errorf("a pod volume named state (%+v) would hide the claim", v)
+		}
+	})
+	t.Run("sidecar", func(t *testing.T) {
+		r := render(t, "mode=sidecar")
+		pod := r.deployments[0].Spec.Template.Spec
+		c := pod.InitContainers[0]
+		if v := volume(pod, "state"); v == nil || v.EmptyDir == nil {
+			t.Errorf("state volume %+v, want an emptyDir", v)
+		}
+		cfg := bridgeYAML(t, r)
+		if cfg.State == nil || cfg.State.File != mountOf(c, "state")+"/state.db" || cfg.State.KeyFile != "" {
+			t.Errorf("state %+v, mounted at %q; want a generated key", cfg.State, mountOf(c, "state"))
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		r := render(t, "state.enabled=false")
+		if n := len(r.statefulSets[0].Spec.VolumeClaimTemplates); n != 0 {
+			t.Errorf("volumeClaimTemplates: %d, want none", n)
+		}
+		if cfg := bridgeYAML(t, r); cfg.State != nil {
+			t.Errorf("state %+v, want none (memory)", cfg.State)
+		}
+	})
+}
+
+// bridgeConfig is the bridge.yaml the chart renders.
+func bridgeConfig(t *testing.T, r rendered) (listen, auth map[string]string) {
+	t.Helper()
+	if len(r.configMaps) != 1 {
+		t.Fatalf("configmaps: %d", len(r.configMaps))
+	}
+	var cfg struct {
+		Listen map[string]string `json:"listen"`
+		Auth   map[string]string `json:"auth"`
+	}
+	if err := yaml.Unmarshal([]byte(r.configMaps[0].Data["bridge.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Listen, cfg.Auth
+}
+
+// Without metrics.enabled there is no admin listener and nothing for a scraper.
+func TestMetricsOffByDefault(t *testing.T) {
+	r := render(t, "tokens.existingSecret=bridge-tokens")
+	if listen, _ := bridgeConfig(t, r); listen["admin"] != "" {
+		t.Errorf("listen.admin = %q without metrics.enabled", listen["admin"])
+	}
+	for _, s := range r.services {
+		if strings.HasSuffix(s.Name, "-metrics") {
+			t.Errorf("service %s without metrics.enabled", s.Name)
+		}
+	}
+	if len(r.monitors)+len(r.policies) != 0 {
+		t.Errorf("%d ServiceMonitors, %d NetworkPolicies without metrics.enabled", len(r.monitors), len(r.policies))
+	}
+}
+
+// With tokens the API port does not serve /metrics (docs/adr/0030): metrics.enabled turns on the admin
+// listener, a Service for it, the ServiceMonitor that scrapes it, and a NetworkPolicy that keeps everyone
+// but the scraper off that port and nothing else.
+func TestMetricsOnTheAdminPort(t *testing.T) {
+	for _, mode := range []string{"shared", "sidecar"} {
+		t.Run(mode, func(t *testing.T) {
+			r := render(t, "mode="+mode, "tokens.existingSecret=bridge-tokens", "metrics.enabled=true", "metrics.port=9191",
+				"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps",
+				"metrics.networkPolicy.allowFrom[0].namespaceSelector.matchLabels.team=monitoring")
+			if listen, auth := bridgeConfig(t, r); listen["admin"] != "0.0.0.0:9191" || auth["tokensFile"] == "" {
+				t.Errorf("bridge.yaml listen %v auth %v: want the admin listener on 9191 and tokens", listen, auth)
+			}
+			var pod corev1.PodSpec
+			var c corev1.Container
+			if mode == "shared" {
+				pod = r.statefulSets[0].Spec.Template.Spec
+				c = pod.Containers[0]
+			} else {
+				pod = r.deployments[0].Spec.Template.Spec
+				c = pod.InitContainers[0]
+			}
+			var containerPort bool
+			for _, p := range c.Ports {
+				containerPort = containerPort || (p.Name == "metrics" && p.ContainerPort == 9191)
+			}
+			if !containerPort {
+				t.Errorf("container ports %v: want metrics 9191", c.Ports)
+			}
+			var svc *corev1.Service
+			for i, s := range r.services {
+				if s.Name == "t-mcp-bridge-metrics" {
+					svc = &r.services[i]
+				}
+			}
+			if svc == nil || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].Port != 9191 {
+				t.Fatalf("metrics service = %+v", svc)
+			}
+			if len(r.monitors) != 1 {
+				t.Fatalf("ServiceMonitors: %d", len(r.monitors))
+			}
+			sm := r.monitors[0]
+			for k, v := range sm.Spec.Selector.MatchLabels {
+				if svc.Labels[k] != v {
+					t.Errorf("the ServiceMonitor selects %s=%s, which the metrics Service does not have (%v)", k, v, svc.Labels)
+				}
+			}
+			for _, s := range r.services { // only the metrics Service: no target scraped twice
+				if s.Name != svc.Name && s.Labels["app.kubernetes.io/component"] == "metrics" {
+					t.Errorf("service %s also matches the ServiceMonitor", s.Name)
+				}
+			}
+			if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" || sm.Metadata.Labels["release"] != "kps" {
+				t.Errorf("ServiceMonitor = %+v", sm)
+			}
+			if len(r.policies) != 1 {
+				t.Fatalf("NetworkPolicies: %d", len(r.policies))
+			}
+			np := r.policies[0]
+			open := func(rule networkingv1.NetworkPolicyIngressRule, port int32) bool {
+				for _, p := range rule.Ports {
+					if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+						continue
+					}
+					if p.Port == nil {
+						return true
+					}
+					end := p.Port.IntVal
+					if p.EndPort != nil {
+						end = *p.EndPort
+					}
+					if p.Port.IntVal <= port && port <= end {
+						return true
+					}
+				}
+				return false
+			}
+			for _, port := range []int32{50051, 8080, 9191, 3000} {
+				var fromAnyone, fromScraper bool
+				for _, rule := range np.Spec.Ingress {
+					if !open(rule, port) && !(port == 9191 && len(rule.Ports) == 1 && rule.Ports[0].Port.StrVal == "metrics") {
+						continue
+					}
+					if len(rule.From) == 0 {
+						fromAnyone = true
+					} else if rule.From[0].NamespaceSelector.MatchLabels["team"] == "monitoring" {
+						fromScraper = true
+					}
+				}
+				if port == 9191 && (fromAnyone || !fromScraper) {
+					t.Errorf("the metrics port: open to anyone %v, to the scraper %v", fromAnyone, fromScraper)
+				}
+				if port != 9191 && !fromAnyone {
+					t.Errorf("port %d is no longer open", port)
+				}
+			}
+		})
 	}
 }

@@ -23,7 +23,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			tc.run(t, s)
 		})
 	}
@@ -72,7 +72,7 @@ func RunDurable(t *testing.T, newStore func(t *testing.T) state.Store, reopen fu
 			}
 		}
 		s = reopen(t, s)
-		defer s.Close()
+		defer func() { _ = s.Close() }()
 		for _, k := range state.Kinds {
 			want := map[string]string{"kept": "v-" + string(k)}
 			if k == state.KindSession {

@@ -13,6 +13,7 @@ and answers what those servers ask of a client (sampling, elicitation, roots) th
 :class:`Client` is synchronous (handlers run on threads); :class:`AsyncClient` is the asyncio twin.
 """
 
+from ._retry import RetryPolicy
 from .aio import AsyncClient, AsyncSession
 from .client import Client, Session
 from .errors import (
@@ -20,8 +21,12 @@ from .errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     USER_REJECTED,
+    ApprovalArgumentsChangedError,
+    ApprovalDeniedError,
+    ApprovalExpiredError,
     BridgeError,
     CallCancelledError,
+    CallOutcomeUnknownError,
     DeadlineExceededError,
     FailedPreconditionError,
     InvalidArgumentError,
@@ -32,6 +37,8 @@ from .errors import (
     UnimplementedError,
 )
 from .handler import (
+    ApprovalDecision,
+    ApprovalRequest,
     AuthorizationRequest,
     ElicitationRequest,
     ElicitResult,
@@ -43,8 +50,10 @@ from .handler import (
     SamplingResult,
     ServerRequest,
     accept,
+    approve,
     cancel,
     decline,
+    deny,
 )
 from .types import (
     Annotations,
@@ -88,6 +97,7 @@ __all__ = [
     "AsyncSession",
     "Client",
     "Session",
+    "RetryPolicy",
     # handler
     "Handler",
     "ServerRequest",
@@ -98,13 +108,21 @@ __all__ = [
     "ElicitationRequest",
     "ElicitResult",
     "AuthorizationRequest",
+    "ApprovalRequest",
+    "ApprovalDecision",
     "RootsRequest",
     "accept",
     "decline",
     "cancel",
+    "approve",
+    "deny",
     # errors
     "BridgeError",
+    "ApprovalArgumentsChangedError",
+    "ApprovalDeniedError",
+    "ApprovalExpiredError",
     "CallCancelledError",
+    "CallOutcomeUnknownError",
     "DeadlineExceededError",
     "FailedPreconditionError",
     "InvalidArgumentError",

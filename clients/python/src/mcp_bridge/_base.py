@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from . import _convert as cv
+from . import _retry
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import host_pb2
 from .errors import BridgeError, DeadlineExceededError, from_rpc_error
@@ -54,13 +55,27 @@ def routed(md: tuple[tuple[str, str], ...], request: Any) -> tuple[tuple[str, st
     return md
 
 
-def channel_options(max_message_bytes: int | None, options: Iterable[tuple[str, Any]] | None) -> list[tuple[str, Any]]:
+def channel_options(
+    max_message_bytes: int | None,
+    options: Iterable[tuple[str, Any]] | None,
+    reconnect_backoff: tuple[float, float] | None = None,
+) -> list[tuple[str, Any]]:
     opts = list(options or [])
     if max_message_bytes:
         opts += [
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
         ]
+    # The channel reconnects with the client's backoff, not gRPC's default (1 s growing to 2 minutes): after a
+    # bridge restart, retried tool calls and the host stream get through as soon as it listens again.
+    given = {k for k, _ in opts}
+    if reconnect_backoff is not None:
+        for key, seconds in (
+            ("grpc.initial_reconnect_backoff_ms", reconnect_backoff[0]),
+            ("grpc.max_reconnect_backoff_ms", reconnect_backoff[1]),
+        ):
+            if key not in given:
+                opts.append((key, max(int(seconds * 1000), 1)))
     return opts
 
 
@@ -94,9 +109,13 @@ def call_tool_request(
     task_ttl: float | None,
     *,
     stream: bool = False,
+    resume: bool = False,
 ) -> Any:
+    if resume and not call_id:
+        raise ValueError("resume=True needs the call_id of the call to resume")
     cls = pb.StreamCallToolRequest if stream else pb.CallToolRequest
-    req = cls(session_id=session_id, name=name, call_id=call_id)
+    # Always an id: a call lost with its connection is asked for again by it (_retry).
+    req = cls(session_id=session_id, name=name, call_id=call_id or _retry.new_call_id(), resume=resume)
     cv.set_struct(req, "arguments", dict(arguments) if arguments is not None else {})
     cv.set_struct(req, "meta", meta)
     if task_ttl is not None:

@@ -29,6 +29,7 @@ from . import _convert as cv
 from ._gen.mcpbridge.v1 import host_pb2
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, BridgeError, McpError, from_status_proto
 from .handler import (
+    ApprovalRequest,
     AuthorizationRequest,
     ElicitationRequest,
     Handler,
@@ -78,6 +79,7 @@ class HostCore:
         self._lock = threading.RLock()
         self._sessions: dict[str, _SessionEntry] = {}
         self._openings: list[_Opening] = []
+        self._approver: Handler | None = None  # serve_approvals: decides approval requests
         self._requests: dict[str, _RequestEntry] = {}
         self._ended: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._gen = 0
@@ -119,6 +121,16 @@ class HostCore:
     def end_opening(self, token: object) -> None:
         with self._lock:
             self._openings = [o for o in self._openings if o is not token]
+
+    def set_approver(self, handler: Handler | None) -> None:
+        """Route the approval requests the bridge pushes to this stream (those the principal may decide) to
+        ``handler``; None leaves them alone (pending, for another approver)."""
+        with self._lock:
+            self._approver = handler
+
+    def serves_approvals(self) -> bool:
+        with self._lock:
+            return self._approver is not None
 
     def openings(self) -> int:
         with self._lock:
@@ -226,7 +238,14 @@ class HostCore:
                         self._send(entry.message)
                 return
             session = self._sessions.get(sr.session_id)
-            if session is not None:
+            if sr.WhichOneof("payload") == "approval":
+                # An approval request reaches every stream of an approver, whatever sessions it holds: it is
+                # decided by the client's approval handler, or left pending for another approver -- never
+                # refused by a handler that cannot decide it.
+                handler, roots = self._approver, None
+                if handler is None or not overrides(handler, "handle_approval"):
+                    return
+            elif session is not None:
                 handler, roots = session.handler, session.roots
             else:
                 # An authorization request of a session being created (its id is not known here yet, or it
@@ -266,6 +285,8 @@ class HostCore:
                 return handler.handle_url_elicitation, (request,)
         if isinstance(request, AuthorizationRequest) and overrides(handler, "handle_authorization"):
             return handler.handle_authorization, (request,)
+        if isinstance(request, ApprovalRequest) and overrides(handler, "handle_approval"):
+            return handler.handle_approval, (request,)
         if isinstance(request, RootsRequest):
             if overrides(handler, "list_roots"):
                 fn = handler.list_roots
@@ -278,6 +299,7 @@ class HostCore:
             "elicitation": "elicitation/create",
             "roots": "roots/list",
             "authorization": "authorization",
+            "approval": "approval",
         }
         err = McpError(METHOD_NOT_FOUND, f"Method not found: {method.get(request.kind, request.kind)}")
 

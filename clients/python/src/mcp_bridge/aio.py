@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 
-from . import _base, _otel
+from . import _base, _otel, _retry
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
+from ._retry import RetryPolicy
 from .errors import BridgeError, from_rpc_error
 from .handler import Handler, ServerRequest, overrides, request_from
 from .types import (
@@ -68,8 +69,9 @@ class AsyncClient:
         max_message_bytes: int | None = 16 << 20,
         options: Iterable[tuple[str, Any]] | None = None,
         metadata: Iterable[tuple[str, str]] | None = None,
+        retry: RetryPolicy | bool = True,
     ) -> None:
-        opts = _base.channel_options(max_message_bytes, options)
+        opts = _base.channel_options(max_message_bytes, options, reconnect_backoff)
         if credentials is not None:
             self._channel = grpc.aio.secure_channel(target, credentials, options=opts)
         else:
@@ -77,6 +79,7 @@ class AsyncClient:
         self._stub = pb_grpc.BridgeServiceStub(self._channel)
         self._metadata = _base.metadata(token, metadata)
         self._timeout = timeout
+        self._retry = _retry.policy_of(retry)
         self._attach_timeout = attach_timeout
         self._host = _AsyncHostStream(self._stub, self._metadata, reconnect_backoff)
         # One host stream per replica behind a proxy, routed by the id of the session that opened it (see
@@ -92,6 +95,25 @@ class AsyncClient:
             return await rpc(request, metadata=_base.routed(self._metadata + _otel.outgoing(), request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
+
+    def _attempts(self, req: Any, timeout: float | None, retry: RetryPolicy | bool | None) -> _retry.Attempts:
+        policy = self._retry if retry is None else _retry.policy_of(retry)
+        return _retry.Attempts(policy, timeout if timeout is not None else self._timeout, resume=req.resume)
+
+    async def _call_tool(self, req: pb.CallToolRequest, timeout: float | None, retry: RetryPolicy | bool | None) -> pb.CallToolResponse:
+        """CallTool, called again with the same call id (and ``resume``) while it fails UNAVAILABLE (_retry)."""
+        attempts = self._attempts(req, timeout, retry)
+        while True:
+            req.resume = attempts.resume
+            try:
+                return await self._call(self._stub.CallTool, req, attempts.timeout())
+            except BridgeError as err:
+                err.call_id = req.call_id
+                delay = attempts.retry_after(err)
+                if delay is None:
+                    raise
+                log.info("tool call %s lost (%s); calling again in %.2fs to resume it", req.call_id, err, delay)
+            await asyncio.sleep(delay)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -160,6 +182,17 @@ class AsyncClient:
         finally:
             if opening is not None:
                 self._host.core.end_opening(opening)
+
+    async def serve_approvals(self, handler: Handler) -> None:
+        """Decide tool calls that need approval with ``handler.handle_approval``; see
+        :meth:`mcp_bridge.Client.serve_approvals`."""
+        if not overrides(handler, "handle_approval"):
+            raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
+        self._host.core.set_approver(handler)
+        self._host.start()
+        resp = await self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id="approvals"), None)
+        for sr in resp.requests:
+            self._host.core.on_response(host_pb2.ConnectResponse(event=host_pb2.Event(session_id=sr.session_id, server_request=sr)))
 
     async def session(
         self,
@@ -263,10 +296,14 @@ class AsyncSession:
         call_id: str = "",
         task_ttl: float | None = None,
         timeout: float | None = None,
+        retry: RetryPolicy | bool | None = None,
+        resume: bool = False,
     ) -> CallToolResult:
-        """Call a tool with ``arguments`` (a dict) and return its result. Cancelling the task cancels the call."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
-        resp = await self._call(self._stub.CallTool, req, timeout)
+        """Call a tool with ``arguments`` (a dict) and return its result. Cancelling the task cancels the call
+        (and its retries). A call lost to ``UNAVAILABLE`` is made again with the same call id to get its one
+        outcome, as :meth:`mcp_bridge.Session.call_tool` describes."""
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
+        resp = await self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
     async def call_tool_stream(
@@ -278,22 +315,37 @@ class AsyncSession:
         call_id: str = "",
         task_ttl: float | None = None,
         timeout: float | None = None,
+        retry: RetryPolicy | bool | None = None,
+        resume: bool = False,
     ) -> AsyncIterator[StreamEvent]:
-        """Call a tool and yield its progress and log events, then its :class:`CallToolResult`, last."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
+        """Call a tool and yield its progress and log events, then its :class:`CallToolResult`, last. A stream
+        lost to ``UNAVAILABLE`` is opened again with the same call id and ``resume``; events already yielded may
+        be yielded again (see :meth:`mcp_bridge.Session.call_tool_stream`)."""
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
         client = self._client
-        t = timeout if timeout is not None else client._timeout
-        start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
-        try:
-            async for resp in call:
-                ev = _base.stream_event(resp)
-                if ev is not None:
-                    yield ev
-        except grpc.RpcError as err:
-            raise _base.call_error(err, t, start) from None
-        finally:
-            call.cancel()
+        attempts = client._attempts(req, timeout, retry)
+        while True:
+            req.resume = attempts.resume
+            t = attempts.timeout()
+            start = time.monotonic()
+            call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
+            try:
+                async for resp in call:
+                    attempts.reached()
+                    ev = _base.stream_event(resp)
+                    if ev is not None:
+                        yield ev
+                return
+            except grpc.RpcError as rpc_err:
+                err = _base.call_error(rpc_err, t, start)
+                err.call_id = req.call_id
+                delay = attempts.retry_after(err)
+                if delay is None:
+                    raise err from None
+                log.info("tool call stream %s lost (%s); opening it again in %.2fs to resume it", req.call_id, err, delay)
+            finally:
+                call.cancel()
+            await asyncio.sleep(delay)
 
     async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """All the server's resources (every page)."""

@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 
 import grpc
 
-from . import _base, _otel
+from . import _base, _otel, _retry
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
 from ._host import HostCore
+from ._retry import RetryPolicy
 from .errors import BridgeError, from_rpc_error
 from .handler import Handler, ServerRequest, overrides, request_from
 from .types import (
@@ -60,11 +61,15 @@ class Client:
         credentials: ``grpc.ssl_channel_credentials(...)`` for TLS / mTLS; plaintext when None.
         timeout: default timeout in seconds of every call (None: no timeout). Each method also takes one.
         max_workers: threads that run handler methods.
-        reconnect_backoff: (initial, maximum) seconds between reconnects of the host stream.
+        reconnect_backoff: (initial, maximum) seconds between reconnects of the host stream (and of the channel).
         attach_timeout: seconds ``create_session`` waits for the host stream to attach the session.
         max_message_bytes: the largest gRPC message sent or received (the bridge's default limit is 16 MiB).
         options: extra gRPC channel options.
         metadata: extra metadata sent with every call.
+        retry: how tool calls lost to ``UNAVAILABLE`` (the connection dropped, the bridge restarted or is
+            draining) are retried with the same call id: a :class:`RetryPolicy`, True for the default one (100 ms
+            doubling to 2 s, until the call's timeout, or for 60 s after the first failure without one), False
+            for none. Each ``call_tool`` can override it.
 
     Use it as a context manager, or call :meth:`close`.
     """
@@ -82,8 +87,9 @@ class Client:
         max_message_bytes: int | None = 16 << 20,
         options: Iterable[tuple[str, Any]] | None = None,
         metadata: Iterable[tuple[str, str]] | None = None,
+        retry: RetryPolicy | bool = True,
     ) -> None:
-        opts = _base.channel_options(max_message_bytes, options)
+        opts = _base.channel_options(max_message_bytes, options, reconnect_backoff)
         if credentials is not None:
             self._channel = grpc.secure_channel(target, credentials, options=opts)
         else:
@@ -91,6 +97,7 @@ class Client:
         self._stub = pb_grpc.BridgeServiceStub(self._channel)
         self._metadata = _base.metadata(token, metadata)
         self._timeout = timeout
+        self._retry = _retry.policy_of(retry)
         self._attach_timeout = attach_timeout
         self._host = _SyncHostStream(self._stub, self._metadata, max_workers, reconnect_backoff)
         # Behind a proxy in front of several replicas, a session is served by the replica named in its id, and
@@ -110,6 +117,26 @@ class Client:
             return rpc(request, metadata=_base.routed(self._metadata + _otel.outgoing(), request), timeout=t)
         except grpc.RpcError as err:
             raise _base.call_error(err, t, start) from None
+
+    def _attempts(self, req: Any, timeout: float | None, retry: RetryPolicy | bool | None) -> _retry.Attempts:
+        policy = self._retry if retry is None else _retry.policy_of(retry)
+        return _retry.Attempts(policy, timeout if timeout is not None else self._timeout, resume=req.resume)
+
+    def _call_tool(self, req: pb.CallToolRequest, timeout: float | None, retry: RetryPolicy | bool | None) -> pb.CallToolResponse:
+        """CallTool, called again with the same call id (and ``resume``) while it fails UNAVAILABLE (_retry)."""
+        attempts = self._attempts(req, timeout, retry)
+        while True:
+            req.resume = attempts.resume
+            try:
+                resp: pb.CallToolResponse = self._call(self._stub.CallTool, req, attempts.timeout())
+                return resp
+            except BridgeError as err:
+                err.call_id = req.call_id
+                delay = attempts.retry_after(err)
+                if delay is None:
+                    raise
+                log.info("tool call %s lost (%s); calling again in %.2fs to resume it", req.call_id, err, delay)
+            time.sleep(delay)
 
     def __enter__(self) -> Client:
         return self
@@ -200,6 +227,22 @@ class Client:
         finally:
             if opening is not None:
                 self._host.core.end_opening(opening)
+
+    def serve_approvals(self, handler: Handler) -> None:
+        """Decide tool calls that need approval (docs/adr/0080-approvals.md) with ``handler.handle_approval``.
+
+        The bridge delivers the approval requests this client's principal may decide -- of any session, not
+        only this client's -- on its host stream, which this opens if it is not open yet; those pending now are
+        delivered at once. Without this, a client leaves approval requests pending for another approver.
+        """
+        if not overrides(handler, "handle_approval"):
+            raise TypeError("serve_approvals needs a Handler that overrides handle_approval")
+        self._host.core.set_approver(handler)
+        self._host.start()
+        # Those pending already: a stream that was open before did not replay them (one known is not run again).
+        resp = self._call(self._stub.ListPendingRequests, pb.ListPendingRequestsRequest(session_id="approvals"), None)
+        for sr in resp.requests:
+            self._host.core.on_response(host_pb2.ConnectResponse(event=host_pb2.Event(session_id=sr.session_id, server_request=sr)))
 
     def session(
         self,
@@ -315,17 +358,25 @@ class Session:
         call_id: str = "",
         task_ttl: float | None = None,
         timeout: float | None = None,
+        retry: RetryPolicy | bool | None = None,
+        resume: bool = False,
     ) -> CallToolResult:
         """Call a tool with ``arguments`` (a dict) and return its result.
 
         ``call_id`` tags the call so the handler can match server requests to it
         (``request.origin_call_id``, set where the bridge knows the call caused the request; a legacy push over
-        stdio or SSE has none). ``task_ttl`` (seconds, 0 for the server's default) asks the server to run
-        the call as a task (the result then carries ``task``; poll it with :meth:`get_task`). A timeout cancels the
-        call upstream.
+        stdio or SSE has none); without one the client makes one up (``call-<uuid>``). ``task_ttl`` (seconds, 0
+        for the server's default) asks the server to run the call as a task (the result then carries ``task``;
+        poll it with :meth:`get_task`). A timeout cancels the call upstream.
+
+        A call that fails ``UNAVAILABLE`` (the connection dropped, the bridge restarted or is draining) is made
+        again with the same call id, asking the bridge for that call's one outcome, until ``timeout`` (see
+        :class:`RetryPolicy`; ``retry=False`` turns it off for this call). If the bridge cannot know whether the
+        tool ran, this raises :class:`CallOutcomeUnknownError`. ``resume=True`` asks for the outcome of a call
+        made before with ``call_id`` (e.g. by a process that died) instead of calling the tool.
         """
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl)
-        resp = self._call(self._stub.CallTool, req, timeout)
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
+        resp = self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
     def call_tool_stream(
@@ -337,24 +388,41 @@ class Session:
         call_id: str = "",
         task_ttl: float | None = None,
         timeout: float | None = None,
+        retry: RetryPolicy | bool | None = None,
+        resume: bool = False,
     ) -> Iterator[StreamEvent]:
         """Call a tool and yield its :class:`Progress` and :class:`LogMessage` events (and notices of server
         requests it caused) as they happen, then its :class:`CallToolResult`, last. Closing the iterator early
-        cancels the call."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True)
+        cancels the call.
+
+        A stream that fails ``UNAVAILABLE`` is opened again with the same call id and ``resume``, as
+        :meth:`call_tool` does: events already yielded may then be yielded again (a request notice of a request
+        still pending, progress the server reports again); the result comes once."""
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
         client = self._client
-        t = timeout if timeout is not None else client._timeout
-        start = time.monotonic()
-        call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
-        try:
-            for resp in call:
-                ev = _base.stream_event(resp)
-                if ev is not None:
-                    yield ev
-        except grpc.RpcError as err:
-            raise _base.call_error(err, t, start) from None
-        finally:
-            call.cancel()
+        attempts = client._attempts(req, timeout, retry)
+        while True:
+            req.resume = attempts.resume
+            t = attempts.timeout()
+            start = time.monotonic()
+            call = self._stub.StreamCallTool(req, metadata=_base.routed(client._metadata + _otel.outgoing(), req), timeout=t)
+            try:
+                for resp in call:
+                    attempts.reached()
+                    ev = _base.stream_event(resp)
+                    if ev is not None:
+                        yield ev
+                return
+            except grpc.RpcError as rpc_err:
+                err = _base.call_error(rpc_err, t, start)
+                err.call_id = req.call_id
+                delay = attempts.retry_after(err)
+                if delay is None:
+                    raise err from None
+                log.info("tool call stream %s lost (%s); opening it again in %.2fs to resume it", req.call_id, err, delay)
+            finally:
+                call.cancel()
+            time.sleep(delay)
 
     # -------------------------------------------------------------------------------------- resources
 

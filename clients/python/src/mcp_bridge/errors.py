@@ -47,6 +47,8 @@ class BridgeError(Exception):
         jsonrpc_code: the upstream JSON-RPC error code, when the error came from the MCP server.
         field_violations: ``(field, description)`` pairs of a ``google.rpc.BadRequest`` detail.
         details: every decoded detail message.
+        call_id: the call id of the tool call that failed (``Session.call_tool`` and ``call_tool_stream`` set
+            it, whether the host gave the id or the client made one up); "" for other calls.
     """
 
     def __init__(
@@ -68,6 +70,16 @@ class BridgeError(Exception):
         self.metadata = dict(metadata or {})
         self.field_violations = list(field_violations or [])
         self.details = list(details or [])
+        self.call_id = ""
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """Whether this is a tool call whose outcome cannot be known: the call was lost (the connection dropped,
+        the bridge restarted) while it was in flight upstream, the client called again with the same call id to
+        get its outcome (``resume``), and the bridge could not tell whether the tool ran -- ``ABORTED`` with reason
+        ``CALL_OUTCOME_UNKNOWN``. The tool may or may not have run: the host decides whether to call it again
+        (with a new call id). Such errors are :class:`CallOutcomeUnknownError`."""
+        return self.code == grpc.StatusCode.ABORTED and self.reason == CALL_OUTCOME_UNKNOWN
 
     @property
     def session_lost(self) -> bool:
@@ -88,6 +100,9 @@ class BridgeError(Exception):
                     return None
         return None
 
+
+CALL_OUTCOME_UNKNOWN = "CALL_OUTCOME_UNKNOWN"
+"""The ErrorInfo reason of a resumed tool call whose outcome the bridge cannot know (:attr:`BridgeError.outcome_unknown`)."""
 
 SESSION_LOST_REASONS = frozenset({"REPLICA_UNAVAILABLE", "SESSION_CLOSED", "SESSION_NOT_FOUND"})
 """ErrorInfo reasons that mean a session is gone for good (:attr:`BridgeError.session_lost`)."""
@@ -125,6 +140,12 @@ class CallCancelledError(BridgeError):
     """CANCELLED: the call was cancelled."""
 
 
+class CallOutcomeUnknownError(BridgeError):
+    """ABORTED, reason ``CALL_OUTCOME_UNKNOWN``: a tool call was lost while in flight and, asked again with the
+    same call id, the bridge cannot tell whether the tool ran (see :attr:`BridgeError.outcome_unknown`). It is
+    not retried: the tool may or may not have run, and only the host can decide what to do about it."""
+
+
 _BY_CODE: dict[grpc.StatusCode, type[BridgeError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgumentError,
     grpc.StatusCode.NOT_FOUND: NotFoundError,
@@ -138,9 +159,33 @@ _BY_CODE: dict[grpc.StatusCode, type[BridgeError]] = {
 }
 
 
-def error_class(code: grpc.StatusCode) -> type[BridgeError]:
-    """The BridgeError subclass raised for a gRPC status code."""
-    return _BY_CODE.get(code, BridgeError)
+class ApprovalDeniedError(PermissionDeniedError):
+    """PERMISSION_DENIED, reason ``APPROVAL_DENIED``: the call needed approval and an approver denied it (the
+    message carries the approver's reason). Nothing was sent upstream."""
+
+
+class ApprovalExpiredError(DeadlineExceededError):
+    """DEADLINE_EXCEEDED, reason ``APPROVAL_EXPIRED``: the call needed approval and nobody decided before the
+    approval request expired. Nothing was sent upstream."""
+
+
+class ApprovalArgumentsChangedError(FailedPreconditionError):
+    """FAILED_PRECONDITION, reason ``APPROVAL_ARGUMENTS_CHANGED``: a call resumed by its ``call_id`` carried other
+    arguments (or another tool) than the call submitted for approval. Nothing was sent upstream."""
+
+
+_BY_REASON: dict[tuple[grpc.StatusCode, str], type[BridgeError]] = {
+    (grpc.StatusCode.PERMISSION_DENIED, "APPROVAL_DENIED"): ApprovalDeniedError,
+    (grpc.StatusCode.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED"): ApprovalExpiredError,
+    (grpc.StatusCode.FAILED_PRECONDITION, "APPROVAL_ARGUMENTS_CHANGED"): ApprovalArgumentsChangedError,
+}
+
+
+def error_class(code: grpc.StatusCode, reason: str = "") -> type[BridgeError]:
+    """The BridgeError subclass raised for a gRPC status code (and ErrorInfo reason)."""
+    if code == grpc.StatusCode.ABORTED and reason == CALL_OUTCOME_UNKNOWN:
+        return CallOutcomeUnknownError
+    return _BY_REASON.get((code, reason)) or _BY_CODE.get(code, BridgeError)
 
 
 def _decode_status_details(raw: bytes | None) -> tuple[str, str, dict[str, str], list[tuple[str, str]], list[Any]]:
@@ -190,7 +235,7 @@ def from_rpc_error(err: grpc.RpcError) -> BridgeError:
         if key == "grpc-status-details-bin":
             raw = value if isinstance(value, bytes) else None
     reason, domain, metadata, violations, details = _decode_status_details(raw)
-    cls = error_class(code)
+    cls = error_class(code, reason)
     return cls(
         code,
         message or "",
@@ -206,7 +251,7 @@ def from_status_proto(status: Any) -> BridgeError:
     """Convert a ``google.rpc.Status`` message (e.g. ``ReplyAck.error``) to a BridgeError."""
     code = next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
     reason, domain, metadata, violations, details = _decode_status_details(status.SerializeToString())
-    return error_class(code)(
+    return error_class(code, reason)(
         code,
         status.message,
         reason=reason,

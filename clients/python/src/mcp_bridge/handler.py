@@ -270,7 +270,68 @@ class AuthorizationRequest(ServerRequest):
         return authorization_answer(value)
 
 
+@dataclass(kw_only=True)
+class ApprovalRequest(ServerRequest):
+    """The bridge's own request: a tool call that the server's policy says needs approval waits for a person
+    other than the caller (docs/adr/0080-approvals.md).
+
+    Delivered only to approvers, on a client that serves approvals (:meth:`~mcp_bridge.Client.serve_approvals`).
+    ``session_id``, ``origin_call_id`` and ``origin_name`` are the caller's session, call and tool; ``deadline``
+    is the expiry. Answer with :func:`approve` or :func:`deny`; only an approval sends the call upstream, with
+    exactly ``canonical_arguments``.
+    """
+
+    caller: str = ""
+    """The principal that made the call."""
+    server_name: str = ""
+    tool: str = ""
+    arguments: JSONObject = field(default_factory=dict)
+    canonical_arguments: str = ""
+    """The arguments in canonical JSON (RFC 8785): the bytes sent upstream and hashed into arguments_sha256."""
+    arguments_sha256: str = ""
+    rule: str = ""
+    """The approval pattern of the server's policy that matched the tool."""
+
+    kind: ClassVar[str] = "approval"
+
+    def _answer(self, value: Any) -> host_pb2.HostAnswer:
+        return approval_answer(value, self.arguments_sha256)
+
+
 # ------------------------------------------------------------------------------------------- answers
+
+
+@dataclass
+class ApprovalDecision:
+    """An approver's decision on an :class:`ApprovalRequest`: approve, or deny with a reason."""
+
+    approve: bool
+    reason: str = ""
+
+
+def approve(reason: str = "") -> ApprovalDecision:
+    """Approve the call: it is sent upstream with the arguments shown in the request."""
+    return ApprovalDecision(approve=True, reason=reason)
+
+
+def deny(reason: str) -> ApprovalDecision:
+    """Deny the call: the caller gets :class:`~mcp_bridge.ApprovalDeniedError` with ``reason``."""
+    return ApprovalDecision(approve=False, reason=reason)
+
+
+def approval_answer(value: Any, arguments_sha256: str) -> host_pb2.HostAnswer:
+    """The HostAnswer for an approval request: an :class:`ApprovalDecision` (or a bool). An approval carries the
+    request's digest: the approver approves the arguments it was shown."""
+    if isinstance(value, bool):
+        value = ApprovalDecision(approve=value)
+    if not isinstance(value, ApprovalDecision):
+        raise TypeError(f"an approval answer is an ApprovalDecision (approve() or deny()), not {type(value).__name__}")
+    a = host_pb2.HostAnswer()
+    a.approval.approve = value.approve
+    a.approval.reason = value.reason
+    if value.approve:
+        a.approval.arguments_sha256 = arguments_sha256
+    return a
 
 
 @dataclass
@@ -476,6 +537,18 @@ def request_from(sr: host_pb2.ServerRequest) -> ServerRequest | None:
         )
     if kind == "roots":
         return RootsRequest(**_common(sr), meta=cv.opt_struct(sr.roots, "meta"))
+    if kind == "approval":
+        ap = sr.approval
+        return ApprovalRequest(
+            **_common(sr),
+            caller=ap.caller,
+            server_name=ap.server_name,
+            tool=ap.tool,
+            arguments=cv.struct_to_dict(ap.arguments),
+            canonical_arguments=ap.canonical_arguments,
+            arguments_sha256=ap.arguments_sha256,
+            rule=ap.rule,
+        )
     return None
 
 
@@ -547,6 +620,16 @@ class Handler:
         """
         raise McpError(METHOD_NOT_FOUND, "Method not found: authorization")
 
+    def handle_approval(self, request: ApprovalRequest) -> Answer[ApprovalDecision]:
+        """Decide a tool call that needs approval (the bridge's own request; declares no MCP capability).
+
+        Show a person ``request.tool``, ``request.arguments`` and ``request.caller``; return :func:`approve` or
+        :func:`deny` with a reason (or call ``request.respond(...)`` later). Called only for a handler given to
+        :meth:`~mcp_bridge.Client.serve_approvals`, for the approval requests the client's principal may decide.
+        Raising denies the call.
+        """
+        raise McpError(METHOD_NOT_FOUND, "Method not found: approval")
+
     def handle_notification(self, method: str, params: dict[str, Any]) -> Any:
         """Observe a notification; the default ignores it.
 
@@ -567,6 +650,7 @@ _METHODS = (
     "handle_url_elicitation",
     "list_roots",
     "handle_authorization",
+    "handle_approval",
     "handle_notification",
 )
 

@@ -33,18 +33,29 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if eq .Values.mode "sidecar" -}}
 {{- $_ := set $listen "grpcSocket" (printf "%s/grpc.sock" .Values.sidecar.socketDir) -}}
 {{- end -}}
+{{- if .Values.metrics.enabled -}}
+{{- $_ := set $listen "admin" (printf "0.0.0.0:%v" .Values.metrics.port) -}}
+{{- end -}}
 {{- $cfg := deepCopy .Values.config | merge (dict "listen" $listen) -}}
 {{- if .Values.tokens.existingSecret -}}
 {{- $auth := get $cfg "auth" | default dict -}}
 {{- $_ := set $auth "tokensFile" (printf "/etc/mcp-bridge/tokens/%s" .Values.tokens.key) -}}
 {{- $_ := set $cfg "auth" $auth -}}
 {{- end -}}
-{{- with .Values.sharedState.redis }}{{ if and .address (eq $.Values.mode "shared") }}
+{{- if and .Values.sharedState.redis.address (eq .Values.mode "shared") -}}
+{{- with .Values.sharedState.redis }}
 {{- $redis := dict "address" .address "tls" .tls "keyPrefix" .keyPrefix "leaseTTL" .leaseTTL -}}
 {{- if .passwordKey }}{{ $_ := set $redis "passwordEnv" "MCPBRIDGE_REDIS_PASSWORD" }}{{ end -}}
 {{- if .usernameKey }}{{ $_ := set $redis "usernameEnv" "MCPBRIDGE_REDIS_USERNAME" }}{{ end -}}
 {{- $_ := set $cfg "state" (dict "redis" $redis "keyEnv" "MCPBRIDGE_STATE_KEY") -}}
-{{- end }}{{ end -}}
+{{- end }}
+{{- else if .Values.state.enabled -}}
+{{- $state := dict "file" (printf "%s/state.db" .Values.state.mountPath) "fsync" .Values.state.fsync -}}
+{{- if .Values.state.key.existingSecret -}}
+{{- $_ := set $state "keyFile" (printf "/etc/mcp-bridge/state-key/%s" .Values.state.key.key) -}}
+{{- end -}}
+{{- $_ := set $cfg "state" $state -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -99,6 +110,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     - name: http
       containerPort: {{ .Values.ports.http }}
       protocol: TCP
+    {{- if .Values.metrics.enabled }}
+    - name: metrics
+      containerPort: {{ .Values.metrics.port }}
+      protocol: TCP
+    {{- end }}
   startupProbe:
     grpc:
       port: {{ .Values.ports.grpc }}
@@ -139,6 +155,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     - name: socket
       mountPath: {{ .Values.sidecar.socketDir }}
     {{- end }}
+    {{- if .Values.state.enabled }}
+    - name: state
+      mountPath: {{ .Values.state.mountPath }}
+    {{- if .Values.state.key.existingSecret }}
+    - name: state-key
+      mountPath: /etc/mcp-bridge/state-key
+      readOnly: true
+    {{- end }}
+    {{- end }}
 {{- end -}}
 
 {{- define "mcp-bridge.volumes" -}}
@@ -158,6 +183,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if eq .Values.mode "sidecar" }}
 - name: socket
   emptyDir: {}
+{{- if .Values.state.enabled }}
+- name: state
+  emptyDir: {}
+{{- end }}
+{{- end }}
+{{- if and .Values.state.enabled .Values.state.key.existingSecret }}
+- name: state-key
+  secret:
+    secretName: {{ .Values.state.key.existingSecret }}
+    defaultMode: 0440  # group: the pod's fsGroup, which the bridge runs in
+    items:
+      - key: {{ .Values.state.key.key }}
+        path: {{ .Values.state.key.key }}
 {{- end }}
 {{- end -}}
 

@@ -2543,7 +2543,8 @@ func (x *CancelTaskResponse) GetTask() *Task {
 // WatchEventsRequest is the request of WatchEvents.
 type WatchEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session to watch.
+	// The session to watch; "approvals" for the approval requests the caller may decide; "-" for the
+	// authorization requests of the caller's sessions being created.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Whether to deliver the session's pending server requests first, before new events. Unset means true.
 	IncludePending *bool `protobuf:"varint,2,opt,name=include_pending,json=includePending,proto3,oneof" json:"include_pending,omitempty"`
@@ -2645,7 +2646,8 @@ func (x *WatchEventsResponse) GetEvent() *Event {
 type ListPendingRequestsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session, or "-" for every session of the caller including those still being created (an
-	// authorization request raised while CreateSession runs is listed only this way).
+	// authorization request raised while CreateSession runs is listed only this way), or "approvals" for the
+	// approval requests of any session that the caller may decide.
 	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2737,7 +2739,8 @@ func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
 // RespondToRequestRequest is the request of RespondToRequest.
 type RespondToRequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session of the request, or "-" (the request id alone identifies it).
+	// The session of the request, or "-" or "approvals" (the request id alone identifies it). An approver
+	// decides an approval request this way: the caller's session is not the approver's.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// The ServerRequest.request_id being answered.
 	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

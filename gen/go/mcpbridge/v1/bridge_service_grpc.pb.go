@@ -124,7 +124,9 @@ type BridgeServiceClient interface {
 	// attach to one session; the first answer wins and the others see ANSWERED_ELSEWHERE.
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConnectRequest, ConnectResponse], error)
 	// WatchEvents streams the events of one session, like Connect does for attached sessions; REST hosts
-	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON. The
+	// answer server requests with RespondToRequest. On session "approvals" it streams the approval requests
+	// the caller may decide (those pending first) and their ends; on "-" the authorization requests of
+	// sessions being created. Over REST the stream is newline-delimited JSON. The
 	// response headers (HTTP 200 over REST) are sent at once, before any event, so a client knows the watch is
 	// live; an error after that ends the stream with a last line {"error": {...}}.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
@@ -492,7 +494,9 @@ type BridgeServiceServer interface {
 	// attach to one session; the first answer wins and the others see ANSWERED_ELSEWHERE.
 	Connect(grpc.BidiStreamingServer[ConnectRequest, ConnectResponse]) error
 	// WatchEvents streams the events of one session, like Connect does for attached sessions; REST hosts
-	// answer server requests with RespondToRequest. Over REST the stream is newline-delimited JSON. The
+	// answer server requests with RespondToRequest. On session "approvals" it streams the approval requests
+	// the caller may decide (those pending first) and their ends; on "-" the authorization requests of
+	// sessions being created. Over REST the stream is newline-delimited JSON. The
 	// response headers (HTTP 200 over REST) are sent at once, before any event, so a client knows the watch is
 	// live; an error after that ends the stream with a last line {"error": {...}}.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error

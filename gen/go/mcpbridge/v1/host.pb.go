@@ -14,6 +14,7 @@ import (
 	status "google.golang.org/genproto/googleapis/rpc/status"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -201,6 +202,7 @@ type ServerRequest struct {
 	//	*ServerRequest_Elicitation
 	//	*ServerRequest_Roots
 	//	*ServerRequest_Authorization
+	//	*ServerRequest_Approval
 	Payload isServerRequest_Payload `protobuf_oneof:"payload"`
 	// The task the request serves, when it serves one (see GetTask): a task in `input_required` whose server
 	// asked for input — on 2025-11-25 the bridge fetches the task's queued requests with `tasks/result`
@@ -355,6 +357,15 @@ func (x *ServerRequest) GetAuthorization() *AuthorizationRequest {
 	return nil
 }
 
+func (x *ServerRequest) GetApproval() *ApprovalRequest {
+	if x != nil {
+		if x, ok := x.Payload.(*ServerRequest_Approval); ok {
+			return x.Approval
+		}
+	}
+	return nil
+}
+
 func (x *ServerRequest) GetTaskId() string {
 	if x != nil {
 		return x.TaskId
@@ -396,6 +407,16 @@ type ServerRequest_Authorization struct {
 	Authorization *AuthorizationRequest `protobuf:"bytes,13,opt,name=authorization,proto3,oneof"`
 }
 
+type ServerRequest_Approval struct {
+	// The bridge's own request: a tool call that the server's policy says needs approval waits for a person
+	// other than the caller to approve or deny it; answer with HostAnswer.approval. Delivered only to the
+	// principals the policy names as approvers (on every Connect stream of theirs, WatchEvents and
+	// ListPendingRequests on session "approvals"), never to the caller's own session stream. `session_id`,
+	// `origin_call_id` and `origin_name` name the caller's session, call and tool; `deadline` is the expiry;
+	// `delivery` is DELIVERY_UNSPECIFIED.
+	Approval *ApprovalRequest `protobuf:"bytes,16,opt,name=approval,proto3,oneof"`
+}
+
 func (*ServerRequest_Sampling) isServerRequest_Payload() {}
 
 func (*ServerRequest_Elicitation) isServerRequest_Payload() {}
@@ -403,6 +424,8 @@ func (*ServerRequest_Elicitation) isServerRequest_Payload() {}
 func (*ServerRequest_Roots) isServerRequest_Payload() {}
 
 func (*ServerRequest_Authorization) isServerRequest_Payload() {}
+
+func (*ServerRequest_Approval) isServerRequest_Payload() {}
 
 // AuthorizationRequest asks the host to have its user authorize the bridge at an upstream server's OAuth
 // authorization server (MCP authorization, authorization code flow). The host shows or opens
@@ -481,6 +504,175 @@ func (x *AuthorizationRequest) GetScopes() []string {
 	return nil
 }
 
+// ApprovalRequest is a tool call waiting for approval (docs/adr/0080-approvals.md). Only an approval sends it
+// upstream, with exactly `canonical_arguments`.
+type ApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The principal that made the call.
+	Caller string `protobuf:"bytes,1,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The configured name of the MCP server the call goes to.
+	ServerName string `protobuf:"bytes,2,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The tool called.
+	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The call's arguments, as sent once approved.
+	Arguments *structpb.Struct `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The arguments in canonical JSON (RFC 8785 JCS: members sorted by UTF-16 code units, no white space,
+	// ECMAScript number form): the exact bytes sent upstream and hashed into `arguments_sha256`.
+	CanonicalArguments string `protobuf:"bytes,5,opt,name=canonical_arguments,json=canonicalArguments,proto3" json:"canonical_arguments,omitempty"`
+	// Lower-case hex SHA-256 of `canonical_arguments`. An approval must repeat it
+	// (ApprovalDecision.arguments_sha256): the approver approves the arguments it saw.
+	ArgumentsSha256 string `protobuf:"bytes,6,opt,name=arguments_sha256,json=argumentsSha256,proto3" json:"arguments_sha256,omitempty"`
+	// The approval pattern of the server's policy (`tools.approve`) that matched the tool.
+	Rule          string `protobuf:"bytes,7,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalRequest) Reset() {
+	*x = ApprovalRequest{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalRequest) ProtoMessage() {}
+
+func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
+func (*ApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ApprovalRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *ApprovalRequest) GetCanonicalArguments() string {
+	if x != nil {
+		return x.CanonicalArguments
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetArgumentsSha256() string {
+	if x != nil {
+		return x.ArgumentsSha256
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+// ApprovalDecision answers an ApprovalRequest. A decision without `approve` denies the call; cancelling the
+// request (CancelServerRequest) denies it too.
+type ApprovalDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True to send the call upstream; false to deny it (the caller gets PERMISSION_DENIED, reason
+	// APPROVAL_DENIED, with `reason`).
+	Approve bool `protobuf:"varint,1,opt,name=approve,proto3" json:"approve,omitempty"`
+	// Why; shown to the caller on a denial and written to the audit log. At most 4096 bytes.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The request's `arguments_sha256`; required when approving, and it must match.
+	ArgumentsSha256 string `protobuf:"bytes,3,opt,name=arguments_sha256,json=argumentsSha256,proto3" json:"arguments_sha256,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ApprovalDecision) Reset() {
+	*x = ApprovalDecision{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalDecision) ProtoMessage() {}
+
+func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
+func (*ApprovalDecision) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ApprovalDecision) GetApprove() bool {
+	if x != nil {
+		return x.Approve
+	}
+	return false
+}
+
+func (x *ApprovalDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ApprovalDecision) GetArgumentsSha256() string {
+	if x != nil {
+		return x.ArgumentsSha256
+	}
+	return ""
+}
+
 // AuthorizationResponse answers an AuthorizationRequest: the URL the authorization server redirected the
 // browser to, or the `code`, `state` and `iss` parameters taken from it. A redirect carrying an OAuth error
 // (e.g. `error=access_denied`) is a valid answer; the authorization then fails. To give up without one, answer
@@ -502,7 +694,7 @@ type AuthorizationResponse struct {
 
 func (x *AuthorizationResponse) Reset() {
 	*x = AuthorizationResponse{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +706,7 @@ func (x *AuthorizationResponse) String() string {
 func (*AuthorizationResponse) ProtoMessage() {}
 
 func (x *AuthorizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +719,7 @@ func (x *AuthorizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizationResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizationResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AuthorizationResponse) GetRedirectUrl() string {
@@ -569,6 +761,7 @@ type HostAnswer struct {
 	//	*HostAnswer_Elicitation
 	//	*HostAnswer_Roots
 	//	*HostAnswer_Authorization
+	//	*HostAnswer_Approval
 	//	*HostAnswer_Error
 	Answer        isHostAnswer_Answer `protobuf_oneof:"answer"`
 	unknownFields protoimpl.UnknownFields
@@ -577,7 +770,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +782,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +795,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HostAnswer) GetAnswer() isHostAnswer_Answer {
@@ -648,6 +841,15 @@ func (x *HostAnswer) GetAuthorization() *AuthorizationResponse {
 	return nil
 }
 
+func (x *HostAnswer) GetApproval() *ApprovalDecision {
+	if x != nil {
+		if x, ok := x.Answer.(*HostAnswer_Approval); ok {
+			return x.Approval
+		}
+	}
+	return nil
+}
+
 func (x *HostAnswer) GetError() *JsonRpcError {
 	if x != nil {
 		if x, ok := x.Answer.(*HostAnswer_Error); ok {
@@ -681,6 +883,11 @@ type HostAnswer_Authorization struct {
 	Authorization *AuthorizationResponse `protobuf:"bytes,5,opt,name=authorization,proto3,oneof"`
 }
 
+type HostAnswer_Approval struct {
+	// An approver's decision, for an approval request.
+	Approval *ApprovalDecision `protobuf:"bytes,6,opt,name=approval,proto3,oneof"`
+}
+
 type HostAnswer_Error struct {
 	// A JSON-RPC error to return to the server instead of a result, e.g. code -1 "User rejected sampling
 	// request".
@@ -694,6 +901,8 @@ func (*HostAnswer_Elicitation) isHostAnswer_Answer() {}
 func (*HostAnswer_Roots) isHostAnswer_Answer() {}
 
 func (*HostAnswer_Authorization) isHostAnswer_Answer() {}
+
+func (*HostAnswer_Approval) isHostAnswer_Answer() {}
 
 func (*HostAnswer_Error) isHostAnswer_Answer() {}
 
@@ -710,7 +919,7 @@ type HostReply struct {
 
 func (x *HostReply) Reset() {
 	*x = HostReply{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +931,7 @@ func (x *HostReply) String() string {
 func (*HostReply) ProtoMessage() {}
 
 func (x *HostReply) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +944,7 @@ func (x *HostReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostReply.ProtoReflect.Descriptor instead.
 func (*HostReply) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HostReply) GetRequestId() string {
@@ -769,7 +978,7 @@ type RequestEnded struct {
 
 func (x *RequestEnded) Reset() {
 	*x = RequestEnded{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +990,7 @@ func (x *RequestEnded) String() string {
 func (*RequestEnded) ProtoMessage() {}
 
 func (x *RequestEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +1003,7 @@ func (x *RequestEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestEnded.ProtoReflect.Descriptor instead.
 func (*RequestEnded) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RequestEnded) GetRequestId() string {
@@ -860,7 +1069,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +1081,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +1094,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Event) GetSequence() uint64 {
@@ -1137,7 +1346,7 @@ type ListChanged struct {
 
 func (x *ListChanged) Reset() {
 	*x = ListChanged{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1358,7 @@ func (x *ListChanged) String() string {
 func (*ListChanged) ProtoMessage() {}
 
 func (x *ListChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1371,7 @@ func (x *ListChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChanged.ProtoReflect.Descriptor instead.
 func (*ListChanged) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 // ResourceUpdated says a subscribed resource changed (MCP `notifications/resources/updated`).
@@ -1176,7 +1385,7 @@ type ResourceUpdated struct {
 
 func (x *ResourceUpdated) Reset() {
 	*x = ResourceUpdated{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1397,7 @@ func (x *ResourceUpdated) String() string {
 func (*ResourceUpdated) ProtoMessage() {}
 
 func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1410,7 @@ func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUpdated.ProtoReflect.Descriptor instead.
 func (*ResourceUpdated) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ResourceUpdated) GetUri() string {
@@ -1222,7 +1431,7 @@ type ElicitationComplete struct {
 
 func (x *ElicitationComplete) Reset() {
 	*x = ElicitationComplete{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1443,7 @@ func (x *ElicitationComplete) String() string {
 func (*ElicitationComplete) ProtoMessage() {}
 
 func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1456,7 @@ func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitationComplete.ProtoReflect.Descriptor instead.
 func (*ElicitationComplete) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ElicitationComplete) GetElicitationId() string {
@@ -1271,7 +1480,7 @@ type Cancelled struct {
 
 func (x *Cancelled) Reset() {
 	*x = Cancelled{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1492,7 @@ func (x *Cancelled) String() string {
 func (*Cancelled) ProtoMessage() {}
 
 func (x *Cancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1505,7 @@ func (x *Cancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancelled.ProtoReflect.Descriptor instead.
 func (*Cancelled) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Cancelled) GetRequestId() string {
@@ -1328,7 +1537,7 @@ type SessionStateChange struct {
 
 func (x *SessionStateChange) Reset() {
 	*x = SessionStateChange{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1549,7 @@ func (x *SessionStateChange) String() string {
 func (*SessionStateChange) ProtoMessage() {}
 
 func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1562,7 @@ func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStateChange.ProtoReflect.Descriptor instead.
 func (*SessionStateChange) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionStateChange) GetState() SessionState {
@@ -1389,7 +1598,7 @@ type EventsDropped struct {
 
 func (x *EventsDropped) Reset() {
 	*x = EventsDropped{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1610,7 @@ func (x *EventsDropped) String() string {
 func (*EventsDropped) ProtoMessage() {}
 
 func (x *EventsDropped) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1623,7 @@ func (x *EventsDropped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsDropped.ProtoReflect.Descriptor instead.
 func (*EventsDropped) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EventsDropped) GetCount() uint64 {
@@ -1442,7 +1651,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1663,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1676,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ConnectRequest) GetAction() isConnectRequest_Action {
@@ -1557,7 +1766,7 @@ type AttachSessions struct {
 
 func (x *AttachSessions) Reset() {
 	*x = AttachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1778,7 @@ func (x *AttachSessions) String() string {
 func (*AttachSessions) ProtoMessage() {}
 
 func (x *AttachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1791,7 @@ func (x *AttachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSessions.ProtoReflect.Descriptor instead.
 func (*AttachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AttachSessions) GetSessionIds() []string {
@@ -1603,7 +1812,7 @@ type DetachSessions struct {
 
 func (x *DetachSessions) Reset() {
 	*x = DetachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1824,7 @@ func (x *DetachSessions) String() string {
 func (*DetachSessions) ProtoMessage() {}
 
 func (x *DetachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1837,7 @@ func (x *DetachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetachSessions.ProtoReflect.Descriptor instead.
 func (*DetachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DetachSessions) GetSessionIds() []string {
@@ -1652,7 +1861,7 @@ type CancelServerRequest struct {
 
 func (x *CancelServerRequest) Reset() {
 	*x = CancelServerRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1873,7 @@ func (x *CancelServerRequest) String() string {
 func (*CancelServerRequest) ProtoMessage() {}
 
 func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1886,7 @@ func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelServerRequest.ProtoReflect.Descriptor instead.
 func (*CancelServerRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelServerRequest) GetRequestId() string {
@@ -1711,7 +1920,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1932,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1945,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ConnectResponse) GetMessage() isConnectResponse_Message {
@@ -1815,7 +2024,7 @@ type ReplyAck struct {
 
 func (x *ReplyAck) Reset() {
 	*x = ReplyAck{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +2036,7 @@ func (x *ReplyAck) String() string {
 func (*ReplyAck) ProtoMessage() {}
 
 func (x *ReplyAck) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +2049,7 @@ func (x *ReplyAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyAck.ProtoReflect.Descriptor instead.
 func (*ReplyAck) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReplyAck) GetRequestId() string {
@@ -1877,7 +2086,7 @@ type AttachedSessions struct {
 
 func (x *AttachedSessions) Reset() {
 	*x = AttachedSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2098,7 @@ func (x *AttachedSessions) String() string {
 func (*AttachedSessions) ProtoMessage() {}
 
 func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2111,7 @@ func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachedSessions.ProtoReflect.Descriptor instead.
 func (*AttachedSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{19}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AttachedSessions) GetSessionIds() []string {
@@ -1932,7 +2141,7 @@ type AttachFailure struct {
 
 func (x *AttachFailure) Reset() {
 	*x = AttachFailure{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2153,7 @@ func (x *AttachFailure) String() string {
 func (*AttachFailure) ProtoMessage() {}
 
 func (x *AttachFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2166,7 @@ func (x *AttachFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachFailure.ProtoReflect.Descriptor instead.
 func (*AttachFailure) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{20}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AttachFailure) GetSessionId() string {
@@ -1978,7 +2187,7 @@ var File_mcpbridge_v1_host_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xbf\x06\n" +
+	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xfc\x06\n" +
 	"\rServerRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -1997,7 +2206,8 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	" \x01(\v2\".mcpbridge.v1.CreateMessageRequestH\x00R\bsampling\x12?\n" +
 	"\velicitation\x18\v \x01(\v2\x1b.mcpbridge.v1.ElicitRequestH\x00R\velicitation\x126\n" +
 	"\x05roots\x18\f \x01(\v2\x1e.mcpbridge.v1.ListRootsRequestH\x00R\x05roots\x12J\n" +
-	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorization\x12\x17\n" +
+	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorization\x12;\n" +
+	"\bapproval\x18\x10 \x01(\v2\x1d.mcpbridge.v1.ApprovalRequestH\x00R\bapproval\x12\x17\n" +
 	"\atask_id\x18\x0e \x01(\tR\x06taskId\x12R\n" +
 	"\rtrace_context\x18\x0f \x03(\v2-.mcpbridge.v1.ServerRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
@@ -2009,18 +2219,32 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\fredirect_url\x18\x02 \x01(\tR\vredirectUrl\x12\x1f\n" +
 	"\vserver_name\x18\x03 \x01(\tR\n" +
 	"serverName\x12\x16\n" +
-	"\x06scopes\x18\x04 \x03(\tR\x06scopes\"v\n" +
+	"\x06scopes\x18\x04 \x03(\tR\x06scopes\"\x85\x02\n" +
+	"\x0fApprovalRequest\x12\x16\n" +
+	"\x06caller\x18\x01 \x01(\tR\x06caller\x12\x1f\n" +
+	"\vserver_name\x18\x02 \x01(\tR\n" +
+	"serverName\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x125\n" +
+	"\targuments\x18\x04 \x01(\v2\x17.google.protobuf.StructR\targuments\x12/\n" +
+	"\x13canonical_arguments\x18\x05 \x01(\tR\x12canonicalArguments\x12)\n" +
+	"\x10arguments_sha256\x18\x06 \x01(\tR\x0fargumentsSha256\x12\x12\n" +
+	"\x04rule\x18\a \x01(\tR\x04rule\"o\n" +
+	"\x10ApprovalDecision\x12\x18\n" +
+	"\aapprove\x18\x01 \x01(\bR\aapprove\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12)\n" +
+	"\x10arguments_sha256\x18\x03 \x01(\tR\x0fargumentsSha256\"v\n" +
 	"\x15AuthorizationResponse\x12!\n" +
 	"\fredirect_url\x18\x01 \x01(\tR\vredirectUrl\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x14\n" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x10\n" +
-	"\x03iss\x18\x04 \x01(\tR\x03iss\"\xcf\x02\n" +
+	"\x03iss\x18\x04 \x01(\tR\x03iss\"\x8d\x03\n" +
 	"\n" +
 	"HostAnswer\x12?\n" +
 	"\bsampling\x18\x01 \x01(\v2!.mcpbridge.v1.CreateMessageResultH\x00R\bsampling\x12>\n" +
 	"\velicitation\x18\x02 \x01(\v2\x1a.mcpbridge.v1.ElicitResultH\x00R\velicitation\x125\n" +
 	"\x05roots\x18\x03 \x01(\v2\x1d.mcpbridge.v1.ListRootsResultH\x00R\x05roots\x12K\n" +
-	"\rauthorization\x18\x05 \x01(\v2#.mcpbridge.v1.AuthorizationResponseH\x00R\rauthorization\x122\n" +
+	"\rauthorization\x18\x05 \x01(\v2#.mcpbridge.v1.AuthorizationResponseH\x00R\rauthorization\x12<\n" +
+	"\bapproval\x18\x06 \x01(\v2\x1e.mcpbridge.v1.ApprovalDecisionH\x00R\bapproval\x122\n" +
 	"\x05error\x18\x04 \x01(\v2\x1a.mcpbridge.v1.JsonRpcErrorH\x00R\x05errorB\b\n" +
 	"\x06answer\"f\n" +
 	"\tHostReply\x12\"\n" +
@@ -2133,92 +2357,98 @@ func file_mcpbridge_v1_host_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_mcpbridge_v1_host_proto_goTypes = []any{
 	(Delivery)(0),                 // 0: mcpbridge.v1.Delivery
 	(RequestOutcome)(0),           // 1: mcpbridge.v1.RequestOutcome
 	(*ServerRequest)(nil),         // 2: mcpbridge.v1.ServerRequest
 	(*AuthorizationRequest)(nil),  // 3: mcpbridge.v1.AuthorizationRequest
-	(*AuthorizationResponse)(nil), // 4: mcpbridge.v1.AuthorizationResponse
-	(*HostAnswer)(nil),            // 5: mcpbridge.v1.HostAnswer
-	(*HostReply)(nil),             // 6: mcpbridge.v1.HostReply
-	(*RequestEnded)(nil),          // 7: mcpbridge.v1.RequestEnded
-	(*Event)(nil),                 // 8: mcpbridge.v1.Event
-	(*ListChanged)(nil),           // 9: mcpbridge.v1.ListChanged
-	(*ResourceUpdated)(nil),       // 10: mcpbridge.v1.ResourceUpdated
-	(*ElicitationComplete)(nil),   // 11: mcpbridge.v1.ElicitationComplete
-	(*Cancelled)(nil),             // 12: mcpbridge.v1.Cancelled
-	(*SessionStateChange)(nil),    // 13: mcpbridge.v1.SessionStateChange
-	(*EventsDropped)(nil),         // 14: mcpbridge.v1.EventsDropped
-	(*ConnectRequest)(nil),        // 15: mcpbridge.v1.ConnectRequest
-	(*AttachSessions)(nil),        // 16: mcpbridge.v1.AttachSessions
-	(*DetachSessions)(nil),        // 17: mcpbridge.v1.DetachSessions
-	(*CancelServerRequest)(nil),   // 18: mcpbridge.v1.CancelServerRequest
-	(*ConnectResponse)(nil),       // 19: mcpbridge.v1.ConnectResponse
-	(*ReplyAck)(nil),              // 20: mcpbridge.v1.ReplyAck
-	(*AttachedSessions)(nil),      // 21: mcpbridge.v1.AttachedSessions
-	(*AttachFailure)(nil),         // 22: mcpbridge.v1.AttachFailure
-	nil,                           // 23: mcpbridge.v1.ServerRequest.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
-	(*CreateMessageRequest)(nil),  // 25: mcpbridge.v1.CreateMessageRequest
-	(*ElicitRequest)(nil),         // 26: mcpbridge.v1.ElicitRequest
-	(*ListRootsRequest)(nil),      // 27: mcpbridge.v1.ListRootsRequest
-	(*CreateMessageResult)(nil),   // 28: mcpbridge.v1.CreateMessageResult
-	(*ElicitResult)(nil),          // 29: mcpbridge.v1.ElicitResult
-	(*ListRootsResult)(nil),       // 30: mcpbridge.v1.ListRootsResult
-	(*JsonRpcError)(nil),          // 31: mcpbridge.v1.JsonRpcError
-	(*ProgressNotification)(nil),  // 32: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),        // 33: mcpbridge.v1.LoggingMessage
-	(*Task)(nil),                  // 34: mcpbridge.v1.Task
-	(SessionState)(0),             // 35: mcpbridge.v1.SessionState
-	(*status.Status)(nil),         // 36: google.rpc.Status
+	(*ApprovalRequest)(nil),       // 4: mcpbridge.v1.ApprovalRequest
+	(*ApprovalDecision)(nil),      // 5: mcpbridge.v1.ApprovalDecision
+	(*AuthorizationResponse)(nil), // 6: mcpbridge.v1.AuthorizationResponse
+	(*HostAnswer)(nil),            // 7: mcpbridge.v1.HostAnswer
+	(*HostReply)(nil),             // 8: mcpbridge.v1.HostReply
+	(*RequestEnded)(nil),          // 9: mcpbridge.v1.RequestEnded
+	(*Event)(nil),                 // 10: mcpbridge.v1.Event
+	(*ListChanged)(nil),           // 11: mcpbridge.v1.ListChanged
+	(*ResourceUpdated)(nil),       // 12: mcpbridge.v1.ResourceUpdated
+	(*ElicitationComplete)(nil),   // 13: mcpbridge.v1.ElicitationComplete
+	(*Cancelled)(nil),             // 14: mcpbridge.v1.Cancelled
+	(*SessionStateChange)(nil),    // 15: mcpbridge.v1.SessionStateChange
+	(*EventsDropped)(nil),         // 16: mcpbridge.v1.EventsDropped
+	(*ConnectRequest)(nil),        // 17: mcpbridge.v1.ConnectRequest
+	(*AttachSessions)(nil),        // 18: mcpbridge.v1.AttachSessions
+	(*DetachSessions)(nil),        // 19: mcpbridge.v1.DetachSessions
+	(*CancelServerRequest)(nil),   // 20: mcpbridge.v1.CancelServerRequest
+	(*ConnectResponse)(nil),       // 21: mcpbridge.v1.ConnectResponse
+	(*ReplyAck)(nil),              // 22: mcpbridge.v1.ReplyAck
+	(*AttachedSessions)(nil),      // 23: mcpbridge.v1.AttachedSessions
+	(*AttachFailure)(nil),         // 24: mcpbridge.v1.AttachFailure
+	nil,                           // 25: mcpbridge.v1.ServerRequest.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*CreateMessageRequest)(nil),  // 27: mcpbridge.v1.CreateMessageRequest
+	(*ElicitRequest)(nil),         // 28: mcpbridge.v1.ElicitRequest
+	(*ListRootsRequest)(nil),      // 29: mcpbridge.v1.ListRootsRequest
+	(*structpb.Struct)(nil),       // 30: google.protobuf.Struct
+	(*CreateMessageResult)(nil),   // 31: mcpbridge.v1.CreateMessageResult
+	(*ElicitResult)(nil),          // 32: mcpbridge.v1.ElicitResult
+	(*ListRootsResult)(nil),       // 33: mcpbridge.v1.ListRootsResult
+	(*JsonRpcError)(nil),          // 34: mcpbridge.v1.JsonRpcError
+	(*ProgressNotification)(nil),  // 35: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),        // 36: mcpbridge.v1.LoggingMessage
+	(*Task)(nil),                  // 37: mcpbridge.v1.Task
+	(SessionState)(0),             // 38: mcpbridge.v1.SessionState
+	(*status.Status)(nil),         // 39: google.rpc.Status
 }
 var file_mcpbridge_v1_host_proto_depIdxs = []int32{
 	0,  // 0: mcpbridge.v1.ServerRequest.delivery:type_name -> mcpbridge.v1.Delivery
-	24, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
-	24, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
-	25, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
-	26, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
-	27, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
+	26, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
+	26, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
+	27, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
+	28, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
+	29, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
 	3,  // 6: mcpbridge.v1.ServerRequest.authorization:type_name -> mcpbridge.v1.AuthorizationRequest
-	23, // 7: mcpbridge.v1.ServerRequest.trace_context:type_name -> mcpbridge.v1.ServerRequest.TraceContextEntry
-	28, // 8: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
-	29, // 9: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
-	30, // 10: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
-	4,  // 11: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
-	31, // 12: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
-	5,  // 13: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
-	1,  // 14: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
-	24, // 15: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 16: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
-	7,  // 17: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	32, // 18: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
-	33, // 19: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
-	9,  // 20: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
-	9,  // 21: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
-	9,  // 22: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
-	10, // 23: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
-	11, // 24: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
-	34, // 25: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
-	12, // 26: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
-	13, // 27: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
-	14, // 28: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
-	35, // 29: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
-	16, // 30: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
-	17, // 31: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
-	6,  // 32: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
-	18, // 33: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
-	8,  // 34: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
-	20, // 35: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
-	21, // 36: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
-	36, // 37: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
-	22, // 38: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
-	36, // 39: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	4,  // 7: mcpbridge.v1.ServerRequest.approval:type_name -> mcpbridge.v1.ApprovalRequest
+	25, // 8: mcpbridge.v1.ServerRequest.trace_context:type_name -> mcpbridge.v1.ServerRequest.TraceContextEntry
+	30, // 9: mcpbridge.v1.ApprovalRequest.arguments:type_name -> google.protobuf.Struct
+	31, // 10: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
+	32, // 11: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
+	33, // 12: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
+	6,  // 13: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
+	5,  // 14: mcpbridge.v1.HostAnswer.approval:type_name -> mcpbridge.v1.ApprovalDecision
+	34, // 15: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
+	7,  // 16: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
+	1,  // 17: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
+	26, // 18: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
+	2,  // 19: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
+	9,  // 20: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	35, // 21: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
+	36, // 22: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
+	11, // 23: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
+	11, // 24: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
+	11, // 25: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
+	12, // 26: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
+	13, // 27: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
+	37, // 28: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
+	14, // 29: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
+	15, // 30: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
+	16, // 31: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
+	38, // 32: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
+	18, // 33: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
+	19, // 34: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
+	8,  // 35: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
+	20, // 36: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
+	10, // 37: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
+	22, // 38: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
+	23, // 39: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
+	39, // 40: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
+	24, // 41: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
+	39, // 42: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_host_proto_init() }
@@ -2233,15 +2463,17 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*ServerRequest_Elicitation)(nil),
 		(*ServerRequest_Roots)(nil),
 		(*ServerRequest_Authorization)(nil),
+		(*ServerRequest_Approval)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[3].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[5].OneofWrappers = []any{
 		(*HostAnswer_Sampling)(nil),
 		(*HostAnswer_Elicitation)(nil),
 		(*HostAnswer_Roots)(nil),
 		(*HostAnswer_Authorization)(nil),
+		(*HostAnswer_Approval)(nil),
 		(*HostAnswer_Error)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[6].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[8].OneofWrappers = []any{
 		(*Event_ServerRequest)(nil),
 		(*Event_RequestEnded)(nil),
 		(*Event_Progress)(nil),
@@ -2256,13 +2488,13 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*Event_SessionState)(nil),
 		(*Event_EventsDropped)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[13].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[15].OneofWrappers = []any{
 		(*ConnectRequest_Attach)(nil),
 		(*ConnectRequest_Detach)(nil),
 		(*ConnectRequest_Reply)(nil),
 		(*ConnectRequest_Cancel)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[17].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[19].OneofWrappers = []any{
 		(*ConnectResponse_Event)(nil),
 		(*ConnectResponse_ReplyAck)(nil),
 		(*ConnectResponse_Attached)(nil),
@@ -2273,7 +2505,7 @@ func file_mcpbridge_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_host_proto_rawDesc), len(file_mcpbridge_v1_host_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -25,13 +25,14 @@ _sym_db = _symbol_database.Default()
 
 
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
 from mcp_bridge._gen.mcpbridge.v1 import mcp_pb2 as mcpbridge_dot_v1_dot_mcp__pb2
 from mcp_bridge._gen.mcpbridge.v1 import session_pb2 as mcpbridge_dot_v1_dot_session__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mcpbridge/v1/host.proto\x12\x0cmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\x88\x05\n\rServerRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x16\n\x0eorigin_call_id\x18\x03 \x01(\t\x12\x15\n\rorigin_method\x18\x04 \x01(\t\x12\x13\n\x0borigin_name\x18\x05 \x01(\t\x12(\n\x08\x64\x65livery\x18\x06 \x01(\x0e\x32\x16.mcpbridge.v1.Delivery\x12\x11\n\tinput_key\x18\x07 \x01(\t\x12,\n\x08\x64\x65\x61\x64line\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x36\n\x08sampling\x18\n \x01(\x0b\x32\".mcpbridge.v1.CreateMessageRequestH\x00\x12\x32\n\x0b\x65licitation\x18\x0b \x01(\x0b\x32\x1b.mcpbridge.v1.ElicitRequestH\x00\x12/\n\x05roots\x18\x0c \x01(\x0b\x32\x1e.mcpbridge.v1.ListRootsRequestH\x00\x12;\n\rauthorization\x18\r \x01(\x0b\x32\".mcpbridge.v1.AuthorizationRequestH\x00\x12\x0f\n\x07task_id\x18\x0e \x01(\t\x12\x44\n\rtrace_context\x18\x0f \x03(\x0b\x32-.mcpbridge.v1.ServerRequest.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\t\n\x07payload\"l\n\x14\x41uthorizationRequest\x12\x19\n\x11\x61uthorization_url\x18\x01 \x01(\t\x12\x14\n\x0credirect_url\x18\x02 \x01(\t\x12\x13\n\x0bserver_name\x18\x03 \x01(\t\x12\x0e\n\x06scopes\x18\x04 \x03(\t\"W\n\x15\x41uthorizationResponse\x12\x14\n\x0credirect_url\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\r\n\x05state\x18\x03 \x01(\t\x12\x0b\n\x03iss\x18\x04 \x01(\t\"\x9b\x02\n\nHostAnswer\x12\x35\n\x08sampling\x18\x01 \x01(\x0b\x32!.mcpbridge.v1.CreateMessageResultH\x00\x12\x31\n\x0b\x65licitation\x18\x02 \x01(\x0b\x32\x1a.mcpbridge.v1.ElicitResultH\x00\x12.\n\x05roots\x18\x03 \x01(\x0b\x32\x1d.mcpbridge.v1.ListRootsResultH\x00\x12<\n\rauthorization\x18\x05 \x01(\x0b\x32#.mcpbridge.v1.AuthorizationResponseH\x00\x12+\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x1a.mcpbridge.v1.JsonRpcErrorH\x00\x42\x08\n\x06\x61nswer\"U\n\tHostReply\x12\x18\n\nrequest_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12.\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x18.mcpbridge.v1.HostAnswerB\x04\xe2\x41\x01\x02\"u\n\x0cRequestEnded\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12-\n\x07outcome\x18\x03 \x01(\x0e\x32\x1c.mcpbridge.v1.RequestOutcome\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"\xad\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x35\n\x0eserver_request\x18\n \x01(\x0b\x32\x1b.mcpbridge.v1.ServerRequestH\x00\x12\x33\n\rrequest_ended\x18\x0b \x01(\x0b\x32\x1a.mcpbridge.v1.RequestEndedH\x00\x12\x36\n\x08progress\x18\x0c \x01(\x0b\x32\".mcpbridge.v1.ProgressNotificationH\x00\x12+\n\x03log\x18\r \x01(\x0b\x32\x1c.mcpbridge.v1.LoggingMessageH\x00\x12\x37\n\x12tools_list_changed\x18\x0e \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12\x39\n\x14prompts_list_changed\x18\x0f \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12;\n\x16resources_list_changed\x18\x10 \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12\x39\n\x10resource_updated\x18\x11 \x01(\x0b\x32\x1d.mcpbridge.v1.ResourceUpdatedH\x00\x12\x41\n\x14\x65licitation_complete\x18\x12 \x01(\x0b\x32!.mcpbridge.v1.ElicitationCompleteH\x00\x12)\n\x0btask_status\x18\x13 \x01(\x0b\x32\x12.mcpbridge.v1.TaskH\x00\x12,\n\tcancelled\x18\x14 \x01(\x0b\x32\x17.mcpbridge.v1.CancelledH\x00\x12\x39\n\rsession_state\x18\x15 \x01(\x0b\x32 .mcpbridge.v1.SessionStateChangeH\x00\x12\x35\n\x0e\x65vents_dropped\x18\x16 \x01(\x0b\x32\x1b.mcpbridge.v1.EventsDroppedH\x00\x42\t\n\x07payload\"\r\n\x0bListChanged\"\x1e\n\x0fResourceUpdated\x12\x0b\n\x03uri\x18\x01 \x01(\t\"-\n\x13\x45licitationComplete\x12\x16\n\x0e\x65licitation_id\x18\x01 \x01(\t\"/\n\tCancelled\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"a\n\x12SessionStateChange\x12)\n\x05state\x18\x01 \x01(\x0e\x32\x1a.mcpbridge.v1.SessionState\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x10\n\x08restarts\x18\x03 \x01(\r\"\x1e\n\rEventsDropped\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\"\xd9\x01\n\x0e\x43onnectRequest\x12.\n\x06\x61ttach\x18\x01 \x01(\x0b\x32\x1c.mcpbridge.v1.AttachSessionsH\x00\x12.\n\x06\x64\x65tach\x18\x02 \x01(\x0b\x32\x1c.mcpbridge.v1.DetachSessionsH\x00\x12(\n\x05reply\x18\x03 \x01(\x0b\x32\x17.mcpbridge.v1.HostReplyH\x00\x12\x33\n\x06\x63\x61ncel\x18\x04 \x01(\x0b\x32!.mcpbridge.v1.CancelServerRequestH\x00\x42\x08\n\x06\x61\x63tion\"+\n\x0e\x41ttachSessions\x12\x19\n\x0bsession_ids\x18\x01 \x03(\tB\x04\xe2\x41\x01\x02\"+\n\x0e\x44\x65tachSessions\x12\x19\n\x0bsession_ids\x18\x01 \x03(\tB\x04\xe2\x41\x01\x02\"?\n\x13\x43\x61ncelServerRequest\x12\x18\n\nrequest_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xa3\x01\n\x0f\x43onnectResponse\x12$\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x13.mcpbridge.v1.EventH\x00\x12+\n\treply_ack\x18\x02 \x01(\x0b\x32\x16.mcpbridge.v1.ReplyAckH\x00\x12\x32\n\x08\x61ttached\x18\x03 \x01(\x0b\x32\x1e.mcpbridge.v1.AttachedSessionsH\x00\x42\t\n\x07message\"S\n\x08ReplyAck\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12!\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x12.google.rpc.Status\"V\n\x10\x41ttachedSessions\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.mcpbridge.v1.AttachFailure\"G\n\rAttachFailure\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\"\n\x06status\x18\x02 \x01(\x0b\x32\x12.google.rpc.Status*]\n\x08\x44\x65livery\x12\x18\n\x14\x44\x45LIVERY_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45LIVERY_LEGACY_PUSH\x10\x01\x12\x1d\n\x19\x44\x45LIVERY_MULTI_ROUND_TRIP\x10\x02*\xd0\x02\n\x0eRequestOutcome\x12\x1f\n\x1bREQUEST_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n\x18REQUEST_OUTCOME_ANSWERED\x10\x01\x12&\n\"REQUEST_OUTCOME_ANSWERED_ELSEWHERE\x10\x02\x12\'\n#REQUEST_OUTCOME_CANCELLED_BY_SERVER\x10\x03\x12%\n!REQUEST_OUTCOME_CANCELLED_BY_HOST\x10\x04\x12\x1d\n\x19REQUEST_OUTCOME_TIMED_OUT\x10\x05\x12\"\n\x1eREQUEST_OUTCOME_SESSION_CLOSED\x10\x06\x12\x1e\n\x1aREQUEST_OUTCOME_CALL_ENDED\x10\x07\x12$\n REQUEST_OUTCOME_BRIDGE_RESTARTED\x10\x08\x42\x61\n\x10\x64\x65v.mcpbridge.v1B\tHostProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mcpbridge/v1/host.proto\x12\x0cmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xbb\x05\n\rServerRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x16\n\x0eorigin_call_id\x18\x03 \x01(\t\x12\x15\n\rorigin_method\x18\x04 \x01(\t\x12\x13\n\x0borigin_name\x18\x05 \x01(\t\x12(\n\x08\x64\x65livery\x18\x06 \x01(\x0e\x32\x16.mcpbridge.v1.Delivery\x12\x11\n\tinput_key\x18\x07 \x01(\t\x12,\n\x08\x64\x65\x61\x64line\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x63reate_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x36\n\x08sampling\x18\n \x01(\x0b\x32\".mcpbridge.v1.CreateMessageRequestH\x00\x12\x32\n\x0b\x65licitation\x18\x0b \x01(\x0b\x32\x1b.mcpbridge.v1.ElicitRequestH\x00\x12/\n\x05roots\x18\x0c \x01(\x0b\x32\x1e.mcpbridge.v1.ListRootsRequestH\x00\x12;\n\rauthorization\x18\r \x01(\x0b\x32\".mcpbridge.v1.AuthorizationRequestH\x00\x12\x31\n\x08\x61pproval\x18\x10 \x01(\x0b\x32\x1d.mcpbridge.v1.ApprovalRequestH\x00\x12\x0f\n\x07task_id\x18\x0e \x01(\t\x12\x44\n\rtrace_context\x18\x0f \x03(\x0b\x32-.mcpbridge.v1.ServerRequest.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\t\n\x07payload\"l\n\x14\x41uthorizationRequest\x12\x19\n\x11\x61uthorization_url\x18\x01 \x01(\t\x12\x14\n\x0credirect_url\x18\x02 \x01(\t\x12\x13\n\x0bserver_name\x18\x03 \x01(\t\x12\x0e\n\x06scopes\x18\x04 \x03(\t\"\xb5\x01\n\x0f\x41pprovalRequest\x12\x0e\n\x06\x63\x61ller\x18\x01 \x01(\t\x12\x13\n\x0bserver_name\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12*\n\targuments\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x1b\n\x13\x63\x61nonical_arguments\x18\x05 \x01(\t\x12\x18\n\x10\x61rguments_sha256\x18\x06 \x01(\t\x12\x0c\n\x04rule\x18\x07 \x01(\t\"M\n\x10\x41pprovalDecision\x12\x0f\n\x07\x61pprove\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x18\n\x10\x61rguments_sha256\x18\x03 \x01(\t\"W\n\x15\x41uthorizationResponse\x12\x14\n\x0credirect_url\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\r\n\x05state\x18\x03 \x01(\t\x12\x0b\n\x03iss\x18\x04 \x01(\t\"\xcf\x02\n\nHostAnswer\x12\x35\n\x08sampling\x18\x01 \x01(\x0b\x32!.mcpbridge.v1.CreateMessageResultH\x00\x12\x31\n\x0b\x65licitation\x18\x02 \x01(\x0b\x32\x1a.mcpbridge.v1.ElicitResultH\x00\x12.\n\x05roots\x18\x03 \x01(\x0b\x32\x1d.mcpbridge.v1.ListRootsResultH\x00\x12<\n\rauthorization\x18\x05 \x01(\x0b\x32#.mcpbridge.v1.AuthorizationResponseH\x00\x12\x32\n\x08\x61pproval\x18\x06 \x01(\x0b\x32\x1e.mcpbridge.v1.ApprovalDecisionH\x00\x12+\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x1a.mcpbridge.v1.JsonRpcErrorH\x00\x42\x08\n\x06\x61nswer\"U\n\tHostReply\x12\x18\n\nrequest_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12.\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x18.mcpbridge.v1.HostAnswerB\x04\xe2\x41\x01\x02\"u\n\x0cRequestEnded\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12-\n\x07outcome\x18\x03 \x01(\x0e\x32\x1c.mcpbridge.v1.RequestOutcome\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"\xad\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x35\n\x0eserver_request\x18\n \x01(\x0b\x32\x1b.mcpbridge.v1.ServerRequestH\x00\x12\x33\n\rrequest_ended\x18\x0b \x01(\x0b\x32\x1a.mcpbridge.v1.RequestEndedH\x00\x12\x36\n\x08progress\x18\x0c \x01(\x0b\x32\".mcpbridge.v1.ProgressNotificationH\x00\x12+\n\x03log\x18\r \x01(\x0b\x32\x1c.mcpbridge.v1.LoggingMessageH\x00\x12\x37\n\x12tools_list_changed\x18\x0e \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12\x39\n\x14prompts_list_changed\x18\x0f \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12;\n\x16resources_list_changed\x18\x10 \x01(\x0b\x32\x19.mcpbridge.v1.ListChangedH\x00\x12\x39\n\x10resource_updated\x18\x11 \x01(\x0b\x32\x1d.mcpbridge.v1.ResourceUpdatedH\x00\x12\x41\n\x14\x65licitation_complete\x18\x12 \x01(\x0b\x32!.mcpbridge.v1.ElicitationCompleteH\x00\x12)\n\x0btask_status\x18\x13 \x01(\x0b\x32\x12.mcpbridge.v1.TaskH\x00\x12,\n\tcancelled\x18\x14 \x01(\x0b\x32\x17.mcpbridge.v1.CancelledH\x00\x12\x39\n\rsession_state\x18\x15 \x01(\x0b\x32 .mcpbridge.v1.SessionStateChangeH\x00\x12\x35\n\x0e\x65vents_dropped\x18\x16 \x01(\x0b\x32\x1b.mcpbridge.v1.EventsDroppedH\x00\x42\t\n\x07payload\"\r\n\x0bListChanged\"\x1e\n\x0fResourceUpdated\x12\x0b\n\x03uri\x18\x01 \x01(\t\"-\n\x13\x45licitationComplete\x12\x16\n\x0e\x65licitation_id\x18\x01 \x01(\t\"/\n\tCancelled\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"a\n\x12SessionStateChange\x12)\n\x05state\x18\x01 \x01(\x0e\x32\x1a.mcpbridge.v1.SessionState\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x10\n\x08restarts\x18\x03 \x01(\r\"\x1e\n\rEventsDropped\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\"\xd9\x01\n\x0e\x43onnectRequest\x12.\n\x06\x61ttach\x18\x01 \x01(\x0b\x32\x1c.mcpbridge.v1.AttachSessionsH\x00\x12.\n\x06\x64\x65tach\x18\x02 \x01(\x0b\x32\x1c.mcpbridge.v1.DetachSessionsH\x00\x12(\n\x05reply\x18\x03 \x01(\x0b\x32\x17.mcpbridge.v1.HostReplyH\x00\x12\x33\n\x06\x63\x61ncel\x18\x04 \x01(\x0b\x32!.mcpbridge.v1.CancelServerRequestH\x00\x42\x08\n\x06\x61\x63tion\"+\n\x0e\x41ttachSessions\x12\x19\n\x0bsession_ids\x18\x01 \x03(\tB\x04\xe2\x41\x01\x02\"+\n\x0e\x44\x65tachSessions\x12\x19\n\x0bsession_ids\x18\x01 \x03(\tB\x04\xe2\x41\x01\x02\"?\n\x13\x43\x61ncelServerRequest\x12\x18\n\nrequest_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xa3\x01\n\x0f\x43onnectResponse\x12$\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x13.mcpbridge.v1.EventH\x00\x12+\n\treply_ack\x18\x02 \x01(\x0b\x32\x16.mcpbridge.v1.ReplyAckH\x00\x12\x32\n\x08\x61ttached\x18\x03 \x01(\x0b\x32\x1e.mcpbridge.v1.AttachedSessionsH\x00\x42\t\n\x07message\"S\n\x08ReplyAck\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12!\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x12.google.rpc.Status\"V\n\x10\x41ttachedSessions\x12\x13\n\x0bsession_ids\x18\x01 \x03(\t\x12-\n\x08\x66\x61ilures\x18\x02 \x03(\x0b\x32\x1b.mcpbridge.v1.AttachFailure\"G\n\rAttachFailure\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\"\n\x06status\x18\x02 \x01(\x0b\x32\x12.google.rpc.Status*]\n\x08\x44\x65livery\x12\x18\n\x14\x44\x45LIVERY_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45LIVERY_LEGACY_PUSH\x10\x01\x12\x1d\n\x19\x44\x45LIVERY_MULTI_ROUND_TRIP\x10\x02*\xd0\x02\n\x0eRequestOutcome\x12\x1f\n\x1bREQUEST_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n\x18REQUEST_OUTCOME_ANSWERED\x10\x01\x12&\n\"REQUEST_OUTCOME_ANSWERED_ELSEWHERE\x10\x02\x12\'\n#REQUEST_OUTCOME_CANCELLED_BY_SERVER\x10\x03\x12%\n!REQUEST_OUTCOME_CANCELLED_BY_HOST\x10\x04\x12\x1d\n\x19REQUEST_OUTCOME_TIMED_OUT\x10\x05\x12\"\n\x1eREQUEST_OUTCOME_SESSION_CLOSED\x10\x06\x12\x1e\n\x1aREQUEST_OUTCOME_CALL_ENDED\x10\x07\x12$\n REQUEST_OUTCOME_BRIDGE_RESTARTED\x10\x08\x42\x61\n\x10\x64\x65v.mcpbridge.v1B\tHostProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -51,52 +52,56 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DETACHSESSIONS'].fields_by_name['session_ids']._serialized_options = b'\342A\001\002'
   _globals['_CANCELSERVERREQUEST'].fields_by_name['request_id']._loaded_options = None
   _globals['_CANCELSERVERREQUEST'].fields_by_name['request_id']._serialized_options = b'\342A\001\002'
-  _globals['_DELIVERY']._serialized_start=3403
-  _globals['_DELIVERY']._serialized_end=3496
-  _globals['_REQUESTOUTCOME']._serialized_start=3499
-  _globals['_REQUESTOUTCOME']._serialized_end=3835
-  _globals['_SERVERREQUEST']._serialized_start=185
-  _globals['_SERVERREQUEST']._serialized_end=833
-  _globals['_SERVERREQUEST_TRACECONTEXTENTRY']._serialized_start=771
-  _globals['_SERVERREQUEST_TRACECONTEXTENTRY']._serialized_end=822
-  _globals['_AUTHORIZATIONREQUEST']._serialized_start=835
-  _globals['_AUTHORIZATIONREQUEST']._serialized_end=943
-  _globals['_AUTHORIZATIONRESPONSE']._serialized_start=945
-  _globals['_AUTHORIZATIONRESPONSE']._serialized_end=1032
-  _globals['_HOSTANSWER']._serialized_start=1035
-  _globals['_HOSTANSWER']._serialized_end=1318
-  _globals['_HOSTREPLY']._serialized_start=1320
-  _globals['_HOSTREPLY']._serialized_end=1405
-  _globals['_REQUESTENDED']._serialized_start=1407
-  _globals['_REQUESTENDED']._serialized_end=1524
-  _globals['_EVENT']._serialized_start=1527
-  _globals['_EVENT']._serialized_end=2340
-  _globals['_LISTCHANGED']._serialized_start=2342
-  _globals['_LISTCHANGED']._serialized_end=2355
-  _globals['_RESOURCEUPDATED']._serialized_start=2357
-  _globals['_RESOURCEUPDATED']._serialized_end=2387
-  _globals['_ELICITATIONCOMPLETE']._serialized_start=2389
-  _globals['_ELICITATIONCOMPLETE']._serialized_end=2434
-  _globals['_CANCELLED']._serialized_start=2436
-  _globals['_CANCELLED']._serialized_end=2483
-  _globals['_SESSIONSTATECHANGE']._serialized_start=2485
-  _globals['_SESSIONSTATECHANGE']._serialized_end=2582
-  _globals['_EVENTSDROPPED']._serialized_start=2584
-  _globals['_EVENTSDROPPED']._serialized_end=2614
-  _globals['_CONNECTREQUEST']._serialized_start=2617
-  _globals['_CONNECTREQUEST']._serialized_end=2834
-  _globals['_ATTACHSESSIONS']._serialized_start=2836
-  _globals['_ATTACHSESSIONS']._serialized_end=2879
-  _globals['_DETACHSESSIONS']._serialized_start=2881
-  _globals['_DETACHSESSIONS']._serialized_end=2924
-  _globals['_CANCELSERVERREQUEST']._serialized_start=2926
-  _globals['_CANCELSERVERREQUEST']._serialized_end=2989
-  _globals['_CONNECTRESPONSE']._serialized_start=2992
-  _globals['_CONNECTRESPONSE']._serialized_end=3155
-  _globals['_REPLYACK']._serialized_start=3157
-  _globals['_REPLYACK']._serialized_end=3240
-  _globals['_ATTACHEDSESSIONS']._serialized_start=3242
-  _globals['_ATTACHEDSESSIONS']._serialized_end=3328
-  _globals['_ATTACHFAILURE']._serialized_start=3330
-  _globals['_ATTACHFAILURE']._serialized_end=3401
+  _globals['_DELIVERY']._serialized_start=3799
+  _globals['_DELIVERY']._serialized_end=3892
+  _globals['_REQUESTOUTCOME']._serialized_start=3895
+  _globals['_REQUESTOUTCOME']._serialized_end=4231
+  _globals['_SERVERREQUEST']._serialized_start=215
+  _globals['_SERVERREQUEST']._serialized_end=914
+  _globals['_SERVERREQUEST_TRACECONTEXTENTRY']._serialized_start=852
+  _globals['_SERVERREQUEST_TRACECONTEXTENTRY']._serialized_end=903
+  _globals['_AUTHORIZATIONREQUEST']._serialized_start=916
+  _globals['_AUTHORIZATIONREQUEST']._serialized_end=1024
+  _globals['_APPROVALREQUEST']._serialized_start=1027
+  _globals['_APPROVALREQUEST']._serialized_end=1208
+  _globals['_APPROVALDECISION']._serialized_start=1210
+  _globals['_APPROVALDECISION']._serialized_end=1287
+  _globals['_AUTHORIZATIONRESPONSE']._serialized_start=1289
+  _globals['_AUTHORIZATIONRESPONSE']._serialized_end=1376
+  _globals['_HOSTANSWER']._serialized_start=1379
+  _globals['_HOSTANSWER']._serialized_end=1714
+  _globals['_HOSTREPLY']._serialized_start=1716
+  _globals['_HOSTREPLY']._serialized_end=1801
+  _globals['_REQUESTENDED']._serialized_start=1803
+  _globals['_REQUESTENDED']._serialized_end=1920
+  _globals['_EVENT']._serialized_start=1923
+  _globals['_EVENT']._serialized_end=2736
+  _globals['_LISTCHANGED']._serialized_start=2738
+  _globals['_LISTCHANGED']._serialized_end=2751
+  _globals['_RESOURCEUPDATED']._serialized_start=2753
+  _globals['_RESOURCEUPDATED']._serialized_end=2783
+  _globals['_ELICITATIONCOMPLETE']._serialized_start=2785
+  _globals['_ELICITATIONCOMPLETE']._serialized_end=2830
+  _globals['_CANCELLED']._serialized_start=2832
+  _globals['_CANCELLED']._serialized_end=2879
+  _globals['_SESSIONSTATECHANGE']._serialized_start=2881
+  _globals['_SESSIONSTATECHANGE']._serialized_end=2978
+  _globals['_EVENTSDROPPED']._serialized_start=2980
+  _globals['_EVENTSDROPPED']._serialized_end=3010
+  _globals['_CONNECTREQUEST']._serialized_start=3013
+  _globals['_CONNECTREQUEST']._serialized_end=3230
+  _globals['_ATTACHSESSIONS']._serialized_start=3232
+  _globals['_ATTACHSESSIONS']._serialized_end=3275
+  _globals['_DETACHSESSIONS']._serialized_start=3277
+  _globals['_DETACHSESSIONS']._serialized_end=3320
+  _globals['_CANCELSERVERREQUEST']._serialized_start=3322
+  _globals['_CANCELSERVERREQUEST']._serialized_end=3385
+  _globals['_CONNECTRESPONSE']._serialized_start=3388
+  _globals['_CONNECTRESPONSE']._serialized_end=3551
+  _globals['_REPLYACK']._serialized_start=3553
+  _globals['_REPLYACK']._serialized_end=3636
+  _globals['_ATTACHEDSESSIONS']._serialized_start=3638
+  _globals['_ATTACHEDSESSIONS']._serialized_end=3724
+  _globals['_ATTACHFAILURE']._serialized_start=3726
+  _globals['_ATTACHFAILURE']._serialized_end=3797
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@
 import datetime
 
 from google.api import field_behavior_pb2 as _field_behavior_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.rpc import status_pb2 as _status_pb2
 from mcp_bridge._gen.mcpbridge.v1 import mcp_pb2 as _mcp_pb2
@@ -47,7 +48,7 @@ REQUEST_OUTCOME_CALL_ENDED: RequestOutcome
 REQUEST_OUTCOME_BRIDGE_RESTARTED: RequestOutcome
 
 class ServerRequest(_message.Message):
-    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "task_id", "trace_context")
+    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "approval", "task_id", "trace_context")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -68,6 +69,7 @@ class ServerRequest(_message.Message):
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
     AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     request_id: str
@@ -83,9 +85,10 @@ class ServerRequest(_message.Message):
     elicitation: _mcp_pb2.ElicitRequest
     roots: _mcp_pb2.ListRootsRequest
     authorization: AuthorizationRequest
+    approval: ApprovalRequest
     task_id: str
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., task_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., approval: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., task_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class AuthorizationRequest(_message.Message):
     __slots__ = ("authorization_url", "redirect_url", "server_name", "scopes")
@@ -98,6 +101,34 @@ class AuthorizationRequest(_message.Message):
     server_name: str
     scopes: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, authorization_url: _Optional[str] = ..., redirect_url: _Optional[str] = ..., server_name: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ApprovalRequest(_message.Message):
+    __slots__ = ("caller", "server_name", "tool", "arguments", "canonical_arguments", "arguments_sha256", "rule")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CANONICAL_ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_SHA256_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    caller: str
+    server_name: str
+    tool: str
+    arguments: _struct_pb2.Struct
+    canonical_arguments: str
+    arguments_sha256: str
+    rule: str
+    def __init__(self, caller: _Optional[str] = ..., server_name: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., canonical_arguments: _Optional[str] = ..., arguments_sha256: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
+
+class ApprovalDecision(_message.Message):
+    __slots__ = ("approve", "reason", "arguments_sha256")
+    APPROVE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_SHA256_FIELD_NUMBER: _ClassVar[int]
+    approve: bool
+    reason: str
+    arguments_sha256: str
+    def __init__(self, approve: _Optional[bool] = ..., reason: _Optional[str] = ..., arguments_sha256: _Optional[str] = ...) -> None: ...
 
 class AuthorizationResponse(_message.Message):
     __slots__ = ("redirect_url", "code", "state", "iss")
@@ -112,18 +143,20 @@ class AuthorizationResponse(_message.Message):
     def __init__(self, redirect_url: _Optional[str] = ..., code: _Optional[str] = ..., state: _Optional[str] = ..., iss: _Optional[str] = ...) -> None: ...
 
 class HostAnswer(_message.Message):
-    __slots__ = ("sampling", "elicitation", "roots", "authorization", "error")
+    __slots__ = ("sampling", "elicitation", "roots", "authorization", "approval", "error")
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
     AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     sampling: _mcp_pb2.CreateMessageResult
     elicitation: _mcp_pb2.ElicitResult
     roots: _mcp_pb2.ListRootsResult
     authorization: AuthorizationResponse
+    approval: ApprovalDecision
     error: _mcp_pb2.JsonRpcError
-    def __init__(self, sampling: _Optional[_Union[_mcp_pb2.CreateMessageResult, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitResult, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsResult, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationResponse, _Mapping]] = ..., error: _Optional[_Union[_mcp_pb2.JsonRpcError, _Mapping]] = ...) -> None: ...
+    def __init__(self, sampling: _Optional[_Union[_mcp_pb2.CreateMessageResult, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitResult, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsResult, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationResponse, _Mapping]] = ..., approval: _Optional[_Union[ApprovalDecision, _Mapping]] = ..., error: _Optional[_Union[_mcp_pb2.JsonRpcError, _Mapping]] = ...) -> None: ...
 
 class HostReply(_message.Message):
     __slots__ = ("request_id", "answer")

@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.ApprovalRequest;
 import dev.mcpbridge.v1.AuthorizationRequest;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.ElicitRequest;
@@ -51,6 +52,16 @@ public final class Capabilities {
     Class<?> c = handler.getClass();
     return overrides(c, "handleAuthorization", AuthorizationRequest.class, RequestContext.class)
         || overrides(c, "handleAuthorizationAsync", AuthorizationRequest.class, RequestContext.class);
+  }
+
+  /** Whether {@code handler} decides approval requests (overrides {@code handleApproval} or its async form). */
+  public static boolean handlesApproval(HostHandler handler) {
+    if (handler == null) {
+      return false;
+    }
+    Class<?> c = handler.getClass();
+    return overrides(c, "handleApproval", ApprovalRequest.class, RequestContext.class)
+        || overrides(c, "handleApprovalAsync", ApprovalRequest.class, RequestContext.class);
   }
 
   /** Whether class c has an implementation of the named HostHandler method other than the interface default. */

@@ -1,5 +1,7 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.ApprovalDecision;
+import dev.mcpbridge.v1.ApprovalRequest;
 import dev.mcpbridge.v1.AuthorizationRequest;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
@@ -130,6 +132,24 @@ public interface HostHandler {
   /** Asynchronous form of {@link #handleAuthorization}; the default runs it on the handler executor. */
   default CompletionStage<String> handleAuthorizationAsync(AuthorizationRequest request, RequestContext context) {
     return context.supplyAsync(() -> handleAuthorization(request, context));
+  }
+
+  /**
+   * Decides a tool call that needs approval (the bridge's own request, docs/adr/0080-approvals.md): show a person
+   * {@code request.getTool()}, {@code request.getArguments()} and {@code request.getCaller()}, and return
+   * {@link Mcp#approve} or {@link Mcp#deny}. Only an approval sends the call upstream, with exactly
+   * {@code request.getCanonicalArguments()}; the library fills in the request's {@code arguments_sha256} when an
+   * approval leaves it empty. Called only for a handler given to {@link McpBridgeClient#serveApprovals}, with the
+   * approval requests of any session that the client's principal may decide ({@link RequestContext#session()} is
+   * empty: the session is the caller's). Throwing denies the call. Declares no MCP capability.
+   */
+  default ApprovalDecision handleApproval(ApprovalRequest request, RequestContext context) throws Exception {
+    throw McpError.methodNotFound("approval");
+  }
+
+  /** Asynchronous form of {@link #handleApproval}; the default runs it on the handler executor. */
+  default CompletionStage<ApprovalDecision> handleApprovalAsync(ApprovalRequest request, RequestContext context) {
+    return context.supplyAsync(() -> handleApproval(request, context));
   }
 
   /**

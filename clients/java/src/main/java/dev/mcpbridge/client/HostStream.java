@@ -105,6 +105,8 @@ final class HostStream {
   private final Map<String, Binding> bindings = new ConcurrentHashMap<>();
   private final Map<String, Inflight> inflight = new ConcurrentHashMap<>();
   private final List<Opening> openings = new CopyOnWriteArrayList<>();
+  /** Decides the approval requests pushed to this stream (serveApprovals); null leaves them pending. */
+  private volatile HostHandler approver;
   private final Map<String, Boolean> tombstones = new LinkedHashMap<>(16, 0.75f, false) {
     private static final long serialVersionUID = 1L;
 
@@ -190,6 +192,25 @@ final class HostStream {
       }
     }
     return o;
+  }
+
+  /**
+   * Routes the approval requests the bridge pushes to this stream (those the principal may decide, of any
+   * session) to {@code handler}, and opens the stream (attached to nothing) if it is not open yet.
+   */
+  void serveApprovals(HostHandler handler) {
+    approver = handler;
+    synchronized (lock) {
+      if (!closed && !started) {
+        started = true;
+        connectLocked();
+      }
+    }
+  }
+
+  /** Delivers a server request listed rather than pushed (serveApprovals); one already known is not run again. */
+  void deliver(ServerRequest r) {
+    onServerRequest(r);
   }
 
   void endOpening(Opening o) {
@@ -502,8 +523,10 @@ final class HostStream {
       }
       return;
     }
-    Binding b = bindings.get(r.getSessionId());
-    HostHandler handler = b != null ? b.handler : openingHandler(r);
+    Binding b = r.hasApproval() ? null : bindings.get(r.getSessionId());
+    // An approval request reaches every stream of an approver, whatever sessions it holds: it goes to the
+    // client's approval handler, or stays pending for another approver — never refused by a session handler.
+    HostHandler handler = r.hasApproval() ? approver : b != null ? b.handler : openingHandler(r);
     if (handler == null) {
       inflight.remove(id, fresh); // not ours (any more)
       return;
@@ -557,6 +580,13 @@ final class HostStream {
           }
           return HostAnswer.newBuilder().setAuthorization(AuthorizationResponse.newBuilder().setRedirectUrl(url))
               .build();
+        });
+      case APPROVAL:
+        return map(h.handleApprovalAsync(r.getApproval(), ctx), d -> {
+          if (d.getApprove() && d.getArgumentsSha256().isEmpty()) {
+            d = d.toBuilder().setArgumentsSha256(r.getApproval().getArgumentsSha256()).build();
+          }
+          return HostAnswer.newBuilder().setApproval(d).build();
         });
       default:
         return CompletableFuture.failedFuture(McpError.methodNotFound("unknown server request " + r.getPayloadCase()));

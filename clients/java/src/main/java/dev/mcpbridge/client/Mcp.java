@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.ApprovalDecision;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.ContentBlock;
 import dev.mcpbridge.v1.CreateMessageRequest;
@@ -66,6 +67,16 @@ public final class Mcp {
   public static Map<String, Object> structuredMap(CallToolResult result) {
     Object o = structured(result);
     return o instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
+  }
+
+  /** An approval of a tool call that needs one; the library adds the request's arguments_sha256. */
+  public static ApprovalDecision approve(String reason) {
+    return ApprovalDecision.newBuilder().setApprove(true).setReason(reason == null ? "" : reason).build();
+  }
+
+  /** A denial of a tool call that needs approval: the caller gets PERMISSION_DENIED APPROVAL_DENIED with the reason. */
+  public static ApprovalDecision deny(String reason) {
+    return ApprovalDecision.newBuilder().setApprove(false).setReason(reason == null ? "" : reason).build();
   }
 
   /** A text content block. */

@@ -6,6 +6,7 @@ import dev.mcpbridge.v1.DeleteSessionRequest;
 import dev.mcpbridge.v1.GetSessionRequest;
 import dev.mcpbridge.v1.HostCapabilities;
 import dev.mcpbridge.v1.Implementation;
+import dev.mcpbridge.v1.ListPendingRequestsRequest;
 import dev.mcpbridge.v1.ListServersRequest;
 import dev.mcpbridge.v1.ListSessionsRequest;
 import dev.mcpbridge.v1.ListSessionsResponse;
@@ -66,6 +67,7 @@ public final class McpBridgeClient implements AutoCloseable {
   private final ManagedChannel ownedChannel;
   private final Channel channel;
   private final Duration defaultTimeout;
+  private final RetryPolicy retryPolicy;
   private final Duration attachTimeout;
   private final boolean keepSessionsOnClose;
   private final Implementation clientInfo;
@@ -106,6 +108,7 @@ public final class McpBridgeClient implements AutoCloseable {
       ch = ClientInterceptors.intercept(ch, new TraceContextInterceptor());
     }
     this.defaultTimeout = b.defaultTimeout;
+    this.retryPolicy = b.retryPolicy;
     this.attachTimeout = b.attachTimeout;
     this.keepSessionsOnClose = b.keepSessionsOnClose;
     this.clientInfo = b.clientInfo;
@@ -145,6 +148,25 @@ public final class McpBridgeClient implements AutoCloseable {
     return Rpc.<ListServersRequest, dev.mcpbridge.v1.ListServersResponse>unary(
             stub(null)::listServers, ListServersRequest.getDefaultInstance())
         .thenApply(r -> r.getServersList());
+  }
+
+  /**
+   * Decides tool calls that need approval (docs/adr/0080-approvals.md) with {@code handler.handleApproval}: the
+   * bridge delivers the approval requests this client's principal may decide — of any session, not only this
+   * client's — on its host stream, which this opens if it is not open yet; those pending now are delivered at
+   * once. Without it, a client leaves approval requests pending for another approver.
+   *
+   * @throws IllegalArgumentException if the handler does not override handleApproval (or its async form)
+   */
+  public void serveApprovals(HostHandler handler) {
+    if (!Capabilities.handlesApproval(handler)) {
+      throw new IllegalArgumentException("serveApprovals needs a HostHandler that overrides handleApproval");
+    }
+    hostStream.serveApprovals(handler);
+    // Those pending already: a stream that was open before did not replay them.
+    Rpc.await(Rpc.<ListPendingRequestsRequest, dev.mcpbridge.v1.ListPendingRequestsResponse>unary(
+            stub(null)::listPendingRequests, ListPendingRequestsRequest.newBuilder().setSessionId("approvals").build()))
+        .getRequestsList().forEach(hostStream::deliver);
   }
 
   /** Opens a session to a configured server without a handler: it declares no client capabilities. */
@@ -304,6 +326,35 @@ public final class McpBridgeClient implements AutoCloseable {
   /** The executor handler methods run on. */
   public Executor handlerExecutor() {
     return handlerExecutor;
+  }
+
+  /** How this client retries tool calls lost to UNAVAILABLE (see {@link RetryPolicy}). */
+  public RetryPolicy retryPolicy() {
+    return retryPolicy;
+  }
+
+  /** The timeout a unary call with {@code timeout} (null: none given) gets: it, or the default one, or null. */
+  Duration effectiveTimeout(Duration timeout) {
+    return timeout != null ? timeout : defaultTimeout;
+  }
+
+  /** {@link #stub(Duration, String)} with an absolute deadline (null: none), the same for every retry of a call. */
+  BridgeServiceGrpc.BridgeServiceStub stubUntil(io.grpc.Deadline deadline, String sessionId) {
+    return routed(deadline == null ? asyncStub : asyncStub.withDeadline(deadline), sessionId);
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /**
+   * Before a retry: a channel whose connection failed waits out gRPC's reconnect backoff (up to 2 minutes) before
+   * it tries again; a retried call should find the bridge as soon as it listens again.
+   */
+  void resetConnectBackoff() {
+    if (channel instanceof ManagedChannel mc) {
+      mc.resetConnectBackoff();
+    }
   }
 
   BridgeServiceGrpc.BridgeServiceStub stub(Duration timeout) {
@@ -483,6 +534,7 @@ public final class McpBridgeClient implements AutoCloseable {
     private boolean tls;
     private String bearerToken;
     private Duration defaultTimeout;
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration attachTimeout = Duration.ofSeconds(30);
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(5);
@@ -522,6 +574,15 @@ public final class McpBridgeClient implements AutoCloseable {
      */
     public Builder defaultTimeout(Duration timeout) {
       this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * How tool calls lost to UNAVAILABLE (the connection dropped, the bridge restarted or is draining) are made again
+     * with the same call id; default {@link RetryPolicy#defaults()}, {@link RetryPolicy#disabled()} turns it off.
+     */
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.retryPolicy = Objects.requireNonNull(policy);
       return this;
     }
 

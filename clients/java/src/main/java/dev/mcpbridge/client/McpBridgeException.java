@@ -23,8 +23,12 @@ import java.util.OptionalInt;
 public class McpBridgeException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
+  /** The ErrorInfo reason of a resumed tool call whose outcome the bridge cannot know ({@link #outcomeUnknown()}). */
+  public static final String CALL_OUTCOME_UNKNOWN = "CALL_OUTCOME_UNKNOWN";
+
   private final Status.Code code;
   private final transient com.google.rpc.Status details;
+  private volatile String callId;
 
   McpBridgeException(Status.Code code, String message, com.google.rpc.Status details, Throwable cause) {
     super(message, cause);
@@ -109,6 +113,54 @@ public class McpBridgeException extends RuntimeException {
   public boolean sessionLost() {
     return reason().map(r -> r.equals("REPLICA_UNAVAILABLE") || r.equals("SESSION_CLOSED") || r.equals("SESSION_NOT_FOUND"))
         .orElse(false);
+  }
+
+  /**
+   * Whether this is a tool call whose outcome cannot be known: the call was lost (the connection dropped, the bridge
+   * restarted) while it was in flight upstream, the client called again with the same call id to get its outcome
+   * ({@link RetryPolicy}), and the bridge could not tell whether the tool ran — ABORTED with reason {@code
+   * CALL_OUTCOME_UNKNOWN}. The tool may or may not have run: the host decides whether to call it again (with a new
+   * call id). Such a failure is never retried.
+   */
+  public boolean outcomeUnknown() {
+    return code == Status.Code.ABORTED && reason().map(CALL_OUTCOME_UNKNOWN::equals).orElse(false);
+  }
+
+  /**
+   * The call id of the tool call that failed ({@link McpSession#callTool} and {@link McpSession#callToolStreaming}
+   * set it, whether the host gave the id or the client made one up); empty for other calls.
+   */
+  public Optional<String> callId() {
+    return Optional.ofNullable(callId);
+  }
+
+  void setCallId(String callId) {
+    this.callId = callId;
+  }
+
+  /**
+   * Whether an approver denied the call (PERMISSION_DENIED, reason {@code APPROVAL_DENIED}; the message carries
+   * the approver's reason). Nothing was sent upstream.
+   */
+  public boolean approvalDenied() {
+    return code() == Status.Code.PERMISSION_DENIED && reason().filter("APPROVAL_DENIED"::equals).isPresent();
+  }
+
+  /**
+   * Whether the call's approval expired before anyone decided (DEADLINE_EXCEEDED, reason {@code APPROVAL_EXPIRED}).
+   * Nothing was sent upstream.
+   */
+  public boolean approvalExpired() {
+    return code() == Status.Code.DEADLINE_EXCEEDED && reason().filter("APPROVAL_EXPIRED"::equals).isPresent();
+  }
+
+  /**
+   * Whether a call resumed by its call id carried other arguments than the call submitted for approval
+   * (FAILED_PRECONDITION, reason {@code APPROVAL_ARGUMENTS_CHANGED}). Nothing was sent upstream.
+   */
+  public boolean approvalArgumentsChanged() {
+    return code() == Status.Code.FAILED_PRECONDITION
+        && reason().filter("APPROVAL_ARGUMENTS_CHANGED"::equals).isPresent();
   }
 
   private <T extends com.google.protobuf.Message> Optional<T> detail(Class<T> type) {

@@ -63,6 +63,7 @@ import io.grpc.Status;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -164,6 +165,11 @@ public final class McpSession implements AutoCloseable {
   /**
    * Calls a tool. A tool that fails is a result with {@code getIsError()} true, not an exception. Server
    * requests the call causes (sampling, elicitation, roots) go to the session's handler while the call waits.
+   *
+   * <p>A call lost to UNAVAILABLE (the connection dropped, the bridge restarted or is draining) is made again with
+   * the same call id, asking the bridge for that call's one outcome, within the call's deadline ({@link
+   * RetryPolicy}); if the bridge cannot know whether the tool ran, the call fails with an exception whose {@link
+   * McpBridgeException#outcomeUnknown()} is true.
    */
   public CallToolResult callTool(String name, Map<String, ?> arguments) {
     return callTool(name, arguments, CallOptions.none());
@@ -184,21 +190,42 @@ public final class McpSession implements AutoCloseable {
     return callToolAsync(name, Json.toStruct(arguments), CallOptions.none()).thenApply(CallToolResponse::getResult);
   }
 
-  /** Async call with a Struct of arguments and options; the response also carries the call id. */
+  /**
+   * Async call with a Struct of arguments and options; the response also carries the call id. Cancelling the future
+   * cancels the call and its retries.
+   */
   public CompletableFuture<CallToolResponse> callToolAsync(String name, Struct arguments, CallOptions options) {
     CallOptions o = options == null ? CallOptions.none() : options;
+    String callId = callIdFor(o);
     CallToolRequest.Builder req = CallToolRequest.newBuilder().setSessionId(id()).setName(name)
-        .setArguments(arguments == null ? Struct.getDefaultInstance() : arguments);
-    if (o.callId() != null) {
-      req.setCallId(o.callId());
-    }
+        .setArguments(arguments == null ? Struct.getDefaultInstance() : arguments).setCallId(callId);
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
     if (o.taskTtl() != null) {
       req.setTask(TaskOptions.newBuilder().setTtl(duration(o.taskTtl())));
     }
-    return Rpc.unary(client.stub(o.timeout(), id())::callTool, req.build());
+    CallToolRequest base = req.build();
+    java.time.Duration timeout = client.effectiveTimeout(o.timeout());
+    io.grpc.Deadline deadline = timeout == null ? null : io.grpc.Deadline.after(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    Retrying.Attempts attempts = new Retrying.Attempts(retryPolicy(o), timeout, o.resume());
+    return Retrying.run(attempts, callId, client.scheduler(), client::resetConnectBackoff,
+        resume -> Rpc.unary(client.stubUntil(deadline, id())::callTool, base.toBuilder().setResume(resume).build()));
+  }
+
+  /** The options' call id, or a new one; a resume needs the id of the call it resumes. */
+  private static String callIdFor(CallOptions o) {
+    if (o.callId() != null && !o.callId().isEmpty()) {
+      return o.callId();
+    }
+    if (o.resume()) {
+      throw new IllegalArgumentException("CallOptions.withResume(true) needs the call id of the call to resume");
+    }
+    return Retrying.newCallId();
+  }
+
+  private RetryPolicy retryPolicy(CallOptions o) {
+    return o.retry() != null ? o.retry() : client.retryPolicy();
   }
 
   /**
@@ -215,39 +242,50 @@ public final class McpSession implements AutoCloseable {
     return Rpc.await(callToolStreamingAsync(name, arguments, options, listener));
   }
 
-  /** Async form of {@link #callToolStreaming}; cancelling the future cancels the call. */
+  /**
+   * Async form of {@link #callToolStreaming}; cancelling the future cancels the call. A stream lost to UNAVAILABLE is
+   * opened again with the same call id and {@code resume} ({@link RetryPolicy}): the listener may then hear events
+   * again that it heard on the lost stream (a server request still pending, progress the server reports again).
+   */
   public CompletableFuture<CallToolResult> callToolStreamingAsync(
       String name, Map<String, ?> arguments, CallOptions options, ToolCallListener listener) {
     CallOptions o = options == null ? CallOptions.none() : options;
     ToolCallListener l = listener == null ? new ToolCallListener() {} : listener;
+    String callId = callIdFor(o);
     StreamCallToolRequest.Builder req = StreamCallToolRequest.newBuilder().setSessionId(id()).setName(name)
-        .setArguments(Json.toStruct(arguments));
-    if (o.callId() != null) {
-      req.setCallId(o.callId());
-    }
+        .setArguments(Json.toStruct(arguments)).setCallId(callId);
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
     if (o.taskTtl() != null) {
       req.setTask(TaskOptions.newBuilder().setTtl(duration(o.taskTtl())));
     }
-    StreamingCall call = new StreamingCall(l);
-    try {
-      client.streamStub(o.timeout(), id()).streamCallTool(req.build(), call);
-    } catch (RuntimeException e) {
-      call.completeExceptionally(McpBridgeException.from(e));
-    }
-    return call;
+    StreamCallToolRequest base = req.build();
+    // Streams get only an explicit timeout, never the client's default one.
+    io.grpc.Deadline deadline =
+        o.timeout() == null ? null : io.grpc.Deadline.after(o.timeout().toNanos(), TimeUnit.NANOSECONDS);
+    Retrying.Attempts attempts = new Retrying.Attempts(retryPolicy(o), o.timeout(), o.resume());
+    return Retrying.run(attempts, callId, client.scheduler(), client::resetConnectBackoff, resume -> {
+      StreamingCall call = new StreamingCall(l, attempts);
+      try {
+        client.stubUntil(deadline, id()).streamCallTool(base.toBuilder().setResume(resume).build(), call);
+      } catch (RuntimeException e) {
+        call.completeExceptionally(McpBridgeException.from(e));
+      }
+      return call;
+    });
   }
 
   /** Collects a StreamCallTool stream into a future of its result. */
   private static final class StreamingCall extends Rpc.CallFuture<CallToolResult>
       implements io.grpc.stub.ClientResponseObserver<StreamCallToolRequest, StreamCallToolResponse> {
     private final ToolCallListener listener;
+    private final Retrying.Attempts attempts;
     private CallToolResult result;
 
-    StreamingCall(ToolCallListener listener) {
+    StreamingCall(ToolCallListener listener, Retrying.Attempts attempts) {
       this.listener = listener;
+      this.attempts = attempts;
     }
 
     @Override
@@ -257,6 +295,7 @@ public final class McpSession implements AutoCloseable {
 
     @Override
     public void onNext(StreamCallToolResponse m) {
+      attempts.reached();
       try {
         switch (m.getEventCase()) {
           case PROGRESS:

@@ -113,7 +113,9 @@ final class Rpc {
       cause = cause.getCause();
     }
     if (cause instanceof McpBridgeException m) {
-      return new McpBridgeException(m.code(), m.getMessage(), m.statusDetails().orElse(null), m);
+      McpBridgeException e = new McpBridgeException(m.code(), m.getMessage(), m.statusDetails().orElse(null), m);
+      m.callId().ifPresent(e::setCallId);
+      return e;
     }
     return McpBridgeException.from(cause);
   }

@@ -35,14 +35,17 @@ final class Bridge implements AutoCloseable {
   final int grpcPort;
   final int httpPort;
   final boolean hasEverything;
-  private final Process process;
+  private final List<String> cmd;
+  private volatile Process process;
 
-  private Bridge(Path dir, Path log, int grpcPort, int httpPort, boolean hasEverything, Process process) {
+  private Bridge(Path dir, Path log, int grpcPort, int httpPort, boolean hasEverything, List<String> cmd,
+      Process process) {
     this.dir = dir;
     this.log = log;
     this.grpcPort = grpcPort;
     this.httpPort = httpPort;
     this.hasEverything = hasEverything;
+    this.cmd = cmd;
     this.process = process;
   }
 
@@ -90,6 +93,14 @@ final class Bridge implements AutoCloseable {
    * shorter timeouts).
    */
   static Bridge start(Map<String, Object> extra) throws Exception {
+    return start(extra, List.of());
+  }
+
+  /**
+   * Starts a bridge with {@code extra} config keys and extra command-line {@code flags}; the state file, if the
+   * flags name one (--state-file FILE), may be a path in {@link #dir}, e.g. {@code "{dir}/state.db"}.
+   */
+  static Bridge start(Map<String, Object> extra, List<String> flags) throws Exception {
     Path bin = binary();
     if (!Files.isExecutable(bin)) {
       // Loud by default: an integration test that silently does not run is a test that passes by mistake.
@@ -124,8 +135,11 @@ final class Bridge implements AutoCloseable {
     Path log = dir.resolve("bridge.log");
     List<String> cmd = new ArrayList<>(List.of(bin.toString(), "--config", cfg.toString(),
         "--grpc-addr", "127.0.0.1:" + grpcPort, "--http-addr", "127.0.0.1:" + httpPort, "--log-level", "debug"));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    Bridge b = new Bridge(dir, log, grpcPort, httpPort, hasEverything, p);
+    for (String f : flags) {
+      cmd.add(f.replace("{dir}", dir.toString()));
+    }
+    Process p = launch(cmd, log);
+    Bridge b = new Bridge(dir, log, grpcPort, httpPort, hasEverything, List.copyOf(cmd), p);
     try {
       b.awaitHealthy();
     } catch (Throwable t) {
@@ -134,6 +148,39 @@ final class Bridge implements AutoCloseable {
       throw new AssertionError("mcp-bridge did not become healthy: " + t + "\n--- bridge log ---\n" + out, t);
     }
     return b;
+  }
+
+  private static Process launch(List<String> cmd, Path log) throws IOException {
+    return new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+  }
+
+  /** SIGKILL, as an OOM kill or a crash would: the bridge gets no chance to drain. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor(10, TimeUnit.SECONDS);
+  }
+
+  /** SIGTERM: the bridge drains and stops. */
+  void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(15, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      process.waitFor(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Starts the bridge again, stopped with {@link #kill} or {@link #stop}: the same ports, flags and state file. */
+  void startAgain() throws IOException {
+    if (process.isAlive()) {
+      throw new IllegalStateException("the bridge still runs");
+    }
+    process = launch(cmd, log);
+    try {
+      awaitHealthy();
+    } catch (RuntimeException e) {
+      throw new AssertionError("mcp-bridge did not become healthy again: " + e + "\n--- bridge log ---\n" + logTail(), e);
+    }
   }
 
   String target() {
@@ -146,6 +193,7 @@ final class Bridge implements AutoCloseable {
 
   /** Waits until grpc.health.v1 reports the BridgeService SERVING (Watch streams each change; no polling). */
   private void awaitHealthy() {
+    Process process = this.process;
     ManagedChannel ch = ManagedChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
     try {
       Iterator<HealthCheckResponse> it = HealthGrpc.newBlockingStub(ch)

@@ -65,6 +65,19 @@ final class FakeBridge implements AutoCloseable {
   final BlockingQueue<String> deleted = new LinkedBlockingQueue<>();
   final AtomicInteger connects = new AtomicInteger();
   final BlockingQueue<String> cancelledCalls = new LinkedBlockingQueue<>();
+  /** CallTool and StreamCallTool requests, in order. */
+  final List<com.google.protobuf.Message> toolCalls = new CopyOnWriteArrayList<>();
+  /** Failures of the next tool call attempts, one per attempt (a stream fails after one progress event). */
+  final BlockingQueue<com.google.rpc.Status> callFailures = new LinkedBlockingQueue<>();
+
+  /** A failure as the bridge (a non-empty reason: its ErrorInfo) or the transport (no reason) reports it. */
+  static com.google.rpc.Status failure(Status.Code code, String message, String reason) {
+    com.google.rpc.Status.Builder st = com.google.rpc.Status.newBuilder().setCode(code.value()).setMessage(message);
+    if (!reason.isEmpty()) {
+      st.addDetails(Any.pack(ErrorInfo.newBuilder().setReason(reason).setDomain("mcp-bridge").build()));
+    }
+    return st.build();
+  }
 
   final Map<String, ServerRequest> pending = new LinkedHashMap<>(); // guarded by this
   final Set<String> knownSessions = ConcurrentHashMap.newKeySet();
@@ -430,7 +443,19 @@ final class FakeBridge implements AutoCloseable {
 
     @Override
     public void callTool(CallToolRequest request, StreamObserver<CallToolResponse> out) {
+      toolCalls.add(request);
+      com.google.rpc.Status failure = callFailures.poll();
+      if (failure != null) {
+        out.onError(StatusProto.toStatusRuntimeException(failure));
+        return;
+      }
       switch (request.getName()) {
+        case "resume":
+          out.onNext(CallToolResponse.newBuilder().setCallId(request.getCallId())
+              .setResult(CallToolResult.newBuilder().addContent(Mcp.textBlock("resume=" + request.getResume())))
+              .build());
+          out.onCompleted();
+          return;
         case "upstream_error": {
           com.google.rpc.Status st = com.google.rpc.Status.newBuilder()
               .setCode(Status.Code.INVALID_ARGUMENT.value()).setMessage("bad params")
@@ -453,6 +478,20 @@ final class FakeBridge implements AutoCloseable {
 
     @Override
     public void streamCallTool(StreamCallToolRequest request, StreamObserver<StreamCallToolResponse> out) {
+      toolCalls.add(request);
+      com.google.rpc.Status failure = callFailures.poll();
+      if (failure != null) {
+        out.onNext(StreamCallToolResponse.newBuilder().setCallId(request.getCallId())
+            .setProgress(ProgressNotification.newBuilder().setProgress(toolCalls.size())).build());
+        out.onError(StatusProto.toStatusRuntimeException(failure));
+        return;
+      }
+      if (request.getName().equals("resume")) {
+        out.onNext(StreamCallToolResponse.newBuilder().setCallId(request.getCallId())
+            .setResult(CallToolResult.newBuilder().addContent(Mcp.textBlock("resume=" + request.getResume()))).build());
+        out.onCompleted();
+        return;
+      }
       for (int i = 1; i <= 3; i++) {
         out.onNext(StreamCallToolResponse.newBuilder().setCallId("c")
             .setProgress(ProgressNotification.newBuilder().setProgress(i).setTotal(3)).build());

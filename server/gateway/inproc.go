@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -17,8 +17,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/server"
 )
 
-// inprocChannel is the REST gateway's channel to the gRPC service (docs/adr/0003, 0010's sequel in
-// BENCHMARKS.md). Unary methods run in this process, through the same interceptor chain the gRPC server runs,
+// inprocChannel is the REST gateway's channel to the gRPC service (docs/adr/0003, 0016). Unary methods run in this process, through the same interceptor chain the gRPC server runs,
 // without a second HTTP/2 hop: the request message the gateway decoded is the one the handler receives, and
 // the handler's response is copied into the gateway's. Streaming methods, and any method the service does
 // not register, go over the in-process gRPC connection as before.
@@ -58,7 +57,7 @@ func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply a
 	if !ok1 || !ok2 {
 		return status.Errorf(codes.Internal, "in-process call %s: messages are not protocol buffers", method)
 	}
-	if err := server.CheckUTF8(in); err != nil { // the gateway's request check, as gatewayDialOptions runs it
+	if err := server.CheckUTF8(in); err != nil { // the gateway's request check, as dialOptions runs it
 		return err
 	}
 	if n := proto.Size(in); n > c.maxBytes {
@@ -69,7 +68,7 @@ func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply a
 	sctx := metadata.NewIncomingContext(ctx, md.Copy())
 	sctx = peer.NewContext(sctx, &peer.Peer{Addr: inprocAddr{}, LocalAddr: inprocAddr{}, AuthInfo: localAuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
-		network:        gatewayNetwork,
+		network:        Network,
 	}})
 	ts := &inprocTransportStream{method: method}
 	sctx = grpc.NewContextWithServerTransportStream(sctx, ts)

@@ -1,4 +1,6 @@
-package main
+// Package peers is the fan-out of a replica to the other replicas of a shared service (sessions.peers,
+// docs/adr/0013-scaling-out.md): it implements server.PeerSessions over gRPC connections it owns.
+package peers
 
 import (
 	"context"
@@ -14,13 +16,15 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
+var _ server.PeerSessions = (*Set)(nil)
+
 // peerTimeout bounds one peer's answer to a fan-out ListSessions.
 const peerTimeout = 5 * time.Second
 
-// peerSet reaches the other replicas of a shared service (sessions.peers) for ListSessions: it implements
+// Set reaches the other replicas of a shared service (sessions.peers) for ListSessions: it implements
 // server.PeerSessions by asking every peer, in parallel, for the caller's sessions there. It is safe for
 // concurrent use; Close closes its connections.
-type peerSet struct {
+type Set struct {
 	addrs   []string // host:port; a host resolves to every address of the replicas (a headless Service)
 	replica string   // this replica: its own answers are skipped (it lists its sessions itself)
 	logger  *slog.Logger
@@ -31,12 +35,15 @@ type peerSet struct {
 	closed bool
 }
 
-func newPeerSet(addrs []string, replica string, maxMsg int, logger *slog.Logger) *peerSet {
-	return &peerSet{addrs: addrs, replica: replica, maxMsg: maxMsg, logger: logger, conns: map[string]*grpc.ClientConn{}}
+// New returns the set of the peers at addrs (host:port; a host may resolve to several replicas); replica is
+// this replica's name (its own answers are skipped), maxMsg the message size limit, logger told of peers
+// left out. No connection is made before the first ListSessions.
+func New(addrs []string, replica string, maxMsg int, logger *slog.Logger) *Set {
+	return &Set{addrs: addrs, replica: replica, maxMsg: maxMsg, logger: logger, conns: map[string]*grpc.ClientConn{}}
 }
 
 // targets resolves the peers' addresses now: a replica set changes as pods come and go.
-func (p *peerSet) targets(ctx context.Context) []string {
+func (p *Set) targets(ctx context.Context) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range p.addrs {
@@ -59,7 +66,7 @@ func (p *peerSet) targets(ctx context.Context) []string {
 	return out
 }
 
-func (p *peerSet) conn(target string) (*grpc.ClientConn, error) {
+func (p *Set) conn(target string) (*grpc.ClientConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -80,7 +87,7 @@ func (p *peerSet) conn(target string) (*grpc.ClientConn, error) {
 // ListSessions asks every peer for one page of the caller's sessions there, with the caller's bearer token;
 // a peer that fails (gone, unreachable, slow) is logged and left out. It returns when every peer answered or
 // failed.
-func (p *peerSet) ListSessions(ctx context.Context, req *mcpbridgev1.ListSessionsRequest) ([]*mcpbridgev1.ListSessionsResponse, error) {
+func (p *Set) ListSessions(ctx context.Context, req *mcpbridgev1.ListSessionsRequest) ([]*mcpbridgev1.ListSessionsResponse, error) {
 	md := metadata.Pairs(server.LocalOnlyKey, "1")
 	if in, ok := metadata.FromIncomingContext(ctx); ok {
 		for _, v := range in.Get("authorization") {
@@ -124,7 +131,7 @@ func (p *peerSet) ListSessions(ctx context.Context, req *mcpbridgev1.ListSession
 
 // prune closes the connections to addresses the peers no longer resolve to (pods that went away), so that
 // replica churn does not pile up connections.
-func (p *peerSet) prune(targets []string) {
+func (p *Set) prune(targets []string) {
 	keep := make(map[string]bool, len(targets))
 	for _, t := range targets {
 		keep[t] = true
@@ -140,7 +147,7 @@ func (p *peerSet) prune(targets []string) {
 }
 
 // Close closes the connections to the peers; later ListSessions calls reach none.
-func (p *peerSet) Close() {
+func (p *Set) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true

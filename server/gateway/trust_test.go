@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -28,21 +28,21 @@ func TestCallerInfoTrustsCertMetadataOnlyFromTheGateway(t *testing.T) {
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
 	raw := srv.Certificate().Raw
-	forged := metadata.Pairs(clientCertMetadataKey, string(raw))
+	forged := metadata.Pairs(ClientCertMetadataKey, string(raw))
 	at := func(addr net.Addr, auth credentials.AuthInfo) context.Context {
 		return peer.NewContext(metadata.NewIncomingContext(context.Background(), forged), &peer.Peer{Addr: addr, AuthInfo: auth})
 	}
-	if got := callerInfo(at(&net.UnixAddr{Net: "unix", Name: "/s"}, nil)); got.Transport != "unix" || got.Cert != nil {
+	if got := CallerInfo(at(&net.UnixAddr{Net: "unix", Name: "/s"}, nil)); got.Transport != "unix" || got.Cert != nil {
 		t.Errorf("unix socket = %+v, want no certificate", got)
 	}
-	if got := callerInfo(at(&net.TCPAddr{}, nil)); got.Transport != "grpc" || got.Cert != nil {
+	if got := CallerInfo(at(&net.TCPAddr{}, nil)); got.Transport != "grpc" || got.Cert != nil {
 		t.Errorf("TCP without TLS = %+v, want no certificate", got)
 	}
 	tlsInfo := credentials.TLSInfo{State: tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}}
-	if got := callerInfo(at(&net.TCPAddr{}, tlsInfo)); got.Cert != cert {
+	if got := CallerInfo(at(&net.TCPAddr{}, tlsInfo)); got.Cert != cert {
 		t.Errorf("TCP with TLS = %+v, want the connection's certificate", got)
 	}
-	if got := callerInfo(at(inprocAddr{}, nil)); got.Transport != "rest" || got.Cert == nil || string(got.Cert.Raw) != string(raw) {
+	if got := CallerInfo(at(inprocAddr{}, nil)); got.Transport != "rest" || got.Cert == nil || string(got.Cert.Raw) != string(raw) {
 		t.Errorf("gateway = %+v, want the forwarded certificate", got)
 	}
 }

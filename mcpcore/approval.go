@@ -1,0 +1,632 @@
+package mcpcore
+
+// Approvals (docs/adr/0080-approvals.md): a tool call that the server's policy says needs approval waits,
+// before anything is sent upstream, for a person other than the caller to approve it. The call becomes a
+// pending request of KindApproval in the caller's session, bound to the exact call — caller, server, tool, the
+// arguments in a canonical JSON form and their SHA-256 digest, the policy rule that matched — with an expiry.
+//
+// Visibility. An approval request's Owner stays the caller (it counts against the caller's session, ends with
+// it, and is kept with it), but it is shown to, and decided by, its Approvers only: the dispatcher's owner
+// check (visibleTo) admits the approvers for KindApproval and nobody else — not the caller unless
+// Approvers.AllowSelf says so. It is not published on the session's own event stream (the caller's host would
+// be shown a request it may not decide); receivers read it from the dispatcher's feed (Dispatcher.Watch) and
+// Dispatcher.ListApprovals.
+//
+// Only an approval sends the call upstream, and then with exactly the arguments that were approved: the
+// canonical form is what is sent, and its digest is checked again right before sending. A denial fails the
+// call with ErrApprovalDenied, the expiry with ErrApprovalExpired, the caller giving up ends the request with
+// OutcomeCallEnded.
+//
+// Durability. Pending approval requests are kept in the state store like any pending request (durable.go); an
+// approval answered but whose call has not been sent yet is kept with its answer. After a restart Core.Restore
+// re-raises a pending approval under its id (restoreApproval); the caller's retry with the same call id
+// resumes the call: it must carry the same tool and arguments (same digest) — else ErrApprovalArgumentsChanged
+// — and it waits for the decision, and on approval sends the approved arguments.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
+)
+
+// DefaultApprovalExpiry is how long an approval request waits for a decision when ApprovalPolicy.Expiry is
+// not set.
+const DefaultApprovalExpiry = 10 * time.Minute
+
+// maxApprovalReason bounds the reason of a decision, in bytes.
+const maxApprovalReason = 4096
+
+// Errors of calls that needed approval; the server package maps them to status codes.
+var (
+	// ErrApprovalDenied: an approver denied the call; the error's text carries their reason.
+	ErrApprovalDenied = errors.New("the call was denied by an approver")
+	// ErrApprovalExpired: no approver decided before the approval request's expiry.
+	ErrApprovalExpired = errors.New("the call was not approved before its approval expired")
+	// ErrApprovalArgumentsChanged: the arguments about to be sent are not those approved (a retry of a
+	// resumed call with other arguments or another tool, or a digest that no longer matches).
+	ErrApprovalArgumentsChanged = errors.New("the arguments are not those approved")
+)
+
+// ApprovalPolicy says which tools of a server need approval, who may approve, and for how long a request
+// waits. It is part of the server's Policy.
+type ApprovalPolicy struct {
+	// Tools are globs (as in Filter) of the tool names whose calls need approval.
+	Tools []string
+	// Approvers may decide the server's approval requests.
+	Approvers Approvers
+	// Expiry is how long a request waits for a decision (DefaultApprovalExpiry when 0).
+	Expiry time.Duration
+}
+
+// Approvers names who may decide an approval request: a principal matching one of Principals (globs), or an
+// identity in a group matching one of Groups (globs). The caller itself never may, unless AllowSelf.
+type Approvers struct {
+	Principals []string `json:"principals,omitempty"`
+	Groups     []string `json:"groups,omitempty"`
+	AllowSelf  bool     `json:"allowSelf,omitempty"`
+}
+
+// Identity is who acts on a pending request: a principal, and the groups its identity provider put it in.
+type Identity struct {
+	Principal string
+	Groups    []string
+}
+
+// Admits reports whether who may decide an approval request of caller.
+func (a *Approvers) Admits(caller string, who Identity) bool {
+	if a == nil || who.Principal == "" {
+		return false
+	}
+	if who.Principal == caller && !a.AllowSelf {
+		return false
+	}
+	if matchAny(a.Principals, who.Principal) {
+		return true
+	}
+	for _, g := range who.Groups {
+		if matchAny(a.Groups, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// ApprovalRequest is the payload of a KindApproval pending request: the call waiting for approval.
+type ApprovalRequest struct {
+	// Caller is the principal that made the call (the session's owner).
+	Caller string
+	// Server is the configured server's name, Tool the tool called.
+	Server string
+	Tool   string
+	// Arguments are the call's arguments in canonical JSON (CanonicalJSON): exactly what is sent upstream
+	// once approved.
+	Arguments json.RawMessage
+	// Digest is the lower-case hex SHA-256 of Arguments.
+	Digest string
+	// Rule is the approval pattern of the server's policy that matched the tool.
+	Rule string
+	// Approvers may decide it (the policy's, when the request was raised or restored).
+	Approvers Approvers
+}
+
+// ApprovalAnswer is an approver's decision.
+type ApprovalAnswer struct {
+	// Approve is true to let the call go upstream, false to deny it.
+	Approve bool
+	// Reason says why (shown to the caller on a denial, and audited).
+	Reason string
+	// Digest must equal the request's Digest when approving: the approver approves the arguments it saw.
+	Digest string
+}
+
+// validateApprovalAnswer checks an approver's decision against its request.
+func validateApprovalAnswer(req *ApprovalRequest, a *ApprovalAnswer) []FieldViolation {
+	var vs []FieldViolation
+	if len(a.Reason) > maxApprovalReason {
+		vs = append(vs, FieldViolation{Field: "reason", Description: fmt.Sprintf("longer than %d bytes", maxApprovalReason)})
+	} else if !utf8.ValidString(a.Reason) {
+		vs = append(vs, FieldViolation{Field: "reason", Description: "not valid UTF-8"})
+	}
+	switch {
+	case a.Approve && a.Digest == "":
+		vs = append(vs, FieldViolation{Field: "arguments_sha256", Description: "required when approving: the arguments_sha256 of the request approved"})
+	case a.Digest != "" && (req == nil || a.Digest != req.Digest):
+		vs = append(vs, FieldViolation{Field: "arguments_sha256", Description: "does not match the request's arguments_sha256: the arguments approved are not the call's"})
+	}
+	return vs
+}
+
+// approvalRule returns the approval pattern that tool matches, or "".
+func (p *Policy) approvalRule(tool string) string {
+	if p == nil || p.Approval == nil {
+		return ""
+	}
+	for _, pat := range p.Approval.Tools {
+		if Glob(pat, tool) {
+			return pat
+		}
+	}
+	return ""
+}
+
+// NeedsApproval reports whether calls of tool need approval under p.
+func (p *Policy) NeedsApproval(tool string) bool { return p.approvalRule(tool) != "" }
+
+// visibleTo reports whether who may see (and answer) req: its owner for every kind but KindApproval, which
+// only its approvers see.
+func visibleTo(req *PendingRequest, who Identity) bool {
+	if req.Kind == KindApproval {
+		return req.Approval != nil && req.Approval.Approvers.Admits(req.Owner, who)
+	}
+	return req.Owner == who.Principal
+}
+
+// ListApprovals returns the pending approval requests who may decide, oldest first. The returned requests are
+// shared and must not be modified.
+func (d *Dispatcher) ListApprovals(who Identity) []*PendingRequest {
+	d.mu.Lock()
+	var out []*PendingRequest
+	for _, e := range d.pending {
+		if e.req.Kind == KindApproval && visibleTo(e.req, who) {
+			out = append(out, e.req)
+		}
+	}
+	d.mu.Unlock()
+	slices.SortFunc(out, compareRequests)
+	return out
+}
+
+// ApprovalFilter is the RequestFilter of the approval requests who may decide.
+func ApprovalFilter(who Identity) RequestFilter {
+	return func(pr *PendingRequest) bool { return pr.Kind == KindApproval && visibleTo(pr, who) }
+}
+
+// approvalCancelAnswer is what a host's Cancel of an approval request means: a denial.
+func approvalCancelAnswer(reason string) Answer {
+	r := "cancelled by an approver"
+	if reason != "" {
+		r += ": " + reason
+	}
+	return Answer{Approval: &ApprovalAnswer{Reason: r}}
+}
+
+// --- the call's side ---
+
+// approve runs the approval of a tools/call when the server's policy asks for one: it returns the arguments
+// to send (the approved canonical form) or why the call must not be sent. Without a matching rule it returns
+// args unchanged. ra is the call's approval restored after a restart, if any. The call's request deadline
+// does not run while it waits: a person, not the server, is being waited for.
+func (s *Session) approve(ctx context.Context, call *activeCall, tool string, args any, ra *restoredApproval) (any, error) {
+	rule := s.policy().approvalRule(tool)
+	if rule == "" && ra == nil {
+		return args, nil
+	}
+	canon, err := CanonicalJSON(rawArguments(args))
+	if err != nil {
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: err.Error()}}}
+	}
+	digest := digestOf(canon)
+	call.deadline.pause()
+	defer call.deadline.resume()
+	c := s.core
+	var (
+		req     *PendingRequest
+		answer  Answer
+		outcome Outcome
+	)
+	if ra != nil {
+		// A call resumed after a restart: the retry must be the call that was (or is being) approved.
+		if ra.req.Approval.Tool != tool || ra.req.Approval.Digest != digest {
+			c.approvals.put(ra) // the right retry may still come
+			return nil, fmt.Errorf("%w: call %s was submitted for approval as tool %q with arguments_sha256 %s; this retry has tool %q with arguments_sha256 %s",
+				ErrApprovalArgumentsChanged, call.id, ra.req.Approval.Tool, ra.req.Approval.Digest, tool, digest)
+		}
+		req = ra.req
+		if answer, outcome, err = ra.wait(ctx, c.dispatcher); err != nil {
+			return nil, err
+		}
+	} else {
+		p := s.policy().Approval
+		expiry := p.Expiry
+		if expiry <= 0 {
+			expiry = DefaultApprovalExpiry
+		}
+		now := time.Now()
+		req = &PendingRequest{
+			ID: newRequestID(), SessionID: s.id, Owner: s.owner, OriginCallID: call.id, OriginMethod: "tools/call", OriginName: tool,
+			Kind: KindApproval, Created: now, Deadline: now.Add(expiry),
+			Approval: &ApprovalRequest{Caller: s.owner, Server: s.server.Name, Tool: tool, Arguments: canon, Digest: digest, Rule: rule, Approvers: p.Approvers},
+		}
+		// The approver's host continues the call's trace (ServerRequest.trace_context), as for any request.
+		endSpan := s.traceServerRequest(ctx, req, call)
+		// The caller giving up (its context ends) ends the request with OutcomeCallEnded.
+		actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+		stop := context.AfterFunc(ctx, func() { cancel(errCallEnded) })
+		answer, outcome, err = c.dispatcher.submit(actx, req, nil)
+		stop()
+		cancel(nil)
+		endSpan(outcome)
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch outcome {
+	case OutcomeAnswered:
+	case OutcomeCancelledByHost:
+		return nil, fmt.Errorf("%w: %s", ErrApprovalDenied, denialReason(answer))
+	case OutcomeTimedOut:
+		return nil, fmt.Errorf("%w: request %s expired at %s", ErrApprovalExpired, req.ID, req.Deadline.UTC().Format(time.RFC3339))
+	case OutcomeCallEnded:
+		if ctx.Err() != nil {
+			return nil, &unsentError{ctxError(ctx)}
+		}
+		return nil, &unsentError{fmt.Errorf("%w: approval request %s ended: %s", context.Canceled, req.ID, outcome)}
+	default: // OutcomeSessionClosed (the session closed, or the bridge is draining)
+		if c.draining.Load() {
+			// A restart: the request is kept (durable.go), and the caller's retry with this call id resumes it.
+			return nil, &unsentError{fmt.Errorf("%w: approval request %s is kept for the next process: call again with call id %s", ErrShuttingDown, req.ID, call.id)}
+		}
+		if s.ctx.Err() != nil {
+			return nil, &unsentError{s.closedError()}
+		}
+		return nil, &unsentError{fmt.Errorf("%w: approval request %s ended: %s", ErrSessionClosed, req.ID, outcome)}
+	}
+	// The decision is consumed (kept until now for a retry after a restart): a restart from here on asks again.
+	c.del(state.KindRequest, req.ID)
+	if answer.Approval == nil || !answer.Approval.Approve {
+		return nil, fmt.Errorf("%w: %s", ErrApprovalDenied, denialReason(answer))
+	}
+	// Right before sending: what goes upstream is what was approved.
+	if d := digestOf(req.Approval.Arguments); d != req.Approval.Digest || answer.Approval.Digest != req.Approval.Digest {
+		return nil, fmt.Errorf("%w: the digest of the arguments to send (%s) is not the approved one (%s)", ErrApprovalArgumentsChanged, d, answer.Approval.Digest)
+	}
+	return req.Approval.Arguments, nil
+}
+
+// unsentError is the error of a call that ended while it waited for approval, before anything was sent
+// upstream: resume.go remembers that a retry of it is not a repetition. It reads and matches as the error it
+// wraps.
+type unsentError struct{ err error }
+
+func (e *unsentError) Error() string { return e.err.Error() }
+func (e *unsentError) Unwrap() error { return e.err }
+
+// approvalOutcome reports whether err is the definitive end of a call that needed approval — denied or
+// expired: nothing was sent upstream, and a resumed call returns the same (resume.go keeps it).
+func approvalOutcome(err error) bool {
+	return errors.Is(err, ErrApprovalDenied) || errors.Is(err, ErrApprovalExpired)
+}
+
+// denialReason is what a denied caller is told.
+func denialReason(a Answer) string {
+	switch {
+	case a.Approval != nil && a.Approval.Reason != "":
+		return a.Approval.Reason
+	case a.Error != nil:
+		return a.Error.Message
+	}
+	return "no reason given"
+}
+
+// rawArguments returns the JSON of args as toolArguments left them (json.RawMessage or an empty map).
+func rawArguments(args any) []byte {
+	if raw, ok := args.(json.RawMessage); ok {
+		return raw
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// --- approvals restored after a restart ---
+
+// approvalRounds are approval requests restored from the store whose calls have not been resumed yet.
+type approvalRounds struct {
+	mu       sync.Mutex
+	restored map[string]*restoredApproval // by roundKey(session, call id)
+}
+
+// restoredApproval is an approval request of an earlier process: re-raised and pending (entry), or decided
+// before the restart (answer).
+type restoredApproval struct {
+	req    *PendingRequest
+	entry  *pendingEntry // nil when answered before the restart
+	answer *Answer
+}
+
+func (m *approvalRounds) put(ra *restoredApproval) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.restored == nil {
+		m.restored = map[string]*restoredApproval{}
+	}
+	m.restored[roundKey(ra.req.SessionID, ra.req.OriginCallID)] = ra
+}
+
+func (m *approvalRounds) take(sessionID, callID string) *restoredApproval {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := roundKey(sessionID, callID)
+	ra := m.restored[k]
+	delete(m.restored, k)
+	return ra
+}
+
+// forgetSession drops the restored approvals of a session that ended for good.
+func (m *approvalRounds) forgetSession(c *Core, sessionID string) {
+	m.mu.Lock()
+	var gone []*restoredApproval
+	for k, ra := range m.restored {
+		if ra.req.SessionID == sessionID {
+			gone = append(gone, ra)
+			delete(m.restored, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, ra := range gone {
+		c.del(state.KindRequest, ra.req.ID)
+	}
+}
+
+// wait returns the decision of a restored approval: the kept answer, or the re-raised request's end. When
+// ctx ends first, the request ends with OutcomeCallEnded (no submit waits for a restored request).
+func (ra *restoredApproval) wait(ctx context.Context, d *Dispatcher) (Answer, Outcome, error) {
+	if ra.entry == nil {
+		if ra.answer == nil {
+			return Answer{}, 0, fmt.Errorf("%w: approval request %s has no decision", ErrApprovalExpired, ra.req.ID)
+		}
+		if time.Now().After(ra.req.Deadline) {
+			return Answer{}, OutcomeTimedOut, nil
+		}
+		return *ra.answer, OutcomeAnswered, nil
+	}
+	e := ra.entry
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		d.finish(e, OutcomeCallEnded, Answer{}, context.Cause(ctx).Error())
+		<-e.done
+	}
+	e.pubMu.Lock()
+	e.pubMu.Unlock() //nolint:staticcheck // an empty critical section on purpose: EventRequestEnded is out
+	return e.answer, e.outcome, nil
+}
+
+// restoreApproval brings back a kept approval request (Core.Restore): re-raised under its id when still
+// pending, remembered with its decision when decided, for the caller's retry with the same call id. Its
+// approvers are those the server's policy names now, when it still has an approval policy. It reports
+// whether the request was re-raised.
+func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
+	req := r.Request
+	if req.Approval == nil || req.OriginCallID == "" || !sessionAlive {
+		c.dispatcher.endRestored(req, sessionAlive)
+		c.del(state.KindRequest, req.ID)
+		return false
+	}
+	if sc, ok := c.opts.Servers[req.Approval.Server]; ok && sc.Policy != nil && sc.Policy.Approval != nil {
+		req.Approval.Approvers = sc.Policy.Approval.Approvers
+	}
+	if r.Answer != nil {
+		if time.Now().After(req.Deadline) {
+			c.del(state.KindRequest, req.ID)
+			return false
+		}
+		c.approvals.put(&restoredApproval{req: req, answer: r.Answer})
+		return false
+	}
+	c.approvals.put(&restoredApproval{req: req, entry: c.dispatcher.restore(req)})
+	return true
+}
+
+// --- canonical JSON ---
+
+// CanonicalJSON returns the canonical form of the JSON value in b, following RFC 8785 (JSON Canonicalization
+// Scheme): no insignificant white space; object members sorted by their names compared as UTF-16 code units;
+// strings with only the escapes JCS uses (\" \\ \b \f \n \r \t, and \u00xx in lower-case hex for the other
+// control characters) and every other character as UTF-8; numbers as IEEE 754 doubles written the way
+// ECMAScript's Number.prototype.toString does (1e21, 0.000001, 1e-7, -0 as 0). Duplicate member names,
+// numbers beyond the double range and invalid JSON are errors. An integer with more than 15–17 significant
+// digits is written as the double nearest to it, as JCS specifies: what is approved is this form, and it is
+// what is sent.
+func CanonicalJSON(b []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		b = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var buf bytes.Buffer
+	if err := canonValue(dec, &buf, 0); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return buf.Bytes(), nil
+}
+
+// maxCanonDepth bounds nesting, as the SDK's and the gateway's decoders do.
+const maxCanonDepth = 1000
+
+func canonValue(dec *json.Decoder, buf *bytes.Buffer, depth int) error {
+	if depth > maxCanonDepth {
+		return errors.New("nested too deeply")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			type member struct {
+				key string
+				val []byte
+			}
+			var ms []member
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return fmt.Errorf("not valid JSON: %v", err)
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					return fmt.Errorf("duplicate member %q", k)
+				}
+				seen[k] = true
+				var vb bytes.Buffer
+				if err := canonValue(dec, &vb, depth+1); err != nil {
+					return err
+				}
+				ms = append(ms, member{k, vb.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("not valid JSON: %v", err)
+			}
+			slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
+			buf.WriteByte('{')
+			for i, m := range ms {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				canonString(buf, m.key)
+				buf.WriteByte(':')
+				buf.Write(m.val)
+			}
+			buf.WriteByte('}')
+		case '[':
+			buf.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := canonValue(dec, buf, depth+1); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("not valid JSON: %v", err)
+			}
+			buf.WriteByte(']')
+		}
+	case string:
+		canonString(buf, t)
+	case json.Number:
+		s, err := canonNumber(string(t))
+		if err != nil {
+			return err
+		}
+		buf.WriteString(s)
+	case bool:
+		buf.WriteString(strconv.FormatBool(t))
+	case nil:
+		buf.WriteString("null")
+	}
+	return nil
+}
+
+// compareUTF16 orders strings by their UTF-16 code units (RFC 8785 section 3.2.3).
+func compareUTF16(a, b string) int {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	return slices.Compare(ua, ub)
+}
+
+func canonString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			buf.WriteString(`\"`)
+		case '\\':
+			buf.WriteString(`\\`)
+		case '\b':
+			buf.WriteString(`\b`)
+		case '\f':
+			buf.WriteString(`\f`)
+		case '\n':
+			buf.WriteString(`\n`)
+		case '\r':
+			buf.WriteString(`\r`)
+		case '\t':
+			buf.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(buf, `\u%04x`, r)
+			} else {
+				buf.WriteRune(r)
+			}
+		}
+	}
+	buf.WriteByte('"')
+}
+
+// canonNumber writes a JSON number as ECMAScript's Number.prototype.toString writes the double it denotes.
+func canonNumber(lit string) (string, error) {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", fmt.Errorf("number %s is outside the range of a double", lit)
+	}
+	if f == 0 {
+		return "0", nil
+	}
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	// The shortest digits that round-trip, and the exponent: f = 0.d1d2…dk × 10^n.
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddddde±xx
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	k, n := len(digits), x+1
+	var out string
+	switch {
+	case k <= n && n <= 21:
+		out = digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		out = digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		out = "0." + strings.Repeat("0", -n) + digits
+	default:
+		m := digits[:1]
+		if k > 1 {
+			m += "." + digits[1:]
+		}
+		es := "+"
+		if n-1 < 0 {
+			es = "-"
+		}
+		out = m + "e" + es + strconv.Itoa(abs(n-1))
+	}
+	return sign + out, nil
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
