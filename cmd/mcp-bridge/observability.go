@@ -148,7 +148,10 @@ func (b *bridge) hidesHealth(name string) bool {
 // readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
 // listener without the servers hidesHealth keeps from it; with the state store's health on both.
 func (b *bridge) readyz(operator bool) http.Handler {
-	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica, Store: b.stateHealth}
+	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica}
+	if b.storeHealth != nil || leasesOf(b.svc) != nil {
+		o.Store = b.stateHealth
+	}
 	if !operator {
 		o.Hide = b.hidesHealth
 	}
