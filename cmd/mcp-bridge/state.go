@@ -18,6 +18,9 @@ func openState(ctx context.Context, cfg *config.Config, obs *observability, logg
 	if err != nil {
 		return nil, err
 	}
+	if ro != nil {
+		state.RouteRedisLogs(logger)
+	}
 	s, err := state.Open(ctx, state.Config{
 		Redis:     ro,
 		File:      sc.File,

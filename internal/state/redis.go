@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -280,4 +281,17 @@ func (s *RedisStore) Close() error {
 	}
 	_ = s.rdb.Close()
 	return nil
+}
+
+// RouteRedisLogs sends the Redis client's own log lines (connection pool retries, which it prints to stderr
+// by default) to logger at level debug: the bridge reports Redis trouble itself, once. The client's logger is
+// process-wide; the binary calls this once at start.
+func RouteRedisLogs(logger *slog.Logger) {
+	redis.SetLogger(redisLog{logger})
+}
+
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.Log(ctx, slog.LevelDebug, "redis client: "+fmt.Sprintf(format, v...))
 }
