@@ -500,6 +500,7 @@ func TestScaleTakeover(t *testing.T) {
 		})
 	}
 	answered, redelivered := 0, 0
+	var drainMax time.Duration // SIGTERM to exit, the longest of the three
 	var watches []func()
 	for _, r := range replicas {
 		sid := home[r.name][0]
@@ -581,7 +582,9 @@ func TestScaleTakeover(t *testing.T) {
 		} else {
 			answered++
 		}
+		stopAt := time.Now()
 		r.b.stop()
+		drainMax = max(drainMax, time.Since(stopAt))
 		stopWatch()
 		if a := <-firsts[1]; a.err == nil || !retryable(a.err) {
 			counts.fail("the call pending while %s stopped = %v, %v; want a retryable UNAVAILABLE", r.name, a.res, a.err)
@@ -657,9 +660,9 @@ func TestScaleTakeover(t *testing.T) {
 		t.Error(e)
 	}
 	counts.mu.Unlock()
-	summary := fmt.Sprintf("test-scale takeover: replicas=%d sessions=%d calls=%d retried=%d misrouted=%d sessions_lost=%d answers_kept=%d/%d redelivered=%d/%d lease_ttl=%s kill9_takeover_max=%s handback=%s",
+	summary := fmt.Sprintf("test-scale takeover: replicas=%d sessions=%d calls=%d retried=%d misrouted=%d sessions_lost=%d answers_kept=%d/%d redelivered=%d/%d lease_ttl=%s kill9_takeover_max=%s handback=%s drain_max=%s",
 		scaleReplicas, len(ids), counts.calls.Load(), counts.retried.Load(), counts.misrouted.Load(), counts.lost.Load(),
-		answered, 2*scaleReplicas, redelivered, scaleReplicas, takeoverLeaseTTL, killTakeover.Round(10*time.Millisecond), handBack.Round(10*time.Millisecond))
+		answered, 2*scaleReplicas, redelivered, scaleReplicas, takeoverLeaseTTL, killTakeover.Round(10*time.Millisecond), handBack.Round(10*time.Millisecond), drainMax.Round(10*time.Millisecond))
 	t.Log(summary)
 	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
 		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
