@@ -316,6 +316,9 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			if err := s.movedError(*ev); err != nil {
 				return err // served by another replica now: the host watches again through the proxy
 			}
+			if s.hiddenByMove(*ev) {
+				continue
+			}
 			if pe, ok := feed.convert(*ev); ok {
 				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
 					return err
@@ -621,6 +624,9 @@ func (h *hostStream) forward(a *attachment) {
 				default:
 				}
 				return
+			}
+			if h.svc.hiddenByMove(*ev) {
+				continue
 			}
 			if pe, ok := a.feed.convert(*ev); ok && !send(pe) {
 				return

@@ -249,3 +249,11 @@ func (s *Service) movedError(ev mcpcore.Event) error {
 		"session "+strconv.Quote(ev.SessionID)+" moved to another replica: connect again through the proxy and attach it",
 		&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"session": ev.SessionID, "replica": s.core.Replica()}})
 }
+
+// hiddenByMove reports whether ev, an event of a session this replica gave up to another, is one the host
+// must not see: a pending request ended SESSION_CLOSED by the local close of the session, which lives on —
+// the new owner raises the request again under its id.
+func (s *Service) hiddenByMove(ev mcpcore.Event) bool {
+	return s.opts.Leases != nil && ev.Kind == mcpcore.EventRequestEnded && ev.Ended != nil &&
+		ev.Ended.Outcome == mcpcore.OutcomeSessionClosed && s.opts.Leases.Gone(ev.SessionID)
+}
