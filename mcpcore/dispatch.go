@@ -237,6 +237,19 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 		id = newRequestID() // 128 random bits: practically never taken, but never reuse an id
 	}
 	req.ID = id
+	if d.raised != nil {
+		// Kept before anyone can see it — List, Get and Respond included, not only the events — so that
+		// a host is never shown a request that a crash would lose. The store is not written under d.mu.
+		d.mu.Unlock()
+		d.raised(req)
+		d.mu.Lock()
+		if _, closed := d.closed.get(req.SessionID, now); closed {
+			d.mu.Unlock()
+			e.pubMu.Unlock()
+			d.ended(req, OutcomeSessionClosed, Answer{})
+			return runFallback(req.Kind, fallback, OutcomeSessionClosed), OutcomeSessionClosed, nil
+		}
+	}
 	d.pending[id] = e
 	d.sessions[req.SessionID]++
 	d.mu.Unlock()
@@ -245,9 +258,6 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	}
 	// The timer's callback needs pubMu, so it cannot end the request before Created is published.
 	e.timer = time.AfterFunc(req.Deadline.Sub(now), func() { d.expire(e) })
-	if d.raised != nil {
-		d.raised(req)
-	}
 	d.publishSession(req, Event{Kind: EventRequestCreated, Request: req})
 	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
 	e.pubMu.Unlock()
