@@ -75,7 +75,8 @@ type Leases struct {
 	ttl     time.Duration
 	logger  *slog.Logger
 
-	down atomic.Bool // the last renewal found Redis unreachable
+	down       atomic.Bool // the last renewal found Redis unreachable (or, from the start, not yet checked)
+	keyRefused atomic.Bool // the check left from the start failed: logged once
 
 	mu    sync.Mutex           // guards held, ended and gone
 	held  map[string]*lease    // by session id
@@ -99,8 +100,10 @@ func NewLeases(rs *RedisStore, replica string, ttl time.Duration, logger *slog.L
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Leases{rs: rs, replica: replica, nonce: strings.ToLower(rand.Text()[:10]), ttl: ttl, logger: logger,
+	l := &Leases{rs: rs, replica: replica, nonce: strings.ToLower(rand.Text()[:10]), ttl: ttl, logger: logger,
 		held: map[string]*lease{}, ended: map[string]time.Time{}, gone: map[string]time.Time{}}
+	l.down.Store(rs.StartedDown()) // Redis did not answer at start: nothing that needs it until it does
+	return l
 }
 
 // TTL is the lease's time to live.
@@ -415,6 +418,16 @@ func (l *Leases) renewAll(ctx context.Context, ev LeaseEvents) {
 		}
 	}
 	if ctx.Err() != nil {
+		return
+	}
+	if err := l.rs.checkPending(ctx); err != nil {
+		// Redis answers, but the check left from the start fails (another key): stay unavailable.
+		if !l.down.Swap(true) && ev.Reachable != nil {
+			ev.Reachable(false)
+		}
+		if !l.keyRefused.Swap(true) {
+			l.logger.Error("state: redis answers, but its state does not open with this replica's key; refusing new sessions and takeovers until it does (logged once)", "err", err)
+		}
 		return
 	}
 	if l.down.Swap(false) {

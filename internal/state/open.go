@@ -163,6 +163,27 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 		return nil, fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
 	}
 	rs, err := OpenRedis(ctx, *cfg.Redis)
+	if errors.Is(err, ErrUnreachable) && rs != nil {
+		// Start without it: the replica serves nothing that needs the store until Redis answers and the key
+		// opens the canary (the leases check it; Leases.Down is true until then).
+		ss, serr := newSealed(rs, key)
+		if serr != nil {
+			_ = rs.Close()
+			return nil, serr
+		}
+		check := func(ctx context.Context) error {
+			if _, err := Sealed(ctx, rs, key); err != nil {
+				if errors.Is(err, ErrWrongKey) {
+					return fmt.Errorf("state in redis %s (prefix %q) does not open with the key from %s (sealed with another key): give the replicas' key", rs.addr, rs.prefix, cfg.KeySource)
+				}
+				return err
+			}
+			return nil
+		}
+		rs.pending.Store(&check)
+		logger.Warn("state: redis does not answer at start; serving, but refusing new sessions and takeovers until it does", "address", rs.addr, "err", err)
+		return Tracked(ss, logger, cfg.OnHealth), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // The Redis engine: the shared store of replicas that cover for each other (docs/adr/0070-replicas-share-state.md).
@@ -55,7 +56,27 @@ type RedisStore struct {
 	prefix string
 	addr   string
 	closed atomic.Bool
+
+	// pending, when set, is the check Open could not make because Redis did not answer at start (the key's
+	// canary); the leases make it when Redis answers, and count Redis as unreachable until it passes.
+	pending atomic.Pointer[func(context.Context) error]
 }
+
+// checkPending makes the check Open left for later, once: nil when there is none or it passed.
+func (s *RedisStore) checkPending(ctx context.Context) error {
+	f := s.pending.Load()
+	if f == nil {
+		return nil
+	}
+	if err := (*f)(ctx); err != nil {
+		return err
+	}
+	s.pending.CompareAndSwap(f, nil)
+	return nil
+}
+
+// StartedDown reports whether Redis had not answered at start and the key is not checked yet.
+func (s *RedisStore) StartedDown() bool { return s.pending.Load() != nil }
 
 // ErrFenced is the error of a write made under a fence that is no longer the session's: another replica
 // took the session over (or Redis lost the lease). The write did not happen.
@@ -85,7 +106,8 @@ func fenceFrom(ctx context.Context) (Fence, bool) {
 }
 
 // OpenRedis connects to Redis and checks that it answers (PING, which also checks AUTH). Its errors name
-// the address and what failed, never the password.
+// the address and what failed, never the password. When Redis does not answer (ErrUnreachable) it returns
+// the store along with the error, for a caller that starts without Redis.
 func OpenRedis(ctx context.Context, opts RedisOptions) (*RedisStore, error) {
 	if opts.Address == "" {
 		return nil, errors.New("state: redis: no address")
@@ -108,11 +130,18 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*RedisStore, error) {
 		// The bridge's calls carry their own deadlines; a cancelled context must return at once.
 		ContextTimeoutEnabled: true,
 		DisableIdentity:       true, // no CLIENT SETINFO: older and managed Redis refuse it
+		// No cluster maintenance notifications (a Redis Enterprise feature): their circuit breaker runs a
+		// goroutine that outlives Close.
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	s := &RedisStore{rdb: rdb, prefix: opts.KeyPrefix, addr: opts.Address}
 	if err := rdb.Ping(ctx).Err(); err != nil {
+		err = s.wrap("connecting", err)
+		if errors.Is(err, ErrUnreachable) {
+			return s, err // the caller may start without it (Open does)
+		}
 		_ = rdb.Close()
-		return nil, s.wrap("connecting", err)
+		return nil, err
 	}
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/internal/state/statetest"
@@ -113,5 +114,51 @@ func TestOpenRedis(t *testing.T) {
 	}
 	if state.RedisEngine(state.NewMemory()) != nil {
 		t.Error("RedisEngine of a memory store is not nil")
+	}
+}
+
+// Redis down at start: the replica starts, counts Redis as unreachable (no new sessions, no takeovers) and
+// checks the key when Redis answers; a Redis sealed with another key keeps it unavailable.
+func TestOpenRedisDownAtStart(t *testing.T) {
+	r := statetest.StartRedis(t, statetest.RedisConfig{})
+	ctx := context.Background()
+	key := state.NewKey()
+	cfg := state.Config{Redis: &state.RedisOptions{Address: r.Addr, KeyPrefix: "late:"}, Key: key, KeySource: "$KEY"}
+	r.Stop()
+	s, err := state.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatalf("Open with Redis down: %v, want a store that waits for it", err)
+	}
+	defer s.Close()
+	leases := state.NewLeases(state.RedisEngine(s), "r1", time.Minute, nil)
+	if !leases.Down() {
+		t.Fatal("Down is false before Redis ever answered")
+	}
+	leases.RenewNow(ctx, state.LeaseEvents{})
+	if !leases.Down() {
+		t.Fatal("Down is false while Redis is stopped")
+	}
+	r.Start()
+	var reach []bool
+	leases.RenewNow(ctx, state.LeaseEvents{Reachable: func(ok bool) { reach = append(reach, ok) }})
+	if leases.Down() || len(reach) != 1 || !reach[0] {
+		t.Fatalf("after Redis came back: down %v, events %v", leases.Down(), reach)
+	}
+	if err := s.Put(ctx, state.KindSession, "s-1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// Another replica with another key, started while Redis was down, never comes up.
+	r.Stop()
+	cfg.Key = state.NewKey()
+	s2, err := state.Open(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	other := state.NewLeases(state.RedisEngine(s2), "r2", time.Minute, nil)
+	r.Start()
+	other.RenewNow(ctx, state.LeaseEvents{})
+	if !other.Down() {
+		t.Error("a replica whose key does not open Redis's state counts it as reachable")
 	}
 }
