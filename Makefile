@@ -27,7 +27,7 @@ GO_PACKAGES := ./...
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
-        tools node-tools python-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
+        tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
         help test-unit fuzz test-console
 
 help: ## List the targets.
@@ -60,6 +60,9 @@ $(NODE_DIR)/.installed: tools/package.json tools/package-lock.json
 	cp tools/package.json tools/package-lock.json $(NODE_DIR)/
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+redis-peer: ## Debian's redis-server (installed when missing) for the Redis state engine's tests.
+	scripts/install-redis.sh
 
 python-peer: ## A venv with the official MCP Python SDK (pinned) for the Python peer server in tests.
 	tools/python-peer/install.sh >/dev/null
@@ -96,7 +99,7 @@ test-unit: ## Start here: Go unit tests only — offline, no peers, no binary, s
 fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testdata/fuzz.
 	scripts/fuzz.sh
 
-test-go: node-tools python-peer ## Go unit and integration tests with the race detector.
+test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
 test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
@@ -110,7 +113,7 @@ test-console: build ## The operator console's browser tests alone (Debian's chro
 test-fault: build node-tools ## The fault suite alone (part of test-e2e): restarts, crashes, deadlines, shutdown, bad frames, leaks.
 	GO_TEST_ARGS='-run TestFault|TestStatus' scripts/test-e2e.sh
 
-test-scale: build ## Three replicas behind HAProxy (installed from Debian when missing): routing, spread, a replica killed.
+test-scale: build redis-peer ## Three replicas behind HAProxy and a shared redis-server (installed from Debian when missing): routing, takeover, rolling restart, kill -9, SIGSTOP, Redis down.
 	MCPBRIDGE_BIN=$(BIN) scripts/test-scale.sh
 
 $(TOOLS)/.helm-$(HELM_VERSION):
@@ -124,6 +127,7 @@ test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests c
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar
 	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 >/dev/null
+	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set replicas=3 --set sharedState.redis.address=redis:6379 --set sharedState.redis.existingSecret=bridge-state
 	$(HELM) template t $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar >/dev/null
 	cd deploy/helm/check && HELM=$(HELM) go test -count=1 ./...
 

@@ -95,6 +95,12 @@ type haproxy struct {
 // startHAProxy runs haproxy with deploy/haproxy/haproxy.cfg in front of the replicas until the test ends.
 func startHAProxy(t *testing.T, replicas []*bridge) *haproxy {
 	t.Helper()
+	return startHAProxyWith(t, replicas, "haproxy.cfg")
+}
+
+// startHAProxyWith runs haproxy with the configuration file cfg of deploy/haproxy.
+func startHAProxyWith(t *testing.T, replicas []*bridge, cfg string) *haproxy {
+	t.Helper()
 	exe, err := exec.LookPath("haproxy")
 	if err != nil {
 		t.Fatal("haproxy is not installed (make test-scale installs the Debian package)")
@@ -108,7 +114,7 @@ func startHAProxy(t *testing.T, replicas []*bridge) *haproxy {
 	for i, r := range replicas {
 		env = append(env, fmt.Sprintf("MCPB_R%d_GRPC=%s", i+1, r.grpc), fmt.Sprintf("MCPB_R%d_HTTP=%s", i+1, r.http))
 	}
-	cmd := exec.Command(exe, "-db", "-f", filepath.Join(dir, "haproxy.cfg"))
+	cmd := exec.Command(exe, "-db", "-f", filepath.Join(dir, cfg))
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

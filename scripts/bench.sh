@@ -70,6 +70,7 @@ log "micro-benchmarks (count=$count)"
 if ! go test -run '^$' -bench 'BenchmarkBench' -benchmem -count "$count" -benchtime "$benchtime" ./server/ ./mcpcore/ >"$micro" 2>&1; then
 	log "micro-benchmarks failed:"; tail -20 "$micro" >&2
 fi
+scripts/bench-shared-state.sh >>"$micro" || log "shared-state benchmarks failed (redis-server?)"
 
 "$bin/benchrun" -bridge bin/mcp-bridge -twin "$bin/mcp-bridge-benchdebug" -echo "$bin/benchecho" "${sg_arg[@]}" "${mcpo_arg[@]}" -micro "$micro" \
 	-md BENCHMARKS.md -json bench/results.json

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Scale-out test (docs/scaling.md): three replicas of mcp-bridge on loopback behind a real HAProxy configured
-# from deploy/haproxy/haproxy.cfg. Checks that sessions spread over the replicas, that every call, event
-# stream, Connect attach and answer lands on the session's owner, that the Python client works through the
-# proxy, and that killing a replica fails only its sessions, at once, with UNAVAILABLE REPLICA_UNAVAILABLE.
-# Its last line reports replicas, sessions, calls and misrouted.
+# Scale-out tests (docs/scaling.md): three replicas of mcp-bridge on loopback behind a real HAProxy.
+# TestScaleOut (deploy/haproxy/haproxy.cfg, no shared state): sessions spread over the replicas, every call,
+# event stream, Connect attach and answer lands on the session's owner, the Python client works through the
+# proxy, and killing a replica fails only its sessions, at once, with UNAVAILABLE REPLICA_UNAVAILABLE.
+# TestScaleTakeover (deploy/haproxy/haproxy-shared.cfg, a real redis-server): replicas cover for each other —
+# kill -9, SIGSTOP past the lease, Redis stopped 10 s, a rolling restart of all three: no session or accepted
+# answer lost, none misrouted, none served by two (docs/adr/0070-replicas-share-state.md).
+# Its last lines report replicas, sessions, calls and misrouted, and the takeover figures.
 #
-# Installs the Debian package haproxy when it is missing (apt-get; needs root). The Python client's venv
+# Installs the Debian packages haproxy and redis-server when they are missing (apt-get; needs root). The Python client's venv
 # (.tools/pyclient-venv) comes from scripts/test-python.sh.
 #
 # Environment:
@@ -22,6 +25,8 @@ if ! command -v haproxy >/dev/null; then
 		{ apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy >/dev/null; }
 fi
 
+"$ROOT/scripts/install-redis.sh"
+
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 bin="${MCPBRIDGE_BIN:-}"
@@ -32,5 +37,5 @@ fi
 summary="$tmp/summary"
 # shellcheck disable=SC2086
 MCPBRIDGE_TEST_SCALE=1 MCPBRIDGE_BIN="$bin" MCPBRIDGE_SCALE_SUMMARY="$summary" \
-	go test -count=1 -run '^TestScaleOut$' ${GO_TEST_ARGS:-} ./e2e/
+	go test -count=1 -run '^TestScale(Out|Takeover)$' ${GO_TEST_ARGS:-} ./e2e/
 cat "$summary"

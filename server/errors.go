@@ -108,6 +108,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
 	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
+	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
 	// that supervision gave up on fails its calls with ErrUnavailable instead.
 	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},

@@ -313,6 +313,12 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 			if !ok {
 				return nil // the session closed; its final state event was the last
 			}
+			if err := s.movedError(*ev); err != nil {
+				return err // served by another replica now: the host watches again through the proxy
+			}
+			if s.hiddenByMove(*ev) {
+				continue
+			}
 			if pe, ok := feed.convert(*ev); ok {
 				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
 					return err
@@ -336,6 +342,7 @@ type hostStream struct {
 	out   chan *pb.ConnectResponse
 	ctx   context.Context // ends when the handler returns
 	wg    sync.WaitGroup  // forwarders
+	moved chan error      // a forwarder's session moved to another replica: the stream ends with it (takeover.go)
 
 	mu       sync.Mutex             // guards attached and ended, and orders wg.Add before wg.Wait
 	attached map[string]*attachment // by session id
@@ -363,6 +370,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 		out:      make(chan *pb.ConnectResponse, s.opts.StreamBuffer),
 		ctx:      ctx,
 		attached: map[string]*attachment{},
+		moved:    make(chan error, 1),
 	}
 	defer h.detachAll()
 	opening := s.newOpeningFeed(h.owner, h.key) // authorization requests of sessions being created
@@ -420,6 +428,8 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
+			return err
+		case err := <-h.moved:
 			return err
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
@@ -607,6 +617,16 @@ func (h *hostStream) forward(a *attachment) {
 				}
 				h.mu.Unlock()
 				return
+			}
+			if err := h.svc.movedError(*ev); err != nil {
+				select { // the first moved session ends the stream; the host reconnects through the proxy
+				case h.moved <- err:
+				default:
+				}
+				return
+			}
+			if h.svc.hiddenByMove(*ev) {
+				continue
 			}
 			if pe, ok := a.feed.convert(*ev); ok && !send(pe) {
 				return

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
@@ -63,6 +64,14 @@ type Options struct {
 	AuditPayloads bool
 	// RateLimits returns a principal's limits (ratelimit.go); nil means none.
 	RateLimits func(principal string) RateLimit
+
+	// Leases, when set, are this replica's leases on the sessions of a state shared with other replicas
+	// (Redis; takeover.go): a session is served here while this replica holds its lease, and taken over
+	// when nobody does. The service renews them until Close, which releases them after the drain.
+	Leases *state.Leases
+	// OnStoreReachable is told when the shared store stops answering the renewals and answers again
+	// (metrics); may be nil.
+	OnStoreReachable func(ok bool)
 }
 
 // ServerDescription is what the operator wrote about a configured server.
@@ -98,6 +107,11 @@ type Service struct {
 	closing bool
 
 	misrouted atomic.Uint64 // calls naming a session of another replica (routing.go)
+	takeovers atomic.Uint64 // sessions taken over from other replicas (takeover.go)
+
+	adoptMu    sync.Mutex            // guards adopting
+	adopting   map[string]*adoptGate // takeovers under way, by session id
+	stopLeases context.CancelFunc    // ends runLeases; nil without Leases
 
 	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
@@ -130,12 +144,19 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
+		adopting:   map[string]*adoptGate{},
 	}
 	s.auth.configure(opts, s.logger)
 	core.TrackHosts() // the service's host streams say when a host is attached (attachHost)
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)
 		go s.reapIdle() // ends when Close closes s.done
+	}
+	if opts.Leases != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopLeases = cancel
+		s.reaperWG.Add(1)
+		go s.runLeases(ctx) // ends when Close calls stopLeases
 	}
 	return s
 }
@@ -163,6 +184,11 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
+		if s.opts.Leases != nil {
+			// The sessions are closed here with their records kept: others take them over at once.
+			s.releaseLeases(context.WithoutCancel(ctx))
+			s.stopLeases()
+		}
 		close(s.done)
 		s.reaperWG.Wait()
 	})
@@ -177,6 +203,9 @@ func (s *Service) Core() *mcpcore.Core { return s.core }
 func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, error) {
 	if id == "" {
 		return nil, invalidArgument(required("session_id"))
+	}
+	if s.opts.Leases != nil {
+		return s.lookupShared(ctx, id)
 	}
 	if err := s.checkReplica(id); err != nil {
 		return nil, err

@@ -84,6 +84,9 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 	if closing {
 		return nil, toStatus(errShuttingDown)
 	}
+	if s.opts.Leases != nil && s.opts.Leases.Down() {
+		return nil, storeUnavailable() // a session that could not be kept would not survive this replica
+	}
 	sess, err := s.core.Open(ctx, mcpcore.OpenParams{
 		Owner:           Principal(ctx),
 		Server:          req.GetServer(),

@@ -128,6 +128,9 @@ func (f *flags) loadConfig() (*config.Config, error) {
 	if len(cfg.Sessions.Peers) > 0 && cfg.Sessions.Replica == "" {
 		return nil, fmt.Errorf("sessions.peers needs a replica name: set sessions.replica or --replica")
 	}
+	if cfg.State.Redis != nil && cfg.Sessions.Replica == "" {
+		return nil, fmt.Errorf("state.redis needs a replica name (replicas own sessions by name): set sessions.replica or --replica")
+	}
 	if f.set["admin-addr"] {
 		cfg.Listen.Admin = f.adminAddr
 	}
@@ -138,6 +141,9 @@ func (f *flags) loadConfig() (*config.Config, error) {
 		abs, err := filepath.Abs(f.stateFile)
 		if err != nil {
 			return nil, fmt.Errorf("--state-file: %v", err)
+		}
+		if cfg.State.Redis != nil {
+			return nil, fmt.Errorf("--state-file: the configuration keeps the state in redis (state.redis); keep one")
 		}
 		cfg.State.File, cfg.State.Memory = abs, false
 	}

@@ -148,11 +148,27 @@ func (b *bridge) hidesHealth(name string) bool {
 // readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
 // listener without the servers hidesHealth keeps from it; with the state store's health on both.
 func (b *bridge) readyz(operator bool) http.Handler {
-	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica, Store: b.storeHealth}
+	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica}
+	if b.storeHealth != nil || leasesOf(b.svc) != nil {
+		o.Store = b.stateHealth
+	}
 	if !operator {
 		o.Hide = b.hidesHealth
 	}
 	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
+}
+
+// stateHealth is the state store's health for /readyz: the writes' (state.TrackedStore.Health), and for
+// replicas sharing their state whether Redis answers the lease renewals (it says so but does not make the
+// replica unready: the sessions it holds keep working, and every replica reaches the same Redis).
+func (b *bridge) stateHealth() error {
+	if l := leasesOf(b.svc); l != nil && l.Down() {
+		return errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
+	}
+	if b.storeHealth == nil {
+		return nil
+	}
+	return b.storeHealth()
 }
 
 // apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when

@@ -56,6 +56,13 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		// memory store would only cost each MRTR hop an encoding for nothing).
 		opts.Store = store
 	}
+	// Replicas sharing their state in Redis own sessions by leases, and every write of a session's
+	// records carries its fence (docs/adr/0070-replicas-share-state.md).
+	var leases *state.Leases
+	if rs := state.RedisEngine(store); rs != nil && cfg.State.Redis != nil {
+		leases = state.NewLeases(rs, cfg.Sessions.Replica, cfg.State.Redis.LeaseTTL, logger)
+		opts.Store = mcpcore.FencedStore(store, leases, leases.Gone)
+	}
 	core := mcpcore.New(opts)
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
@@ -66,6 +73,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		Tokens:      cfg.Auth.Tokens,
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
+		Leases:      leases,
 	}
 	closeAudit, err := policyOptions(cfg, &svcOpts)
 	if err != nil {
@@ -78,11 +86,18 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		svcOpts.Peers = ps
 	}
 	svc := server.New(core, svcOpts)
+	if leases != nil {
+		registerSharedState(obs, leases, svc)
+	}
 	// What an earlier process kept comes back before the bridge serves: sessions under their ids,
-	// pending requests, MRTR rounds (docs/adr/0021-what-is-kept.md).
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	rep, err := core.Restore(rctx)
-	cancel()
+	// pending requests, MRTR rounds (docs/adr/0021-what-is-kept.md). Replicas sharing a store restore
+	// nothing at start: each session comes back on the replica a call for it reaches (takeover).
+	var rep mcpcore.RestoreReport
+	if leases == nil {
+		rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err = core.Restore(rctx)
+		cancel()
+	}
 	if err != nil {
 		_ = svc.Close(context.Background())
 		return nil, nil, fmt.Errorf("restoring the kept state: %w", err)
@@ -92,8 +107,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
-	if ps != nil || closeAudit != nil {
-		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit}, grpcOpts, nil
+	if ps != nil || closeAudit != nil || leases != nil {
+		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
 	}
 	return svc, grpcOpts, nil
 }
@@ -102,9 +117,13 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 // audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers      *peers.Set   // nil without peers
-	closeAudit func() error // nil without an audit log file
+	peers      *peers.Set    // nil without peers
+	closeAudit func() error  // nil without an audit log file
+	leases     *state.Leases // nil unless replicas share their state
 }
+
+// Leases are the replica's leases on the sessions of a shared state; nil without one.
+func (w *withPeers) Leases() *state.Leases { return w.leases }
 
 func (w *withPeers) Close(ctx context.Context) error {
 	err := w.Service.Close(ctx)

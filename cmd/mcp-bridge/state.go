@@ -14,7 +14,15 @@ import (
 // with status 2 (a corrupt, newer, unwritable or locked file, a wrong key), never resets without the flag.
 func openState(ctx context.Context, cfg *config.Config, obs *observability, logger *slog.Logger) (*state.TrackedStore, error) {
 	sc := cfg.State
+	ro, err := redisOptions(sc.Redis)
+	if err != nil {
+		return nil, err
+	}
+	if ro != nil {
+		state.RouteRedisLogs(logger)
+	}
 	s, err := state.Open(ctx, state.Config{
+		Redis:     ro,
 		File:      sc.File,
 		Memory:    sc.Memory,
 		Key:       []byte(sc.Key.Reveal()),

@@ -142,6 +142,10 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.Listen.GRPCSocket)
 	abs(&c.State.File)
 	abs(&c.State.KeyFile)
+	if r := c.State.Redis; r != nil {
+		abs(&r.PasswordFile)
+		abs(&r.CAFile)
+	}
 	c.resolveAuthPaths(abs)
 	c.resolvePolicyPaths(abs)
 	for _, s := range c.MCPServers {

@@ -25,6 +25,8 @@ type State struct {
 	// (kill -9, an OOM kill) but not a power cut or a crash of the machine, which may also leave a file
 	// that only --state-reset opens. Default true.
 	FSync *bool `yaml:"fsync"`
+	// Redis, when set, keeps the state in a Redis all replicas share, instead of a file (state_redis.go).
+	Redis *StateRedis `yaml:"redis"`
 
 	// Key is the key as written in KeyFile or KeyEnv (state.ParseKey decodes it), read at load time.
 	Key Secret `yaml:"-"`
@@ -60,6 +62,8 @@ func (c *Config) validateState() error {
 		return c.errorAt("state.memory", "memory: true keeps nothing, but state.file is set; keep one")
 	case s.Memory && s.FSync != nil:
 		return c.errorAt("state.fsync", "there is nothing to sync with memory: true")
+	case s.Redis != nil:
+		return c.validateStateRedis()
 	case s.File == "" && (s.KeyFile != "" || s.KeyEnv != ""):
 		return c.errorAt("state", "a state key without state.file")
 	}
@@ -68,6 +72,9 @@ func (c *Config) validateState() error {
 
 // readStateKey reads the state key the block names and checks that it is one.
 func (c *Config) readStateKey() error {
+	if err := c.readStateRedisSecrets(); err != nil {
+		return err
+	}
 	s := &c.State
 	var (
 		key  string

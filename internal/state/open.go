@@ -29,6 +29,9 @@ type Config struct {
 	NoSync bool
 	// LockTimeout: FileOptions.LockTimeout (zero: DefaultLockTimeout).
 	LockTimeout time.Duration
+	// Redis, when set, keeps the state in Redis (shared by replicas) instead of a file; Key is then
+	// required (every replica seals with it).
+	Redis *RedisOptions
 	// OnHealth is told when the store becomes degraded or healthy again (Tracked); may be nil.
 	OnHealth func(healthy bool)
 }
@@ -43,6 +46,9 @@ func KeyFile(stateFile string) string { return stateFile + ".key" }
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, error) {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	if cfg.Redis != nil {
+		return openRedis(ctx, cfg, logger)
 	}
 	if cfg.File == "" {
 		if !cfg.Memory {
@@ -145,4 +151,67 @@ func writeNew(path string, data []byte) error {
 	}
 	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// openRedis opens the Redis engine, sealed with the key every replica shares.
+func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, error) {
+	if len(cfg.Key) == 0 {
+		return nil, fmt.Errorf("state in redis %s needs a key all replicas share (state.keyFile or state.keyEnv)", cfg.Redis.Address)
+	}
+	key, err := ParseKey(cfg.Key)
+	if err != nil {
+		return nil, fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
+	}
+	rs, err := OpenRedis(ctx, *cfg.Redis)
+	if errors.Is(err, ErrUnreachable) && rs != nil {
+		// Start without it: the replica serves nothing that needs the store until Redis answers and the key
+		// opens the canary (the leases check it; Leases.Down is true until then).
+		ss, serr := newSealed(rs, key)
+		if serr != nil {
+			_ = rs.Close()
+			return nil, serr
+		}
+		check := func(ctx context.Context) error {
+			if _, err := Sealed(ctx, rs, key); err != nil {
+				if errors.Is(err, ErrWrongKey) {
+					return fmt.Errorf("state in redis %s (prefix %q) does not open with the key from %s (sealed with another key): give the replicas' key", rs.addr, rs.prefix, cfg.KeySource)
+				}
+				return err
+			}
+			return nil
+		}
+		rs.pending.Store(&check)
+		logger.Warn("state: redis does not answer at start; serving, but refusing new sessions and takeovers until it does", "address", rs.addr, "err", err)
+		return Tracked(ss, logger, cfg.OnHealth), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := Sealed(ctx, rs, key)
+	if err != nil {
+		_ = rs.Close()
+		if errors.Is(err, ErrWrongKey) {
+			return nil, fmt.Errorf("state in redis %s (prefix %q) does not open with the key from %s (sealed with another key): give the replicas' key", rs.addr, rs.prefix, cfg.KeySource)
+		}
+		return nil, err
+	}
+	logger.Info("state kept in redis, shared by the replicas: sessions, pending requests and answers survive a restart and move to another replica when this one goes", "address", rs.addr, "prefix", rs.prefix, "tls", cfg.Redis.TLS != nil)
+	return Tracked(s, logger, cfg.OnHealth), nil
+}
+
+// RedisEngine returns the Redis engine under s (a store Open returned), or nil when s is not kept in
+// Redis.
+func RedisEngine(s Store) *RedisStore {
+	for {
+		switch v := s.(type) {
+		case *RedisStore:
+			return v
+		case *TrackedStore:
+			s = v.Store
+		case *sealed:
+			s = v.Store
+		default:
+			return nil
+		}
+	}
 }

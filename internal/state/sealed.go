@@ -73,18 +73,10 @@ type sealed struct {
 // Sealed reads a canary record sealed under the key (writing it into a store that has none): a store
 // sealed with another key is ErrWrongKey, never silently reset. key is 32 bytes (ParseKey).
 func Sealed(ctx context.Context, s Store, key []byte) (Store, error) {
-	if len(key) != KeySize {
-		return nil, fmt.Errorf("state: sealing key is %d bytes, need %d", len(key), KeySize)
-	}
-	block, err := aes.NewCipher(key)
+	ss, err := newSealed(s, key)
 	if err != nil {
-		return nil, fmt.Errorf("state: sealing key: %w", err)
+		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("state: sealing key: %w", err)
-	}
-	ss := &sealed{Store: s, aead: aead}
 	v, err := ss.Get(ctx, kindSeal, keyCanary)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -99,6 +91,22 @@ func Sealed(ctx context.Context, s Store, key []byte) (Store, error) {
 		return nil, ErrWrongKey
 	}
 	return ss, nil
+}
+
+// newSealed is Sealed without the canary check.
+func newSealed(s Store, key []byte) (*sealed, error) {
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("state: sealing key is %d bytes, need %d", len(key), KeySize)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("state: sealing key: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("state: sealing key: %w", err)
+	}
+	return &sealed{Store: s, aead: aead}, nil
 }
 
 // additionalData binds a sealed value to its record.

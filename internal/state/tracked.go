@@ -79,10 +79,11 @@ func (t *TrackedStore) Delete(ctx context.Context, kind Kind, key string) error 
 	return err
 }
 
-// note records the outcome of a write. The caller's own mistakes — a cancelled context, a closed store —
+// note records the outcome of a write. The caller's own mistakes — a cancelled context, a closed store, a
+// write under a fence another replica replaced —
 // say nothing of the store's health.
 func (t *TrackedStore) note(err error) {
-	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed)) {
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) || errors.Is(err, ErrFenced)) {
 		return
 	}
 	if err == nil && !t.degraded.Load() {

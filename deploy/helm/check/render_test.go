@@ -385,6 +385,50 @@ func TestSidecarExample(t *testing.T) {
 	}
 }
 
+// Shared state in an existing Redis: the bridge's configuration names it, the state key and the password come
+// from the Secret as environment variables (never in the ConfigMap), and the chart ships no Redis.
+func TestSharedStateRedis(t *testing.T) {
+	r := render(t, "replicas=3", "sharedState.redis.address=redis.data:6379", "sharedState.redis.existingSecret=bridge-state", "sharedState.redis.tls=true")
+	var cfg struct {
+		State struct {
+			KeyEnv string `json:"keyEnv"`
+			Redis  struct {
+				Address     string `json:"address"`
+				PasswordEnv string `json:"passwordEnv"`
+				TLS         bool   `json:"tls"`
+				LeaseTTL    string `json:"leaseTTL"`
+			} `json:"redis"`
+		} `json:"state"`
+	}
+	data := r.configMaps[0].Data["bridge.yaml"]
+	if err := yaml.Unmarshal([]byte(data), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	st := cfg.State
+	if st.KeyEnv != "MCPBRIDGE_STATE_KEY" || st.Redis.Address != "redis.data:6379" || st.Redis.PasswordEnv != "MCPBRIDGE_REDIS_PASSWORD" || !st.Redis.TLS || st.Redis.LeaseTTL != "5s" {
+		t.Errorf("bridge.yaml state = %+v\n%s", st, data)
+	}
+	env := map[string]string{}
+	for _, e := range r.statefulSets[0].Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			env[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	if env["MCPBRIDGE_STATE_KEY"] != "bridge-state/state-key" || env["MCPBRIDGE_REDIS_PASSWORD"] != "bridge-state/redis-password" {
+		t.Errorf("secret env = %v", env)
+	}
+	for _, s := range r.statefulSets {
+		if strings.Contains(s.Name, "redis") {
+			t.Errorf("the chart ships a Redis: %s", s.Name)
+		}
+	}
+	// Without the Secret the chart refuses: the replicas could not share a key.
+	cmd := exec.Command(helmBin(), "template", "t", "../mcp-bridge", "--kube-version", kubeVersion, "--set", "sharedState.redis.address=r:6379")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "existingSecret is required") {
+		t.Errorf("template without the Secret: %v\n%s", err, out)
+	}
+}
+
 // The state store: a claim per replica in shared mode, an emptyDir in sidecar mode, mounted where
 // bridge.yaml's state.file points; the key from a Secret when one is named; nothing when disabled.
 func TestStateVolume(t *testing.T) {

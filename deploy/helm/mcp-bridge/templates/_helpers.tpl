@@ -42,7 +42,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $auth "tokensFile" (printf "/etc/mcp-bridge/tokens/%s" .Values.tokens.key) -}}
 {{- $_ := set $cfg "auth" $auth -}}
 {{- end -}}
-{{- if .Values.state.enabled -}}
+{{- if and .Values.sharedState.redis.address (eq .Values.mode "shared") -}}
+{{- with .Values.sharedState.redis }}
+{{- $redis := dict "address" .address "tls" .tls "keyPrefix" .keyPrefix "leaseTTL" .leaseTTL -}}
+{{- if .passwordKey }}{{ $_ := set $redis "passwordEnv" "MCPBRIDGE_REDIS_PASSWORD" }}{{ end -}}
+{{- if .usernameKey }}{{ $_ := set $redis "usernameEnv" "MCPBRIDGE_REDIS_USERNAME" }}{{ end -}}
+{{- $_ := set $cfg "state" (dict "redis" $redis "keyEnv" "MCPBRIDGE_STATE_KEY") -}}
+{{- end }}
+{{- else if .Values.state.enabled -}}
 {{- $state := dict "file" (printf "%s/state.db" .Values.state.mountPath) "fsync" .Values.state.fsync -}}
 {{- if .Values.state.key.existingSecret -}}
 {{- $_ := set $state "keyFile" (printf "/etc/mcp-bridge/state-key/%s" .Values.state.key.key) -}}
@@ -73,6 +80,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
       valueFrom:
         fieldRef:
           fieldPath: metadata.name
+    {{- with .Values.sharedState.redis }}{{ if and .address (eq $.Values.mode "shared") }}
+    {{- if not .existingSecret }}{{ fail "sharedState.redis.existingSecret is required with sharedState.redis.address (the state key all replicas share)" }}{{ end }}
+    - name: MCPBRIDGE_STATE_KEY
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .stateKeyKey | quote }}}
+    {{- if .passwordKey }}
+    - name: MCPBRIDGE_REDIS_PASSWORD
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .passwordKey | quote }}}
+    {{- end }}
+    {{- if .usernameKey }}
+    - name: MCPBRIDGE_REDIS_USERNAME
+      valueFrom:
+        secretKeyRef: {name: {{ .existingSecret | quote }}, key: {{ .usernameKey | quote }}}
+    {{- end }}
+    {{- end }}{{ end }}
   {{- with .Values.upstreamSecrets }}
   envFrom:
     {{- range . }}
