@@ -251,8 +251,8 @@ func (m *mrtrRounds) take(sessionID, callID string) *restoredCall {
 	return rc
 }
 
-// roundBegins writes the record of an MRTR call that must wait for hosts: called with the round's input
-// requests before they are raised.
+// roundBegins prepares the record of an MRTR call that must wait for hosts: called with the round's input
+// requests before they are raised; roundRequest writes it with the first of them.
 func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
 	if s.core.opts.Store == nil || call.resume == nil {
 		return
@@ -268,7 +268,8 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 	call.resume.rec.Inputs = raw
 	call.resume.rec.Requests = map[string]string{}
 	call.resume.written = true
-	s.core.put(state.KindCall, roundKey(s.id, call.id), call.resume.rec)
+	// Not written yet: the record matters once a request of the round is, and roundRequest writes it then,
+	// with that request (one write per round fewer on the MRTR hop).
 }
 
 // roundRequest records which pending request answers input key of the call's round, and rewrites the

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -46,63 +45,24 @@ func identity(ctx context.Context) mcpcore.Identity {
 	return mcpcore.Identity{Principal: Principal(ctx), Groups: Groups(ctx)}
 }
 
-// approvalFeed is the requestFeed of the approval requests one identity may decide, for one receiver (key as
-// in outcomeFor).
-type approvalFeed struct {
-	requestFeed
-	watch *mcpcore.RequestWatch
-}
-
-func (s *Service) newApprovalFeed(who mcpcore.Identity, key string) *approvalFeed {
+// newApprovalFeed is the feed of the approval requests one identity may decide, for one receiver (key as in
+// outcomeFor).
+func (s *Service) newApprovalFeed(who mcpcore.Identity, key string) *watchedFeed {
 	d := s.core.Dispatcher()
-	return &approvalFeed{
+	return &watchedFeed{
 		requestFeed: requestFeed{svc: s, what: "approval requests", outcome: outcomeFor(key), seen: map[string]bool{},
 			pending: func() []*mcpcore.PendingRequest { return d.ListApprovals(who) }},
 		watch: d.Watch(mcpcore.ApprovalFilter(who), approvalBuffer),
 	}
 }
 
-func (f *approvalFeed) close() { f.watch.Close() }
-
-// next converts an event of the watch; ok is false for ends of requests this receiver never delivered.
-func (f *approvalFeed) next(ev *mcpcore.Event) (*pb.Event, bool) {
-	if ev.Kind == mcpcore.EventRequestEnded && !f.seen[ev.Ended.RequestID] {
-		return nil, false
-	}
-	return f.convert(*ev)
-}
-
 // watchApprovalEvents is WatchEvents on session "approvals": the approval requests the caller may decide
 // (those pending first, unless include_pending is false) and their ends, until the client goes away or
 // shutdown.
 func (s *Service) watchApprovalEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	ctx := stream.Context()
-	feed := s.newApprovalFeed(identity(ctx), "")
+	feed := s.newApprovalFeed(identity(stream.Context()), "")
 	defer feed.close()
-	if err := feed.startWatch(req, stream); err != nil {
-		return err
-	}
-	send := func(pe *pb.Event) error { return stream.Send(&pb.WatchEventsResponse{Event: pe}) }
-	for {
-		select {
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-s.streamsEnd:
-			return statusShuttingDown()
-		case <-feed.watch.Gap():
-			for _, pe := range feed.undeliveredAndEnded() {
-				if err := send(pe); err != nil {
-					return err
-				}
-			}
-		case ev := <-feed.watch.C():
-			if pe, ok := feed.next(ev); ok {
-				if err := send(pe); err != nil {
-					return err
-				}
-			}
-		}
-	}
+	return s.serveWatchedFeed(feed, req, stream)
 }
 
 // approvalToProto converts an approval request's payload.

@@ -413,7 +413,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 				}
 			}
 		case <-approvals.watch.Gap():
-			for _, pe := range approvals.undeliveredAndEnded() {
+			for _, pe := range approvals.resync() {
 				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
 					return err
 				}

@@ -41,32 +41,46 @@ func (s *Service) isOpening(pr *mcpcore.PendingRequest) bool {
 	return err != nil
 }
 
-// openingFeed is the requestFeed of the opening requests (authorization requests of sessions being
-// created) of one owner, for one receiver (key as in outcomeFor).
-type openingFeed struct {
-	requestFeed
-	watch *mcpcore.RequestWatch
-}
-
-func (s *Service) newOpeningFeed(owner, key string) *openingFeed {
+// newOpeningFeed is the feed of the opening requests (authorization requests of sessions being created) of
+// one owner, for one receiver (key as in outcomeFor).
+func (s *Service) newOpeningFeed(owner, key string) *watchedFeed {
 	watch := s.core.Dispatcher().Watch(func(pr *mcpcore.PendingRequest) bool {
 		return pr.Owner == owner && pr.Kind == mcpcore.KindAuthorization
 	}, openingBuffer)
-	return &openingFeed{
+	return &watchedFeed{
 		requestFeed: requestFeed{svc: s, what: "opening requests", outcome: outcomeFor(key), seen: map[string]bool{},
 			pending: func() []*mcpcore.PendingRequest { return s.openingRequests(owner) }},
 		watch: watch,
+		show:  func(pr *mcpcore.PendingRequest) bool { return s.isOpening(pr) }, // an open session's: its own stream
 	}
 }
 
-func (f *openingFeed) close() { f.watch.Close() }
+// watchOpeningEvents is WatchEvents on session "-": the caller's authorization requests of sessions being
+// created (those pending first, unless include_pending is false) and their ends, until the client goes
+// away or shutdown.
+func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	feed := s.newOpeningFeed(Principal(stream.Context()), "")
+	defer feed.close()
+	return s.serveWatchedFeed(feed, req, stream)
+}
 
-// next converts an event of the watch; ok is false for events this receiver skips: requests of open
-// sessions, and ends of requests it never delivered.
-func (f *openingFeed) next(ev *mcpcore.Event) (*pb.Event, bool) {
+// watchedFeed is a requestFeed read from a dispatcher watch rather than a session's event log: the opening
+// requests of sessions being created, and the approval requests an approver may decide.
+type watchedFeed struct {
+	requestFeed
+	watch *mcpcore.RequestWatch
+	// show, when set, says whether a newly raised request of the watch is for this receiver.
+	show func(*mcpcore.PendingRequest) bool
+}
+
+func (f *watchedFeed) close() { f.watch.Close() }
+
+// next converts an event of the watch; ok is false for events this receiver skips: requests show refuses,
+// and ends of requests it never delivered.
+func (f *watchedFeed) next(ev *mcpcore.Event) (*pb.Event, bool) {
 	switch ev.Kind {
 	case mcpcore.EventRequestCreated:
-		if !f.svc.isOpening(ev.Request) {
+		if f.show != nil && !f.show(ev.Request) {
 			return nil, false
 		}
 	case mcpcore.EventRequestEnded:
@@ -79,18 +93,12 @@ func (f *openingFeed) next(ev *mcpcore.Event) (*pb.Event, bool) {
 
 // resync returns what a full watch buffer lost: the pending requests not delivered, and the ends of those
 // delivered that ended meanwhile.
-func (f *openingFeed) resync() []*pb.Event {
-	out := f.undeliveredAndEnded()
-	return out
-}
+func (f *watchedFeed) resync() []*pb.Event { return f.undeliveredAndEnded() }
 
-// watchOpeningEvents is WatchEvents on session "-": the caller's authorization requests of sessions being
-// created (those pending first, unless include_pending is false) and their ends, until the client goes
-// away or shutdown.
-func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+// serveWatchedFeed is WatchEvents on a watched feed: its pending requests first (unless include_pending is
+// false), then its events, until the client goes away or shutdown.
+func (s *Service) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	ctx := stream.Context()
-	feed := s.newOpeningFeed(Principal(ctx), "")
-	defer feed.close()
 	if err := feed.startWatch(req, stream); err != nil {
 		return err
 	}
