@@ -251,6 +251,11 @@ func TestStateFullDisk(t *testing.T) {
 	if h := healthy(); h != 0 {
 		t.Errorf("healthy = %v on a full disk, want 0", h)
 	}
+	// /readyz stays 200 (the bridge serves) and says the store is failing.
+	code, body := b.rest("").do("GET", "/readyz", "")
+	if st, _ := body["state"].(map[string]any); code != 200 || st["healthy"] != false || !strings.Contains(fmt.Sprint(st["error"]), "no space left on device") {
+		t.Errorf("/readyz on a full disk = %d %v", code, body)
+	}
 	failures := 0
 	for _, l := range b.logs.all() {
 		if strings.Contains(l, "state store: a write failed") {
@@ -267,5 +272,8 @@ func TestStateFullDisk(t *testing.T) {
 	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "state store: writes succeed again" })
 	if h := healthy(); h != 1 {
 		t.Errorf("healthy = %v after room was freed, want 1", h)
+	}
+	if _, body := b.rest("").do("GET", "/readyz", ""); fmt.Sprint(body["state"]) != "map[healthy:true]" {
+		t.Errorf("/readyz after room was freed: state %v", body["state"])
 	}
 }
