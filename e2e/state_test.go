@@ -212,10 +212,13 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // recovers once there is room again. Root only: the disk is a tiny tmpfs.
 func TestStateFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
+		// A real full disk needs a tiny file system of its own, which only root can mount; make test and CI
+		// run as root, so it runs there.
 		t.Skip("mounting a tmpfs needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		// Root in a container without CAP_SYS_ADMIN cannot mount: nothing to test the disk with.
 		t.Skipf("mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() }) // after the bridge's own cleanup stops it

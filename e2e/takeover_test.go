@@ -66,6 +66,8 @@ func retryable(err error) bool {
 
 func TestScaleTakeover(t *testing.T) {
 	if os.Getenv("MCPBRIDGE_TEST_SCALE") != "1" {
+		// It needs HAProxy and redis-server and three replicas: scripts/test-scale.sh (part of make test)
+		// installs them and runs it with MCPBRIDGE_TEST_SCALE=1; the plain e2e run leaves it to that.
 		t.Skip("run by make test-scale (MCPBRIDGE_TEST_SCALE=1)")
 	}
 	redis := statetest.StartRedis(t, statetest.RedisConfig{Password: "redis-secret-for-the-test"})

@@ -190,14 +190,16 @@ func damage(t *testing.T, path string, from, to int64) {
 func mount(t *testing.T, dir, options string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
+		// A read-only or full file system under the state file needs a mount, which only root can make;
+		// make test and CI run as root.
 		t.Skip("mounting needs root")
 	}
 	if out, err := exec.Command("mount", "--bind", dir, dir).CombinedOutput(); err != nil {
-		t.Skipf("mount --bind: %v: %s", err, out)
+		t.Skipf("mount --bind: %v: %s", err, out) // root without CAP_SYS_ADMIN (a container): cannot mount
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	if out, err := exec.Command("mount", "-o", options, dir).CombinedOutput(); err != nil {
-		t.Skipf("mount -o %s: %v: %s", options, err, out)
+		t.Skipf("mount -o %s: %v: %s", options, err, out) // as above
 	}
 }
 

@@ -128,10 +128,13 @@ func slicesEqual(a, b []bool) bool {
 // is degraded and logs once, reads go on, and once room is freed writes succeed again.
 func TestTrackedFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
+		// A real full disk needs a tiny file system of its own, which only root can mount; make test and CI
+		// run as root, so it runs there.
 		t.Skip("mounting a tmpfs needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", dir).CombinedOutput(); err != nil {
+		// Root in a container without CAP_SYS_ADMIN cannot mount: nothing to test the disk with.
 		t.Skipf("mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })

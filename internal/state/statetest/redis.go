@@ -47,6 +47,7 @@ type RedisConfig struct {
 func StartRedis(t testing.TB, cfg RedisConfig) *Redis {
 	t.Helper()
 	if testing.Short() {
+		// make test-unit (-short) is offline and takes seconds by contract; make test-go runs these.
 		t.Skip("skipping in -short: starts a redis-server")
 	}
 	exe, err := exec.LookPath("redis-server")
