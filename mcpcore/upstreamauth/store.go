@@ -132,9 +132,11 @@ func ParseTokenStoreKey(raw []byte) ([]byte, error) {
 func (s *TokenStore) Forget(server, owner string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gone []grantKey
 	for k := range s.grants {
 		if k.Server == server && k.Owner == owner {
 			delete(s.grants, k)
+			gone = append(gone, k)
 		}
 	}
 	for k := range s.flows {
@@ -142,7 +144,7 @@ func (s *TokenStore) Forget(server, owner string) error {
 			delete(s.flows, k)
 		}
 	}
-	return s.saveLocked()
+	return s.saveLocked(gone...)
 }
 
 // flow returns the shared flow of key, creating it with create on first use.
@@ -185,7 +187,7 @@ func (s *TokenStore) put(key grantKey, cfg *oauth2.Config, tok *oauth2.Token, ct
 	g.setToken(tok)
 	s.mu.Lock()
 	s.grants[key] = g
-	err := s.saveLocked()
+	err := s.saveLocked(key)
 	s.mu.Unlock()
 	if err != nil {
 		s.logger.Error("token store: saving a grant failed; it is kept in memory", "server", key.Server, "err", err)
@@ -223,7 +225,7 @@ func (s *TokenStore) update(key grantKey, tok *oauth2.Token) {
 		return // forgotten meanwhile
 	}
 	g.setToken(tok)
-	err := s.saveLocked()
+	err := s.saveLocked(key)
 	s.mu.Unlock()
 	if err != nil {
 		s.logger.Error("token store: saving a refreshed token failed; it is kept in memory", "server", key.Server, "err", err)
@@ -262,11 +264,11 @@ func (t *storedTokenSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// saveLocked writes the grants to the state store or to the file, if the store has one. The caller holds
-// s.mu.
-func (s *TokenStore) saveLocked() error {
+// saveLocked writes the grants that changed — those of keys — to the state store, or every grant to the
+// file, if the store has either. The caller holds s.mu.
+func (s *TokenStore) saveLocked(keys ...grantKey) error {
 	if s.state != nil {
-		return s.saveStateLocked()
+		return s.saveStateLocked(keys)
 	}
 	if s.aead == nil {
 		return nil
@@ -372,37 +374,23 @@ func OpenStateTokenStore(ctx context.Context, st state.Store, logger *slog.Logge
 	return s, nil
 }
 
-// saveStateLocked writes every grant to the state store and deletes the records of grants that are gone
-// (grants are few: one per server and owner). The caller holds s.mu.
-func (s *TokenStore) saveStateLocked() error {
+// saveStateLocked writes the grants of keys to the state store — a grant that is gone is deleted — one
+// record each: a refreshed token rewrites its own grant, not every owner's. The caller holds s.mu.
+func (s *TokenStore) saveStateLocked(keys []grantKey) error {
 	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
 	defer cancel()
 	var errs []error
-	kept := map[string]bool{}
-	for _, g := range s.grants {
-		b, err := json.Marshal(g)
-		if err != nil {
-			errs = append(errs, err)
+	for _, k := range keys {
+		g, ok := s.grants[k]
+		if !ok {
+			errs = append(errs, s.state.Delete(ctx, state.KindGrant, k.recordKey()))
 			continue
 		}
-		kept[g.recordKey()] = true
-		if err := s.state.Put(ctx, state.KindGrant, g.recordKey(), b); err != nil {
-			errs = append(errs, err)
+		b, err := json.Marshal(g)
+		if err == nil {
+			err = s.state.Put(ctx, state.KindGrant, k.recordKey(), b)
 		}
-	}
-	var gone []string
-	if err := s.state.List(ctx, state.KindGrant, func(key string, _ []byte) error {
-		if !kept[key] {
-			gone = append(gone, key)
-		}
-		return nil
-	}); err != nil {
 		errs = append(errs, err)
-	}
-	for _, key := range gone {
-		if err := s.state.Delete(ctx, state.KindGrant, key); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -423,14 +411,15 @@ func (s *TokenStore) MigrateTokenFile(path string, key []byte) (int, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	n := 0
+	var moved []grantKey
 	for k, g := range old.grants {
 		if _, ok := s.grants[k]; !ok {
 			s.grants[k] = g
-			n++
+			moved = append(moved, k)
 		}
 	}
-	err = s.saveLocked()
+	n := len(moved)
+	err = s.saveLocked(moved...)
 	s.mu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("token store: moving the grants of %s into the state store: %w", path, err)
