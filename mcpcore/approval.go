@@ -36,7 +36,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -232,7 +231,7 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 	if ra != nil {
 		// A call resumed after a restart: the retry must be the call that was (or is being) approved.
 		if ra.req.Approval.Tool != tool || ra.req.Approval.Digest != digest {
-			c.approvals.put(ra) // the right retry may still come
+			c.approvals.put(ra.req.SessionID, ra.req.OriginCallID, ra) // the right retry may still come
 			return nil, fmt.Errorf("%w: call %s was submitted for approval as tool %q with arguments_sha256 %s; this retry has tool %q with arguments_sha256 %s",
 				ErrApprovalArgumentsChanged, call.id, ra.req.Approval.Tool, ra.req.Approval.Digest, tool, digest)
 		}
@@ -342,52 +341,12 @@ func digestOf(b []byte) string {
 
 // --- approvals restored after a restart ---
 
-// approvalRounds are approval requests restored from the store whose calls have not been resumed yet.
-type approvalRounds struct {
-	mu       sync.Mutex
-	restored map[string]*restoredApproval // by roundKey(session, call id)
-}
-
 // restoredApproval is an approval request of an earlier process: re-raised and pending (entry), or decided
 // before the restart (answer).
 type restoredApproval struct {
 	req    *PendingRequest
 	entry  *pendingEntry // nil when answered before the restart
 	answer *Answer
-}
-
-func (m *approvalRounds) put(ra *restoredApproval) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.restored == nil {
-		m.restored = map[string]*restoredApproval{}
-	}
-	m.restored[roundKey(ra.req.SessionID, ra.req.OriginCallID)] = ra
-}
-
-func (m *approvalRounds) take(sessionID, callID string) *restoredApproval {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := roundKey(sessionID, callID)
-	ra := m.restored[k]
-	delete(m.restored, k)
-	return ra
-}
-
-// forgetSession drops the restored approvals of a session that ended for good.
-func (m *approvalRounds) forgetSession(c *Core, sessionID string) {
-	m.mu.Lock()
-	var gone []*restoredApproval
-	for k, ra := range m.restored {
-		if ra.req.SessionID == sessionID {
-			gone = append(gone, ra)
-			delete(m.restored, k)
-		}
-	}
-	m.mu.Unlock()
-	for _, ra := range gone {
-		c.del(state.KindRequest, ra.req.ID)
-	}
 }
 
 // wait returns the decision of a restored approval: the kept answer, or the re-raised request's end. When
@@ -433,10 +392,10 @@ func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
 			c.del(state.KindRequest, req.ID)
 			return false
 		}
-		c.approvals.put(&restoredApproval{req: req, answer: r.Answer})
+		c.approvals.put(req.SessionID, req.OriginCallID, &restoredApproval{req: req, answer: r.Answer})
 		return false
 	}
-	c.approvals.put(&restoredApproval{req: req, entry: c.dispatcher.restore(req)})
+	c.approvals.put(req.SessionID, req.OriginCallID, &restoredApproval{req: req, entry: c.dispatcher.restore(req)})
 	return true
 }
 

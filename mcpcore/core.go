@@ -107,8 +107,8 @@ type Core struct {
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.
 	hostsTracked atomic.Bool
-	mrtr         mrtrRounds     // MRTR calls restored from the store, waiting to be resumed (durable.go)
-	approvals    approvalRounds // approval requests restored from the store, waiting for their calls (approval.go)
+	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
+	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,8 +160,12 @@ func (s *Session) forgetRecord() {
 		return
 	}
 	s.core.del(state.KindSession, s.id)
-	s.core.mrtr.forgetSession(s.core, s.id)
-	s.core.approvals.forgetSession(s.core, s.id) // approval.go
+	for _, rc := range s.core.mrtr.takeSession(s.id) {
+		s.core.dropRound(rc.rec)
+	}
+	for _, ra := range s.core.approvals.takeSession(s.id) { // approval.go
+		s.core.del(state.KindRequest, ra.req.ID)
+	}
 }
 
 // --- pending requests (the dispatcher's hooks) ---
@@ -213,10 +218,45 @@ func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) {
 
 // --- MRTR rounds ---
 
-// mrtrRounds is the core's memory of MRTR calls restored from the store and not yet resumed.
-type mrtrRounds struct {
-	mu       sync.Mutex
-	restored map[string]*restoredCall // by callKey
+// keptCalls is the core's memory of what was restored from the store for calls not resumed yet — MRTR
+// rounds (restoredCall), approvals (restoredApproval) — by roundKey(session, call id). Safe for concurrent
+// use.
+type keptCalls[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+func (k *keptCalls[T]) put(sessionID, callID string, v T) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]T{}
+	}
+	k.m[roundKey(sessionID, callID)] = v
+}
+
+// take removes and returns what is kept for the call; ok is false when nothing is.
+func (k *keptCalls[T]) take(sessionID, callID string) (v T, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := roundKey(sessionID, callID)
+	v, ok = k.m[key]
+	delete(k.m, key)
+	return v, ok
+}
+
+// takeSession removes and returns what is kept for the calls of a session (it ended for good).
+func (k *keptCalls[T]) takeSession(sessionID string) []T {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []T
+	for key, v := range k.m {
+		if strings.HasPrefix(key, sessionID+"/") { // session ids hold no "/"
+			out = append(out, v)
+			delete(k.m, key)
+		}
+	}
+	return out
 }
 
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
@@ -225,30 +265,6 @@ type restoredCall struct {
 	rec     callRecord
 	entries map[string]*pendingEntry // input key → the re-raised request (nil when answered before)
 	answers map[string]Answer        // input key → answer accepted before the restart
-}
-
-func (m *mrtrRounds) forgetSession(c *Core, sessionID string) {
-	m.mu.Lock()
-	var gone []*restoredCall
-	for k, rc := range m.restored {
-		if rc.rec.SessionID == sessionID {
-			gone = append(gone, rc)
-			delete(m.restored, k)
-		}
-	}
-	m.mu.Unlock()
-	for _, rc := range gone {
-		c.dropRound(rc.rec)
-	}
-}
-
-func (m *mrtrRounds) take(sessionID, callID string) *restoredCall {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := roundKey(sessionID, callID)
-	rc := m.restored[k]
-	delete(m.restored, k)
-	return rc
 }
 
 // roundBegins prepares the record of an MRTR call that must wait for hosts: called with the round's input
@@ -469,6 +485,17 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 	}); err != nil {
 		return rep, fmt.Errorf("reading the kept requests: %w", err)
 	}
+	c.restoreRequests(calls, reqs, restored, &rep)
+	return rep, nil
+}
+
+// restoreRequests brings back the kept MRTR rounds and requests of restored sessions (Restore, after a
+// restart; Adopt, a session taken over from another replica): every MRTR input request still waiting for a
+// person is raised again under its id and its round kept for the call's resumption; an approval is raised
+// again for the caller's retry; a request the server of a re-attachable session pushed is raised again, to
+// be answered there; any other request — its connection died with the process that had it — ends with
+// OutcomeBridgeRestarted, and its record goes. Rounds of sessions that were not restored are dropped.
+func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restored map[string]*Session, rep *RestoreReport) {
 	byID := map[string]requestRecord{}
 	for _, r := range reqs {
 		byID[r.Request.ID] = r
@@ -492,12 +519,7 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 				rep.Requests++
 			}
 		}
-		c.mrtr.mu.Lock()
-		if c.mrtr.restored == nil {
-			c.mrtr.restored = map[string]*restoredCall{}
-		}
-		c.mrtr.restored[roundKey(cr.SessionID, cr.CallID)] = rc
-		c.mrtr.mu.Unlock()
+		c.mrtr.put(cr.SessionID, cr.CallID, rc)
 		rep.Rounds++
 	}
 	for _, r := range reqs {
@@ -522,12 +544,11 @@ func (c *Core) Restore(ctx context.Context) (RestoreReport, error) {
 			}
 		}
 		// A pushed request (or an input request whose round record was never written): the connection it
-		// came on died with the old process, so no answer can reach the server that asked. Say so.
+		// came on died with the process that had it, so no answer can reach the server that asked. Say so.
 		c.dispatcher.endRestored(r.Request, restored[r.Request.SessionID] != nil)
 		c.del(state.KindRequest, r.Request.ID)
 		rep.Ended++
 	}
-	return rep, nil
 }
 
 // restoreSession recreates a kept session under its id and starts reaching its server again.

@@ -398,7 +398,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	var rc *restoredCall
 	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
-	ra := s.core.approvals.take(s.id, opts.CallID)
+	ra, _ := s.core.approvals.take(s.id, opts.CallID)
 	if opts.Resume && ra == nil {
 		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
 		switch {
@@ -417,7 +417,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
 	if err != nil {
 		if ra != nil {
-			s.core.approvals.put(ra)
+			s.core.approvals.put(s.id, opts.CallID, ra)
 		}
 		return nil, nil, err
 	}

@@ -59,7 +59,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	if callID == "" {
 		return resumed{}, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to resume a call"}}}
 	}
-	if rc := s.core.mrtr.take(s.id, callID); rc != nil && rc.rec.Method == "tools/call" {
+	if rc, ok := s.core.mrtr.take(s.id, callID); ok && rc.rec.Method == "tools/call" {
 		return resumed{round: rc}, nil
 	}
 	// A call still in flight is joined: its outcome is kept when it ends.

@@ -65,8 +65,7 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 		if !strings.HasPrefix(key, id+"/") {
 			return nil
 		}
-		var cr callRecord
-		if err := json.Unmarshal(v, &cr); err == nil && cr.Version <= recordVersion && cr.SessionID == id {
+		if cr, ok := decodeRecord[callRecord](v); ok && cr.Version <= recordVersion && cr.SessionID == id {
 			calls = append(calls, cr)
 		}
 		return nil
@@ -75,8 +74,7 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 	}
 	var reqs []requestRecord
 	if err := st.List(ctx, state.KindRequest, func(key string, v []byte) error {
-		var rr requestRecord
-		if err := json.Unmarshal(v, &rr); err == nil && rr.Request != nil && rr.Request.ID == key && rr.Request.SessionID == id && rr.Version <= recordVersion {
+		if rr, ok := decodeRecord[requestRecord](v); ok && rr.Request != nil && rr.Request.ID == key && rr.Request.SessionID == id && rr.Version <= recordVersion {
 			reqs = append(reqs, rr)
 		}
 		return nil
@@ -92,40 +90,9 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 	s.mu.Lock()
 	s.reason = "taken over from another replica; reconnecting"
 	s.mu.Unlock()
-	byID := map[string]requestRecord{}
-	for _, rr := range reqs {
-		byID[rr.Request.ID] = rr
-	}
-	inRound := map[string]bool{}
-	for _, cr := range calls {
-		rc := &restoredCall{rec: cr, entries: map[string]*pendingEntry{}, answers: map[string]Answer{}}
-		for key, rid := range cr.Requests {
-			inRound[rid] = true
-			rr, ok := byID[rid]
-			switch {
-			case !ok:
-			case rr.Answer != nil:
-				rc.answers[key] = *rr.Answer
-			default:
-				rc.entries[key] = c.dispatcher.restore(rr.Request)
-			}
-		}
-		c.mrtr.mu.Lock()
-		if c.mrtr.restored == nil {
-			c.mrtr.restored = map[string]*restoredCall{}
-		}
-		c.mrtr.restored[roundKey(cr.SessionID, cr.CallID)] = rc
-		c.mrtr.mu.Unlock()
-	}
-	for _, rr := range reqs {
-		if inRound[rr.Request.ID] {
-			continue
-		}
-		// A pushed request: the connection it came on ended with the old owner. Say so.
-		c.dispatcher.endRestored(rr.Request, true)
-		c.del(state.KindRequest, rr.Request.ID)
-	}
-	c.logger.Info("session taken over", "session", id, "server", r.Server, "mrtr_calls", len(calls), "requests", len(reqs))
+	var rep RestoreReport
+	c.restoreRequests(calls, reqs, map[string]*Session{id: s}, &rep)
+	c.logger.Info("session taken over", "session", id, "server", r.Server, "mrtr_calls", rep.Rounds, "requests", rep.Requests, "requests_ended", rep.Ended)
 	return s, nil
 }
 

@@ -10,12 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
