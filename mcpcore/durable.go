@@ -399,13 +399,9 @@ func (s *Session) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputR
 			}
 			a = e.answer
 		}
-		switch {
-		case a.Elicitation != nil:
-			out[key] = a.Elicitation
-		case a.Sampling != nil:
-			out[key] = a.Sampling
-		case a.Roots != nil:
-			out[key] = a.Roots
+		switch r := a.result(); {
+		case r != nil:
+			out[key] = r
 		case a.Error != nil:
 			return nil, fmt.Errorf("%w: %s (code %d)", ErrInputRefused, a.Error.Message, a.Error.Code)
 		default:

@@ -32,7 +32,6 @@ type reattachState struct {
 	initialize json.RawMessage // the server's initialize result, as the server sent it
 
 	once sync.Once
-	used bool          // the synthetic initialize answer was given (guarded by once)
 	done chan struct{} // closed when the attempt is over; ok is set before
 	ok   bool
 }
@@ -74,7 +73,6 @@ func (r *reattachState) answerInitialize(req *http.Request, body []byte) *http.R
 		if err != nil {
 			return
 		}
-		r.used = true
 		h := http.Header{}
 		h.Set("Content-Type", "application/json")
 		h.Set("Mcp-Session-Id", r.upstreamID)
@@ -171,16 +169,11 @@ func (s *Session) deliverRestoredPush(e *pendingEntry, ra *reattachState, rpcID 
 // transports: a client's response is POSTed to the endpoint and acknowledged with 202).
 func (s *Session) postResponse(ctx context.Context, ra *reattachState, id jsonrpc.ID, a Answer) error {
 	resp := &jsonrpc.Response{ID: id}
-	var result any
+	result := a.result()
 	switch {
-	case a.Elicitation != nil:
-		result = a.Elicitation
-	case a.Sampling != nil:
-		result = a.Sampling
-	case a.Roots != nil:
-		result = a.Roots
+	case result != nil:
 	case a.Error != nil:
-		resp.Error = &jsonrpc.Error{Code: a.Error.Code, Message: a.Error.Message, Data: a.Error.Data}
+		resp.Error = answerError(a.Error) // handlers.go
 	default:
 		return fmt.Errorf("no answer to send")
 	}

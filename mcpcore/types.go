@@ -379,6 +379,20 @@ type Answer struct {
 	Error *RPCError
 }
 
+// result is the answer's result — an MCP InputResponse and the result of the server's request — or nil for
+// an error answer (or none).
+func (a Answer) result() mcp.InputResponse {
+	switch {
+	case a.Elicitation != nil:
+		return a.Elicitation
+	case a.Sampling != nil:
+		return a.Sampling
+	case a.Roots != nil:
+		return a.Roots
+	}
+	return nil
+}
+
 // RPCError is a JSON-RPC error a host sends as its answer.
 type RPCError struct {
 	Code    int64
