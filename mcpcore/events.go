@@ -87,8 +87,28 @@ func (l *eventLog) subscribe(buf int) *Subscription {
 	return s
 }
 
+// subscribeNotify adds a pull subscription (see Subscription.Take): it queues at most buf events (zero or
+// less: the log's default), taking memory for them only as they come, so an idle one costs a few words; and
+// it calls notify whenever it has something new to take — events, a drop, or its end. notify runs with the
+// log's lock held: it must not block, and must not call into the session.
+func (l *eventLog) subscribeNotify(buf int, notify func()) *Subscription {
+	if buf <= 0 {
+		buf = l.buf
+	}
+	s := &Subscription{log: l, notify: notify, limit: buf}
+	l.mu.Lock()
+	s.start = l.seq
+	if l.closed {
+		s.closed = true
+	} else {
+		l.subs = append(l.subs, s)
+	}
+	l.mu.Unlock()
+	return s
+}
+
 // close ends the log: a subscription that still owes a drop notice gets it if it has room, then every
-// subscription's channel is closed, after any events already in it. Publish after close does nothing; the
+// subscription's channel is closed (a pull subscription ends), after any events already in it. Publish after close does nothing; the
 // caller publishes the session's final state event before closing. close is idempotent.
 func (l *eventLog) close() {
 	l.mu.Lock()
@@ -99,6 +119,15 @@ func (l *eventLog) close() {
 	l.closed = true
 	now := time.Now()
 	for _, s := range l.subs {
+		s.closed = true
+		if s.notify != nil {
+			if s.unreported > 0 && len(s.q) < s.limit {
+				s.q = append(s.q, s.dropNotice(now))
+				s.unreported = 0
+			}
+			s.notify()
+			continue
+		}
 		if s.unreported > 0 {
 			select {
 			case s.ch <- s.dropNotice(now):
@@ -106,33 +135,42 @@ func (l *eventLog) close() {
 			default:
 			}
 		}
-		s.closed = true
 		close(s.ch)
 	}
 	l.subs = nil
 }
 
-// Subscription receives a session's events in order. Obtain one from Session.Subscribe.
+// Subscription receives a session's events in order. Obtain one from Session.Subscribe, or a pull
+// subscription from Session.SubscribeNotify.
 //
 // Receive from C until it is closed — when the session's event log closes or Close is called. A subscriber
 // that stops receiving does not slow the session: it loses events (counted by Dropped, announced by an
 // EventDropped once it catches up). A subscription abandoned without Close holds its buffer until the
 // session closes.
+//
+// A pull subscription has no channel: its reader is told by a callback that there is something to take, and
+// takes it with Take. One goroutine can so serve any number of subscriptions (a host stream attached to many
+// sessions) without a goroutine or an allocated buffer per subscription.
 type Subscription struct {
 	log   *eventLog
-	ch    chan *Event   // a slot is a pointer: an idle buffer costs 8 B a slot, not an Event's 200
-	gap   chan struct{} // signalled (without blocking) when an event is dropped; see Gap
+	ch    chan *Event   // a slot is a pointer: an idle buffer costs 8 B a slot, not an Event's 200; nil when pulled
+	gap   chan struct{} // signalled (without blocking) when an event is dropped; see Gap; nil when pulled
 	start uint64        // Seq of the last event published before the subscription; set once
+
+	notify func() // a pull subscription's callback (subscribeNotify); nil for a channel one
+	limit  int    // a pull subscription's bound on q
 
 	// Guarded by log.mu.
 	unreported  uint64 // drops not yet announced by an EventDropped
 	lastDropped uint64 // Seq of the newest dropped event
 	closed      bool
+	q           []*Event // a pull subscription's events not yet taken
+	gapPending  bool     // a pull subscription dropped events since the last Take
 
 	dropped atomic.Uint64 // all drops so far; read by Dropped without the lock
 }
 
-// C returns the channel of events. It is closed when the subscription ends. An event is shared by every
+// C returns the channel of events (nil for a pull subscription). It is closed when the subscription ends. An event is shared by every
 // subscription of the session: read it, never modify it.
 func (s *Subscription) C() <-chan *Event { return s.ch }
 
@@ -140,7 +178,7 @@ func (s *Subscription) C() <-chan *Event { return s.ch }
 // (which is when the EventDropped notice goes out, and which may never come: a session whose server waits
 // for a host's answer publishes nothing). A subscriber that must not miss state — a pending request whose
 // EventRequestCreated was lost — re-reads it from its source (Dispatcher.List) when Gap fires. Several drops
-// may coalesce into one value. The channel is never closed.
+// may coalesce into one value. The channel is never closed. A pull subscription has none: Take reports gaps.
 func (s *Subscription) Gap() <-chan struct{} { return s.gap }
 
 // Start returns the Seq of the last event the session published before this subscription began (0 when
@@ -151,8 +189,27 @@ func (s *Subscription) Start() uint64 { return s.start }
 // Dropped reports how many events this subscription has lost because its buffer was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
 
+// Take returns a pull subscription's queued events, appended to dst, in order; whether it dropped events
+// since the last Take (what Gap says of a channel subscription: re-read what must not be missed); and
+// whether it has ended (its session's log closed, or Close was called) — nothing will follow what it
+// returned. It is safe to call concurrently with publishing; one reader calls it.
+func (s *Subscription) Take(dst []*Event) (evs []*Event, gap, ended bool) {
+	l := s.log
+	l.mu.Lock()
+	if len(dst) == 0 {
+		dst = s.q // handed over: an idle subscription holds no queue
+	} else {
+		dst = append(dst, s.q...)
+	}
+	s.q = nil
+	gap, s.gapPending = s.gapPending, false
+	ended = s.closed
+	l.mu.Unlock()
+	return dst, gap, ended
+}
+
 // Close ends the subscription: no further events are delivered and C is closed (events already buffered
-// stay readable). It is idempotent and safe to call concurrently with publish and with the log's close.
+// stay readable; a pull subscription's are dropped). It is idempotent and safe to call concurrently with publish and with the log's close.
 func (s *Subscription) Close() {
 	if s == nil || s.log == nil {
 		return
@@ -167,12 +224,20 @@ func (s *Subscription) Close() {
 	if i := slices.Index(l.subs, s); i >= 0 {
 		l.subs = slices.Delete(l.subs, i, i+1)
 	}
+	if s.notify != nil {
+		s.q = nil
+		return
+	}
 	close(s.ch)
 }
 
 // deliverLocked hands ev to the subscription without blocking: first an owed drop notice, then ev; what does
 // not fit is dropped and counted. The caller holds s.log.mu.
 func (s *Subscription) deliverLocked(ev *Event) {
+	if s.notify != nil {
+		s.queueLocked(ev)
+		return
+	}
 	if s.unreported > 0 {
 		select {
 		case s.ch <- s.dropNotice(ev.Time):
@@ -189,6 +254,24 @@ func (s *Subscription) deliverLocked(ev *Event) {
 	}
 }
 
+// queueLocked is deliverLocked for a pull subscription: the same order and drop rules, into q, then notify.
+func (s *Subscription) queueLocked(ev *Event) {
+	defer s.notify()
+	if s.unreported > 0 {
+		if len(s.q) >= s.limit {
+			s.dropLocked(ev.Seq)
+			return
+		}
+		s.q = append(s.q, s.dropNotice(ev.Time))
+		s.unreported = 0
+	}
+	if len(s.q) >= s.limit {
+		s.dropLocked(ev.Seq)
+		return
+	}
+	s.q = append(s.q, ev)
+}
+
 // dropNotice is the EventDropped owed to this subscription. Its Seq is that of the newest event it lost, so
 // a subscriber's Seqs never go backwards and the gap before the notice equals Dropped.
 func (s *Subscription) dropNotice(now time.Time) *Event {
@@ -201,6 +284,10 @@ func (s *Subscription) dropLocked(seq uint64) {
 	s.dropped.Add(1)
 	if f := s.log.onDrop; f != nil {
 		f()
+	}
+	if s.gap == nil { // a pull subscription: Take reports it
+		s.gapPending = true
+		return
 	}
 	select {
 	case s.gap <- struct{}{}:

@@ -429,3 +429,93 @@ func TestEventSubscriptionStart(t *testing.T) {
 		t.Errorf("first event of the later subscription has Seq %d, want %d", ev.Seq, later.Start()+1)
 	}
 }
+
+// etTake takes everything a pull subscription has, as values.
+func etTake(s *Subscription) (evs []Event, gap, ended bool) {
+	got, gap, ended := s.Take(nil)
+	for _, ev := range got {
+		evs = append(evs, *ev)
+	}
+	return evs, gap, ended
+}
+
+// A pull subscription keeps the channel subscription's rules — publish order, drops counted and announced
+// once there is room, the log's close ending it after what it holds — and says each time that there is
+// something to take.
+func TestEventPullSubscription(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := newEventLog("s", Limits{})
+	var notified int
+	s := l.subscribeNotify(3, func() { notified++ })
+	if evs, gap, ended := etTake(s); len(evs) != 0 || gap || ended {
+		t.Fatalf("fresh subscription: %v gap=%v ended=%v, want nothing", etSeqs(evs), gap, ended)
+	}
+	for range 5 {
+		l.publish(Event{Kind: EventLog})
+	}
+	if notified != 5 {
+		t.Errorf("notified %d times for 5 publishes (3 kept, 2 dropped), want 5", notified)
+	}
+	evs, gap, ended := etTake(s)
+	if diff := cmp.Diff([]string{"1", "2", "3"}, etSeqs(evs)); diff != "" || !gap || ended {
+		t.Errorf("first take (-want +got):\n%s gap=%v (want true) ended=%v", diff, gap, ended)
+	}
+	if s.Dropped() != 2 {
+		t.Errorf("dropped %d, want 2", s.Dropped())
+	}
+	l.publish(Event{Kind: EventLog})
+	evs, gap, _ = etTake(s)
+	if diff := cmp.Diff([]string{"dropped(2)@5", "6"}, etSeqs(evs)); diff != "" || gap {
+		t.Errorf("after catching up (-want +got):\n%s gap=%v (want false: reported once)", diff, gap)
+	}
+	// Full again, then the log closes: the owed notice goes in if there is room (there is not), and the
+	// subscription ends after what it holds.
+	for range 4 {
+		l.publish(Event{Kind: EventLog})
+	}
+	before := notified
+	l.close()
+	if notified != before+1 {
+		t.Errorf("the log's close notified %d times, want once", notified-before)
+	}
+	evs, _, ended = etTake(s)
+	if diff := cmp.Diff([]string{"7", "8", "9"}, etSeqs(evs)); diff != "" || !ended {
+		t.Errorf("at close (-want +got):\n%s ended=%v (want true)", diff, ended)
+	}
+	l.publish(Event{Kind: EventLog}) // after close: nothing, and no notify
+	if evs, _, ended := etTake(s); len(evs) != 0 || !ended {
+		t.Errorf("after close: %v ended=%v", etSeqs(evs), ended)
+	}
+}
+
+// Close ends a pull subscription at once: it receives nothing more and says it ended.
+func TestEventPullSubscriptionClose(t *testing.T) {
+	l := newEventLog("s", Limits{})
+	s := l.subscribeNotify(0, func() {})
+	l.publish(Event{Kind: EventLog})
+	s.Close()
+	s.Close() // idempotent
+	l.publish(Event{Kind: EventLog})
+	if evs, _, ended := etTake(s); len(evs) != 0 || !ended {
+		t.Errorf("after Close: %v ended=%v, want nothing and ended", etSeqs(evs), ended)
+	}
+	if len(l.subs) != 0 {
+		t.Errorf("the log still holds %d subscriptions", len(l.subs))
+	}
+	l.close()
+	if c := l.subscribeNotify(0, func() {}); func() bool { _, _, e := c.Take(nil); return !e }() {
+		t.Errorf("a pull subscription to a closed log should have ended")
+	}
+}
+
+// An idle pull subscription allocates no buffer: that is what lets one goroutine serve many of them.
+func TestEventPullSubscriptionIdleCost(t *testing.T) {
+	l := newEventLog("s", Limits{EventBuffer: 4096})
+	allocs := testing.AllocsPerRun(100, func() {
+		s := l.subscribeNotify(0, func() {})
+		s.Close()
+	})
+	if allocs > 2 { // the Subscription and (at most) the log's slice growing
+		t.Errorf("a pull subscription with a 4096-event bound allocates %v times idle, want ≤ 2", allocs)
+	}
+}

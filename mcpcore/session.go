@@ -220,6 +220,17 @@ func (s *Session) Subscribe(buf int) *Subscription {
 	return s.events.subscribe(buf)
 }
 
+// SubscribeNotify returns a pull subscription to the session's events (Subscription.Take): it queues up to
+// buf events (zero or less: the configured EventBuffer) without allocating a buffer up front, and calls
+// notify whenever there is something to take. notify must not block or call into the session: it runs while
+// the session publishes.
+func (s *Session) SubscribeNotify(buf int, notify func()) *Subscription {
+	if buf <= 0 {
+		buf = s.core.limits.EventBuffer
+	}
+	return s.events.subscribeNotify(buf, notify)
+}
+
 // modern reports whether the negotiated version is 2026-07-28 or later (stateless era).
 func (info SessionInfo) modern() bool { return info.ProtocolVersion >= "2026-07-28" }
 

@@ -24,13 +24,23 @@ type RequestFilter func(*PendingRequest) bool
 // A watch never slows the dispatcher down: its channel is bounded, and an event that does not fit is dropped
 // and counted, and Gap is signalled, so that the receiver re-reads what it may have missed (Dispatcher.List
 // for requests still pending, Dispatcher.Ended for those that ended).
+//
+// A pull watch (WatchNotify) has no channels: it tells its reader that there is something to take, and the
+// reader takes it with Take — so one goroutine can serve several watches and subscriptions, and an idle one
+// holds no buffer.
 type RequestWatch struct {
-	d     *Dispatcher
-	match RequestFilter
-	ch    chan *Event
-	gap   chan struct{}
+	d      *Dispatcher
+	match  RequestFilter
+	ch     chan *Event   // nil for a pull watch
+	gap    chan struct{} // nil for a pull watch
+	notify func()        // a pull watch's callback
+	limit  int           // a pull watch's bound on q
 
-	closed  bool // guarded by d.watchMu
+	// Guarded by d.watchMu.
+	closed     bool
+	q          []*Event // a pull watch's events not yet taken
+	gapPending bool     // a pull watch dropped events since the last Take
+
 	dropped atomic.Uint64
 }
 
@@ -44,7 +54,31 @@ func (d *Dispatcher) Watch(match RequestFilter, buf int) *RequestWatch {
 	return w
 }
 
-// C returns the channel of events; it is closed by Close. An event is shared by every watch: read it, never
+// WatchNotify starts a pull watch of the requests that match (nil: every request): up to buf events (at least
+// 1) queue without a buffer allocated up front, and notify is called whenever there is something to take
+// (Take). notify runs with the dispatcher's watch lock held: it must not block or call into the dispatcher.
+// The caller must Close the watch.
+func (d *Dispatcher) WatchNotify(match RequestFilter, buf int, notify func()) *RequestWatch {
+	w := &RequestWatch{d: d, match: match, notify: notify, limit: max(buf, 1)}
+	d.watchMu.Lock()
+	d.watches = append(d.watches, w)
+	d.watchMu.Unlock()
+	return w
+}
+
+// Take returns a pull watch's queued events, appended to dst, in order, and whether it dropped events since
+// the last Take (what Gap says of a channel watch).
+func (w *RequestWatch) Take(dst []*Event) (evs []*Event, gap bool) {
+	d := w.d
+	d.watchMu.Lock()
+	dst = append(dst, w.q...)
+	w.q = nil
+	gap, w.gapPending = w.gapPending, false
+	d.watchMu.Unlock()
+	return dst, gap
+}
+
+// C returns the channel of events (nil for a pull watch); it is closed by Close. An event is shared by every watch: read it, never
 // modify it.
 func (w *RequestWatch) C() <-chan *Event { return w.ch }
 
@@ -71,6 +105,10 @@ func (w *RequestWatch) Close() {
 	if i := slices.Index(d.watches, w); i >= 0 {
 		d.watches = slices.Delete(d.watches, i, i+1)
 	}
+	if w.notify != nil {
+		w.q = nil
+		return
+	}
 	close(w.ch)
 }
 
@@ -81,6 +119,16 @@ func (d *Dispatcher) notify(req *PendingRequest, ev *Event) {
 	defer d.watchMu.Unlock()
 	for _, w := range d.watches {
 		if w.match != nil && !w.match(req) {
+			continue
+		}
+		if w.notify != nil {
+			if len(w.q) < w.limit {
+				w.q = append(w.q, ev)
+			} else {
+				w.dropped.Add(1)
+				w.gapPending = true
+			}
+			w.notify()
 			continue
 		}
 		select {

@@ -46,13 +46,13 @@ func identity(ctx context.Context) mcpcore.Identity {
 }
 
 // newApprovalFeed is the feed of the approval requests one identity may decide, for one receiver (key as in
-// outcomeFor).
-func (s *Service) newApprovalFeed(who mcpcore.Identity, key string) *watchedFeed {
+// outcomeFor); with notify, its watch is a pull one (watchRequests).
+func (s *Service) newApprovalFeed(who mcpcore.Identity, key string, notify func()) *watchedFeed {
 	d := s.core.Dispatcher()
 	return &watchedFeed{
 		requestFeed: requestFeed{svc: s, what: "approval requests", outcome: outcomeFor(key), seen: map[string]bool{},
 			pending: func() []*mcpcore.PendingRequest { return d.ListApprovals(who) }},
-		watch: d.Watch(mcpcore.ApprovalFilter(who), approvalBuffer),
+		watch: watchRequests(d, mcpcore.ApprovalFilter(who), approvalBuffer, notify),
 	}
 }
 
@@ -60,7 +60,7 @@ func (s *Service) newApprovalFeed(who mcpcore.Identity, key string) *watchedFeed
 // (those pending first, unless include_pending is false) and their ends, until the client goes away or
 // shutdown.
 func (s *Service) watchApprovalEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	feed := s.newApprovalFeed(identity(stream.Context()), "")
+	feed := s.newApprovalFeed(identity(stream.Context()), "", nil)
 	defer feed.close()
 	return s.serveWatchedFeed(feed, req, stream)
 }

@@ -5,10 +5,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
-	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -246,15 +242,21 @@ type eventFeed struct {
 	sub     *mcpcore.Subscription
 }
 
-// feedBuffer is the core-side buffer of one receiver's subscription. It is small on purpose: the receiver's
-// goroutine moves events straight on into the stream's own queue (Options.StreamBuffer), so this only has to
-// absorb scheduling jitter, and every attached host stream holds one (an mcpcore.Event is about 200 bytes;
-// the core's default of 64 would cost ~200 KB per idle stream).
+// feedBuffer is the core-side buffer of a WatchEvents subscription. It is small on purpose: the watcher
+// moves events straight on into the stream, so this only has to absorb scheduling jitter, and every watcher
+// holds one (the core's default of 64 would cost ~200 KB per idle stream). A Connect attachment's pull
+// subscription queues up to Options.StreamBuffer events instead, and takes memory for them only as they come.
 const feedBuffer = 16
 
-// newEventFeed subscribes first and lists second, so no request falls between the two.
-func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string) *eventFeed {
-	sub := sess.Subscribe(feedBuffer)
+// newEventFeed subscribes first and lists second, so no request falls between the two. With notify, the
+// subscription is a pull one (mcpcore.Session.SubscribeNotify) that calls notify when it has events.
+func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string, notify func()) *eventFeed {
+	var sub *mcpcore.Subscription
+	if notify != nil {
+		sub = sess.SubscribeNotify(s.opts.StreamBuffer, notify)
+	} else {
+		sub = sess.Subscribe(feedBuffer)
+	}
 	return &eventFeed{
 		requestFeed: requestFeed{svc: s, what: "session " + sessionID, outcome: outcomeFor(key), seen: map[string]bool{}, pos: sub.Start(),
 			pending: func() []*mcpcore.PendingRequest { return s.core.Dispatcher().List(owner, sessionID) },
@@ -291,7 +293,7 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 		return err
 	}
 	defer release()
-	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "")
+	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "", nil)
 	defer feed.sub.Close()
 	defer s.attachHost(sess)()
 	if err := feed.startWatch(req, stream); err != nil {
@@ -323,313 +325,6 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
 					return err
 				}
-			}
-		}
-	}
-}
-
-// --- Connect ---
-
-// hostStream is one Connect stream. Its handler goroutine is the only one that sends on the stream (gRPC
-// allows one sender); the receiver goroutine and one forwarder per attached session queue messages in out,
-// which is bounded: a forwarder blocked on a full queue stops draining its subscription, whose own bounded
-// buffer then drops (and counts) events — the session itself is never slowed down.
-type hostStream struct {
-	svc   *Service
-	owner string
-	who   mcpcore.Identity // the owner and its groups: an approver's stream also answers approval requests
-	key   string           // identifies this stream as the answerer of requests
-	out   chan *pb.ConnectResponse
-	ctx   context.Context // ends when the handler returns
-	wg    sync.WaitGroup  // forwarders
-	moved chan error      // a forwarder's session moved to another replica: the stream ends with it (takeover.go)
-
-	mu       sync.Mutex             // guards attached and ended, and orders wg.Add before wg.Wait
-	attached map[string]*attachment // by session id
-	ended    bool                   // detachAll ran: no new attachments
-}
-
-// attachment is one attached session: a forwarder goroutine that ends when stop is closed, the stream
-// ends, or the session's event stream closes.
-type attachment struct {
-	feed    *eventFeed
-	stop    chan struct{}
-	release func()
-}
-
-// Connect runs the host stream: see the API's documentation. The stream ends when the client closes its
-// side or goes away, or at shutdown (UNAVAILABLE); pending requests stay pending.
-func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
-	ctx, cancel := context.WithCancel(stream.Context())
-	defer cancel()
-	h := &hostStream{
-		svc:      s,
-		owner:    Principal(ctx),
-		who:      identity(ctx),
-		key:      "stream-" + rand.Text(),
-		out:      make(chan *pb.ConnectResponse, s.opts.StreamBuffer),
-		ctx:      ctx,
-		attached: map[string]*attachment{},
-		moved:    make(chan error, 1),
-	}
-	defer h.detachAll()
-	opening := s.newOpeningFeed(h.owner, h.key) // authorization requests of sessions being created
-	defer opening.close()
-	for _, ev := range opening.replay() {
-		if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}); err != nil {
-			return err
-		}
-	}
-	approvals := s.newApprovalFeed(h.who, h.key) // approval requests this principal may decide (approval.go)
-	defer approvals.close()
-	for _, ev := range approvals.replay() {
-		if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}); err != nil {
-			return err
-		}
-	}
-	recvDone := make(chan error, 1)
-	// The receiver ends when Recv fails: the client closed its side, or the stream ended (which it does once
-	// this handler returns, so the goroutine never outlives the stream).
-	go func() {
-		defer logPanic(s.logger, "connect receiver")
-		recvDone <- h.receive(stream)
-	}()
-	for {
-		select {
-		case m := <-h.out:
-			if err := stream.Send(m); err != nil {
-				return err
-			}
-		case <-opening.watch.Gap():
-			for _, pe := range opening.resync() {
-				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
-					return err
-				}
-			}
-		case ev := <-opening.watch.C():
-			if pe, ok := opening.next(ev); ok {
-				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
-					return err
-				}
-			}
-		case <-approvals.watch.Gap():
-			for _, pe := range approvals.resync() {
-				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
-					return err
-				}
-			}
-		case ev := <-approvals.watch.C():
-			if pe, ok := approvals.next(ev); ok {
-				if err := stream.Send(&pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: pe}}); err != nil {
-					return err
-				}
-			}
-		case err := <-recvDone:
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		case err := <-h.moved:
-			return err
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-s.streamsEnd:
-			return statusShuttingDown()
-		}
-	}
-}
-
-// queue hands m to the sender; false when the stream has ended.
-func (h *hostStream) queue(m *pb.ConnectResponse) bool {
-	select {
-	case h.out <- m:
-		return true
-	case <-h.ctx.Done():
-		return false
-	}
-}
-
-// receive handles the host's messages until Recv fails.
-func (h *hostStream) receive(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
-	for {
-		req, err := stream.Recv()
-		if err != nil {
-			return err
-		}
-		switch a := req.GetAction().(type) {
-		case *pb.ConnectRequest_Attach:
-			h.attach(a.Attach.GetSessionIds())
-		case *pb.ConnectRequest_Detach:
-			h.detach(a.Detach.GetSessionIds())
-		case *pb.ConnectRequest_Reply:
-			h.reply(a.Reply)
-		case *pb.ConnectRequest_Cancel:
-			h.cancel(a.Cancel)
-		default:
-			h.ack("", invalidArgument(mcpcore.FieldViolation{Field: "action", Description: "one of attach, detach, reply or cancel is required"}))
-		}
-	}
-}
-
-func (h *hostStream) ack(requestID string, err error) {
-	ack := &pb.ReplyAck{RequestId: requestID, Accepted: err == nil}
-	if err != nil {
-		ack.Error = status.Convert(err).Proto()
-	}
-	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_ReplyAck{ReplyAck: ack}})
-}
-
-func (h *hostStream) reply(r *pb.HostReply) {
-	var vs []mcpcore.FieldViolation
-	if r.GetRequestId() == "" {
-		vs = append(vs, required("reply.request_id"))
-	}
-	if r.GetAnswer() == nil {
-		vs = append(vs, required("reply.answer"))
-	}
-	if len(vs) > 0 {
-		h.ack(r.GetRequestId(), invalidArgument(vs...))
-		return
-	}
-	ctx := WithGroups(WithPrincipal(h.ctx, h.owner), h.who.Groups)
-	h.ack(r.GetRequestId(), h.svc.answer(ctx, "", r.GetRequestId(), r.GetAnswer(), h.key, "reply.answer"))
-}
-
-func (h *hostStream) cancel(c *pb.CancelServerRequest) {
-	if c.GetRequestId() == "" {
-		h.ack("", invalidArgument(required("cancel.request_id")))
-		return
-	}
-	d := h.svc.core.Dispatcher()
-	pr, _ := d.GetFor(h.who, c.GetRequestId())
-	err := toStatus(d.CancelFor(h.who, c.GetRequestId(), c.GetReason()))
-	if pr != nil && pr.Kind == mcpcore.KindApproval { // an approver's cancel denies the call
-		h.svc.auditApproval(WithPrincipal(h.ctx, h.owner), pr, &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Reason: "cancelled: " + c.GetReason()}}}, err)
-	}
-	h.ack(c.GetRequestId(), err)
-}
-
-// attach attaches sessions and acknowledges with the stream's sessions; each new attachment's forwarder
-// then delivers the session's pending requests before its new events.
-func (h *hostStream) attach(ids []string) {
-	ctx := WithPrincipal(h.ctx, h.owner)
-	var failures []*pb.AttachFailure
-	var started []*attachment
-	h.mu.Lock()
-	if h.ended {
-		h.mu.Unlock()
-		return
-	}
-	for _, id := range ids {
-		if _, ok := h.attached[id]; ok {
-			continue
-		}
-		sess, release, err := h.svc.use(ctx, id)
-		if err != nil {
-			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
-			continue
-		}
-		detachHost := h.svc.attachHost(sess)
-		a := &attachment{feed: h.svc.newEventFeed(h.owner, id, sess, h.key), stop: make(chan struct{}), release: func() { detachHost(); release() }}
-		h.attached[id] = a
-		started = append(started, a)
-		h.wg.Add(1)
-	}
-	ack := &pb.AttachedSessions{SessionIds: h.idsLocked(), Failures: failures}
-	h.mu.Unlock()
-	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
-	for _, a := range started {
-		go h.forward(a) // ends on detach, stream end, or the session's end
-	}
-}
-
-func (h *hostStream) idsLocked() []string {
-	ids := make([]string, 0, len(h.attached))
-	for id := range h.attached {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-func (h *hostStream) detach(ids []string) {
-	h.mu.Lock()
-	for _, id := range ids {
-		if a, ok := h.attached[id]; ok {
-			delete(h.attached, id)
-			close(a.stop)
-		}
-	}
-	ack := &pb.AttachedSessions{SessionIds: h.idsLocked()}
-	h.mu.Unlock()
-	h.queue(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
-}
-
-// detachAll ends every attachment and waits for the forwarders.
-func (h *hostStream) detachAll() {
-	h.mu.Lock()
-	h.ended = true
-	for id, a := range h.attached {
-		delete(h.attached, id)
-		close(a.stop)
-	}
-	h.mu.Unlock()
-	h.wg.Wait()
-}
-
-// forward delivers one attached session's pending requests, then its events.
-func (h *hostStream) forward(a *attachment) {
-	defer h.wg.Done()
-	defer logPanic(h.svc.logger, "connect forwarder")
-	defer a.release()
-	defer a.feed.sub.Close()
-	send := func(ev *pb.Event) bool {
-		select {
-		case h.out <- &pb.ConnectResponse{Message: &pb.ConnectResponse_Event{Event: ev}}:
-			return true
-		case <-a.stop:
-		case <-h.ctx.Done():
-		}
-		return false
-	}
-	for _, ev := range a.feed.replay() {
-		if !send(ev) {
-			return
-		}
-	}
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-a.feed.sub.Gap():
-			for _, pe := range a.feed.resync() {
-				if !send(pe) {
-					return
-				}
-			}
-		case ev, ok := <-a.feed.sub.C():
-			if !ok { // the session closed
-				h.mu.Lock()
-				if h.attached[a.feed.session] == a {
-					delete(h.attached, a.feed.session)
-				}
-				h.mu.Unlock()
-				return
-			}
-			if err := h.svc.movedError(*ev); err != nil {
-				select { // the first moved session ends the stream; the host reconnects through the proxy
-				case h.moved <- err:
-				default:
-				}
-				return
-			}
-			if h.svc.hiddenByMove(*ev) {
-				continue
-			}
-			if pe, ok := a.feed.convert(*ev); ok && !send(pe) {
-				return
 			}
 		}
 	}

@@ -42,11 +42,11 @@ func (s *Service) isOpening(pr *mcpcore.PendingRequest) bool {
 }
 
 // newOpeningFeed is the feed of the opening requests (authorization requests of sessions being created) of
-// one owner, for one receiver (key as in outcomeFor).
-func (s *Service) newOpeningFeed(owner, key string) *watchedFeed {
-	watch := s.core.Dispatcher().Watch(func(pr *mcpcore.PendingRequest) bool {
+// one owner, for one receiver (key as in outcomeFor); with notify, its watch is a pull one (watchRequests).
+func (s *Service) newOpeningFeed(owner, key string, notify func()) *watchedFeed {
+	watch := watchRequests(s.core.Dispatcher(), func(pr *mcpcore.PendingRequest) bool {
 		return pr.Owner == owner && pr.Kind == mcpcore.KindAuthorization
-	}, openingBuffer)
+	}, openingBuffer, notify)
 	return &watchedFeed{
 		requestFeed: requestFeed{svc: s, what: "opening requests", outcome: outcomeFor(key), seen: map[string]bool{},
 			pending: func() []*mcpcore.PendingRequest { return s.openingRequests(owner) }},
@@ -59,7 +59,7 @@ func (s *Service) newOpeningFeed(owner, key string) *watchedFeed {
 // created (those pending first, unless include_pending is false) and their ends, until the client goes
 // away or shutdown.
 func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
-	feed := s.newOpeningFeed(Principal(stream.Context()), "")
+	feed := s.newOpeningFeed(Principal(stream.Context()), "", nil)
 	defer feed.close()
 	return s.serveWatchedFeed(feed, req, stream)
 }
@@ -74,6 +74,15 @@ type watchedFeed struct {
 }
 
 func (f *watchedFeed) close() { f.watch.Close() }
+
+// watchRequests starts a dispatcher watch: a channel one for a receiver that selects on it (WatchEvents), or
+// with notify a pull one for a Connect stream, whose sender takes from all its feeds when told to.
+func watchRequests(d *mcpcore.Dispatcher, match mcpcore.RequestFilter, buf int, notify func()) *mcpcore.RequestWatch {
+	if notify != nil {
+		return d.WatchNotify(match, buf, notify)
+	}
+	return d.Watch(match, buf)
+}
 
 // next converts an event of the watch; ok is false for events this receiver skips: requests show refuses,
 // and ends of requests it never delivered.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -843,7 +844,7 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed := b.svc.newEventFeed(LocalPrincipal, id, sess, "")
+	feed := b.svc.newEventFeed(LocalPrincipal, id, sess, "", nil)
 	defer feed.sub.Close()
 	h := b.connect(ctx)
 	h.attach(id)
@@ -865,5 +866,50 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	feed.resync() // the request ended: forgotten
 	if len(feed.seen) != 0 {
 		t.Errorf("seen after the request ended = %v", feed.seen)
+	}
+}
+
+// A Connect stream serves its attached sessions from its own goroutine: attaching many sessions adds no
+// goroutine per session (it added a forwarder each), and a session that closes leaves the stream's list.
+func TestConnectAttachmentsShareTheSender(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	const n = 12
+	var ids []string
+	for range n {
+		ids = append(ids, b.create(ctx, serverModern).GetSessionId())
+	}
+	h := b.connect(ctx)
+	h.attach(ids[0]) // the stream's own goroutines are running now
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	if got := h.attach(ids[1:]...); len(got.GetSessionIds()) != n {
+		t.Fatalf("attached %v, want %d sessions", got.GetSessionIds(), n)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if added := runtime.NumGoroutine() - before; added >= n-1 {
+		t.Errorf("attaching %d sessions added %d goroutines, want fewer than one each", n-1, added)
+	}
+	// Every attached session's requests still reach the host.
+	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: ids[n-1], Name: "elicit"})
+	req := h.nextRequest()
+	if req.GetSessionId() != ids[n-1] {
+		t.Fatalf("request of session %s, want %s", req.GetSessionId(), ids[n-1])
+	}
+	h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
+	if res := await(t, call); res.err != nil {
+		t.Fatalf("elicit: %v", res.err)
+	}
+	// A session deleted while attached: its final state reaches the host, and the stream lets it go.
+	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	h.next(func(m *pb.ConnectResponse) bool {
+		sc := m.GetEvent().GetSessionState()
+		return m.GetEvent().GetSessionId() == ids[0] && sc != nil && sc.GetState() == pb.SessionState_SESSION_STATE_CLOSED
+	})
+	got := h.attach(ids[1])
+	if slices.Contains(got.GetSessionIds(), ids[0]) || len(got.GetSessionIds()) != n-1 {
+		t.Errorf("after deleting %s the stream has %v", ids[0], got.GetSessionIds())
 	}
 }

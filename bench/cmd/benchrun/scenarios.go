@@ -704,9 +704,15 @@ func (b *bench) s7(ctx context.Context) error {
 			g1, _ := twinStat(br.debug, true)
 			heap := float64(int64(g1["/memory/classes/heap/objects:bytes"])-int64(g0["/memory/classes/heap/objects:bytes"])) / float64(nStreams)
 			gor := float64(g1["/sched/goroutines:goroutines"]-g0["/sched/goroutines:goroutines"]) / float64(nStreams)
-			// Goroutine stacks are not in the heap: at least 2 KiB each (8 KiB once grown).
+			// Goroutine stacks are not in the heap: the runtime's stack memory after the same GC, per stream.
+			stacks := float64(int64(g1["/memory/classes/heap/stacks:bytes"])-int64(g0["/memory/classes/heap/stacks:bytes"])) / float64(nStreams)
+			b.res["idle_stream_stack_bytes"] = int(stacks)
+			b.res["goroutine_starting_stack_bytes"] = int(g1["/gc/stack/starting-size:bytes"])
+			b.logf("S7 streams twin: live heap %.0f B/stream, stacks %.0f B/stream (%.1f goroutines, starting stack %d B)", heap, stacks, gor, g1["/gc/stack/starting-size:bytes"])
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, live heap + 2 KiB/goroutine | %s | — | %.1f |\n",
 				nStreams, proto, kib(heap+gor*2048), gor)
+			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, live heap + goroutine stacks (after GC) | %s | — | %.1f |\n",
+				nStreams, proto, kib(heap+stacks), gor)
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, RSS | %s | %.2f | %.1f |\n",
 				nStreams, proto, kib(per), float64(f1-f0)/float64(nStreams), gor)
 			b.res["idle_stream_heap_bytes"] = int(heap + gor*2048)
