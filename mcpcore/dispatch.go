@@ -74,9 +74,11 @@ type Dispatcher struct {
 
 	// raised and ended keep requests in the core's store (durable.go); set once by New, nil in the
 	// dispatcher's own tests. Both are called with the request's pubMu held and no other lock, before the
-	// request's event is published.
+	// request's event is published. ended reports whether the request is kept for the next process (the
+	// bridge is stopping with a store): for hosts it has not ended — the next process raises it again under
+	// its id — so its end is not published.
 	raised func(*PendingRequest)
-	ended  func(*PendingRequest, Outcome, Answer)
+	ended  func(*PendingRequest, Outcome, Answer) (keptForNext bool)
 	// away are requests that ended because the bridge restarted (OutcomeBridgeRestarted), by id: hosts that
 	// re-attach are told (EndedWhileAway). Guarded by mu.
 	away expiring[tombstone]
@@ -336,12 +338,13 @@ func (d *Dispatcher) finishBy(e *pendingEntry, o Outcome, a Answer, detail, by s
 	}
 	d.endLocked(e, o, a, detail, by)
 	d.mu.Unlock()
-	if d.ended != nil {
-		d.ended(e.req, o, a)
-	}
+	keptForNext := d.ended != nil && d.ended(e.req, o, a)
 	now := d.now()
 	if d.obs != nil {
 		d.obs.ServerRequestEnded(e.req.Kind, o, now.Sub(e.req.Created))
+	}
+	if keptForNext { // its waiters are woken (endLocked); its hosts will see it again after the restart
+		return true
 	}
 	d.publishSession(e.req, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
 	d.notify(e.req, &Event{SessionID: e.req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &e.endedInfo, Request: e.req})

@@ -201,19 +201,22 @@ func (c *Core) requestRaised(req *PendingRequest) {
 // requestEnded updates the record of a request that ended: an accepted MRTR answer is kept until the retry
 // carries it (the round's end deletes it); a request ended by the bridge's own shutdown is kept for the next
 // process; any other end deletes it. Called by the dispatcher with the request's pubMu held, before
-// EventRequestEnded and before Respond returns: an answer a host was told is accepted is durable.
-func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) {
+// EventRequestEnded and before Respond returns: an answer a host was told is accepted is durable. It
+// reports whether the request is kept for the next process, whose end hosts are then not told (dispatch.go).
+func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) (keptForNext bool) {
 	if c.opts.Store == nil || !kept(req) {
-		return
+		return false
 	}
 	switch {
 	case o == OutcomeAnswered && (req.Delivery == DeliveryMRTR || req.Kind == KindApproval):
 		// An approval's decision too, until its call is sent (approval.go deletes it then).
 		c.put(state.KindRequest, req.ID, requestRecord{Version: recordVersion, Request: req, Answer: &a})
 	case o == OutcomeSessionClosed && c.keeping():
+		return true
 	default:
 		c.del(state.KindRequest, req.ID)
 	}
+	return false
 }
 
 // --- MRTR rounds ---

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
@@ -73,6 +74,7 @@ type bridgeConfig struct {
 	opts    Options
 	limits  mcpcore.Limits
 	pending mcpcore.PendingPolicy
+	store   state.Store // nil: nothing kept
 }
 
 func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
@@ -99,6 +101,7 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		},
 		Limits:  cfg.limits,
 		Pending: cfg.pending,
+		Store:   cfg.store,
 	})
 	cfg.opts.Logger = logger
 	svc := New(core, cfg.opts)

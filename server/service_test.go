@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
@@ -912,4 +913,52 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 	if slices.Contains(got.GetSessionIds(), ids[0]) || len(got.GetSessionIds()) != n-1 {
 		t.Errorf("after deleting %s the stream has %v", ids[0], got.GetSessionIds())
 	}
+}
+
+// A request kept for the next process — the bridge stops with a state store — has not ended for the hosts:
+// no event says it ended (a host told SESSION_CLOSED forgets it, and drops the answer its person gives after
+// the restart, when the request is raised again under its id). The call that waited on it still fails at
+// once with UNAVAILABLE, so that its client resumes it on the next process.
+func TestDrainKeepsRequestsFromHosts(t *testing.T) {
+	b := newBridge(t, bridgeConfig{store: state.NewMemory()})
+	ctx := testCtx(t, "")
+	id := b.create(ctx, serverModern).GetSessionId()
+	sess, err := b.core.Session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := sess.Subscribe(64) // what every host's feed of the session reads
+	defer sub.Close()
+	h := b.connect(ctx)
+	h.attach(id)
+	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
+	req := h.nextRequest()
+	b.svc.EndStreams()
+	<-h.done
+	wantCode(t, h.err, codes.Unavailable)
+	wantCode(t, await(t, call).err, codes.Unavailable)
+	for {
+		select {
+		case ev := <-sub.C():
+			if ev.Kind == mcpcore.EventRequestEnded && ev.Ended.RequestID == req.GetRequestId() {
+				t.Fatalf("the session's events say the kept request ended: %+v", *ev.Ended)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	for _, m := range append(h.backlog, drainMsgs(h.msgs)...) {
+		if e := m.GetEvent().GetRequestEnded(); e.GetRequestId() == req.GetRequestId() {
+			t.Errorf("the host was told the kept request ended: %v", e)
+		}
+	}
+}
+
+func drainMsgs(ch <-chan *pb.ConnectResponse) []*pb.ConnectResponse {
+	var out []*pb.ConnectResponse
+	for m := range ch {
+		out = append(out, m)
+	}
+	return out
 }
