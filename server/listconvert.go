@@ -1,52 +1,92 @@
 package server
 
 import (
+	"runtime"
 	"sync"
+	"weak"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"google.golang.org/protobuf/proto"
 )
 
-// toolProtos remembers the conversion of tools the core's list cache hands out again and again
-// (mcpcore/listcache.go): a cached ListTools then costs the round trip, not the conversion of every tool's
-// schemas to google.protobuf.Struct. It is keyed by the *mcp.Tool, which the core never modifies once a
-// server sent it; the *pb.Tool it holds is shared by every response that lists the tool and is never
-// modified either (gRPC and the gateway only marshal it).
-var toolProtos = &protoMemo[mcp.Tool, pb.Tool]{m: map[*mcp.Tool]*pb.Tool{}}
+// A cached list is answered by the core with the same result object on every hit, for as long as the
+// entry and the server's policy hold (mcpcore/listcache.go). The List* RPCs keep, for each result object
+// they answered, the response already encoded (docs/adr/0053): a cached ListTools then costs the round
+// trip and a copy of the bytes, not the conversion of every tool's schemas to google.protobuf.Struct nor
+// their marshaling, which walks every Struct's map twice (size, then bytes) and cost more than the rest of
+// the RPC together.
+//
+// The encoded response is a message of the RPC's own response type whose only content is the encoding of
+// the full response, held as unknown fields: proto.Marshal writes unknown fields as they are, so the wire
+// carries exactly the bytes of the full response and every client (the REST gateway too, which is a gRPC
+// client of this server) decodes the usual message. In the process it is opaque — its fields read empty —
+// and it is shared by every RPC answered from it: nothing may read or modify it but gRPC's marshaling. No
+// interceptor reads responses.
 
-// maxProtoMemo bounds a protoMemo; when full it starts afresh.
-const maxProtoMemo = 1024
+// maxEncodedResponses bounds a responseMemo; when full it starts afresh.
+const maxEncodedResponses = 1024
 
-// protoMemo is a bounded map from a core object to its conversion. Its methods are safe for concurrent use.
-type protoMemo[K, V any] struct {
+// responseMemo maps a list result object of the core to its encoded response. Its keys are weak: an entry
+// goes when the core drops the result (an expired, changed or evicted cache entry, or a result that was
+// never cached once its RPC is answered). Its methods are safe for concurrent use.
+type responseMemo[R any, P proto.Message] struct {
 	mu sync.Mutex // guards m
-	m  map[*K]*V
+	m  map[weak.Pointer[R]]P
 }
 
-// convert returns the memoized conversion of k, or converts it with fn and remembers a successful one.
-func (c *protoMemo[K, V]) convert(k *K, fn func(*K) (*V, error)) (*V, error) {
-	if k == nil {
-		return fn(k)
+func newResponseMemo[R any, P proto.Message]() *responseMemo[R, P] {
+	return &responseMemo[R, P]{m: map[weak.Pointer[R]]P{}}
+}
+
+// respond returns the encoded response to r, building it with build and encoding it the first time. A
+// result build fails for is not remembered. The core never modifies a result it returned, so r's response
+// is a function of r alone.
+func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
+	var zero P
+	if r == nil {
+		return build()
 	}
+	k := weak.Make(r)
 	c.mu.Lock()
-	v, ok := c.m[k]
+	p, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
-		return v, nil
+		return p, nil
 	}
-	v, err := fn(k)
+	full, err := build()
 	if err != nil {
-		return nil, err
+		return zero, err
+	}
+	p, err = encoded(full)
+	if err != nil {
+		return zero, err
 	}
 	c.mu.Lock()
-	if len(c.m) >= maxProtoMemo {
+	if len(c.m) >= maxEncodedResponses {
 		clear(c.m)
 	}
-	c.m[k] = v
+	c.m[k] = p
 	c.mu.Unlock()
-	return v, nil
+	runtime.AddCleanup(r, c.forget, k)
+	return p, nil
 }
 
-// toolToProtoMemo is toolToProto through toolProtos.
-func toolToProtoMemo(t *mcp.Tool) (*pb.Tool, error) { return toolProtos.convert(t, toolToProto) }
+// forget drops the entry of a result the core no longer holds.
+func (c *responseMemo[R, P]) forget(k weak.Pointer[R]) {
+	c.mu.Lock()
+	delete(c.m, k)
+	c.mu.Unlock()
+}
+
+// encoded returns a new message of full's type carrying full's encoding as its unknown fields: it
+// marshals to the same bytes as full, without walking full again.
+func encoded[P proto.Message](full P) (P, error) {
+	var zero P
+	b, err := proto.Marshal(full) // fails on a string that is not UTF-8: the server's bad result
+	if err != nil {
+		return zero, badMessage("list result", err)
+	}
+	m := full.ProtoReflect().New()
+	m.SetUnknown(b)
+	p, _ := m.Interface().(P) // a generated message's New is of its own type
+	return p, nil
+}
