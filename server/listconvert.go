@@ -5,29 +5,36 @@ import (
 	"sync"
 	"weak"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 )
 
 // A cached list is answered by the core with the same result object on every hit, for as long as the
 // entry and the server's policy hold (mcpcore/listcache.go). The List* RPCs keep, for each result object
-// they answered, the response already encoded (docs/adr/0053): a cached ListTools then costs the round
-// trip and a copy of the bytes, not the conversion of every tool's schemas to google.protobuf.Struct nor
-// their marshaling, which walks every Struct's map twice (size, then bytes) and cost more than the rest of
-// the RPC together.
+// they answered, its response and that response's encoding (docs/adr/0053): a cached ListTools then costs
+// the round trip and a copy of the bytes, not the conversion of every tool's schemas to
+// google.protobuf.Struct nor their marshaling, which walks every Struct's map twice (size, then bytes) and
+// cost more than the rest of the RPC together.
 //
-// The encoded response is a message of the RPC's own response type whose only content is the encoding of
-// the full response, held as unknown fields: proto.Marshal writes unknown fields as they are, so the wire
-// carries exactly the bytes of the full response and every client (the REST gateway too, which is a gRPC
-// client of this server) decodes the usual message. In the process it is opaque — its fields read empty —
-// and it is shared by every RPC answered from it: nothing may read or modify it but gRPC's marshaling. No
-// interceptor reads responses.
+// The response is an ordinary message, shared by every RPC answered from it and never modified: gRPC
+// marshals it, the REST gateway's in-process channel copies it (proto.Merge), no interceptor reads it. Its
+// encoding is registered in preEncoded, where the gRPC server's codec (EncodingOptions) finds it and writes
+// it as it is; a server without that codec marshals the message as usual, so the codec changes cost, never
+// what is sent.
 
 // maxEncodedResponses bounds a responseMemo; when full it starts afresh.
 const maxEncodedResponses = 1024
 
-// responseMemo maps a list result object of the core to its encoded response. Its keys are weak: an entry
-// goes when the core drops the result (an expired, changed or evicted cache entry, or a result that was
-// never cached once its RPC is answered). Its methods are safe for concurrent use.
+// preEncoded maps a shared response message (a pointer) to its encoding. Entries come and go with their
+// responseMemo entries.
+var preEncoded sync.Map
+
+// responseMemo maps a list result object of the core to its response. Its keys are weak: an entry goes
+// when the core drops the result (an expired, changed or evicted cache entry, or a result that was never
+// cached, once its RPC is answered). Its methods are safe for concurrent use.
 type responseMemo[R any, P proto.Message] struct {
 	mu sync.Mutex // guards m
 	m  map[weak.Pointer[R]]P
@@ -37,9 +44,8 @@ func newResponseMemo[R any, P proto.Message]() *responseMemo[R, P] {
 	return &responseMemo[R, P]{m: map[weak.Pointer[R]]P{}}
 }
 
-// respond returns the encoded response to r, building it with build and encoding it the first time. A
-// result build fails for is not remembered. The core never modifies a result it returned, so r's response
-// is a function of r alone.
+// respond returns the response to r, building and encoding it the first time. A result build fails for is
+// not remembered. The core never modifies a result it returned, so r's response is a function of r alone.
 func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
 	var zero P
 	if r == nil {
@@ -52,20 +58,27 @@ func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
 	if ok {
 		return p, nil
 	}
-	full, err := build()
+	p, err := build()
 	if err != nil {
 		return zero, err
 	}
-	p, err = encoded(full)
+	wire, err := proto.Marshal(p) // fails on a string that is not UTF-8: the server's bad result
 	if err != nil {
-		return zero, err
+		return zero, badMessage("list result", err)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kept, ok := c.m[k]; ok { // another RPC built it meanwhile
+		return kept, nil
+	}
 	if len(c.m) >= maxEncodedResponses {
+		for _, old := range c.m {
+			preEncoded.Delete(any(old))
+		}
 		clear(c.m)
 	}
 	c.m[k] = p
-	c.mu.Unlock()
+	preEncoded.Store(any(p), wire)
 	runtime.AddCleanup(r, c.forget, k)
 	return p, nil
 }
@@ -73,20 +86,29 @@ func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
 // forget drops the entry of a result the core no longer holds.
 func (c *responseMemo[R, P]) forget(k weak.Pointer[R]) {
 	c.mu.Lock()
-	delete(c.m, k)
+	if p, ok := c.m[k]; ok {
+		preEncoded.Delete(any(p))
+		delete(c.m, k)
+	}
 	c.mu.Unlock()
 }
 
-// encoded returns a new message of full's type carrying full's encoding as its unknown fields: it
-// marshals to the same bytes as full, without walking full again.
-func encoded[P proto.Message](full P) (P, error) {
-	var zero P
-	b, err := proto.Marshal(full) // fails on a string that is not UTF-8: the server's bad result
-	if err != nil {
-		return zero, badMessage("list result", err)
+// EncodingOptions are the gRPC server options that let it send a list response's kept encoding instead of
+// marshaling the message again: its codec is grpc-go's proto codec, except for a message registered in
+// preEncoded, which it writes as registered. The bridge's server uses them next to ServerOptions.
+func (s *Service) EncodingOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(preEncodedCodec{encoding.GetCodecV2(encproto.Name)})}
+}
+
+// preEncodedCodec is the gRPC server's codec: proto, with the encodings kept in preEncoded.
+type preEncodedCodec struct{ encoding.CodecV2 }
+
+func (c preEncodedCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(proto.Message); ok {
+		if wire, ok := preEncoded.Load(m); ok {
+			// A SliceBuffer is never returned to a pool: gRPC only reads it, and the bytes stay the entry's.
+			return mem.BufferSlice{mem.SliceBuffer(wire.([]byte))}, nil
+		}
 	}
-	m := full.ProtoReflect().New()
-	m.SetUnknown(b)
-	p, _ := m.Interface().(P) // a generated message's New is of its own type
-	return p, nil
+	return c.CodecV2.Marshal(v)
 }

@@ -5,11 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 type listResult struct{ names []string }
@@ -32,8 +35,8 @@ func buildList(calls *int, r *listResult) func() (*pb.ListToolsResponse, error) 
 	}
 }
 
-// TestResponseMemo: the encoded response goes on the wire as the full one, is built once per result object,
-// and a failed build is not remembered.
+// TestResponseMemo: a response is built once per result object, is an ordinary message, goes on the wire
+// through the server's codec as its kept encoding, and a failed build is not remembered.
 func TestResponseMemo(t *testing.T) {
 	memo := newResponseMemo[listResult, *pb.ListToolsResponse]()
 	calls := 0
@@ -49,20 +52,29 @@ func TestResponseMemo(t *testing.T) {
 	}
 
 	full, _ := buildList(new(int), a)()
-	wantWire, _ := proto.Marshal(full)
-	gotWire, err := proto.Marshal(a1)
-	if err != nil {
-		t.Fatal(err)
+	if d := cmp.Diff(full, a1, protocmp.Transform()); d != "" {
+		t.Errorf("response (-want +got):\n%s", d)
 	}
-	if !cmp.Equal(gotWire, wantWire) {
-		t.Errorf("the encoded response marshals to %d bytes unlike the full one's %d", len(gotWire), len(wantWire))
+	kept, ok := preEncoded.Load(proto.Message(a1))
+	if !ok {
+		t.Fatal("no encoding kept for the response")
 	}
-	var decoded pb.ListToolsResponse
-	if err := proto.Unmarshal(gotWire, &decoded); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(full, &decoded, protocmp.Transform()); d != "" {
-		t.Errorf("decoded response (-full +decoded):\n%s", d)
+	codec := preEncodedCodec{encoding.GetCodecV2(encproto.Name)}
+	for _, m := range []proto.Message{a1, full} { // the kept encoding, and a message marshaled as usual
+		data, err := codec.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded pb.ListToolsResponse
+		if err := proto.Unmarshal(data.Materialize(), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(full, &decoded, protocmp.Transform()); d != "" {
+			t.Errorf("decoded response (-want +got):\n%s", d)
+		}
+		if m == proto.Message(a1) && !cmp.Equal(data.Materialize(), kept.([]byte)) {
+			t.Error("the codec did not send the kept encoding")
+		}
 	}
 
 	bad := &listResult{}
@@ -91,10 +103,13 @@ func TestResponseMemo(t *testing.T) {
 	_ = keep
 }
 
-// TestEncodedInvalidUTF8: a result whose encoding fails is the server's bad result.
-func TestEncodedInvalidUTF8(t *testing.T) {
-	_, err := encoded(&pb.ListToolsResponse{Tools: []*pb.Tool{{Name: "\xff"}}})
-	if err == nil {
-		t.Fatal("no error for a name that is not UTF-8")
+// TestResponseMemoInvalidUTF8: a result whose response cannot be encoded is the server's bad result.
+func TestResponseMemoInvalidUTF8(t *testing.T) {
+	memo := newResponseMemo[listResult, *pb.ListToolsResponse]()
+	_, err := memo.respond(&listResult{}, func() (*pb.ListToolsResponse, error) {
+		return &pb.ListToolsResponse{Tools: []*pb.Tool{{Name: "\xff"}}}, nil
+	})
+	if !errors.Is(err, mcpcore.ErrBadMessage) {
+		t.Fatalf("err = %v, want ErrBadMessage", err)
 	}
 }
