@@ -23,8 +23,9 @@ import (
 //     lists of that kind (resources/list_changed drops resources and templates, as the SDK does); a request
 //     in flight when it arrived does not store its (possibly older) answer.
 //
-// The cache keeps the server's answer as it came; the server's policy filter is applied to it on every
-// answer, cached or fresh (policy.go), so a cached list never shows what the policy hides. A call with
+// The cache keeps the server's answer as it came; the server's policy filter is applied to every answer,
+// cached or fresh (policy.go), so a cached list never shows what the policy hides. A cached answer is
+// filtered once per entry and policy, and that filtered result is what every later hit returns. A call with
 // host _meta, a call id, a progress callback or params _meta always goes upstream and is not stored: its
 // answer may depend on them.
 
