@@ -14,7 +14,7 @@ import (
 
 // A cached list is answered by the core with the same result object on every hit, for as long as the
 // entry and the server's policy hold (mcpcore/listcache.go). The List* RPCs keep, for each result object
-// they answered, its response and that response's encoding (docs/adr/0053): a cached ListTools then costs
+// they answered, its response and that response's encoding (docs/adr/0054): a cached ListTools then costs
 // the round trip and a copy of the bytes, not the conversion of every tool's schemas to
 // google.protobuf.Struct nor their marshaling, which walks every Struct's map twice (size, then bytes) and
 // cost more than the rest of the RPC together.

@@ -1,6 +1,6 @@
 package server
 
-// Micro-benchmarks of a cached ListTools's own work in the bridge, for make bench: before ADR 0053 every hit
+// Micro-benchmarks of a cached ListTools's own work in the bridge, for make bench: before ADR 0054 every hit
 // converted the tools and grpc-go marshaled the response (Size, then Marshal); now a hit finds its response
 // and the server's codec its kept encoding. The tools are benchecho's (eight, small object schemas). They report
 // cost, never assert on time.
@@ -48,7 +48,7 @@ func grpcMarshal(b *testing.B, m proto.Message) {
 	}
 }
 
-// BenchmarkBenchListToolsHitMarshal: a hit before ADR 0053, without the conversion (memoized per tool then):
+// BenchmarkBenchListToolsHitMarshal: a hit before ADR 0054, without the conversion (memoized per tool then):
 // grpc-go's marshaling of the full response.
 func BenchmarkBenchListToolsHitMarshal(b *testing.B) {
 	r := benchTools()
