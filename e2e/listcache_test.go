@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -38,7 +39,15 @@ func TestListCache(t *testing.T) {
 				t.Fatalf("%s: list %d = %v, first %v", server, i, names, first)
 			}
 		}
-		b.rest("").must("GET", "/v1/sessions/"+id+"/tools", "")
+		// REST reads the very response gRPC sends (in process, through the gateway): the same tools.
+		rest := b.rest("").must("GET", "/v1/sessions/"+id+"/tools", "")
+		var restNames []string
+		for _, tool := range jsonPath(rest, "tools").([]any) {
+			restNames = append(restNames, fmt.Sprint(jsonPath(tool, "name")))
+		}
+		if !slices.Equal(restNames, first) {
+			t.Errorf("%s: REST lists %v, gRPC %v", server, restNames, first)
+		}
 	}
 	m := scrape(t, b.http)
 	name := "mcp_bridge_list_cache_lookups_total"

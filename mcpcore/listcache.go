@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -22,8 +23,9 @@ import (
 //     lists of that kind (resources/list_changed drops resources and templates, as the SDK does); a request
 //     in flight when it arrived does not store its (possibly older) answer.
 //
-// The cache keeps the server's answer as it came; the server's policy filter is applied to it on every
-// answer, cached or fresh (policy.go), so a cached list never shows what the policy hides. A call with
+// The cache keeps the server's answer as it came; the server's policy filter is applied to every answer,
+// cached or fresh (policy.go), so a cached list never shows what the policy hides. A cached answer is
+// filtered once per entry and policy, and that filtered result is what every later hit returns. A call with
 // host _meta, a call id, a progress callback or params _meta always goes upstream and is not stored: its
 // answer may depend on them.
 
@@ -66,6 +68,16 @@ type listEntry struct {
 	result  mcp.CacheableResult
 	expires time.Time                // 2026-07-28; zero on the handshake era
 	gen     weak.Pointer[generation] // handshake era: the connection the list came from
+	// view is result as the last policy that read it filters it. Every session of a server shares its
+	// ServerConfig.Policy, so a hit returns the very same filtered result again and again, and callers may
+	// key what they derive from it (the server's encoded response) on its identity.
+	view atomic.Pointer[listView]
+}
+
+// listView is a cached result filtered by one server policy (nil: everything allowed).
+type listView struct {
+	policy *Policy
+	result mcp.CacheableResult
 }
 
 // stale reports whether e can no longer be served: expired, or its connection is gone.
@@ -139,9 +151,14 @@ func (s *Session) listKeyFor(g *generation, kind listKind, cursor string, modern
 	return k, changes
 }
 
-// cachedList returns the list of kind at cursor from the cache, unfiltered, if it holds a live one for
-// this session. It tells the ListCacheObserver of the lookup.
-func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string, bypass bool) (R, bool) {
+// cachedList returns the list of kind at cursor from the cache, filtered by the session's policy, if it
+// holds a live one for this session. It tells the ListCacheObserver of the lookup.
+//
+// The filtered result is kept with the entry: while the entry and the policy stay the same, every hit
+// returns the same result object (filter runs once per entry and policy, and so does its learnListed). A
+// list_changed, an expiry or a new connection replaces the entry and so the result; a Policy is not
+// modified once the core has it (Options.Servers), so its identity stands for its content.
+func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string, bypass bool, filter func(R) R) (R, bool) {
 	var zero R
 	if bypass {
 		return zero, false
@@ -151,17 +168,13 @@ func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string,
 		return zero, false
 	}
 	c := s.core.lists
-	modern := g.modern()
 	var e *listEntry
-	if modern {
+	if g.modern() {
 		// A public list first (shared by every principal), then this principal's private one.
-		if k, ok := s.listKeyFor(g, kind, cursor, true, "public"); ok {
-			e = c.get(k, nil)
-		}
-		if e == nil {
-			if k, ok := s.listKeyFor(g, kind, cursor, true, ""); ok {
-				e = c.get(k, nil)
-			}
+		pub, ok := s.listKeyFor(g, kind, cursor, true, "public")
+		if ok {
+			priv, _ := s.listKeyFor(g, kind, cursor, true, "")
+			e = c.getModern(pub, priv)
 		}
 	} else if k, ok := s.listKeyFor(g, kind, cursor, false, ""); ok {
 		e = c.get(k, g)
@@ -175,7 +188,18 @@ func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string,
 	if o, ok := s.core.obs.(ListCacheObserver); ok {
 		o.ListCacheLookup(s.server.Name, kind.method(), hit)
 	}
-	return r, hit
+	if !hit {
+		return zero, false
+	}
+	p := s.policy()
+	if v := e.view.Load(); v != nil && v.policy == p {
+		if fr, ok := v.result.(R); ok {
+			return fr, true
+		}
+	}
+	fr := filter(r)
+	e.view.Store(&listView{policy: p, result: fr})
+	return fr, true
 }
 
 // listFill prepares to store the answer to a list request about to be sent on g: the returned function
@@ -226,6 +250,25 @@ func (c *listCache) get(k listKey, g *generation) *listEntry {
 		return nil
 	}
 	return e
+}
+
+// getModern returns the 2026-07-28 entry at pub if it is live, else the one at priv, under one lock.
+func (c *listCache) getModern(pub, priv listKey) *listEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	for _, k := range [2]listKey{pub, priv} {
+		e := c.entries[k]
+		if e == nil {
+			continue
+		}
+		if !now.Before(e.expires) {
+			delete(c.entries, k)
+			continue
+		}
+		return e
+	}
+	return nil
 }
 
 func (c *listCache) put(k listKey, e *listEntry, fam listFamily, epoch uint64) {

@@ -312,7 +312,7 @@ func TestListCacheBypass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := cachedList[*mcp.ListToolsResult](s, listTools, "", false); ok {
+	if _, ok := cachedList(s, listTools, "", false, func(r *mcp.ListToolsResult) *mcp.ListToolsResult { return r }); ok {
 		t.Fatal("a bypassing call was stored")
 	}
 }
@@ -331,11 +331,11 @@ func TestListCacheInFlight(t *testing.T) {
 		fill := s.listFill(g, listTools, "", false)
 		c.lists.listChanged("list", "notifications/tools/list_changed")
 		fill(res)
-		if _, ok := cachedList[*mcp.ListToolsResult](s, listTools, "", false); ok {
+		if _, ok := cachedList(s, listTools, "", false, func(r *mcp.ListToolsResult) *mcp.ListToolsResult { return r }); ok {
 			t.Fatalf("pin=%q: an answer sent before list_changed was stored", pin)
 		}
 		s.listFill(g, listTools, "", false)(res)
-		if _, ok := cachedList[*mcp.ListToolsResult](s, listTools, "", false); !ok {
+		if _, ok := cachedList(s, listTools, "", false, func(r *mcp.ListToolsResult) *mcp.ListToolsResult { return r }); !ok {
 			t.Fatalf("pin=%q: an answer was not stored", pin)
 		}
 		// A missing scope is private: another principal does not see it.
@@ -343,11 +343,11 @@ func TestListCacheInFlight(t *testing.T) {
 		res2.TTLMs = 60_000
 		s.listFill(g, listPrompts, "", false)(res2)
 		if pin == "" {
-			if _, ok := cachedList[*mcp.ListPromptsResult](s, listPrompts, "", false); !ok {
+			if _, ok := cachedList(s, listPrompts, "", false, func(r *mcp.ListPromptsResult) *mcp.ListPromptsResult { return r }); !ok {
 				t.Fatal("a list without cacheScope was not kept for its principal")
 			}
 			bob := openAs(t, c, "bob", "list", pin)
-			if _, ok := cachedList[*mcp.ListPromptsResult](bob, listPrompts, "", false); ok {
+			if _, ok := cachedList(bob, listPrompts, "", false, func(r *mcp.ListPromptsResult) *mcp.ListPromptsResult { return r }); ok {
 				t.Fatal("a list without cacheScope was shared with another principal")
 			}
 		}
@@ -361,5 +361,38 @@ func TestListCacheInFlight(t *testing.T) {
 		if strings.HasPrefix(k.scope, "s\x00") {
 			t.Errorf("a closed session's handshake-era list is still kept: %q", k.scope)
 		}
+	}
+}
+
+// TestListCacheViewIdentity: a hit returns the same filtered result object while the entry and the policy
+// hold (the server keys its encoded response on it), and a list_changed replaces it.
+func TestListCacheViewIdentity(t *testing.T) {
+	for _, server := range []string{"list", "strict"} {
+		t.Run(server, func(t *testing.T) {
+			ls := newListServer(60_000, "public", nil)
+			c, _ := listCore(t, ls, nil)
+			s := openAs(t, c, "alice", server, "")
+			list := func() *mcp.ListToolsResult {
+				t.Helper()
+				r, err := s.ListTools(tctx(t), nil, CallOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			list() // fills the cache
+			first, second := list(), list()
+			if first != second {
+				t.Fatal("two hits returned different result objects")
+			}
+			if server == "strict" && slices.ContainsFunc(first.Tools, func(x *mcp.Tool) bool { return x.Name == "hidden" }) {
+				t.Fatal("the cached view shows a tool the policy hides")
+			}
+			c.lists.listChanged(server, "notifications/tools/list_changed")
+			list() // fills the cache again
+			if third := list(); third == first {
+				t.Fatal("after list_changed a hit returned the old result object")
+			}
+		})
 	}
 }

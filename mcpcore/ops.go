@@ -223,8 +223,8 @@ func requireCap(ok bool, what string) error {
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, opts CallOptions) (*mcp.ListToolsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList[*mcp.ListToolsResult](s, listTools, cursorOf(params), bypass); ok {
-		return s.filterTools(r), nil
+	if r, ok := cachedList(s, listTools, cursorOf(params), bypass, s.filterTools); ok {
+		return r, nil
 	}
 	var res *mcp.ListToolsResult
 	err := s.call(ctx, "tools/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -251,8 +251,8 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams, opts CallOptions) (*mcp.ListResourcesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList[*mcp.ListResourcesResult](s, listResources, cursorOf(params), bypass); ok {
-		return s.filterResources(r), nil
+	if r, ok := cachedList(s, listResources, cursorOf(params), bypass, s.filterResources); ok {
+		return r, nil
 	}
 	var res *mcp.ListResourcesResult
 	err := s.call(ctx, "resources/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -279,8 +279,8 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams, opts CallOptions) (*mcp.ListResourceTemplatesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList[*mcp.ListResourceTemplatesResult](s, listTemplates, cursorOf(params), bypass); ok {
-		return s.filterTemplates(r), nil
+	if r, ok := cachedList(s, listTemplates, cursorOf(params), bypass, s.filterTemplates); ok {
+		return r, nil
 	}
 	var res *mcp.ListResourceTemplatesResult
 	err := s.call(ctx, "resources/templates/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -307,8 +307,8 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams, opts CallOptions) (*mcp.ListPromptsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList[*mcp.ListPromptsResult](s, listPrompts, cursorOf(params), bypass); ok {
-		return s.filterPrompts(r), nil
+	if r, ok := cachedList(s, listPrompts, cursorOf(params), bypass, s.filterPrompts); ok {
+		return r, nil
 	}
 	var res *mcp.ListPromptsResult
 	err := s.call(ctx, "prompts/list", "", opts, true, func(ctx context.Context, g *generation, call *activeCall) error {

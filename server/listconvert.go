@@ -1,52 +1,114 @@
 package server
 
 import (
+	"runtime"
 	"sync"
+	"weak"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 )
 
-// toolProtos remembers the conversion of tools the core's list cache hands out again and again
-// (mcpcore/listcache.go): a cached ListTools then costs the round trip, not the conversion of every tool's
-// schemas to google.protobuf.Struct. It is keyed by the *mcp.Tool, which the core never modifies once a
-// server sent it; the *pb.Tool it holds is shared by every response that lists the tool and is never
-// modified either (gRPC and the gateway only marshal it).
-var toolProtos = &protoMemo[mcp.Tool, pb.Tool]{m: map[*mcp.Tool]*pb.Tool{}}
+// A cached list is answered by the core with the same result object on every hit, for as long as the
+// entry and the server's policy hold (mcpcore/listcache.go). The List* RPCs keep, for each result object
+// they answered, its response and that response's encoding (docs/adr/0054): a cached ListTools then costs
+// the round trip and a copy of the bytes, not the conversion of every tool's schemas to
+// google.protobuf.Struct nor their marshaling, which walks every Struct's map twice (size, then bytes) and
+// cost more than the rest of the RPC together.
+//
+// The response is an ordinary message, shared by every RPC answered from it and never modified: gRPC
+// marshals it, the REST gateway's in-process channel copies it (proto.Merge), no interceptor reads it. Its
+// encoding is registered in preEncoded, where the gRPC server's codec (EncodingOptions) finds it and writes
+// it as it is; a server without that codec marshals the message as usual, so the codec changes cost, never
+// what is sent.
 
-// maxProtoMemo bounds a protoMemo; when full it starts afresh.
-const maxProtoMemo = 1024
+// maxEncodedResponses bounds a responseMemo; when full it starts afresh.
+const maxEncodedResponses = 1024
 
-// protoMemo is a bounded map from a core object to its conversion. Its methods are safe for concurrent use.
-type protoMemo[K, V any] struct {
+// preEncoded maps a shared response message (a pointer) to its encoding. Entries come and go with their
+// responseMemo entries.
+var preEncoded sync.Map
+
+// responseMemo maps a list result object of the core to its response. Its keys are weak: an entry goes
+// when the core drops the result (an expired, changed or evicted cache entry, or a result that was never
+// cached, once its RPC is answered). Its methods are safe for concurrent use.
+type responseMemo[R any, P proto.Message] struct {
 	mu sync.Mutex // guards m
-	m  map[*K]*V
+	m  map[weak.Pointer[R]]P
 }
 
-// convert returns the memoized conversion of k, or converts it with fn and remembers a successful one.
-func (c *protoMemo[K, V]) convert(k *K, fn func(*K) (*V, error)) (*V, error) {
-	if k == nil {
-		return fn(k)
+func newResponseMemo[R any, P proto.Message]() *responseMemo[R, P] {
+	return &responseMemo[R, P]{m: map[weak.Pointer[R]]P{}}
+}
+
+// respond returns the response to r, building and encoding it the first time. A result build fails for is
+// not remembered. The core never modifies a result it returned, so r's response is a function of r alone.
+func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
+	var zero P
+	if r == nil {
+		return build()
 	}
+	k := weak.Make(r)
 	c.mu.Lock()
-	v, ok := c.m[k]
+	p, ok := c.m[k]
 	c.mu.Unlock()
 	if ok {
-		return v, nil
+		return p, nil
 	}
-	v, err := fn(k)
+	p, err := build()
 	if err != nil {
-		return nil, err
+		return zero, err
+	}
+	wire, err := proto.Marshal(p) // fails on a string that is not UTF-8: the server's bad result
+	if err != nil {
+		return zero, badMessage("list result", err)
 	}
 	c.mu.Lock()
-	if len(c.m) >= maxProtoMemo {
+	defer c.mu.Unlock()
+	if kept, ok := c.m[k]; ok { // another RPC built it meanwhile
+		return kept, nil
+	}
+	if len(c.m) >= maxEncodedResponses {
+		for _, old := range c.m {
+			preEncoded.Delete(any(old))
+		}
 		clear(c.m)
 	}
-	c.m[k] = v
-	c.mu.Unlock()
-	return v, nil
+	c.m[k] = p
+	preEncoded.Store(any(p), wire)
+	runtime.AddCleanup(r, c.forget, k)
+	return p, nil
 }
 
-// toolToProtoMemo is toolToProto through toolProtos.
-func toolToProtoMemo(t *mcp.Tool) (*pb.Tool, error) { return toolProtos.convert(t, toolToProto) }
+// forget drops the entry of a result the core no longer holds.
+func (c *responseMemo[R, P]) forget(k weak.Pointer[R]) {
+	c.mu.Lock()
+	if p, ok := c.m[k]; ok {
+		preEncoded.Delete(any(p))
+		delete(c.m, k)
+	}
+	c.mu.Unlock()
+}
+
+// EncodingOptions are the gRPC server options that let it send a list response's kept encoding instead of
+// marshaling the message again: its codec is grpc-go's proto codec, except for a message registered in
+// preEncoded, which it writes as registered. The bridge's server uses them next to ServerOptions.
+func (s *Service) EncodingOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(preEncodedCodec{encoding.GetCodecV2(encproto.Name)})}
+}
+
+// preEncodedCodec is the gRPC server's codec: proto, with the encodings kept in preEncoded.
+type preEncodedCodec struct{ encoding.CodecV2 }
+
+func (c preEncodedCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(proto.Message); ok {
+		if wire, ok := preEncoded.Load(m); ok {
+			// A SliceBuffer is never returned to a pool: gRPC only reads it, and the bytes stay the entry's.
+			return mem.BufferSlice{mem.SliceBuffer(wire.([]byte))}, nil
+		}
+	}
+	return c.CodecV2.Marshal(v)
+}

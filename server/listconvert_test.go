@@ -2,44 +2,114 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-func TestProtoMemo(t *testing.T) {
-	type in struct{ n int }
-	type out struct{ s string }
-	memo := &protoMemo[in, out]{m: map[*in]*out{}}
-	calls := 0
-	conv := func(k *in) (*out, error) {
-		calls++
-		if k.n < 0 {
-			return nil, errors.New("negative")
+type listResult struct{ names []string }
+
+func buildList(calls *int, r *listResult) func() (*pb.ListToolsResponse, error) {
+	return func() (*pb.ListToolsResponse, error) {
+		*calls++
+		if r.names == nil {
+			return nil, errors.New("bad")
 		}
-		return &out{fmt.Sprint(k.n)}, nil
+		out := &pb.ListToolsResponse{NextPageToken: "next"}
+		for _, n := range r.names {
+			schema, err := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{n: map[string]any{"type": "string"}}})
+			if err != nil {
+				return nil, err
+			}
+			out.Tools = append(out.Tools, &pb.Tool{Name: n, InputSchema: schema})
+		}
+		return out, nil
 	}
-	a, b := &in{1}, &in{1}
-	a1, _ := memo.convert(a, conv)
-	a2, _ := memo.convert(a, conv)
-	b1, _ := memo.convert(b, conv) // an equal but different object is converted on its own
-	if a1 != a2 || a1 == b1 || calls != 2 || a1.s != "1" {
-		t.Fatalf("a1=%p a2=%p b1=%p calls=%d", a1, a2, b1, calls)
+}
+
+// TestResponseMemo: a response is built once per result object, is an ordinary message, goes on the wire
+// through the server's codec as its kept encoding, and a failed build is not remembered.
+func TestResponseMemo(t *testing.T) {
+	memo := newResponseMemo[listResult, *pb.ListToolsResponse]()
+	calls := 0
+	a, b := &listResult{[]string{"x", "y"}}, &listResult{[]string{"x", "y"}}
+	a1, err := memo.respond(a, buildList(&calls, a))
+	if err != nil {
+		t.Fatal(err)
 	}
-	bad := &in{-1}
+	a2, _ := memo.respond(a, buildList(&calls, a))
+	b1, _ := memo.respond(b, buildList(&calls, b)) // an equal but different object has its own response
+	if a1 != a2 || a1 == b1 || calls != 2 {
+		t.Fatalf("a1=%p a2=%p b1=%p builds=%d", a1, a2, b1, calls)
+	}
+
+	full, _ := buildList(new(int), a)()
+	if d := cmp.Diff(full, a1, protocmp.Transform()); d != "" {
+		t.Errorf("response (-want +got):\n%s", d)
+	}
+	kept, ok := preEncoded.Load(proto.Message(a1))
+	if !ok {
+		t.Fatal("no encoding kept for the response")
+	}
+	codec := preEncodedCodec{encoding.GetCodecV2(encproto.Name)}
+	for _, m := range []proto.Message{a1, full} { // the kept encoding, and a message marshaled as usual
+		data, err := codec.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded pb.ListToolsResponse
+		if err := proto.Unmarshal(data.Materialize(), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(full, &decoded, protocmp.Transform()); d != "" {
+			t.Errorf("decoded response (-want +got):\n%s", d)
+		}
+		if m == proto.Message(a1) && !cmp.Equal(data.Materialize(), kept.([]byte)) {
+			t.Error("the codec did not send the kept encoding")
+		}
+	}
+
+	bad := &listResult{}
 	for range 2 {
-		if _, err := memo.convert(bad, conv); err == nil {
+		if _, err := memo.respond(bad, buildList(&calls, bad)); err == nil {
 			t.Fatal("no error")
 		}
 	}
 	if calls != 4 {
-		t.Errorf("a failed conversion was remembered: %d calls", calls)
+		t.Errorf("a failed build was remembered: %d builds", calls)
 	}
-	for i := range maxProtoMemo + 5 {
-		if _, err := memo.convert(&in{i}, conv); err != nil {
+	keep := make([]*listResult, 0, maxEncodedResponses+5) // reachable, so no cleanup shrinks the memo
+	for range maxEncodedResponses + 5 {
+		r := &listResult{[]string{"z"}}
+		keep = append(keep, r)
+		if _, err := memo.respond(r, buildList(&calls, r)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(memo.m) > maxProtoMemo {
-		t.Errorf("%d kept, want at most %d", len(memo.m), maxProtoMemo)
+	memo.mu.Lock()
+	n := len(memo.m)
+	memo.mu.Unlock()
+	if n > maxEncodedResponses {
+		t.Errorf("%d kept, want at most %d", n, maxEncodedResponses)
+	}
+	_ = keep
+}
+
+// TestResponseMemoInvalidUTF8: a result whose response cannot be encoded is the server's bad result.
+func TestResponseMemoInvalidUTF8(t *testing.T) {
+	memo := newResponseMemo[listResult, *pb.ListToolsResponse]()
+	_, err := memo.respond(&listResult{}, func() (*pb.ListToolsResponse, error) {
+		return &pb.ListToolsResponse{Tools: []*pb.Tool{{Name: "\xff"}}}, nil
+	})
+	if !errors.Is(err, mcpcore.ErrBadMessage) {
+		t.Fatalf("err = %v, want ErrBadMessage", err)
 	}
 }

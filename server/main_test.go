@@ -106,7 +106,7 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 	cfg.opts.Logger = logger
 	svc := New(core, cfg.opts)
 	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer(svc.ServerOptions()...)
+	gs := grpc.NewServer(append(svc.ServerOptions(), svc.EncodingOptions()...)...)
 	pb.RegisterBridgeServiceServer(gs, svc)
 	served := make(chan struct{})
 	go func() { // ends when gs stops

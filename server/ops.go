@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -34,38 +36,50 @@ func hostMeta(s *structpb.Struct) (map[string]any, error) {
 	return mapFromStruct(s, "_meta")
 }
 
+// The encoded responses of list results (listconvert.go), one memo per list RPC.
+var (
+	toolLists     = newResponseMemo[mcp.ListToolsResult, *pb.ListToolsResponse]()
+	promptLists   = newResponseMemo[mcp.ListPromptsResult, *pb.ListPromptsResponse]()
+	resourceLists = newResponseMemo[mcp.ListResourcesResult, *pb.ListResourcesResponse]()
+	templateLists = newResponseMemo[mcp.ListResourceTemplatesResult, *pb.ListResourceTemplatesResponse]()
+)
+
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
 func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
-	tools, next, err := listPage(s, ctx, req.GetSessionId(),
+	return listPage(s, ctx, req.GetSessionId(), toolLists,
 		func(sess *mcpcore.Session) (*mcp.ListToolsResult, error) {
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListToolsResult) ([]*mcp.Tool, string) { return r.Tools, r.NextCursor }, toolToProtoMemo)
-	if err != nil {
-		return nil, err
-	}
-	return &pb.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
+		func(r *mcp.ListToolsResult) (*pb.ListToolsResponse, error) {
+			tools, err := convertAll(r.Tools, toolToProto)
+			return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, err
+		})
 }
 
-// listPage is one List* RPC: the session, one page of the server's list, every item converted. The
-// server's error is the call's status; an item that cannot be converted is the server's bad result.
-func listPage[R, T, P any](s *Service, ctx context.Context, sessionID string, list func(*mcpcore.Session) (R, error),
-	items func(R) ([]T, string), convert func(T) (P, error)) ([]P, string, error) {
+// listPage is one List* RPC: the session, one page of the server's list, its response. The server's error
+// is the call's status; an item that cannot be converted is the server's bad result. The response is the
+// encoded one of memo (listconvert.go): a list the core answers from its cache again is not converted or
+// marshaled again.
+func listPage[R any, P proto.Message](s *Service, ctx context.Context, sessionID string, memo *responseMemo[R, P],
+	list func(*mcpcore.Session) (*R, error), build func(*R) (P, error)) (P, error) {
+	var zero P
 	sess, release, err := s.use(ctx, sessionID)
 	if err != nil {
-		return nil, "", err
+		return zero, err
 	}
 	defer release()
 	r, err := list(sess)
 	if err != nil {
-		return nil, "", toStatus(err)
+		return zero, toStatus(err)
 	}
-	all, next := items(r)
-	out, err := convertAll(all, convert)
+	if r == nil {
+		return zero, s.upstreamBad(sess, badMessage("list result", errors.New("null")))
+	}
+	p, err := memo.respond(r, func() (P, error) { return build(r) })
 	if err != nil {
-		return nil, "", s.upstreamBad(sess, err)
+		return zero, s.upstreamBad(sess, err)
 	}
-	return out, next, nil
+	return p, nil
 }
 
 // convertAll converts every item of a server's result; the first item that cannot be converted fails it all.
@@ -156,30 +170,26 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 
 // ListResources lists one page of the server's resources.
 func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
-	resources, next, err := listPage(s, ctx, req.GetSessionId(),
+	return listPage(s, ctx, req.GetSessionId(), resourceLists,
 		func(sess *mcpcore.Session) (*mcp.ListResourcesResult, error) {
 			return sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListResourcesResult) ([]*mcp.Resource, string) { return r.Resources, r.NextCursor }, resourceToProto)
-	if err != nil {
-		return nil, err
-	}
-	return &pb.ListResourcesResponse{Resources: resources, NextPageToken: next}, nil
+		func(r *mcp.ListResourcesResult) (*pb.ListResourcesResponse, error) {
+			items, err := convertAll(r.Resources, resourceToProto)
+			return &pb.ListResourcesResponse{Resources: items, NextPageToken: r.NextCursor}, err
+		})
 }
 
 // ListResourceTemplates lists one page of the server's resource templates.
 func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourceTemplatesRequest) (*pb.ListResourceTemplatesResponse, error) {
-	templates, next, err := listPage(s, ctx, req.GetSessionId(),
+	return listPage(s, ctx, req.GetSessionId(), templateLists,
 		func(sess *mcpcore.Session) (*mcp.ListResourceTemplatesResult, error) {
 			return sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListResourceTemplatesResult) ([]*mcp.ResourceTemplate, string) {
-			return r.ResourceTemplates, r.NextCursor
-		}, resourceTemplateToProto)
-	if err != nil {
-		return nil, err
-	}
-	return &pb.ListResourceTemplatesResponse{ResourceTemplates: templates, NextPageToken: next}, nil
+		func(r *mcp.ListResourceTemplatesResult) (*pb.ListResourceTemplatesResponse, error) {
+			items, err := convertAll(r.ResourceTemplates, resourceTemplateToProto)
+			return &pb.ListResourceTemplatesResponse{ResourceTemplates: items, NextPageToken: r.NextCursor}, err
+		})
 }
 
 // ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
@@ -260,15 +270,14 @@ func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeRe
 
 // ListPrompts lists one page of the server's prompts.
 func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
-	prompts, next, err := listPage(s, ctx, req.GetSessionId(),
+	return listPage(s, ctx, req.GetSessionId(), promptLists,
 		func(sess *mcpcore.Session) (*mcp.ListPromptsResult, error) {
 			return sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
-		func(r *mcp.ListPromptsResult) ([]*mcp.Prompt, string) { return r.Prompts, r.NextCursor }, promptToProto)
-	if err != nil {
-		return nil, err
-	}
-	return &pb.ListPromptsResponse{Prompts: prompts, NextPageToken: next}, nil
+		func(r *mcp.ListPromptsResult) (*pb.ListPromptsResponse, error) {
+			items, err := convertAll(r.Prompts, promptToProto)
+			return &pb.ListPromptsResponse{Prompts: items, NextPageToken: r.NextCursor}, err
+		})
 }
 
 // GetPrompt renders a prompt.

@@ -106,7 +106,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		logger.Info("state restored", "sessions", rep.Sessions, "pending_requests", rep.Requests, "mrtr_calls", rep.Rounds,
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
-	grpcOpts := append(svc.ServerOptions(), svc.RoutingOptions()...)
+	grpcOpts := append(append(svc.ServerOptions(), svc.RoutingOptions()...), svc.EncodingOptions()...)
 	if ps != nil || closeAudit != nil || leases != nil {
 		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
 	}

@@ -7,10 +7,14 @@
 //	                                      serve Streamable HTTP; prints "listening http://ADDR/mcp". go-sdk
 //	                                      v1.8.0 speaks 2026-07-28 over HTTP only when stateless; stateful
 //	                                      serves the handshake era (2025-11-25) with sessions
-//	benchecho grpc [-addr 127.0.0.1:0]    a bare grpc-go server, no MCP: BridgeService.CallTool answers with
+//	benchecho grpc [-addr 127.0.0.1:0] [-list FILE]
+//	                                      a bare grpc-go server, no MCP: BridgeService.CallTool answers with
 //	                                      the argument "text" as one text block; prints "listening ADDR". The
 //	                                      floor under the bridge's gRPC path (grpc.NewServer() without options
-//	                                      or interceptors, the same messages as the echo call)
+//	                                      or interceptors, the same messages as the echo call). ListTools
+//	                                      answers with the ListToolsResponse encoded in FILE, read at its first
+//	                                      call (benchrun writes the bridge's own answer there): the same
+//	                                      floor for a list-sized response
 //
 // Tools:
 //
@@ -39,12 +43,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
@@ -195,6 +201,7 @@ func main() {
 	case "grpc":
 		fs := flag.NewFlagSet("grpc", flag.ExitOnError)
 		addr := fs.String("addr", "127.0.0.1:0", "listen address")
+		list := fs.String("list", "", "file holding the encoded ListToolsResponse ListTools answers with")
 		_ = fs.Parse(os.Args[2:])
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
@@ -202,7 +209,7 @@ func main() {
 			os.Exit(1)
 		}
 		gs := grpc.NewServer()
-		pb.RegisterBridgeServiceServer(gs, bareEcho{})
+		pb.RegisterBridgeServiceServer(gs, newBareEcho(*list))
 		go func() { <-ctx.Done(); gs.Stop() }()
 		fmt.Printf("listening %s\n", ln.Addr())
 		if err := gs.Serve(ln); err != nil {
@@ -219,13 +226,31 @@ func main() {
 // message the bridge returns for the echo tool, with no MCP, no session and no interceptors behind it.
 type bareEcho struct {
 	pb.UnimplementedBridgeServiceServer
+	list func() (*pb.ListToolsResponse, error) // the -list file's response, read at the first call
 }
 
-func (bareEcho) CallTool(_ context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
+func newBareEcho(listFile string) *bareEcho {
+	return &bareEcho{list: sync.OnceValues(func() (*pb.ListToolsResponse, error) {
+		raw, err := os.ReadFile(listFile)
+		if err != nil {
+			return nil, err
+		}
+		var r pb.ListToolsResponse
+		return &r, proto.Unmarshal(raw, &r)
+	})}
+}
+
+func (*bareEcho) CallTool(_ context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
 	t := req.GetArguments().GetFields()["text"].GetStringValue()
 	return &pb.CallToolResponse{CallId: bareCallID, Result: &pb.CallToolResult{Content: []*pb.ContentBlock{
 		{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: t}}},
 	}}}, nil
+}
+
+// ListTools answers with the -list file's response: a plain message, marshaled by grpc-go on every call as
+// any server's response is.
+func (b *bareEcho) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+	return b.list()
 }
 
 // bareCallID has the length of the call ids the bridge returns ("call-" and 26 characters of rand.Text).

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -350,7 +353,8 @@ type bareClient struct {
 
 func (b *bench) startBareGRPC() (*proc, *bareClient, error) {
 	addrc := make(chan string, 1)
-	p, err := startProc("benchecho-grpc", []string{b.echoBin, "grpc"}, nil, func(line string) {
+	b.bareListFile = filepath.Join(b.tmp, "list-tools.pb")
+	p, err := startProc("benchecho-grpc", []string{b.echoBin, "grpc", "-list", b.bareListFile}, nil, func(line string) {
 		if a, ok := strings.CutPrefix(line, "listening "); ok {
 			addrc <- a
 		}
@@ -395,6 +399,40 @@ func (c *bareClient) call(sid string, args map[string]any) callFn {
 		}
 		return nil
 	}
+}
+
+// listTools is ListTools to the bare server, which answers with the bridge's own ListTools response
+// (written to its -list file by writeBareList): the bare floor for a list-sized response.
+func (c *bareClient) listTools(sid string) callFn {
+	req := &pb.ListToolsRequest{SessionId: strings.Repeat("s", len(sid))}
+	return func(ctx context.Context) error {
+		r, err := c.cli.ListTools(ctx, req)
+		if err != nil {
+			return err
+		}
+		if len(r.GetTools()) == 0 {
+			return errors.New("bare ListTools: no tools")
+		}
+		return nil
+	}
+}
+
+// writeBareList writes the bridge's ListTools response for session sid to the bare server's -list file and
+// returns its encoded size and that of the GetSession response, the floor's.
+func (b *bench) writeBareList(ctx context.Context, br *bridge, sid string) (listBytes, floorBytes int, err error) {
+	lt, err := br.c.cli.ListTools(ctx, &pb.ListToolsRequest{SessionId: sid})
+	if err != nil {
+		return 0, 0, err
+	}
+	gs, err := br.c.cli.GetSession(ctx, &pb.GetSessionRequest{SessionId: sid})
+	if err != nil {
+		return 0, 0, err
+	}
+	raw, err := proto.Marshal(lt)
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(raw), proto.Size(gs), os.WriteFile(b.bareListFile, raw, 0o644)
 }
 
 // grpcListTools is ListTools over gRPC. benchecho's tools/list result carries a ttlMs on 2026-07-28, so after the

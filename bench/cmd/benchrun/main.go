@@ -26,15 +26,16 @@ import (
 )
 
 type bench struct {
-	quick     bool
-	bridgeBin string
-	echoBin   string
-	twinBin   string // the bridge built with -tags benchdebug: the same binary plus a pprof listener
-	sgDir     string // .tools/bench-node (has node_modules/supergateway), or ""
-	mcpoBin   string
-	microFile string
-	tmp       string
-	cfgPath   string
+	quick        bool
+	bridgeBin    string
+	echoBin      string
+	twinBin      string // the bridge built with -tags benchdebug: the same binary plus a pprof listener
+	sgDir        string // .tools/bench-node (has node_modules/supergateway), or ""
+	mcpoBin      string
+	microFile    string
+	tmp          string
+	bareListFile string // the bare grpc server's ListTools response (writeBareList)
+	cfgPath      string
 
 	httpUp    *proc // stateful Streamable HTTP upstream (2025-11-25)
 	httpURL   string

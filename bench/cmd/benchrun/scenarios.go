@@ -82,9 +82,11 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		"grpc-go echo* is benchecho's bare grpc-go server (`benchecho grpc`, its own process, no interceptors, no MCP) "+
 		"answering the echo call's own request and response messages: one cross-process gRPC round trip and nothing "+
 		"else, the physical floor; *cached ListTools* is answered by the bridge's list cache (benchecho's lists carry "+
-		"ttlMs on 2026-07-28). Their *added* columns compare them with the direct call and mean nothing. Issue 25's "+
+		"ttlMs on 2026-07-28); *floor: bare grpc-go ListTools* is the bare server answering with the bridge's own ListTools "+
+		"response (about ten times GetSession's size), the physical floor of a list-sized answer. Their *added* columns compare them with the direct call and mean nothing. Issue 25's "+
 		"ratios: grpc_added_over_bare = gRPC added ÷ bare, bridge_floor_over_bare = GetSession ÷ bare, "+
-		"list_cache_hit_over_floor = cached ListTools ÷ GetSession.\n\n", rounds, n, warm)
+		"list_cache_hit_over_floor = cached ListTools ÷ GetSession; bare_list_over_bare = bare ListTools ÷ bare echo (what the "+
+		"list's size alone costs); list_cache_hit_over_bare_list = cached ListTools ÷ bare ListTools.\n\n", rounds, n, warm)
 	sb.WriteString(roundsHeader)
 	var rows []map[string]any
 	combos := []struct{ tr, era string }{{"stdio", ""}, {"http", ""}, {"stdio", era2025}, {"http", era2025}}
@@ -96,11 +98,18 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 		paths := s.paths(ctx, br, "echo", smallArgs)
 		scale := []int{1, 1, 1}
 		if ci == 0 { // the floor: a round trip through the bridge that does not reach the upstream
+			listBytes, floorBytes, err := b.writeBareList(ctx, br, s.sid)
+			if err != nil {
+				s.close()
+				return fmt.Errorf("the bare server's list: %w", err)
+			}
+			b.res["list_response_bytes"], b.res["floor_response_bytes"] = listBytes, floorBytes
 			paths = append(paths, &path{name: "floor: gRPC GetSession", proto: paths[1].proto, fn: br.c.grpcFloor(s.sid)},
 				&path{name: "floor: REST GET session", proto: paths[2].proto, fn: br.c.restFloor(s.sid)},
 				&path{name: "floor: bare grpc-go echo", proto: "—", fn: b.bare.call(s.sid, smallArgs)},
-				&path{name: "cached ListTools (gRPC)", proto: paths[1].proto, fn: br.c.grpcListTools(s.sid)})
-			scale = append(scale, 1, 1, 1, 1)
+				&path{name: "cached ListTools (gRPC)", proto: paths[1].proto, fn: br.c.grpcListTools(s.sid)},
+				&path{name: "floor: bare grpc-go ListTools", proto: "—", fn: b.bare.listTools(s.sid)})
+			scale = append(scale, 1, 1, 1, 1, 1)
 		}
 		var closers []func()
 		if co.tr == "stdio" && co.era == era2025 { // the peers speak the handshake era: compare like with like
@@ -153,6 +162,17 @@ func (b *bench) s1(ctx context.Context, br *bridge, ps *peers) error {
 			}
 			if f := rr.medianOf(3, pP50); f > 0 {
 				b.res["list_cache_hit_over_floor"] = round2(float64(rr.medianOf(6, pP50)) / float64(f))
+			}
+			// The list's own floor: the same ListTools response from the bare server. bare_list_over_bare is what
+			// the list-sized payload costs a bare grpc-go round trip (marshal, transport, the client's decoding),
+			// which no cache in the bridge can remove; list_cache_hit_over_bare_list compares the cached hit with it.
+			bareList := rr.medianOf(7, pP50)
+			b.res["grpc_bare_list_p50_us"] = us(bareList)
+			if bare > 0 {
+				b.res["bare_list_over_bare"] = round2(float64(bareList) / float64(bare))
+			}
+			if bareList > 0 {
+				b.res["list_cache_hit_over_bare_list"] = round2(float64(rr.medianOf(6, pP50)) / float64(bareList))
 			}
 		}
 		if co.tr == "stdio" && co.era == era2025 {
