@@ -280,6 +280,19 @@ func (b *bridge) addrs() listening {
 	return a
 }
 
+// streamWorkers is the size of the gRPC server's pool of handler goroutines. A unary call holds its worker
+// for the whole upstream round trip, waiting rather than computing, so the pool is sized for the calls in
+// flight, not for the cores: with 2×GOMAXPROCS workers, 28 of 32 concurrent calls went to a fresh goroutine
+// each, and growing those goroutines' stacks was 8% of the bridge's CPU at c=32 (docs/perf-unary-findings.md).
+// An idle worker costs its goroutine and a stack the garbage collector shrinks.
+func streamWorkers() uint32 {
+	return uint32(max(minStreamWorkers, 2*goruntime.GOMAXPROCS(0)))
+}
+
+// minStreamWorkers is the pool's size on a small machine: the concurrency the benchmark's throughput runs use
+// (c=32) with room for host streams, which hold a worker for their lifetime when they find one free.
+const minStreamWorkers = 64
+
 // grpcWindow is the gRPC server's flow-control window per stream and per connection: fixed, so grpc-go does not
 // estimate the bandwidth-delay product with a ping per call, and large enough for a 1 MiB result to go out
 // without waiting for a window update on loopback or a LAN.
@@ -293,7 +306,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		// Reuse handler goroutines instead of starting one per RPC, whose stack then grows (and is copied)
 		// through the interceptors and the SDK on every call. A stream that finds every worker busy gets a
 		// goroutine of its own, as without the option, so long streams (Connect) cannot starve calls.
-		grpc.NumStreamWorkers(uint32(2 * goruntime.GOMAXPROCS(0))),
+		grpc.NumStreamWorkers(streamWorkers()),
 		// Fixed flow-control windows turn grpc-go's BDP estimation off: it pinged the client on every request
 		// that carried data, one more write and read per call (docs/adr/0052).
 		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow)}
