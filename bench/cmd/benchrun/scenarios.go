@@ -709,7 +709,7 @@ func (b *bench) s7(ctx context.Context) error {
 	settle := b.qd(500*time.Millisecond, 2*time.Second)
 	fmt.Fprintf(&sb, "Each measurement starts a fresh bridge. Memory per item = (RSS after − RSS before) / N, RSS from "+
 		"/proc/PID/status after %s of quiet (the binary's RSS includes garbage not yet collected). The twin's figure is the "+
-		"live heap after a forced GC plus goroutine stacks — a floor.\n\n", settle)
+		"live heap after a forced GC plus the runtime's goroutine stack memory.\n\n", settle)
 	sb.WriteString("| what | N | protocol | process | per item | fds per item | goroutines per item |\n|---|---|---|---|---|---|---|\n")
 
 	var heapTops []string
@@ -759,14 +759,12 @@ func (b *bench) s7(ctx context.Context) error {
 			b.res["idle_stream_stack_bytes"] = int(stacks)
 			b.res["goroutine_starting_stack_bytes"] = int(g1["/gc/stack/starting-size:bytes"])
 			b.logf("S7 streams twin: live heap %.0f B/stream, stacks %.0f B/stream (%.1f goroutines, starting stack %d B)", heap, stacks, gor, g1["/gc/stack/starting-size:bytes"])
-			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, live heap + 2 KiB/goroutine | %s | — | %.1f |\n",
-				nStreams, proto, kib(heap+gor*2048), gor)
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, live heap + goroutine stacks (after GC) | %s | — | %.1f |\n",
 				nStreams, proto, kib(heap+stacks), gor)
 			fmt.Fprintf(&sb, "| idle host stream (Connect, attached) | %d | %s | twin, RSS | %s | %.2f | %.1f |\n",
 				nStreams, proto, kib(per), float64(f1-f0)/float64(nStreams), gor)
-			b.res["idle_stream_heap_bytes"] = int(heap + gor*2048)
-			b.res["idle_streams_per_gib_heap"] = int(float64(1<<30) / max(heap+gor*2048, 1))
+			b.res["idle_stream_heap_bytes"] = int(heap)
+			b.res["idle_streams_per_gib_heap"] = int(float64(1<<30) / max(heap+stacks, 1))
 			if err := fetchTo(br.debug+"/debug/pprof/heap?gc=1", h1); err == nil {
 				if top, _, fns, err := pprofTopFns(h1, h0, "inuse_space"); err == nil {
 					b.streamHeapFns, b.streamN = fns, nStreams
