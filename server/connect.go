@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,28 +18,22 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// hostStream is one Connect stream. Two goroutines wait for it for as long as it lives, and do nothing else:
+// hostStream is one Connect stream, served by two goroutines for as long as it lives:
 //
-//   - the handler (gRPC's goroutine for the stream) waits for the stream to end — the client going away, a
-//     receive or send failing, a session moving, shutdown — and then for the workers;
-//   - the reader receives the host's messages and puts them in the inbox.
+//   - the handler (gRPC's goroutine for the stream) is the only one that sends on the stream (gRPC allows one
+//     sender). When woken it sends, in order, what the reader queued, then takes from the stream's feeds —
+//     each attached session's events, the opening and approval requests — which wake it (a pull
+//     subscription's notify) when they have something; it ends the stream when the client goes away, a send
+//     fails, a session moves, or at shutdown;
+//   - the reader receives the host's messages and handles them (attach, detach, reply, cancel), queuing acks.
 //
-// The work runs on two workers (onDemand), each started when there is work and gone when there is none:
+// So an idle stream attached to any number of sessions is two parked goroutines and no buffers — the least
+// grpc-go allows (docs/adr/0053) — and a burst takes memory only while it lasts.
 //
-//   - the handling worker handles the inbox in order (attach, detach, reply, cancel), queuing acks;
-//   - the sender is the only one that sends on the stream (gRPC allows one sender). It sends, in order, what
-//     was queued, then takes from the stream's feeds — each attached session's events, the opening and
-//     approval requests — which tell it (a pull subscription's notify) when they have something.
-//
-// So an idle stream, attached to any number of sessions, is two parked goroutines and no buffers, and the
-// reader's stack is never grown by the work (the handler's is grown by gRPC and the interceptors before the
-// stream is ours). A burst takes memory only while it lasts.
-//
-// Everything is bounded. The inbox and the send queue hold Options.StreamBuffer messages each: a host that
-// sends faster than the bridge handles, or than it reads the answers, is slowed (gRPC flow control), not
-// buffered without end. Each feed is bounded too: when the sender falls behind it drops events (counted,
-// announced by an EventDropped) and the sender re-reads the pending requests, so no session is ever slowed
-// down and no request goes untold.
+// Everything is bounded. The send queue holds Options.StreamBuffer messages: a host that sends faster than it
+// reads the answers is slowed (the reader waits, then gRPC flow control), not buffered without end. Each feed
+// is bounded too: when the handler falls behind it drops events (counted, announced by an EventDropped) and
+// the handler re-reads the pending requests, so no session is ever slowed down and no request goes untold.
 type hostStream struct {
 	svc    *Service
 	stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]
@@ -48,18 +41,15 @@ type hostStream struct {
 	who    mcpcore.Identity // the owner and its groups: an approver's stream also answers approval requests
 	key    string           // identifies this stream as the answerer of requests
 	ctx    context.Context  // ends when the handler returns
-	limit  int              // bound on inbox and queue
+	limit  int              // bound on queue
 
-	opening, approvals *watchedFeed // the owner's requests of sessions being created; approvals it may decide
-	failed             chan error   // capacity 1: the sender's error, which ends the stream
-	sender, handling   onDemand
-	inRoom, outRoom    chan struct{} // capacity 1: a worker took from a full inbox, queue
+	opening, approvals *watchedFeed  // the owner's requests of sessions being created; approvals it may decide
+	wake               chan struct{} // capacity 1: the queue or a feed has something for the handler
+	room               chan struct{} // capacity 1: the handler took from a full queue
 
-	qmu      sync.Mutex           // guards what follows; a leaf: nothing is called while it is held
-	inbox    []*pb.ConnectRequest // from the reader, in order
-	queue    []outbound           // to send, in order
-	ready    []*attachment        // attachments whose subscription has something to take
-	replayed bool                 // the sender delivered the opening and approval requests pending at the start
+	qmu   sync.Mutex    // guards what follows; a leaf: nothing is called while it is held
+	queue []outbound    // to send, in order
+	ready []*attachment // attachments whose subscription has something to take
 
 	mu       sync.Mutex             // guards attached and ended
 	attached map[string]*attachment // by session id
@@ -67,20 +57,20 @@ type hostStream struct {
 }
 
 // outbound is one entry of a host stream's send queue: a message, or an attachment whose pending requests
-// the sender delivers (at this place in the stream: after the ack that names its session) before its events.
+// the handler delivers (at this place in the stream: after the ack that names its session) before its events.
 type outbound struct {
 	msg   *pb.ConnectResponse
 	start *attachment
 }
 
-// attachment is one attached session: its event feed (a pull subscription), read by the sender.
+// attachment is one attached session: its event feed (a pull subscription), read by the handler.
 type attachment struct {
 	feed     *eventFeed
 	release  func()
 	once     sync.Once
-	detached atomic.Bool // detached or ended: the sender delivers nothing more of it
+	detached atomic.Bool // detached or ended: the handler delivers nothing more of it
 	flagged  atomic.Bool // in hostStream.ready
-	started  bool        // the sender delivered its pending requests; the sender's only
+	started  bool        // the handler delivered its pending requests; the handler's only
 }
 
 // end releases the attachment (once): its subscription, the host's claim on the session, the session.
@@ -96,6 +86,7 @@ func (a *attachment) end() {
 // side or goes away, or at shutdown (UNAVAILABLE); pending requests stay pending.
 func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
 	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
 	h := &hostStream{
 		svc:      s,
 		stream:   stream,
@@ -104,24 +95,20 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 		key:      "stream-" + rand.Text(),
 		ctx:      ctx,
 		limit:    s.opts.StreamBuffer,
-		failed:   make(chan error, 1),
-		inRoom:   make(chan struct{}, 1),
-		outRoom:  make(chan struct{}, 1),
+		wake:     make(chan struct{}, 1),
+		room:     make(chan struct{}, 1),
 		attached: map[string]*attachment{},
 	}
-	h.sender.work, h.handling.work = h.sendTurn, h.handleTurn
-	h.sender.logger, h.handling.logger = s.logger, s.logger
-	h.opening = s.newOpeningFeed(h.owner, h.key, h.sender.kick)  // authorization requests of sessions being created
-	h.approvals = s.newApprovalFeed(h.who, h.key, h.sender.kick) // approval requests this principal may decide (approval.go)
-	defer func() {
-		cancel() // a worker waiting for room in a queue gives up
-		h.handling.stop()
-		h.sender.stop() // no send after the handler returns
-		h.detachAll()
-		h.approvals.close()
-		h.opening.close()
-	}()
-	h.sender.kick() // the sender's first turn delivers the requests pending now
+	h.opening = s.newOpeningFeed(h.owner, h.key, h.poke) // authorization requests of sessions being created
+	defer h.opening.close()
+	h.approvals = s.newApprovalFeed(h.who, h.key, h.poke) // approval requests this principal may decide (approval.go)
+	defer h.approvals.close()
+	defer h.detachAll()
+	for _, ev := range append(h.opening.replay(), h.approvals.replay()...) {
+		if err := h.sendEvent(ev); err != nil {
+			return err
+		}
+	}
 	readDone := make(chan error, 1)
 	// The reader ends when Recv fails: the client closed its side, or the stream ended (which it does once
 	// this handler returns, so the goroutine never outlives the stream).
@@ -129,128 +116,41 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 		defer logPanic(s.logger, "connect reader")
 		readDone <- h.read()
 	}()
-	select {
-	case err := <-h.failed:
-		return err
-	case err := <-readDone:
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		return err
-	case <-ctx.Done():
-		return status.FromContextError(ctx.Err()).Err()
-	case <-s.streamsEnd:
-		return statusShuttingDown()
-	}
-}
-
-// onDemand runs work on a goroutine of its own while there is any: kick says there is (more), and starts
-// the goroutine if none runs; the goroutine calls work until a call finds nothing new since the last, then
-// ends. work returning false stops it for good. stop keeps it from starting again and waits for it.
-type onDemand struct {
-	work   func() bool
-	logger *slog.Logger
-
-	mu      sync.Mutex // a leaf: kick is a feed's notify, called while a session or the dispatcher publishes
-	dirty   bool       // kicked since the goroutine last looked
-	running bool
-	stopped bool
-	wg      sync.WaitGroup
-}
-
-func (d *onDemand) kick() {
-	d.mu.Lock()
-	d.dirty = true
-	start := !d.running && !d.stopped
-	if start {
-		d.running = true
-		d.wg.Add(1)
-	}
-	d.mu.Unlock()
-	if start {
-		go d.run()
-	}
-}
-
-func (d *onDemand) run() {
-	defer d.wg.Done()
-	defer logPanic(d.logger, "connect worker")
 	for {
-		d.mu.Lock()
-		if !d.dirty || d.stopped {
-			d.running = false
-			d.mu.Unlock()
-			return
-		}
-		d.dirty = false
-		d.mu.Unlock()
-		if !d.work() {
-			d.mu.Lock()
-			d.stopped, d.running = true, false
-			d.mu.Unlock()
-			return
+		select {
+		case <-h.wake:
+			if err := h.sendAll(); err != nil {
+				return err
+			}
+		case err := <-readDone:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.streamsEnd:
+			return statusShuttingDown()
 		}
 	}
 }
 
-func (d *onDemand) stop() {
-	d.mu.Lock()
-	d.stopped = true
-	d.mu.Unlock()
-	d.wg.Wait()
+// poke wakes the handler; it never blocks. It is the notify of the stream's feeds, called while a session or
+// the dispatcher publishes.
+func (h *hostStream) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default: // already woken and not yet run
+	}
 }
 
-// read receives the host's messages into the inbox until Recv fails.
+// read receives the host's messages and handles them, in order, until Recv fails.
 func (h *hostStream) read() error {
 	for {
 		req, err := h.stream.Recv()
 		if err != nil {
 			return err
 		}
-		if !put(h, &h.inbox, h.inRoom, req) {
-			return status.FromContextError(h.ctx.Err()).Err()
-		}
-		h.handling.kick()
-	}
-}
-
-// put appends v to q (guarded by qmu), waiting while q is full for room (signalled by the worker that
-// takes from it); false when the stream has ended.
-func put[T any](h *hostStream, q *[]T, room chan struct{}, v ...T) bool {
-	for {
-		h.qmu.Lock()
-		if len(*q) < h.limit {
-			*q = append(*q, v...)
-			h.qmu.Unlock()
-			return true
-		}
-		h.qmu.Unlock()
-		select {
-		case <-room:
-		case <-h.ctx.Done():
-			return false
-		}
-	}
-}
-
-// takeAll empties q (guarded by qmu) and signals room if it was full.
-func takeAll[T any](h *hostStream, q *[]T, room chan struct{}) []T {
-	h.qmu.Lock()
-	got := *q
-	*q = nil
-	h.qmu.Unlock()
-	if len(got) >= h.limit {
-		select {
-		case room <- struct{}{}:
-		default:
-		}
-	}
-	return got
-}
-
-// handleTurn is one turn of the handling worker: the host's messages received since the last, in order.
-func (h *hostStream) handleTurn() bool {
-	for _, req := range takeAll(h, &h.inbox, h.inRoom) {
 		switch a := req.GetAction().(type) {
 		case *pb.ConnectRequest_Attach:
 			h.attach(a.Attach.GetSessionIds())
@@ -264,46 +164,44 @@ func (h *hostStream) handleTurn() bool {
 			h.ack("", invalidArgument(mcpcore.FieldViolation{Field: "action", Description: "one of attach, detach, reply or cancel is required"}))
 		}
 	}
-	return true
 }
 
-// send queues entries for the sender, in order; false when the stream has ended.
+// send queues entries for the handler, in order, waiting while the queue is full; false when the stream has
+// ended.
 func (h *hostStream) send(entries ...outbound) bool {
-	if !put(h, &h.queue, h.outRoom, entries...) {
-		return false
+	for {
+		h.qmu.Lock()
+		if len(h.queue) < h.limit {
+			h.queue = append(h.queue, entries...)
+			h.qmu.Unlock()
+			h.poke()
+			return true
+		}
+		h.qmu.Unlock()
+		select {
+		case <-h.room:
+		case <-h.ctx.Done():
+			return false
+		}
 	}
-	h.sender.kick()
-	return true
 }
 
 func (h *hostStream) sendMsg(m *pb.ConnectResponse) bool { return h.send(outbound{msg: m}) }
 
-// sendTurn is one turn of the sender: on the first, the opening and approval requests pending at the start;
-// then the queue in order; then what the feeds have. A failed send ends the stream.
-func (h *hostStream) sendTurn() bool {
-	if err := h.sendAll(); err != nil {
-		select {
-		case h.failed <- err:
-		default:
-		}
-		return false
-	}
-	return true
-}
-
+// sendAll is the handler's turn when woken: the queue in order, then what the feeds have.
 func (h *hostStream) sendAll() error {
 	h.qmu.Lock()
-	first, ready := !h.replayed, h.ready
-	h.replayed, h.ready = true, nil
+	queue, ready := h.queue, h.ready
+	full := len(queue) >= h.limit
+	h.queue, h.ready = nil, nil
 	h.qmu.Unlock()
-	if first {
-		for _, ev := range append(h.opening.replay(), h.approvals.replay()...) {
-			if err := h.sendEvent(ev); err != nil {
-				return err
-			}
+	if full {
+		select {
+		case h.room <- struct{}{}:
+		default:
 		}
 	}
-	for _, o := range takeAll(h, &h.queue, h.outRoom) {
+	for _, o := range queue {
 		if o.start == nil {
 			if err := h.stream.Send(o.msg); err != nil {
 				return err
@@ -434,7 +332,7 @@ func (h *hostStream) cancel(c *pb.CancelServerRequest) {
 	h.ack(c.GetRequestId(), err)
 }
 
-// attach attaches sessions and acknowledges with the stream's sessions; the sender then delivers each new
+// attach attaches sessions and acknowledges with the stream's sessions; the handler then delivers each new
 // attachment's pending requests before its new events.
 func (h *hostStream) attach(ids []string) {
 	ctx := WithPrincipal(h.ctx, h.owner)
@@ -465,7 +363,7 @@ func (h *hostStream) attach(ids []string) {
 	h.send(append([]outbound{{msg: &pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}}}}, started...)...)
 }
 
-// flag puts a in the sender's ready list once, and wakes the sender. It is a subscription's notify: it runs
+// flag puts a in the handler's ready list once, and wakes the handler. It is a subscription's notify: it runs
 // while the session publishes, so it only takes the leaf lock.
 func (h *hostStream) flag(a *attachment) {
 	if !a.flagged.CompareAndSwap(false, true) {
@@ -474,7 +372,7 @@ func (h *hostStream) flag(a *attachment) {
 	h.qmu.Lock()
 	h.ready = append(h.ready, a)
 	h.qmu.Unlock()
-	h.sender.kick()
+	h.poke()
 }
 
 func (h *hostStream) idsLocked() []string {
@@ -498,7 +396,7 @@ func (h *hostStream) detach(ids []string) {
 	ack := &pb.AttachedSessions{SessionIds: h.idsLocked()}
 	h.mu.Unlock()
 	for _, a := range gone {
-		a.end() // marks it detached first: the sender delivers nothing more of it
+		a.end() // marks it detached first: the handler delivers nothing more of it
 	}
 	h.sendMsg(&pb.ConnectResponse{Message: &pb.ConnectResponse_Attached{Attached: ack}})
 }
