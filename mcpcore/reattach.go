@@ -97,7 +97,7 @@ func (g *generation) initializeRecord() json.RawMessage {
 		out["instructions"] = r.Instructions
 	}
 	if p := g.rawCaps.Load(); p != nil {
-		out["capabilities"] = *p
+		out["capabilities"] = p.raw
 	} else {
 		out["capabilities"] = r.Capabilities
 	}

@@ -188,9 +188,36 @@ func (s *Session) RawServerCapabilities() json.RawMessage {
 		return nil
 	}
 	if p := g.rawCaps.Load(); p != nil {
-		return append(json.RawMessage(nil), *p...)
+		return append(json.RawMessage(nil), p.raw...)
 	}
 	return nil
+}
+
+// TasksCapability returns the server's 2025-11-25 tasks capability (which the SDK's mcp.ServerCapabilities
+// drops), as parsed when the capabilities came; nil when it declared none or the session is not Ready. The
+// result is the caller's to keep.
+func (s *Session) TasksCapability() *TasksCapability {
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	if p := g.rawCaps.Load(); p != nil && p.tasks != nil {
+		c := *p.tasks
+		return &c
+	}
+	return nil
+}
+
+// rawCapabilities is a server's capabilities object as it sent it, and the tasks capability read from it.
+type rawCapabilities struct {
+	raw   json.RawMessage
+	tasks *TasksCapability
+}
+
+func newRawCapabilities(raw json.RawMessage) *rawCapabilities {
+	return &rawCapabilities{raw: raw, tasks: ParseTasksCapability(raw)}
 }
 
 // Roots returns the roots the session exposes: the host's (given at Open or by SetRoots) or, when the host
@@ -204,11 +231,7 @@ func (s *Session) Roots() []*mcp.Root {
 // toolTasks reports whether the server declared task-augmented tools/call (2025-11-25 tasks.requests.tools.call).
 func (g *generation) toolTasks() bool {
 	p := g.rawCaps.Load()
-	if p == nil {
-		return false
-	}
-	c := ParseTasksCapability(*p)
-	return c != nil && c.ToolCall
+	return p != nil && p.tasks != nil && p.tasks.ToolCall
 }
 
 // Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:
@@ -327,8 +350,8 @@ type generation struct {
 	proc atomic.Pointer[process] // stdio only
 
 	// rawCaps is the server's capabilities object as it came in the initialize or server/discover result,
-	// with what the SDK's ServerCapabilities does not hold (tasks).
-	rawCaps atomic.Pointer[json.RawMessage]
+	// with what the SDK's ServerCapabilities does not hold (tasks), parsed once when it came.
+	rawCaps atomic.Pointer[rawCapabilities]
 
 	// lost is set when the HTTP server reported the session missing (404, or 400 naming the session): the
 	// supervisor re-initializes at once instead of backing off.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -146,52 +145,12 @@ type TasksCapability struct {
 
 // ParseTasksCapability reads the 2025-11-25 tasks capability
 // ({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}) from a raw capabilities object as the server
-// sent it (the SDK's type drops it); nil when there is none. The result is the caller's to keep.
-//
-// Every GetSession asks, and every session of a server sends the same object, so the answers for the last
-// few objects seen are remembered (tasksCaps): decoding it with encoding/json was a quarter of the bridge's
-// own CPU in a GetSession.
+// sent it (the SDK's type drops it); nil when there is none. A session parses it once, when the
+// capabilities come (Session.TasksCapability).
 func ParseTasksCapability(raw json.RawMessage) *TasksCapability {
 	if len(raw) == 0 {
 		return nil
 	}
-	if len(raw) > maxRememberedCaps {
-		return parseTasksCapability(raw)
-	}
-	tasksCaps.mu.Lock()
-	t, ok := tasksCaps.m[string(raw)]
-	tasksCaps.mu.Unlock()
-	if !ok {
-		t = parseTasksCapability(raw)
-		tasksCaps.mu.Lock()
-		if len(tasksCaps.m) >= maxRememberedCapsObjects {
-			clear(tasksCaps.m)
-		}
-		tasksCaps.m[string(raw)] = t
-		tasksCaps.mu.Unlock()
-	}
-	if t == nil {
-		return nil
-	}
-	c := *t
-	return &c
-}
-
-// tasksCaps remembers ParseTasksCapability's answers by the raw capabilities object; at most
-// maxRememberedCapsObjects objects of at most maxRememberedCaps bytes each (a server's capabilities do not
-// vary, so a handful of entries serves every session; the bound keeps odd servers from growing it).
-var tasksCaps = struct {
-	mu sync.Mutex // guards m
-	m  map[string]*TasksCapability
-}{m: map[string]*TasksCapability{}}
-
-const (
-	maxRememberedCaps        = 4 << 10
-	maxRememberedCapsObjects = 64
-)
-
-// parseTasksCapability is ParseTasksCapability without the memory.
-func parseTasksCapability(raw json.RawMessage) *TasksCapability {
 	var c struct {
 		Tasks *struct {
 			List     json.RawMessage `json:"list"`

@@ -268,7 +268,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				Capabilities json.RawMessage `json:"capabilities"`
 			}
 			if json.Unmarshal(m.Result, &r) == nil && len(r.Capabilities) > 0 {
-				t.g.rawCaps.Store(&r.Capabilities)
+				t.g.rawCaps.Store(newRawCapabilities(r.Capabilities))
 			}
 		}
 		if rec.method == "tools/list" && m.Error == nil && hasToolExecution(m.Result) {

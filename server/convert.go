@@ -554,10 +554,9 @@ func getPromptResultToProto(r *mcp.GetPromptResult) (*pb.GetPromptResponse, erro
 
 // --- capabilities ---
 
-// serverCapsToProto converts the server's capabilities. raw is the capabilities object as the server sent
-// it (mcpcore.Session.RawServerCapabilities), which holds the 2025-11-25 tasks capability the SDK's type
-// drops; it may be nil.
-func serverCapsToProto(c *mcp.ServerCapabilities, raw json.RawMessage) (*pb.ServerCapabilities, error) {
+// serverCapsToProto converts the server's capabilities. tasks is the 2025-11-25 tasks capability the SDK's
+// type drops (mcpcore.Session.TasksCapability); it may be nil.
+func serverCapsToProto(c *mcp.ServerCapabilities, tasks *mcpcore.TasksCapability) (*pb.ServerCapabilities, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -579,7 +578,7 @@ func serverCapsToProto(c *mcp.ServerCapabilities, raw json.RawMessage) (*pb.Serv
 	}
 	if _, ok := c.Extensions[mcpcore.TasksExtension]; ok {
 		p.Tasks = &pb.TasksCapability{Cancel: true, ToolCall: true}
-	} else if t := mcpcore.ParseTasksCapability(raw); t != nil {
+	} else if t := tasks; t != nil {
 		p.Tasks = &pb.TasksCapability{List: t.List, Cancel: t.Cancel, ToolCall: t.ToolCall}
 	}
 	var err error

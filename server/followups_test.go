@@ -132,21 +132,21 @@ func TestCallEndedOutcome(t *testing.T) {
 
 func TestTasksCapabilityFromRaw(t *testing.T) {
 	raw := []byte(`{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}}`)
-	p, err := serverCapsToProto(&mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, raw)
+	p, err := serverCapsToProto(&mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, mcpcore.ParseTasksCapability(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tc := p.GetTasks(); tc == nil || !tc.GetList() || !tc.GetCancel() || !tc.GetToolCall() {
 		t.Errorf("tasks = %v, want list, cancel and tool_call", tc)
 	}
-	p, err = serverCapsToProto(&mcp.ServerCapabilities{}, []byte(`{"tasks":{"cancel":{}}}`))
+	p, err = serverCapsToProto(&mcp.ServerCapabilities{}, mcpcore.ParseTasksCapability([]byte(`{"tasks":{"cancel":{}}}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tc := p.GetTasks(); tc == nil || tc.GetList() || !tc.GetCancel() || tc.GetToolCall() {
 		t.Errorf("tasks = %v, want cancel only", tc)
 	}
-	if p, _ := serverCapsToProto(&mcp.ServerCapabilities{}, []byte(`{"tools":{}}`)); p.GetTasks() != nil {
+	if p, _ := serverCapsToProto(&mcp.ServerCapabilities{}, mcpcore.ParseTasksCapability([]byte(`{"tools":{}}`))); p.GetTasks() != nil {
 		t.Errorf("tasks without a tasks capability: %v", p.GetTasks())
 	}
 }

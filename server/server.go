@@ -345,7 +345,7 @@ func (s *Service) respond(ctx context.Context, who mcpcore.Identity, id, key str
 func (s *Service) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
 	st, reason := sess.State()
 	info := sess.Info()
-	caps, err := serverCapsToProto(info.Capabilities, sess.RawServerCapabilities())
+	caps, err := serverCapsToProto(info.Capabilities, sess.TasksCapability())
 	if err != nil {
 		return nil, err
 	}
