@@ -102,7 +102,7 @@ fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testda
 test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
-test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
+test-e2e: build node-tools redis-peer ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
 	scripts/install-chromium.sh >/dev/null
 	scripts/test-e2e.sh
 

@@ -513,6 +513,9 @@ var (
 	ErrPermissionDenied   = errors.New("permission denied")
 	ErrInvalidAnswer      = errors.New("invalid answer")
 	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")
+	// ErrCommandNotFound: a stdio server's command cannot be run (not found on $PATH, not a file, not
+	// executable). It wraps nothing; Core.CheckCommands reports it, as not serving (ErrUnavailable too).
+	ErrCommandNotFound = errors.New("command not found")
 	// ErrShuttingDown: the bridge is shutting down; the call or session was ended by the drain.
 	ErrShuttingDown = errors.New("the bridge is shutting down")
 	// ErrRequestTimeout: the server did not answer within the server's RequestTimeout (or

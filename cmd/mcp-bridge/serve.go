@@ -126,7 +126,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
-	if cfg.State.File != "" {            // a store in memory cannot fail
+	if cfg.State.Durable() {             // a store in memory cannot fail
 		b.storeHealth = store.Health
 	}
 	newService := o.newService

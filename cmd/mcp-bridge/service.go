@@ -51,7 +51,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	}
 	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
-	if store != nil && cfg.State.File != "" {
+	if store != nil && cfg.State.Durable() {
 		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
 		// memory store would only cost each MRTR hop an encoding for nothing).
 		opts.Store = store
@@ -64,6 +64,11 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		opts.Store = mcpcore.FencedStore(store, leases, leases.Gone)
 	}
 	core := mcpcore.New(opts)
+	// A stdio server whose command cannot be run is said at start (log and /readyz), not at the first
+	// CreateSession; the bridge starts all the same.
+	for _, err := range core.CheckCommands() {
+		logger.Warn("a configured server cannot start: its sessions will fail until the command is there", "err", err)
+	}
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
 		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
@@ -137,14 +142,15 @@ func (w *withPeers) Close(ctx context.Context) error {
 }
 
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
-// state store when the bridge keeps state in a file (an oauth.tokenStoreFile of before is moved into it
-// once), else the encrypted token file when configured, else memory.
+// state store when the bridge's state is durable — a file, or Redis that replicas share, so that a replica
+// taking a session over uses the grant a person gave through another (an oauth.tokenStoreFile of before is
+// moved into it once) — else the encrypted token file when configured, else memory.
 func upstreamAuth(cfg *config.Config, logger *slog.Logger, st state.Store) (*upstreamauth.Client, error) {
 	opts := upstreamauth.Options{
 		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
 		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
 	}
-	if st != nil && cfg.State.File != "" {
+	if st != nil && cfg.State.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		store, err := upstreamauth.OpenStateTokenStore(ctx, st, logger)
