@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -42,5 +44,45 @@ func TestMissingCommandReportedAtStart(t *testing.T) {
 	}
 	if _, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "typo"}); status.Code(err) != codes.Unavailable {
 		t.Errorf("CreateSession typo = %v, want UNAVAILABLE", err)
+	}
+}
+
+// A client that ends its own call — a stream it closes, a call it cancels — and a lookup of an id that is not
+// there are how clients normally behave: none of it is logged as a failure (issue 32: before, every client
+// exit logged `rpc failed … code=Canceled`, and expected 404s were "failed" too).
+func TestNormalClientBehaviourIsNotLoggedAsFailure(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	s, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.GetSession().GetSessionId()
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := b.client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Header(); err != nil { // the stream is open on the bridge
+		t.Fatal(err)
+	}
+	cancel()
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "rpc cancelled" && rec["code"] == "Canceled" && rec["level"] == "DEBUG"
+	})
+	if _, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: "s-no-such-session"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("GetSession of an unknown id = %v, want NOT_FOUND", err)
+	}
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "rpc refused" && rec["code"] == "NotFound" && rec["level"] == "INFO"
+	})
+	for _, line := range b.logs.all() {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if rec["msg"] == "rpc failed" || rec["level"] == "ERROR" || (rec["level"] == "WARN" && rec["code"] != nil) {
+			t.Errorf("normal client behaviour logged as a failure: %s", line)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func runWith(ctx context.Context, args []string, o runOptions) int {
 		switch args[0] {
 		case "demo-server":
 			return runDemoServer(ctx, args[1:], o)
-		case "version":
+		case "version", "--version", "-version":
 			fmt.Fprintln(o.stdout, versionLine())
 			return exitOK
 		case "help":

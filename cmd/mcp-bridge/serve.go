@@ -188,31 +188,32 @@ func (b *bridge) listen() error {
 	var err error
 	if l.GRPC != "" {
 		if b.grpcLn, err = net.Listen("tcp", l.GRPC); err != nil {
-			return listenError("gRPC", l.GRPC, err)
+			return listenError("gRPC", "--grpc-addr", "listen.grpc", l.GRPC, err)
 		}
 	}
 	if l.HTTP != "" {
 		if b.httpLn, err = net.Listen("tcp", l.HTTP); err != nil {
-			return listenError("HTTP", l.HTTP, err)
+			return listenError("HTTP", "--http-addr", "listen.http", l.HTTP, err)
 		}
 	}
 	if l.GRPCSocket != "" {
 		if b.socketLn, err = listenUnix(l.GRPCSocket); err != nil {
-			return listenError("gRPC socket", l.GRPCSocket, err)
+			return listenError("gRPC socket", "--grpc-socket", "listen.grpcSocket", l.GRPCSocket, err)
 		}
 	}
 	if l.Admin != "" {
 		if b.adminLn, err = net.Listen("tcp", l.Admin); err != nil {
-			return listenError("admin", l.Admin, err)
+			return listenError("admin", "--admin-addr", "listen.admin", l.Admin, err)
 		}
 	}
 	b.inprocLn = gateway.NewListener()
 	return nil
 }
 
-// listenError is the one line for a listener that cannot open, e.g. "cannot listen on
-// 127.0.0.1:8080 (HTTP): address already in use".
-func listenError(what, addr string, err error) error {
+// listenError is the one line for a listener that cannot open, naming the flag and the key that move it,
+// e.g. "cannot listen on 127.0.0.1:8080 (HTTP): address already in use; another process holds it (another
+// mcp-bridge? `make run` uses it): choose another address with --http-addr or listen.http".
+func listenError(what, flag, key, addr string, err error) error {
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Err != nil {
 		err = opErr.Err
@@ -221,7 +222,11 @@ func listenError(what, addr string, err error) error {
 			err = sysErr.Err
 		}
 	}
-	return fmt.Errorf("cannot listen on %s (%s): %v", addr, what, err)
+	hint := fmt.Sprintf("choose another address with %s or %s", flag, key)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "another process holds it (another mcp-bridge, e.g. `make run`?): stop it, or " + hint
+	}
+	return fmt.Errorf("cannot listen on %s (%s): %v; %s", addr, what, err, hint)
 }
 
 // listenUnix listens on a Unix socket at path, replacing a stale socket file that nothing
