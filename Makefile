@@ -18,6 +18,8 @@ GRPC_GATEWAY_VERSION        := v2.32.0
 HELM_VERSION                := v3.19.5
 HELM                        := $(TOOLS_BIN)/helm
 HELM_CHART                  := deploy/helm/mcp-bridge
+# grpcurl for the README's gRPC examples (`make grpcurl`), from the Go module proxy.
+GRPCURL_VERSION             := v1.9.3
 # Pinned linter (.golangci.yml), installed from the Go module proxy into .tools/bin by `make lint`.
 GOLANGCI_LINT_VERSION       := v2.15.0
 GOLANGCI_LINT               := $(TOOLS)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -28,7 +30,7 @@ GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
 .PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
-        help test-unit fuzz test-console
+        help test-unit fuzz test-console grpcurl
 
 help: ## List the targets.
 	@awk -F':.*## ' '/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -122,6 +124,13 @@ $(TOOLS)/.helm-$(HELM_VERSION):
 	touch $@
 
 helm: $(TOOLS)/.helm-$(HELM_VERSION) ## Install helm into .tools/bin (Go module proxy).
+
+$(TOOLS)/.grpcurl-$(GRPCURL_VERSION):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+grpcurl: $(TOOLS)/.grpcurl-$(GRPCURL_VERSION) ## Install grpcurl into .tools/bin (Go module proxy) for the README's gRPC examples.
 
 test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests checked offline against k8s.io/api types.
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
