@@ -1,0 +1,59 @@
+"""A toolbox over two servers through the real bridge: distinct valid names, calls routed to their session, a
+``tools/list_changed`` reflected without reopening, one handler for every session, closed together."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from mcp_bridge import AsyncClient, AsyncToolbox, Client, Handler, Toolbox
+from mcp_bridge.toolbox import NAME_PATTERN
+from tests.conftest import Bridge
+
+LONG = "a.very.long.tool.name." + "x" * 60
+
+
+class Observer(Handler):
+    def __init__(self) -> None:
+        self.changed = threading.Event()
+
+    def handle_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":
+            self.changed.set()
+
+
+def test_toolbox_two_servers(fw_bridge: Bridge) -> None:
+    obs = Observer()
+    with Client(fw_bridge.grpc, token="tok-alice", timeout=60) as client:
+        with Toolbox(client, handler=obs) as box:  # every server alice may use: demo and dyn
+            assert sorted(box.servers) == ["demo", "dyn"]
+            tools = box.list_tools()
+            names = [t.name for t in tools]
+            assert len(set(names)) == len(names)
+            assert all(NAME_PATTERN.match(n) for n in names), names
+            assert {"demo_echo", "dyn_echo", "demo_add", "dyn_add_tool"} <= set(names)
+            assert box.call_tool("demo_echo", {"text": "hi"}).text == "hi"
+            assert box.call_tool("dyn_echo", {"text": "hi"}).text == "HI"
+
+            assert box.call_tool("dyn_add_tool", {"name": LONG}).text == "added " + LONG
+            assert obs.changed.wait(30), "no tools/list_changed reached the handler"
+            new = [t for t in box.list_tools() if t.name not in names]
+            assert len(new) == 1 and new[0].tool.name == LONG and new[0].server == "dyn"
+            assert NAME_PATTERN.match(new[0].name) and len(new[0].name) == 64
+            assert box.call_tool(new[0].name, {}).text == "added"
+            ids = [s.id for s in box.sessions.values()]
+        assert box.sessions == {}
+        open_ids = {s.session_id for s in client.list_sessions() if s.state != "closed"}
+        assert not open_ids & set(ids)
+
+
+def test_async_toolbox(fw_bridge: Bridge) -> None:
+    async def main() -> None:
+        async with AsyncClient(fw_bridge.grpc, token="tok-alice", timeout=60) as client:
+            async with AsyncToolbox(client, ["demo", "dyn"], prefix=lambda s, t: f"{s}__{t}") as box:
+                names = [t.name for t in await box.list_tools()]
+                assert "demo__echo" in names and "dyn__echo" in names
+                assert (await box.call_tool("dyn__echo", {"text": "x"})).text == "X"
+
+    asyncio.run(main())
