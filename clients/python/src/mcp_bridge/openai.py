@@ -296,26 +296,31 @@ class OpenAISamplingHandler(Handler):
 
     def handle_sampling(self, request: SamplingRequest) -> Any:
         params = self.params(request)
-        create = self.client.chat.completions.create
-        if inspect.iscoroutinefunction(create) or inspect.iscoroutinefunction(self.approve):
-            return self._ahandle(request, params)
-        params = self._approved(request, params, self.approve(request, params) if self.approve is not None else True)
-        return sampling_result(create(**params))
+        verdict: Any = self.approve(request, params) if self.approve is not None else True
+        if inspect.isawaitable(verdict):
+            return self._after_approval(request, verdict, params)
+        reply = self.client.chat.completions.create(**self._approved(params, verdict))
+        if inspect.isawaitable(reply):  # an AsyncOpenAI
+            return self._result(reply)
+        return sampling_result(reply)
 
     @staticmethod
-    def _approved(request: SamplingRequest, params: dict[str, Any], verdict: Any) -> dict[str, Any]:
+    def _approved(params: dict[str, Any], verdict: Any) -> dict[str, Any]:
         if verdict is None or verdict is False:
             raise McpError(USER_REJECTED, "User rejected sampling request")
         return verdict if isinstance(verdict, dict) else params
 
-    async def _ahandle(self, request: SamplingRequest, params: dict[str, Any]) -> SamplingResult:
-        verdict: Any = True
-        if self.approve is not None:
-            verdict = self.approve(request, params)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-        params = self._approved(request, params, verdict)
+    @staticmethod
+    async def _result(reply: Awaitable[Any]) -> SamplingResult:
+        return sampling_result(await reply)
+
+    async def _after_approval(self, request: SamplingRequest, verdict: Awaitable[Any], params: dict[str, Any]) -> SamplingResult:
+        params = self._approved(params, await verdict)
         create = self.client.chat.completions.create
-        if inspect.iscoroutinefunction(create):
-            return sampling_result(await create(**params))
-        return sampling_result(await asyncio.to_thread(create, **params))
+        reply = create(**params) if not _is_sync_client(self.client) else await asyncio.to_thread(create, **params)
+        return sampling_result(await reply if inspect.isawaitable(reply) else reply)
+
+
+def _is_sync_client(client: Any) -> bool:
+    """Whether client's calls block (an ``openai.OpenAI``) rather than return awaitables (``AsyncOpenAI``)."""
+    return type(client).__name__ != "AsyncOpenAI" and not inspect.iscoroutinefunction(client.chat.completions.create)
