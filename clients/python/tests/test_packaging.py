@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 import pathlib
+import subprocess
+import sys
 import tomllib
 import typing
 
@@ -50,9 +52,6 @@ def test_core_has_no_framework_dependency() -> None:
     for name in ("langchain", "langgraph", "openai", "pydantic", "mcp"):
         assert name not in core, f"the core package depends on {name}"
     assert {"langchain", "openai", "pydantic-ai"} <= set(project["optional-dependencies"])
-    import subprocess
-    import sys
-
-    code = "import sys, mcp_bridge, mcp_bridge.toolbox; print(sorted(m for m in sys.modules if m.split('.')[0] in %r))" % (FRAMEWORKS,)
+    code = f"import sys, mcp_bridge, mcp_bridge.toolbox; print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]", f"importing mcp_bridge imported framework modules: {out}"

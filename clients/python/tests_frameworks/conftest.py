@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from mcp_bridge import ApprovalDecision, ApprovalRequest, ElicitationRequest, ElicitResult, Handler, accept, approve, deny
+from mcp_bridge import (
+    ApprovalDecision,
+    ApprovalRequest,
+    ElicitationRequest,
+    ElicitResult,
+    Handler,
+    accept,
+    approve,
+    deny,
+)
 from mcp_bridge.openai import OpenAISamplingHandler
 from tests.conftest import _BRIDGES, Bridge, bridge_binary
 
