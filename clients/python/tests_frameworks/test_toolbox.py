@@ -57,3 +57,39 @@ def test_async_toolbox(fw_bridge: Bridge) -> None:
                 assert (await box.call_tool("dyn__echo", {"text": "x"})).text == "X"
 
     asyncio.run(main())
+
+
+def test_langchain_async_tools_resources_prompts(fw_bridge: Bridge) -> None:
+    """aload_tools over an AsyncSession (async tools, a tool error as a ToolMessage with status error), and
+    resources and prompts as langchain-mcp-adapters offers them."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from mcp_bridge.langchain import (
+        aload_mcp_prompt,
+        aload_mcp_resources,
+        aload_tools,
+        load_mcp_prompt,
+        load_mcp_resources,
+    )
+
+    async def main() -> None:
+        async with AsyncClient(fw_bridge.grpc, token="tok-alice", timeout=60) as client:
+            session = await client.create_session("demo")
+            try:
+                tools = {t.name: t for t in await aload_tools(session, tool_name_prefix="demo")}
+                out = await tools["demo_add"].ainvoke({"type": "tool_call", "id": "c1", "name": "demo_add", "args": {"a": 1, "b": 2}})
+                assert isinstance(out, ToolMessage) and out.artifact == {"structured_content": {"sum": 3}}
+                assert out.content[0]["text"] == "1 + 2 = 3"
+                err = await tools["demo_fail"].ainvoke({"type": "tool_call", "id": "c2", "name": "demo_fail", "args": {"message": "boom"}})
+                assert err.status == "error" and "boom" in str(err.content)
+                blobs = await aload_mcp_resources(session, uris="demo://readme")
+                assert blobs and blobs[0].metadata["uri"] == "demo://readme" and blobs[0].as_string()
+                msgs = await aload_mcp_prompt(session, "greet", arguments={"name": "Ada"})
+                assert isinstance(msgs[0], HumanMessage) and "Ada" in str(msgs[0].content)
+            finally:
+                await session.close()
+
+    asyncio.run(main())
+    with Client(fw_bridge.grpc, token="tok-alice", timeout=60) as client, client.create_session("demo") as session:
+        assert len(load_mcp_resources(session)) >= 1
+        assert "Ada" in str(load_mcp_prompt(session, "greet", arguments={"name": "Ada"})[0].content)
