@@ -7,7 +7,7 @@ import asyncio
 import threading
 from typing import Any
 
-from mcp_bridge import AsyncClient, AsyncToolbox, Client, Handler, Toolbox
+from mcp_bridge import AsyncClient, AsyncToolbox, Client, ElicitationRequest, ElicitResult, Handler, Toolbox, accept
 from mcp_bridge.toolbox import NAME_PATTERN
 from tests.conftest import Bridge
 
@@ -15,8 +15,16 @@ LONG = "a.very.long.tool.name." + "x" * 60
 
 
 class Observer(Handler):
+    """Sees list changes; answers elicitation (through the toolbox's handler) and roots without a request."""
+
     def __init__(self) -> None:
         self.changed = threading.Event()
+
+    def handle_elicitation(self, request: ElicitationRequest) -> ElicitResult:
+        return accept({"name": "Toolbox"})
+
+    def list_roots(self) -> list[str]:
+        return ["file:///toolbox"]
 
     def handle_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed":
@@ -35,6 +43,10 @@ def test_toolbox_two_servers(fw_bridge: Bridge) -> None:
             assert {"demo_echo", "dyn_echo", "demo_add", "dyn_add_tool"} <= set(names)
             assert box.call_tool("demo_echo", {"text": "hi"}).text == "hi"
             assert box.call_tool("dyn_echo", {"text": "hi"}).text == "HI"
+            # one handler answers every session: elicitation, and roots without a request parameter
+            assert box.call_tool("demo_elicit", {}).text == "accepted: name=Toolbox"
+            assert "file:///toolbox" in box.call_tool("demo_list_roots", {}).text
+            assert box.sessions["demo"].info.host_capabilities.keys() >= {"elicitation", "roots"}
 
             assert box.call_tool("dyn_add_tool", {"name": LONG}).text == "added " + LONG
             assert obs.changed.wait(30), "no tools/list_changed reached the handler"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import grpc
 
+from ._host import _takes_argument
 from .errors import NotFoundError
 from .handler import _METHODS, Handler, overrides
 from .types import CallToolResult, Tool
@@ -100,19 +102,46 @@ class ToolboxTool:
     tool: Tool
 
 
+def _forward(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A method calling ``fn`` as the host would: ``async def`` stays async (the AsyncClient runs it on the event
+    loop), and a ``list_roots`` without a request parameter gets none."""
+    no_arg = name == "list_roots" and not _takes_argument(fn)
+    if inspect.iscoroutinefunction(fn):
+
+        async def forward_async(self: Handler, *args: Any) -> Any:
+            return await (fn() if no_arg else fn(*args))
+
+        return forward_async
+
+    def forward(self: Handler, *args: Any) -> Any:
+        return fn() if no_arg else fn(*args)
+
+    return forward
+
+
 def _observer(inner: Handler | None, on_notification: Callable[[str, dict[str, Any]], None]) -> Handler:
     """A Handler that forwards to ``inner`` exactly the methods ``inner`` overrides (so a session declares the
     same capabilities as with ``inner``) and shows every notification to ``on_notification`` first."""
     ns: dict[str, Any] = {}
     for name in _METHODS:
         if name != "handle_notification" and inner is not None and overrides(inner, name):
-            ns[name] = (lambda n: lambda self, *args: getattr(inner, n)(*args))(name)
+            ns[name] = _forward(getattr(inner, name), name)
 
-    def handle_notification(self: Handler, method: str, params: dict[str, Any]) -> Any:
-        on_notification(method, params)
-        return inner.handle_notification(method, params) if inner is not None else None
+    inner_notify = inner.handle_notification if inner is not None else None
+    if inner_notify is not None and inspect.iscoroutinefunction(inner_notify):
 
-    ns["handle_notification"] = handle_notification
+        async def handle_notification_async(self: Handler, method: str, params: dict[str, Any]) -> Any:
+            on_notification(method, params)
+            return await inner_notify(method, params)
+
+        ns["handle_notification"] = handle_notification_async
+    else:
+
+        def handle_notification(self: Handler, method: str, params: dict[str, Any]) -> Any:
+            on_notification(method, params)
+            return inner_notify(method, params) if inner_notify is not None else None
+
+        ns["handle_notification"] = handle_notification
     for attr in ("sampling_tools", "sampling_context", "roots_list_changed"):
         if inner is not None:
             ns[attr] = getattr(inner, attr)
