@@ -66,8 +66,9 @@ def test_langgraph_react_agent(fw_bridge: Bridge, model: ModelServer, approver: 
     check_run(model, approver, host)
 
 
-def test_openai_agents_sdk(fw_bridge: Bridge, model: ModelServer, approver: Approver) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_openai_agents_sdk(fw_bridge: Bridge, model: ModelServer, approver: Approver, api: str) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, set_tracing_disabled
 
     from mcp_bridge.openai import BridgeMCPServer
 
@@ -81,7 +82,12 @@ def test_openai_agents_sdk(fw_bridge: Bridge, model: ModelServer, approver: Appr
                 server = BridgeMCPServer(session, cache_tools_list=True, tool_filter={"blocked_tool_names": ["fail"]})
                 names = [t.name for t in await server.list_tools()]
                 assert "fail" not in names and "add" in names
-                llm = OpenAIChatCompletionsModel(model="test-model", openai_client=openai.AsyncOpenAI(base_url=model.url, api_key="test"))
+                client_ = openai.AsyncOpenAI(base_url=model.url, api_key="test")
+                llm: Any = (
+                    OpenAIChatCompletionsModel(model="test-model", openai_client=client_)
+                    if api == "chat"
+                    else OpenAIResponsesModel(model="test-model", openai_client=client_)
+                )
                 agent = Agent(name="bridge", instructions="Use the tools.", model=llm, mcp_servers=[server])
                 return await Runner.run(agent, "go", max_turns=20)
             finally:
