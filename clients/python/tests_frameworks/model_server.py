@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -61,6 +62,7 @@ def text_of(content: Any) -> str:
 class ModelServer:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.times: list[float] = []
         self.lock = threading.Lock()
         server = self
 
@@ -73,6 +75,7 @@ class ModelServer:
                 path = self.path.split("?")[0]
                 with server.lock:
                     server.requests.append((path, body))
+                    server.times.append(time.monotonic())
                 try:
                     if path.endswith("/chat/completions"):
                         reply = server.chat(body)
