@@ -105,3 +105,23 @@ def test_langchain_async_tools_resources_prompts(fw_bridge: Bridge) -> None:
     with Client(fw_bridge.grpc, token="tok-alice", timeout=60) as client, client.create_session("demo") as session:
         assert len(load_mcp_resources(session)) >= 1
         assert "Ada" in str(load_mcp_prompt(session, "greet", arguments={"name": "Ada"})[0].content)
+
+
+def test_agents_sdk_cache_follows_list_changed(fw_bridge: Bridge) -> None:
+    """BridgeMCPServer over a toolbox with cache_tools_list: cached until a server announces a change."""
+    from mcp_bridge.openai import BridgeMCPServer
+
+    obs = Observer()
+    with Client(fw_bridge.grpc, token="tok-alice", timeout=60) as client, Toolbox(client, ["demo", "dyn"], handler=obs) as box:
+        server = BridgeMCPServer(box, cache_tools_list=True, tool_filter={"allowed_tool_names": ["dyn_echo", "dyn_fresh", "demo_add"]})
+
+        async def names() -> list[str]:
+            return sorted(t.name for t in await server.list_tools())
+
+        assert asyncio.run(names()) == ["demo_add", "dyn_echo"]
+        assert server.cached_tools is not None and len(server.cached_tools) > 3  # the cache holds the unfiltered list
+        box.call_tool("dyn_add_tool", {"name": "fresh"})
+        assert obs.changed.wait(30)
+        assert asyncio.run(names()) == ["demo_add", "dyn_echo", "dyn_fresh"]
+        result = asyncio.run(server.call_tool("dyn_echo", {"text": "abc"}))
+        assert result.content[0].text == "ABC" and not result.is_error

@@ -28,7 +28,8 @@ class BridgeMCPServer(MCPServer):
     ``tool_filter`` (a static ``{"allowed_tool_names": [...], "blocked_tool_names": [...]}`` or a function of
     ``(ToolFilterContext, tool)``, maybe async) and ``cache_tools_list`` follow the SDK's own servers; other
     keyword arguments (``use_structured_content``, ``require_approval``, ``failure_error_function``, ...) go to
-    ``MCPServer``. The session stays open after ``cleanup()`` unless ``close_on_cleanup``; an
+    ``MCPServer``. With a toolbox, a server's ``tools/list_changed`` makes the cached list stale; with a
+    session, call ``invalidate_tools_cache()``. The session stays open after ``cleanup()`` unless ``close_on_cleanup``; an
     :class:`~mcp_bridge.AsyncToolbox` is opened by ``connect()``. A call the bridge did not run (an approver
     denied it, or its approval expired) comes back as an ``isError`` result with the reason, for the model to
     read."""
@@ -82,6 +83,9 @@ class BridgeMCPServer(MCPServer):
         return [MCPTool.model_validate(tool_to_mcp(b.name, b.tool)) for b in self._tools]
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> list[MCPTool]:
+        src = self._src.source
+        if isinstance(src, Toolbox | AsyncToolbox) and src.stale:  # a server's list changed: the cache is old
+            self._dirty = True
         if not (self.cache_tools_list and not self._dirty and self._tools is not None):
             self._tools = await self._src.alist_tools()
             self._dirty = False

@@ -238,6 +238,11 @@ class Toolbox:
     def servers(self) -> list[str]:
         return list(self.sessions)
 
+    @property
+    def stale(self) -> bool:
+        """Whether a server announced ``tools/list_changed`` since its tools were last listed."""
+        return bool(self._lists.stale_servers(list(self.sessions)))
+
     def list_tools(self, *, refresh: bool = False) -> list[ToolboxTool]:
         """Every server's tools under their toolbox names. A server's list is fetched when it was never listed,
         when the server announced ``tools/list_changed`` since, or with ``refresh=True``."""
@@ -333,6 +338,11 @@ class AsyncToolbox:
     @property
     def servers(self) -> list[str]:
         return list(self.sessions)
+
+    @property
+    def stale(self) -> bool:
+        """Whether a server announced ``tools/list_changed`` since its tools were last listed."""
+        return bool(self._lists.stale_servers(list(self.sessions)))
 
     async def list_tools(self, *, refresh: bool = False) -> list[ToolboxTool]:
         """See :meth:`Toolbox.list_tools`."""
