@@ -24,3 +24,17 @@ def test_assign_names_prefix_and_collisions() -> None:
     names = assign_names([("a_b", "c"), ("a", "b_c")])
     assert len(set(names)) == 2 and all(NAME_PATTERN.match(n) for n in names)
     assert assign_names([("s", "t")], prefix=lambda s, t: f"{t}@{s}") == ["t_s"]
+
+
+def test_calls_not_run_read_as_tool_errors() -> None:
+    """What the adapters give a model for a call the bridge did not run; other errors stay errors."""
+    import grpc
+
+    from mcp_bridge._adapt import not_run_message
+    from mcp_bridge.errors import ApprovalDeniedError, ApprovalExpiredError, UnavailableError
+
+    denied = not_run_message(ApprovalDeniedError(grpc.StatusCode.PERMISSION_DENIED, "denied by bob: not today", reason="APPROVAL_DENIED"))
+    assert denied is not None and "denied" in denied and "not today" in denied
+    expired = not_run_message(ApprovalExpiredError(grpc.StatusCode.DEADLINE_EXCEEDED, "approval expired", reason="APPROVAL_EXPIRED"))
+    assert expired is not None and "not run" in expired
+    assert not_run_message(UnavailableError(grpc.StatusCode.UNAVAILABLE, "down")) is None
