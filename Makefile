@@ -28,7 +28,7 @@ GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
-.PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
+.PHONY: build run test test-go test-e2e test-fault test-python test-python-frameworks test-java conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
         help test-unit fuzz test-console grpcurl
 
@@ -93,7 +93,7 @@ check-third-party: ## third_party/go-sdk is exactly upstream v1.8.0 plus third_p
 	scripts/check-third-party.sh
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
-test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance test-scale test-helm ## Everything CI runs.
+test: tools lint check-generate check-third-party test-go test-e2e test-python test-python-frameworks test-java conformance test-scale test-helm ## Everything CI runs.
 
 test-unit: ## Start here: Go unit tests only — offline, no peers, no binary, seconds (-short).
 	go test -short -count=1 $(GO_UNIT_PACKAGES)
@@ -148,6 +148,9 @@ test-image: image ## Run the image with podman: non-root, /healthz, /readyz, a d
 
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh
+
+test-python-frameworks: build ## The Python framework adapters (LangGraph, OpenAI Agents SDK, PydanticAI, Toolbox) in their own venv, against the real binary.
+	scripts/test-python-frameworks.sh
 
 test-java: build node-tools ## Java client tests against the real binary.
 	scripts/test-java.sh

@@ -55,6 +55,7 @@ from .handler import (
     decline,
     deny,
 )
+from .toolbox import AsyncToolbox, Toolbox, ToolboxTool
 from .types import (
     Annotations,
     AudioContent,
@@ -98,6 +99,9 @@ __all__ = [
     "Client",
     "Session",
     "RetryPolicy",
+    "Toolbox",
+    "AsyncToolbox",
+    "ToolboxTool",
     # handler
     "Handler",
     "ServerRequest",
