@@ -19,7 +19,7 @@ HELM_VERSION                := v3.19.5
 HELM                        := $(TOOLS_BIN)/helm
 HELM_CHART                  := deploy/helm/mcp-bridge
 # grpcurl for the README's gRPC examples (`make grpcurl`), from the Go module proxy.
-GRPCURL_VERSION             := v1.9.3
+GRPCURL_VERSION             := v1.9.4
 # Pinned linter (.golangci.yml), installed from the Go module proxy into .tools/bin by `make lint`.
 GOLANGCI_LINT_VERSION       := v2.15.0
 GOLANGCI_LINT               := $(TOOLS)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
