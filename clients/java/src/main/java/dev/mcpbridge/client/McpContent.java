@@ -28,7 +28,94 @@ public final class McpContent {
     for (ContentBlock b : content) {
       out.add(toMap(b));
     }
-    return Json.toJson(Json.toValue(out));
+    return json(out);
+  }
+
+  /**
+   * JSON text of Java values (maps, lists, strings, numbers, booleans, null), compact and without the HTML
+   * escaping of protobuf's printer ({@code =} stays {@code =}): what a model reads should be what the tool said.
+   */
+  public static String json(Object o) {
+    StringBuilder sb = new StringBuilder();
+    write(sb, o);
+    return sb.toString();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void write(StringBuilder sb, Object o) {
+    if (o == null) {
+      sb.append("null");
+    } else if (o instanceof CharSequence) {
+      quote(sb, o.toString());
+    } else if (o instanceof Double || o instanceof Float) {
+      double d = ((Number) o).doubleValue();
+      if (d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 1e15) {
+        sb.append((long) d);
+      } else if (Double.isNaN(d) || Double.isInfinite(d)) {
+        sb.append("null");
+      } else {
+        sb.append(d);
+      }
+    } else if (o instanceof Number || o instanceof Boolean) {
+      sb.append(o);
+    } else if (o instanceof Map) {
+      sb.append('{');
+      boolean first = true;
+      for (Map.Entry<Object, Object> e : ((Map<Object, Object>) o).entrySet()) {
+        if (!first) {
+          sb.append(',');
+        }
+        first = false;
+        quote(sb, String.valueOf(e.getKey()));
+        sb.append(':');
+        write(sb, e.getValue());
+      }
+      sb.append('}');
+    } else if (o instanceof Iterable) {
+      sb.append('[');
+      boolean first = true;
+      for (Object x : (Iterable<Object>) o) {
+        if (!first) {
+          sb.append(',');
+        }
+        first = false;
+        write(sb, x);
+      }
+      sb.append(']');
+    } else {
+      quote(sb, o.toString());
+    }
+  }
+
+  private static void quote(StringBuilder sb, String s) {
+    sb.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"':
+          sb.append("\\\"");
+          break;
+        case '\\':
+          sb.append("\\\\");
+          break;
+        case '\n':
+          sb.append("\\n");
+          break;
+        case '\r':
+          sb.append("\\r");
+          break;
+        case '\t':
+          sb.append("\\t");
+          break;
+        default:
+          if (c < 0x20) {
+            sb.append(String.format("\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+      }
+    }
+    sb.append('"');
   }
 
   /**
@@ -38,7 +125,7 @@ public final class McpContent {
   public static String forModel(CallToolResult result) {
     List<ContentBlock> content = result.getContentList();
     if (content.isEmpty() && result.hasStructuredContent()) {
-      return Json.toJson(result.getStructuredContent());
+      return json(Json.toJava(result.getStructuredContent()));
     }
     if (!content.isEmpty() && content.stream().allMatch(ContentBlock::hasText)) {
       return Mcp.text(content);

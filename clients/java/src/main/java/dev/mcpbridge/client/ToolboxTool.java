@@ -50,7 +50,7 @@ public final class ToolboxTool {
     if (!tool.hasInputSchema() || tool.getInputSchema().getFieldsCount() == 0) {
       return "{\"type\":\"object\",\"properties\":{}}";
     }
-    return Json.toJson(tool.getInputSchema());
+    return McpContent.json(Json.toMap(tool.getInputSchema()));
   }
 
   /** The tool's input schema as Java values. */
