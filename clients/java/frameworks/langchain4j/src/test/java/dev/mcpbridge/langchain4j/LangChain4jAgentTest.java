@@ -68,11 +68,12 @@ class LangChain4jAgentTest {
     try (ScriptedModel server = new ScriptedModel(r -> ScriptedModel.toolCall("t1", "lookup", "{\"q\":\"x\"}"))) {
       ChatModelSamplingHandler handler = new ChatModelSamplingHandler(chatModel(server.baseUrl()))
           .modelRule(prefs -> prefs.getHintsCount() > 0 && prefs.getHints(0).getName().contains("small")
-              ? "small-model" : null);
+              ? "small-model" : null)
+          .review(r -> r.toBuilder().setMaxTokens(r.getMaxTokens() + 3).build()); // a person raised the limit
       CreateMessageRequest req = CreateMessageRequest.newBuilder()
           .addMessages(SamplingMessage.newBuilder().setRole(Role.ROLE_USER).addContent(Mcp.textBlock("look x up")))
           .setModelPreferences(ModelPreferences.newBuilder().addHints(ModelHint.newBuilder().setName("a-small-one")))
-          .setMaxTokens(33).setTemperature(0.25).addStopSequences("END")
+          .setMaxTokens(30).setTemperature(0.25).addStopSequences("END")
           .addTools(Tool.newBuilder().setName("lookup").setDescription("Looks things up")
               .setInputSchema(Json.parseStruct("{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}}}")))
           .setToolChoice(ToolChoice.newBuilder().setMode(ToolChoiceMode.TOOL_CHOICE_MODE_REQUIRED))
