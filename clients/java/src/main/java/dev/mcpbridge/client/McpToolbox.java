@@ -50,12 +50,18 @@ public final class McpToolbox implements AutoCloseable {
   private Map<String, ToolboxTool> byName = Map.of();
   private List<ToolboxTool> merged;
 
-  /** One session of the toolbox, with its cached tool list (null: list again). */
+  /**
+   * One session of the toolbox, with its cached tool list: listed again when null, or when the server announced a
+   * change ({@code changes}) after the list was taken ({@code listedAt}), so a change that lands while the list is
+   * being taken is not lost.
+   */
   private static final class Member {
     final String server;
     volatile McpSession session;
     volatile List<Tool> tools;
     final boolean cache;
+    final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
+    long listedAt = -1; // guarded by the toolbox's lock
 
     Member(String server, McpSession session, boolean cache) {
       this.server = server;
@@ -109,8 +115,10 @@ public final class McpToolbox implements AutoCloseable {
     synchronized (lock) {
       boolean changed = merged == null;
       for (Member m : members) {
-        if (m.tools == null || !m.cache) {
+        long seen = m.changes.get();
+        if (m.tools == null || !m.cache || m.listedAt != seen) {
           m.tools = List.copyOf(m.session.listTools());
+          m.listedAt = seen;
           changed = true;
         }
       }
@@ -219,7 +227,7 @@ public final class McpToolbox implements AutoCloseable {
   private void toolsChanged(String sessionId) {
     for (Member m : members) {
       if (m.session != null && m.session.id().equals(sessionId)) {
-        m.tools = null; // volatile: the next tools() lists again
+        m.changes.incrementAndGet(); // the next tools() lists again
         for (Consumer<String> l : listeners) {
           l.accept(m.server);
         }
