@@ -28,7 +28,7 @@ GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
-.PHONY: build run test test-go test-e2e test-fault test-python test-python-frameworks test-java conformance lint generate check-generate \
+.PHONY: build run test test-go test-e2e test-fault test-python test-python-frameworks test-java test-java-frameworks conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
         help test-unit fuzz test-console grpcurl
 
@@ -152,8 +152,11 @@ test-python: build node-tools ## Python client tests against the real binary.
 test-python-frameworks: build ## The Python framework adapters (LangGraph, OpenAI Agents SDK, PydanticAI, Toolbox) in their own venv, against the real binary.
 	scripts/test-python-frameworks.sh
 
-test-java: build node-tools ## Java client tests against the real binary.
+test-java: build node-tools ## Java client tests against the real binary (then the framework adapters').
 	scripts/test-java.sh
+
+test-java-frameworks: build ## Java Spring AI and LangChain4j adapters' tests against the real binary.
+	scripts/test-java-frameworks.sh
 
 conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets, mcpcore and the whole bridge.
 	scripts/conformance.sh
