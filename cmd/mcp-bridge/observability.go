@@ -198,7 +198,7 @@ func (b *bridge) serveAdmin() {
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.Handle("GET /readyz", b.readyz(true))
-	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
+	b.admin = &http.Server{Handler: b.door(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {
 			b.reportServeErr(fmt.Errorf("admin server: %w", err))

@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/console"
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
@@ -458,7 +459,7 @@ func deadline(ctx context.Context) time.Time {
 }
 
 // httpHandler routes /healthz, /readyz, /metrics, /openapi.json, the REST API under /v1/ and the console
-// under /console/.
+// under /console/, every route behind the door (b.door).
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
@@ -473,7 +474,18 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
 	}
 	mux.Handle("/", gateway.NotFound)
-	return mux
+	return b.door(mux)
+}
+
+// door wraps a listener's handler (HTTP and admin): the Host check against DNS rebinding when the
+// configuration asks for it (config.HostCheck), and the safe headers on every answer
+// (docs/adr/0090-the-door.md).
+func (b *bridge) door(h http.Handler) http.Handler {
+	var hosts *door.Hosts
+	if b.cfg.HostCheck() {
+		hosts = door.NewHosts(b.cfg.Listen.AllowedHosts)
+	}
+	return door.Guard(hosts, h)
 }
 
 // healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
 )
 
 // Bounds on settings that would make the bridge useless if set too small or too large.
@@ -223,6 +225,16 @@ func (c *Config) validateListen() error {
 		}
 		if err := CheckAddr(a.addr); err != nil {
 			return c.errorAt(a.key, err.Error())
+		}
+	}
+	for i, h := range l.AllowedHosts {
+		key := fmt.Sprintf("listen.allowedHosts[%d]", i)
+		if err := door.CheckPattern(h); err != nil {
+			return c.errorAt(key, err.Error())
+		}
+		if strings.TrimSpace(h) == door.AnyHost && !c.Auth.Configured() {
+			return c.errorAt(key, `"*" admits every name, which without authentication lets any web page act through DNS rebinding: `+
+				"list the bridge's names, or configure auth (tokensFile, oidc or mtls.principalFrom)")
 		}
 	}
 	if l.GRPC != "" && l.GRPC == l.HTTP && !strings.HasSuffix(l.GRPC, ":0") {

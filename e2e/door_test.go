@@ -1,0 +1,225 @@
+package e2e
+
+// The door: what a request meets before authentication (docs/adr/0090-the-door.md) — the Host check against
+// DNS rebinding, the Bearer challenge, the safe headers.
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// doorRoute is one route of a listener, with what a local caller gets from it.
+type doorRoute struct {
+	method, path, body string
+	local              int // the status a local caller gets
+}
+
+// doorRoutes are every route of the HTTP listener without authentication.
+var doorRoutes = []doorRoute{
+	{"GET", "/healthz", "", http.StatusOK},
+	{"GET", "/readyz", "", http.StatusOK},
+	{"GET", "/metrics", "", http.StatusOK},
+	{"GET", "/openapi.json", "", http.StatusOK},
+	{"GET", "/console/", "", http.StatusOK},
+	{"GET", "/v1/servers", "", http.StatusOK},
+	{"POST", "/v1/sessions", `{"server": "demo"}`, http.StatusOK},
+	{"GET", "/nowhere", "", http.StatusNotFound},
+}
+
+// rebound sends what a page on http://NAME:PORT/ sends once its name points at the bridge: Host NAME:PORT,
+// the page's own origin, same-origin by the browser's account.
+func rebound(t *testing.T, addr, name string, rt doorRoute) (int, http.Header, string) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	var body io.Reader
+	if rt.body != "" {
+		body = strings.NewReader(rt.body)
+	}
+	req, err := http.NewRequestWithContext(testCtx(t), rt.method, "http://"+addr+rt.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = net.JoinHostPort(name, port)
+	req.Header.Set("Origin", "http://"+req.Host)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if rt.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s (Host %s): %v", rt.method, rt.path, req.Host, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(raw)
+}
+
+// TestDoorRefusesRebinding: on a bridge without auth, a request for another name (DNS rebinding) is refused
+// with 421 naming listen.allowedHosts on every route of the HTTP and admin listeners; loopback names,
+// addresses and the listed names are served; every answer carries nosniff.
+func TestDoorRefusesRebinding(t *testing.T) {
+	b := start(t, bridgeConfig{
+		args:  []string{"--admin-addr", "127.0.0.1:0"},
+		extra: "listen:\n  allowedHosts: [bridge.test, \"*.corp.test\"]\n",
+	})
+	admin := []doorRoute{{"GET", "/metrics", "", 200}, {"GET", "/healthz", "", 200}, {"GET", "/readyz", "", 200}}
+	for _, l := range []struct {
+		addr   string
+		routes []doorRoute
+	}{{b.http, doorRoutes}, {b.admin, admin}} {
+		for _, rt := range l.routes {
+			for _, name := range []string{"evil.example", "bridge.test.evil.example", "corp.test", "localhost.evil.example"} {
+				code, h, body := rebound(t, l.addr, name, rt)
+				if code != http.StatusMisdirectedRequest || !strings.Contains(body, "listen.allowedHosts") {
+					t.Errorf("%s %s%s as %s = %d %q, want 421 naming listen.allowedHosts", rt.method, l.addr, rt.path, name, code, body)
+				}
+				if h.Get("X-Content-Type-Options") != "nosniff" {
+					t.Errorf("%s %s as %s: no nosniff", rt.method, rt.path, name)
+				}
+			}
+			for _, name := range []string{"127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST.", "app.localhost", "::1", "bridge.test", "a.corp.test"} {
+				code, h, body := rebound(t, l.addr, name, rt)
+				if code != rt.local {
+					t.Errorf("%s %s%s as %s = %d %q, want %d", rt.method, l.addr, rt.path, name, code, body, rt.local)
+				}
+				if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") == "" ||
+					!strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+					t.Errorf("%s %s as %s: headers %v, want nosniff, Referrer-Policy, frame-ancestors", rt.method, rt.path, name, h)
+				}
+			}
+		}
+	}
+}
+
+// TestDoorWithAuth: with auth the Host check is on only when listen.allowedHosts is set ("*" admits any).
+func TestDoorWithAuth(t *testing.T) {
+	auth := "auth:\n  tokensFile: tokens.txt\n"
+	files := map[string]string{"tokens.txt": "tok-alice alice\n"}
+	route := doorRoute{"GET", "/openapi.json", "", http.StatusOK}
+	for _, c := range []struct {
+		name, listen string
+		want         int
+	}{
+		{"no list", "", http.StatusOK},
+		{"a list", "listen:\n  allowedHosts: [bridge.test]\n", http.StatusMisdirectedRequest},
+		{"any", "listen:\n  allowedHosts: [\"*\"]\n", http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := start(t, bridgeConfig{extra: auth + c.listen, files: files})
+			if code, _, body := rebound(t, b.http, "evil.example", route); code != c.want {
+				t.Errorf("as evil.example = %d %q, want %d", code, body, c.want)
+			}
+		})
+	}
+}
+
+// TestDoorAnyHostNeedsAuth: "*" without auth is refused at start, naming the key.
+func TestDoorAnyHostNeedsAuth(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/bridge.yaml"
+	if err := os.WriteFile(path, []byte("listen:\n  allowedHosts: [\"*\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary, "--config", path, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "listen.allowedHosts[0]") || !strings.Contains(string(out), "DNS rebinding") {
+		t.Errorf("allowedHosts [*] without auth: %v %s, want a start error naming listen.allowedHosts[0]", err, out)
+	}
+}
+
+// doorChromium is the browser TestDoorRebindingInChromium drives: $CHROMIUM, or Debian's chromium on PATH.
+func doorChromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("MCPBRIDGE_REQUIRE_PEERS") == "1" {
+		t.Fatal("chromium is not installed (scripts/install-chromium.sh installs it)")
+	}
+	// Outside make test (which installs chromium and sets MCPBRIDGE_REQUIRE_PEERS): skipped, not failed.
+	t.Skip("chromium is not installed (scripts/install-chromium.sh installs it)")
+	return ""
+}
+
+// attackerPage tries what a rebound page does: create a session, and report the status.
+const attackerPage = `<!doctype html><title>cute cats</title><script>
+window.attack = fetch('/v1/sessions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+  body: JSON.stringify({server: 'demo'})}).then(r => r.text().then(t => r.status + ' ' + t), e => 'error ' + e);
+</script>`
+
+// TestDoorRebindingInChromium is DNS rebinding in a real browser. Chromium resolves evil.example to 127.0.0.1
+// (--host-resolver-rules). The rebinding itself — the name answering first with the attacker's server, then
+// with the bridge — is played by a front on one port: it serves the attacker's page at "/" and passes every
+// other request, its Host untouched, to the bridge, as the rebound name would. The page's script, same-origin
+// by the browser's account, tries to create a session: refused (421) for evil.example, while the same page
+// loaded as 127.0.0.1 gets its session — so the test can tell.
+func TestDoorRebindingInChromium(t *testing.T) {
+	exe := doorChromium(t)
+	b := start(t, bridgeConfig{})
+	target, _ := url.Parse("http://" + b.http)
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // the browser's Host, as the rebound name delivers it
+	}}
+	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, attackerPage)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = front.Serve(ln) }() // ends at Close below
+	t.Cleanup(func() { _ = front.Close(); <-served })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox, // containers and CI run as root, where Chromium's sandbox cannot start
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("host-resolver-rules", "MAP evil.example 127.0.0.1"),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+
+	attack := func(origin string) string {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(origin+"/")); err != nil {
+			t.Fatalf("%s: %v", origin, err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.attack`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("%s: %v", origin, err)
+		}
+		return got
+	}
+	if got := attack("http://evil.example:" + port); !strings.HasPrefix(got, "421 ") || !strings.Contains(got, "listen.allowedHosts") {
+		t.Errorf("the rebound page's POST /v1/sessions = %q, want 421 naming listen.allowedHosts", got)
+	}
+	if got := attack("http://127.0.0.1:" + port); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "sessionId") {
+		t.Errorf("the same page on 127.0.0.1: POST /v1/sessions = %q, want 200 and a session", got)
+	}
+}
