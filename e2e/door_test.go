@@ -12,11 +12,17 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
 // doorRoute is one route of a listener, with what a local caller gets from it.
@@ -221,5 +227,123 @@ func TestDoorRebindingInChromium(t *testing.T) {
 	}
 	if got := attack("http://127.0.0.1:" + port); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, "sessionId") {
 		t.Errorf("the same page on 127.0.0.1: POST /v1/sessions = %q, want 200 and a session", got)
+	}
+}
+
+// TestDoorBearerChallenge: a 401 carries an RFC 6750 challenge — error="invalid_token" for a wrong token, no
+// error for none, never the token — and API answers carry nosniff.
+func TestDoorBearerChallenge(t *testing.T) {
+	b := start(t, bridgeConfig{
+		extra: "auth:\n  tokensFile: tokens.txt\n",
+		files: map[string]string{"tokens.txt": "tok-alice alice\n"},
+	})
+	get := func(path, token string) *http.Response {
+		req, _ := http.NewRequestWithContext(testCtx(t), "GET", "http://"+b.http+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, path := range []string{"/v1/servers", "/v1/identity", "/v1/sessions/s-x/events"} {
+		resp := get(path, "")
+		if got := resp.Header.Values("WWW-Authenticate"); resp.StatusCode != 401 || len(got) != 1 || got[0] != `Bearer realm="mcp-bridge"` {
+			t.Errorf("%s without a token = %d, WWW-Authenticate %q, want 401 and a bare Bearer challenge", path, resp.StatusCode, got)
+		}
+		resp = get(path, "not-the-token-4711")
+		got := resp.Header.Get("WWW-Authenticate")
+		if resp.StatusCode != 401 || !strings.HasPrefix(got, `Bearer realm="mcp-bridge"`) || !strings.Contains(got, `error="invalid_token"`) || strings.Contains(got, "4711") {
+			t.Errorf("%s with a wrong token = %d, WWW-Authenticate %q, want 401 and error=\"invalid_token\" without the token", path, resp.StatusCode, got)
+		}
+	}
+	for _, path := range []string{"/v1/servers", "/openapi.json", "/healthz", "/console/"} {
+		for _, token := range []string{"", "tok-alice"} {
+			if resp := get(path, token); resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("X-Frame-Options") != "DENY" {
+				t.Errorf("%s (token %q) = %d, headers %v: want nosniff and X-Frame-Options", path, token, resp.StatusCode, resp.Header)
+			}
+		}
+	}
+}
+
+// vmHWM is the peak resident set size of process pid, in bytes (VmHWM of /proc/PID/status).
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Skipf("no /proc (%v): peak memory cannot be read on this system", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/PID/status")
+	return 0
+}
+
+// deepBody is a CallTool body whose arguments nest depth arrays deep.
+func deepBody(depth int) string {
+	return `{"arguments": {"a": ` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}`
+}
+
+// TestDoorDeepBodyBeforeAuth: a 10 KB body nested 5,000 deep, without a token, to a bridge with auth, is 401
+// at a cost of less than 50 MB of peak memory (it was ~0.85 GB); with a token it is 400 naming the nesting
+// limit, as cheaply; gRPC refuses the same depth the same way; an over-limit body is 413 naming the key.
+func TestDoorDeepBodyBeforeAuth(t *testing.T) {
+	b := start(t, bridgeConfig{
+		extra: "auth:\n  tokensFile: tokens.txt\nlimits:\n  maxMessageBytes: 65536\n",
+		files: map[string]string{"tokens.txt": "tok-alice alice\n"},
+	})
+	sid, _ := b.rest("tok-alice").must("POST", "/v1/sessions", `{"server": "demo"}`)["sessionId"].(string)
+	pid := b.cmd.Process.Pid
+	before := vmHWM(t, pid)
+	body := deepBody(5000)
+	path := "/v1/sessions/" + sid + "/tools/echo:call"
+	if code, out := b.rest("").do("POST", path, body); code != http.StatusUnauthorized {
+		t.Errorf("deep body without a token = %d %v, want 401", code, out)
+	}
+	if code, out := b.rest("wrong").do("POST", path, body); code != http.StatusBadRequest && code != http.StatusUnauthorized {
+		t.Errorf("deep body with a wrong token = %d %v, want 400 or 401", code, out)
+	}
+	code, out := b.rest("tok-alice").do("POST", path, body)
+	if msg, _ := out["message"].(string); code != http.StatusBadRequest || !strings.Contains(msg, "deeper than 128 levels") {
+		t.Errorf("deep body with a token = %d %v, want 400 naming the nesting limit", code, out)
+	}
+	if grown := vmHWM(t, pid) - before; grown > 50<<20 {
+		t.Errorf("peak RSS grew by %d MB answering 5,000-deep bodies, want < 50 MB", grown>>20)
+	} else {
+		t.Logf("peak RSS before %d MB, grown by %d KB", before>>20, grown>>10)
+	}
+	// Just within the limit is served: 126 levels of arrays under the request object and arguments.
+	if code, out := b.rest("tok-alice").do("POST", path, deepBody(126)); code != http.StatusOK {
+		t.Errorf("a body 128 deep = %d %v, want 200", code, out)
+	}
+	if code, out := b.rest("tok-alice").do("POST", path, deepBody(127)); code != http.StatusBadRequest {
+		t.Errorf("a body 129 deep = %d %v, want 400", code, out)
+	}
+	// gRPC: the same limit, counted on the message.
+	args := &structpb.Value{}
+	for range 130 {
+		args = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{args}})
+	}
+	_, err := b.client.CallTool(withToken(testCtx(t), "tok-alice"), &pb.CallToolRequest{SessionId: sid, Name: "echo",
+		Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"a": args}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "deeper than 128 levels") {
+		t.Errorf("gRPC CallTool 132 deep = %v, want INVALID_ARGUMENT naming the nesting limit", err)
+	}
+	// Over limits.maxMessageBytes: 413 naming the key.
+	big := `{"arguments": {"a": "` + strings.Repeat("x", 70000) + `"}}`
+	code, out = b.rest("tok-alice").do("POST", path, big)
+	if msg, _ := out["message"].(string); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "limits.maxMessageBytes") || !strings.Contains(msg, "65536") {
+		t.Errorf("a 70 KB body = %d %v, want 413 naming limits.maxMessageBytes and 65536", code, out)
 	}
 }

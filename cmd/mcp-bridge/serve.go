@@ -469,7 +469,7 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	mux.Handle("/v1/", console.ProtectAPI(b.apiDoor(gw)))
 	if b.cfg.Console.On() {
 		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
 	}
