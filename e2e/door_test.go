@@ -12,13 +12,16 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -345,5 +348,71 @@ func TestDoorDeepBodyBeforeAuth(t *testing.T) {
 	code, out = b.rest("tok-alice").do("POST", path, big)
 	if msg, _ := out["message"].(string); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "limits.maxMessageBytes") || !strings.Contains(msg, "65536") {
 		t.Errorf("a 70 KB body = %d %v, want 413 naming limits.maxMessageBytes and 65536", code, out)
+	}
+}
+
+// TestDoorIdleConnections: idle keep-alive connections, more than the process has descriptors for, do not lock
+// out a new REST or gRPC client: past limits.maxHTTPConnections (by default half the descriptor limit) the
+// connection quiet longest is closed to make room. The bridge runs under prlimit --nofile=256, so a few hundred
+// connections are enough (20,000 at the usual limit).
+func TestDoorIdleConnections(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit (util-linux) is not installed: the descriptor limit cannot be lowered")
+	}
+	wrapper := filepath.Join(t.TempDir(), "mcp-bridge-nofile")
+	script := "#!/bin/sh\nexec " + strconv.Quote(prlimit) + " --nofile=256:256 -- " + strconv.Quote(binary) + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	real := binary
+	binary = wrapper // start runs it; tests that change binary run alone (no t.Parallel here)
+	b := start(t, bridgeConfig{})
+	binary = real
+
+	var idle []net.Conn
+	t.Cleanup(func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	})
+	for i := range 400 {
+		c, err := net.DialTimeout("tcp", b.http, 10*time.Second)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		idle = append(idle, c)
+		// One request, then the connection stays open and idle (keep-alive); its answer is never read.
+		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	}
+	// A new client of each kind is served; each call is bounded, so a bridge that cannot accept fails, not hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+b.http+"/v1/servers", nil)
+	client := &http.Client{Transport: &http.Transport{}} // a connection of its own
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a new REST client after 400 idle connections: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a new REST client: %d", resp.StatusCode)
+	}
+	conn, err := grpc.NewClient(b.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := pb.NewBridgeServiceClient(conn).ListServers(ctx, &pb.ListServersRequest{}); err != nil {
+		t.Errorf("a new gRPC client after 400 idle connections: %v", err)
+	}
+	req, _ = http.NewRequestWithContext(ctx, "GET", "http://"+b.http+"/metrics", nil)
+	if resp, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), "mcp_bridge_http_connections_closed_at_limit_total") {
+		t.Error("/metrics has no mcp_bridge_http_connections_closed_at_limit_total")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -310,7 +312,10 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		grpc.NumStreamWorkers(streamWorkers()),
 		// Fixed flow-control windows turn grpc-go's BDP estimation off: it pinged the client on every request
 		// that carried data, one more write and read per call (docs/adr/0052).
-		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow)}
+		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow),
+		// A connection without an RPC for this long is closed (GOAWAY): idle clients do not hold descriptors
+		// for ever. Host streams (Connect, WatchEvents) keep their connection busy.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxConnectionIdle})}
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
 	}
@@ -344,12 +349,18 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		b.serveGRPC(b.socketLn)
 	}
 	if b.httpLn != nil {
+		gate := newConnGate(cmp.Or(b.cfg.Limits.MaxHTTPConnections, defaultHTTPConnections()))
+		b.obs.registerConnGate(gate)
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
+			// Idle keep-alive connections close, and past the cap the quietest makes room (conns.go), so
+			// that idle clients cannot fill the descriptor table and lock new clients out.
+			IdleTimeout: httpIdleTimeout,
+			ConnState:   gate.connState,
 			// Every request's context derives from restCut, so cutting it at the drain bound ends the
 			// calls still in flight with gateway.ErrDrainBound as their cause (see shutdown).
 			BaseContext:       func(net.Listener) context.Context { return b.restCut },
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: httpReadHeaderTimeout,
 			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
 		}
 		b.serving.Go(func() {

@@ -244,6 +244,9 @@ type Limits struct {
 	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
 	// MaxStdioProcesses caps the stdio server processes running at once.
 	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
+	// MaxHTTPConnections caps the connections the HTTP listener holds; over it, the connection quiet longest
+	// (no request in flight) is closed to make room. 0: half the process's descriptor limit, at least 64.
+	MaxHTTPConnections int `yaml:"maxHTTPConnections"`
 }
 
 // Sessions configures session lifetime.

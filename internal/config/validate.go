@@ -307,6 +307,7 @@ func (c *Config) validateLimits() error {
 		{"limits.maxSessionsPerPrincipal", l.MaxSessionsPerPrincipal},
 		{"limits.maxPendingPerSession", l.MaxPendingPerSession},
 		{"limits.maxStdioProcesses", l.MaxStdioProcesses},
+		{"limits.maxHTTPConnections", l.MaxHTTPConnections},
 	} {
 		if f.v < 0 {
 			return c.errorAt(f.key, "must not be negative (0 means the default)")
