@@ -57,6 +57,7 @@ from .handler import (
 )
 from .types import (
     Annotations,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
@@ -64,6 +65,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Identity,
     ImageContent,
     Implementation,
     LogMessage,
@@ -159,6 +161,8 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Root",
+    "ApproverScope",
+    "Identity",
     "ServerInfo",
     "SessionInfo",
     "StreamEvent",
