@@ -61,6 +61,8 @@ const (
 	ReasonRateLimited            = "RATE_LIMITED"
 	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
 	ReasonInternal               = "INTERNAL"
+	// ReasonMessageTooLarge: a REST body over limits.maxMessageBytes (HTTP 413, answered before the gateway).
+	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
 	// Approvals (approval.go): an approver denied the call (PERMISSION_DENIED), nobody decided before the
 	// expiry (DEADLINE_EXCEEDED), or the arguments about to be sent are not those approved
 	// (FAILED_PRECONDITION: a resumed call retried with other arguments).

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -108,6 +107,20 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 	o.grpc.InitializeMetrics(srv)
 }
 
+// registerConnGate registers the HTTP listener's connection metrics.
+func (o *observability) registerConnGate(g *connGate) {
+	o.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "http_connections",
+			Help: "Connections the HTTP listener holds (limits.maxHTTPConnections caps them).",
+		}, func() float64 { return float64(g.open()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: telemetry.Namespace, Name: "http_connections_closed_at_limit_total",
+			Help: "HTTP connections closed to stay within limits.maxHTTPConnections: the quietest one, or the new one when every connection had a request in flight.",
+		}, func() float64 { return float64(g.evicted.Load()) }),
+	)
+}
+
 // handler serves the registry in the Prometheus text format (or OpenMetrics when asked for).
 func (o *observability) handler(logger *slog.Logger) http.Handler {
 	return promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{
@@ -198,7 +211,7 @@ func (b *bridge) serveAdmin() {
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.Handle("GET /readyz", b.readyz(true))
-	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
+	b.admin = &http.Server{Handler: b.door(mux), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {
 			b.reportServeErr(fmt.Errorf("admin server: %w", err))

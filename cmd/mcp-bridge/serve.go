@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -20,12 +21,14 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/console"
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -314,7 +317,10 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		grpc.NumStreamWorkers(streamWorkers()),
 		// Fixed flow-control windows turn grpc-go's BDP estimation off: it pinged the client on every request
 		// that carried data, one more write and read per call (docs/adr/0052).
-		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow)}
+		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow),
+		// A connection without an RPC for this long is closed (GOAWAY): idle clients do not hold descriptors
+		// for ever. Host streams (Connect, WatchEvents) keep their connection busy.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxConnectionIdle})}
 	if b.tls != nil {
 		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
 	}
@@ -348,12 +354,18 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		b.serveGRPC(b.socketLn)
 	}
 	if b.httpLn != nil {
+		gate := newConnGate(cmp.Or(b.cfg.Limits.MaxHTTPConnections, defaultHTTPConnections()))
+		b.obs.registerConnGate(gate)
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
+			// Idle keep-alive connections close, and past the cap the quietest makes room (conns.go), so
+			// that idle clients cannot fill the descriptor table and lock new clients out.
+			IdleTimeout: httpIdleTimeout,
+			ConnState:   gate.connState,
 			// Every request's context derives from restCut, so cutting it at the drain bound ends the
 			// calls still in flight with gateway.ErrDrainBound as their cause (see shutdown).
 			BaseContext:       func(net.Listener) context.Context { return b.restCut },
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: httpReadHeaderTimeout,
 			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
 		}
 		b.serving.Go(func() {
@@ -463,7 +475,7 @@ func deadline(ctx context.Context) time.Time {
 }
 
 // httpHandler routes /healthz, /readyz, /metrics, /openapi.json, the REST API under /v1/ and the console
-// under /console/.
+// under /console/, every route behind the door (b.door).
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
@@ -473,12 +485,23 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	mux.Handle("/v1/", console.ProtectAPI(b.apiDoor(gw)))
 	if b.cfg.Console.On() {
 		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
 	}
 	mux.Handle("/", gateway.NotFound)
-	return mux
+	return b.door(mux)
+}
+
+// door wraps a listener's handler (HTTP and admin): the Host check against DNS rebinding when the
+// configuration asks for it (config.HostCheck), and the safe headers on every answer
+// (docs/adr/0090-the-door.md).
+func (b *bridge) door(h http.Handler) http.Handler {
+	var hosts *door.Hosts
+	if b.cfg.HostCheck() {
+		hosts = door.NewHosts(b.cfg.Listen.AllowedHosts)
+	}
+	return door.Guard(hosts, h)
 }
 
 // healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.

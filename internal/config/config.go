@@ -179,6 +179,25 @@ type Listen struct {
 	// Admin, if set, is the TCP address of the admin HTTP server: /metrics and /healthz, plain HTTP,
 	// no authentication.
 	Admin string `yaml:"admin"`
+	// AllowedHosts are the names, besides loopback names and IP literals, that the HTTP and admin listeners
+	// answer: a request whose Host is another name is refused (421), against DNS rebinding. An entry is a
+	// name ("bridge.example.com"), a wildcard ("*.example.com") or "*" (any name; only with authentication
+	// configured). Without authentication the check is always on; with it, only when this is set
+	// (HostCheck, docs/adr/0090-the-door.md).
+	AllowedHosts []string `yaml:"allowedHosts"`
+}
+
+// HostCheck reports whether the HTTP and admin listeners refuse a Host that is not theirs: always without
+// authentication (the principal is then ambient, like a cookie, and a rebound page would act as it), and with
+// authentication when listen.allowedHosts is set.
+func (c *Config) HostCheck() bool {
+	return !c.Auth.Configured() || len(c.Listen.AllowedHosts) > 0
+}
+
+// Configured reports whether any source of principals is configured (tokensFile, oidc, mtls.principalFrom);
+// without one every caller is the principal "local".
+func (a Auth) Configured() bool {
+	return a.TokensFile != "" || a.OIDC != nil || a.MTLS.PrincipalFrom != ""
 }
 
 // TLS turns on TLS for both TCP listeners when CertFile and KeyFile are set, and mutual TLS
@@ -225,6 +244,9 @@ type Limits struct {
 	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
 	// MaxStdioProcesses caps the stdio server processes running at once.
 	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
+	// MaxHTTPConnections caps the connections the HTTP listener holds; over it, the connection quiet longest
+	// (no request in flight) is closed to make room. 0: half the process's descriptor limit, at least 64.
+	MaxHTTPConnections int `yaml:"maxHTTPConnections"`
 }
 
 // Sessions configures session lifetime.

@@ -47,7 +47,7 @@ func TestDefault(t *testing.T) {
 	if diff := cmp.Diff(map[string]*Server{"demo": want}, c.MCPServers, ignoreUnexported); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
 	}
-	if c.Listen != (Listen{GRPC: "127.0.0.1:50051", HTTP: "127.0.0.1:8080"}) {
+	if !cmp.Equal(c.Listen, Listen{GRPC: "127.0.0.1:50051", HTTP: "127.0.0.1:8080"}) {
 		t.Errorf("listen = %+v", c.Listen)
 	}
 	if c.AllowUnconfiguredServers {
@@ -592,6 +592,16 @@ func TestParseErrors(t *testing.T) {
 			name:    "same address twice",
 			content: "listen:\n  grpc: 127.0.0.1:9000\n  http: 127.0.0.1:9000\n",
 			want:    `c.yaml:3:3: listen.http: same address as listen.grpc (127.0.0.1:9000)`,
+		},
+		{
+			name:    "allowed host with a port",
+			content: "listen:\n  allowedHosts: [bridge.example.com:8080]\n",
+			want:    `c.yaml:2:18: listen.allowedHosts[0]: "bridge.example.com:8080": want a host name without scheme, port or path, such as bridge.example.com or *.example.com`,
+		},
+		{
+			name:    "any host without auth",
+			content: "listen:\n  allowedHosts: [a.example, \"*\"]\n",
+			want:    `c.yaml:2:29: listen.allowedHosts[1]: "*" admits every name, which without authentication lets any web page act through DNS rebinding: list the bridge's names, or configure auth (tokensFile, oidc or mtls.principalFrom)`,
 		},
 		{
 			name:    "every listener off",

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
 )
 
 // Bounds on settings that would make the bridge useless if set too small or too large.
@@ -225,6 +227,16 @@ func (c *Config) validateListen() error {
 			return c.errorAt(a.key, err.Error())
 		}
 	}
+	for i, h := range l.AllowedHosts {
+		key := fmt.Sprintf("listen.allowedHosts[%d]", i)
+		if err := door.CheckPattern(h); err != nil {
+			return c.errorAt(key, err.Error())
+		}
+		if strings.TrimSpace(h) == door.AnyHost && !c.Auth.Configured() {
+			return c.errorAt(key, `"*" admits every name, which without authentication lets any web page act through DNS rebinding: `+
+				"list the bridge's names, or configure auth (tokensFile, oidc or mtls.principalFrom)")
+		}
+	}
 	if l.GRPC != "" && l.GRPC == l.HTTP && !strings.HasSuffix(l.GRPC, ":0") {
 		return c.errorAt("listen.http", fmt.Sprintf("same address as listen.grpc (%s)", l.GRPC))
 	}
@@ -295,6 +307,7 @@ func (c *Config) validateLimits() error {
 		{"limits.maxSessionsPerPrincipal", l.MaxSessionsPerPrincipal},
 		{"limits.maxPendingPerSession", l.MaxPendingPerSession},
 		{"limits.maxStdioProcesses", l.MaxStdioProcesses},
+		{"limits.maxHTTPConnections", l.MaxHTTPConnections},
 	} {
 		if f.v < 0 {
 			return c.errorAt(f.key, "must not be negative (0 means the default)")

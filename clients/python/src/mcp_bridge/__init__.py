@@ -58,6 +58,7 @@ from .handler import (
 from .toolbox import AsyncToolbox, Toolbox, ToolboxTool
 from .types import (
     Annotations,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
@@ -65,6 +66,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Identity,
     ImageContent,
     Implementation,
     LogMessage,
@@ -163,6 +165,8 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Root",
+    "ApproverScope",
+    "Identity",
     "ServerInfo",
     "SessionInfo",
     "StreamEvent",

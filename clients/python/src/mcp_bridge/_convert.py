@@ -13,10 +13,11 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from ._gen.mcpbridge.v1 import host_pb2, mcp_pb2, session_pb2
+from ._gen.mcpbridge.v1 import bridge_service_pb2, host_pb2, mcp_pb2, session_pb2
 from .types import (
     JSON,
     Annotations,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
@@ -24,6 +25,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Identity,
     ImageContent,
     Implementation,
     LogMessage,
@@ -710,6 +712,24 @@ def server_from(s: session_pb2.UpstreamServer) -> ServerInfo:
         transport=enum_str(TRANSPORT, s.transport),
         description=s.description,
         protocol_version=s.protocol_version,
+    )
+
+
+AUTHENTICATION = {
+    bridge_service_pb2.AUTHENTICATION_METHOD_NONE: "none",
+    bridge_service_pb2.AUTHENTICATION_METHOD_TOKEN: "token",
+    bridge_service_pb2.AUTHENTICATION_METHOD_OIDC: "oidc",
+    bridge_service_pb2.AUTHENTICATION_METHOD_MTLS: "mtls",
+}
+
+
+def identity_from(r: bridge_service_pb2.GetIdentityResponse) -> Identity:
+    return Identity(
+        principal=r.principal,
+        groups=list(r.groups),
+        authentication=enum_str(AUTHENTICATION, r.authentication),
+        approver=r.approver,
+        approves=[ApproverScope(server=a.server, tools=list(a.tools), own_calls=a.own_calls) for a in r.approves],
     )
 
 

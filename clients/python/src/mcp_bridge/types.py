@@ -343,6 +343,29 @@ class ServerInfo:
 
 
 @dataclass
+class ApproverScope:
+    """A server whose approval requests the caller may decide (``Identity.approves``)."""
+
+    server: str
+    tools: list[str] = field(default_factory=list)
+    """The tool name patterns whose calls need approval there."""
+    own_calls: bool = False
+    """Whether the caller may decide approvals of its own calls (the server's ``approvers.allowSelf``)."""
+
+
+@dataclass
+class Identity:
+    """Who the caller is, as the bridge sees it (``get_identity``)."""
+
+    principal: str
+    groups: list[str] = field(default_factory=list)
+    authentication: str = ""
+    """``none``, ``token``, ``oidc`` or ``mtls``."""
+    approver: bool = False
+    approves: list[ApproverScope] = field(default_factory=list)
+
+
+@dataclass
 class SessionInfo:
     """A session's state as the bridge reports it.
 

@@ -21,6 +21,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	BridgeService_GetIdentity_FullMethodName           = "/mcpbridge.v1.BridgeService/GetIdentity"
 	BridgeService_ListServers_FullMethodName           = "/mcpbridge.v1.BridgeService/ListServers"
 	BridgeService_CreateSession_FullMethodName         = "/mcpbridge.v1.BridgeService/CreateSession"
 	BridgeService_GetSession_FullMethodName            = "/mcpbridge.v1.BridgeService/GetSession"
@@ -64,6 +65,10 @@ const (
 // gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
 // principal that created it; another principal gets NOT_FOUND.
 type BridgeServiceClient interface {
+	// GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+	// authenticated, and the servers whose approval requests it may decide. It needs no session; with
+	// authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+	GetIdentity(ctx context.Context, in *GetIdentityRequest, opts ...grpc.CallOption) (*GetIdentityResponse, error)
 	// ListServers lists the upstream MCP servers the operator configured.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
 	// CreateSession opens a session to a configured server and waits until it is ready (or fails): it starts or
@@ -145,6 +150,16 @@ type bridgeServiceClient struct {
 
 func NewBridgeServiceClient(cc grpc.ClientConnInterface) BridgeServiceClient {
 	return &bridgeServiceClient{cc}
+}
+
+func (c *bridgeServiceClient) GetIdentity(ctx context.Context, in *GetIdentityRequest, opts ...grpc.CallOption) (*GetIdentityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetIdentityResponse)
+	err := c.cc.Invoke(ctx, BridgeService_GetIdentity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *bridgeServiceClient) ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error) {
@@ -434,6 +449,10 @@ func (c *bridgeServiceClient) RespondToRequest(ctx context.Context, in *RespondT
 // gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
 // principal that created it; another principal gets NOT_FOUND.
 type BridgeServiceServer interface {
+	// GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+	// authenticated, and the servers whose approval requests it may decide. It needs no session; with
+	// authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+	GetIdentity(context.Context, *GetIdentityRequest) (*GetIdentityResponse, error)
 	// ListServers lists the upstream MCP servers the operator configured.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
 	// CreateSession opens a session to a configured server and waits until it is ready (or fails): it starts or
@@ -517,6 +536,9 @@ type BridgeServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedBridgeServiceServer struct{}
 
+func (UnimplementedBridgeServiceServer) GetIdentity(context.Context, *GetIdentityRequest) (*GetIdentityResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetIdentity not implemented")
+}
 func (UnimplementedBridgeServiceServer) ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListServers not implemented")
 }
@@ -611,6 +633,24 @@ func RegisterBridgeServiceServer(s grpc.ServiceRegistrar, srv BridgeServiceServe
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&BridgeService_ServiceDesc, srv)
+}
+
+func _BridgeService_GetIdentity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetIdentityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).GetIdentity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_GetIdentity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).GetIdentity(ctx, req.(*GetIdentityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _BridgeService_ListServers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -1045,6 +1085,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "mcpbridge.v1.BridgeService",
 	HandlerType: (*BridgeServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "GetIdentity",
+			Handler:    _BridgeService_GetIdentity_Handler,
+		},
 		{
 			MethodName: "ListServers",
 			Handler:    _BridgeService_ListServers_Handler,

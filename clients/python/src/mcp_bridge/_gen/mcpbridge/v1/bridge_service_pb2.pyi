@@ -10,12 +10,54 @@ from mcp_bridge._gen.mcpbridge.v1 import host_pb2 as _host_pb2
 from mcp_bridge._gen.mcpbridge.v1 import mcp_pb2 as _mcp_pb2
 from mcp_bridge._gen.mcpbridge.v1 import session_pb2 as _session_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AuthenticationMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AUTHENTICATION_METHOD_UNSPECIFIED: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_NONE: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_TOKEN: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_OIDC: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_MTLS: _ClassVar[AuthenticationMethod]
+AUTHENTICATION_METHOD_UNSPECIFIED: AuthenticationMethod
+AUTHENTICATION_METHOD_NONE: AuthenticationMethod
+AUTHENTICATION_METHOD_TOKEN: AuthenticationMethod
+AUTHENTICATION_METHOD_OIDC: AuthenticationMethod
+AUTHENTICATION_METHOD_MTLS: AuthenticationMethod
+
+class GetIdentityRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetIdentityResponse(_message.Message):
+    __slots__ = ("principal", "groups", "authentication", "approver", "approves")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    APPROVER_FIELD_NUMBER: _ClassVar[int]
+    APPROVES_FIELD_NUMBER: _ClassVar[int]
+    principal: str
+    groups: _containers.RepeatedScalarFieldContainer[str]
+    authentication: AuthenticationMethod
+    approver: bool
+    approves: _containers.RepeatedCompositeFieldContainer[ApproverScope]
+    def __init__(self, principal: _Optional[str] = ..., groups: _Optional[_Iterable[str]] = ..., authentication: _Optional[_Union[AuthenticationMethod, str]] = ..., approver: _Optional[bool] = ..., approves: _Optional[_Iterable[_Union[ApproverScope, _Mapping]]] = ...) -> None: ...
+
+class ApproverScope(_message.Message):
+    __slots__ = ("server", "tools", "own_calls")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    OWN_CALLS_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    own_calls: bool
+    def __init__(self, server: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., own_calls: _Optional[bool] = ...) -> None: ...
 
 class ListServersRequest(_message.Message):
     __slots__ = ()

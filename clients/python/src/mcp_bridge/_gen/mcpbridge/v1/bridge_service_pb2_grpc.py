@@ -48,6 +48,11 @@ class BridgeServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.GetIdentity = channel.unary_unary(
+                '/mcpbridge.v1.BridgeService/GetIdentity',
+                request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.SerializeToString,
+                response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.FromString,
+                _registered_method=True)
         self.ListServers = channel.unary_unary(
                 '/mcpbridge.v1.BridgeService/ListServers',
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListServersRequest.SerializeToString,
@@ -188,6 +193,15 @@ class BridgeServiceServicer:
     gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
     principal that created it; another principal gets NOT_FOUND.
     """
+
+    def GetIdentity(self, request, context):
+        """GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+        authenticated, and the servers whose approval requests it may decide. It needs no session; with
+        authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def ListServers(self, request, context):
         """ListServers lists the upstream MCP servers the operator configured.
@@ -390,6 +404,11 @@ class BridgeServiceServicer:
 
 def add_BridgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'GetIdentity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIdentity,
+                    request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.FromString,
+                    response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.SerializeToString,
+            ),
             'ListServers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListServers,
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListServersRequest.FromString,
@@ -536,6 +555,33 @@ class BridgeService:
     gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
     principal that created it; another principal gets NOT_FOUND.
     """
+
+    @staticmethod
+    def GetIdentity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mcpbridge.v1.BridgeService/GetIdentity',
+            mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.SerializeToString,
+            mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def ListServers(request,
