@@ -1,0 +1,77 @@
+package mcpcore
+
+import (
+	"errors"
+	"maps"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A reconfiguration applies a new policy to the next call of a live session, adds and removes servers, ends a
+// removed server's sessions with ErrServerRemoved, leaves an unchanged server's sessions alone, and changes
+// the session limits.
+func TestReconfigure(t *testing.T) {
+	c := policyCore(t, Policy{})
+	strict := open(t, c, "strict", "", allCaps)
+	owned := open(t, c, "owned", "", allCaps)
+	mem := open(t, c, "mem", "", allCaps)
+	if got := callText(t, strict, "echo", map[string]any{"text": "x"}, CallOptions{}); got == "" {
+		t.Fatal("echo before")
+	}
+	servers := maps.Clone(c.table())
+	strictCfg := servers["strict"]
+	strictCfg.Policy = &Policy{Tools: Filter{Deny: []string{"echo"}}}
+	servers["strict"] = strictCfg
+	delete(servers, "owned")
+	servers["new"] = ServerConfig{Transport: transportTest}
+	rep := c.Reconfigure(Reconfiguration{Servers: servers, MaxSessions: 100, MaxSessionsPerOwner: 3})
+	if len(rep.Added) != 1 || rep.Added[0] != "new" || len(rep.Removed) != 1 || rep.Removed[0] != "owned" || len(rep.Changed) != 0 || rep.Retiring != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	// The policy applies from the next call of the live session.
+	if _, err := strict.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, CallOptions{}); !errors.Is(err, ErrPermissionDenied) {
+		t.Errorf("echo after the policy change = %v, want ErrPermissionDenied", err)
+	}
+	// The removed server's session ends with its own error once nothing is pending.
+	<-owned.closeDone
+	if _, err := owned.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo"}, CallOptions{}); !errors.Is(err, ErrServerRemoved) {
+		t.Errorf("a call on the removed server's session = %v, want ErrServerRemoved", err)
+	}
+	if st, reason := owned.State(); st != StateClosed || reason != serverRemovedReason {
+		t.Errorf("the removed server's session = %v %q", st, reason)
+	}
+	// The unchanged server's session is untouched.
+	if got := callText(t, mem, "echo", map[string]any{"text": "y"}, CallOptions{}); got == "" {
+		t.Error("the unchanged server's session")
+	}
+	if _, err := c.Open(tctx(t), OpenParams{Server: "owned", Owner: "alice"}); !errors.Is(err, ErrServerNotFound) {
+		t.Errorf("Open(owned) after its removal = %v", err)
+	}
+	if s := open(t, c, "new", "", allCaps); s == nil {
+		t.Error("Open(new)")
+	}
+	// The new per-owner limit counts the sessions already open (strict, mem, new).
+	if _, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "mem"}); !errors.Is(err, ErrTooManySessions) {
+		t.Errorf("a 4th session with maxSessionsPerOwner 3 = %v, want ErrTooManySessions", err)
+	}
+}
+
+// A changed server's sessions keep their definition; new sessions get the new one.
+func TestReconfigureChangedServer(t *testing.T) {
+	c := policyCore(t, Policy{})
+	old := open(t, c, "strict", "", allCaps)
+	servers := maps.Clone(c.table())
+	cfg := servers["strict"]
+	cfg.RequestTimeout = 12345
+	servers["strict"] = cfg
+	if rep := c.Reconfigure(Reconfiguration{Servers: servers}); len(rep.Changed) != 1 || rep.Changed[0] != "strict" {
+		t.Fatalf("report = %+v", rep)
+	}
+	if old.server.RequestTimeout == 12345 {
+		t.Error("the live session took the new definition")
+	}
+	if s := open(t, c, "strict", "", allCaps); s.server.RequestTimeout != 12345 {
+		t.Errorf("a new session's definition: request timeout %v", s.server.RequestTimeout)
+	}
+}
