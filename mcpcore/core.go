@@ -92,9 +92,9 @@ func (r RestartPolicy) withDefaults() RestartPolicy {
 //
 // All methods are safe for concurrent use. The Core owns every Session it opened: Close closes them all.
 type Core struct {
-	logger     *slog.Logger
-	opts       Options // normalized: defaults filled in, Servers copied (read the servers with c.table(), not opts.Servers)
-	limits     Limits
+	logger *slog.Logger
+	opts   Options // normalized: defaults filled in, Servers copied (read the servers with c.table(), not opts.Servers)
+	limits Limits
 	// servers is the generation of the configured servers every Open, policy check and listing reads; Reconfigure
 	// swaps it whole (reconfigure.go).
 	servers atomic.Pointer[map[string]ServerConfig]
@@ -133,8 +133,8 @@ type Core struct {
 	perOwner map[string]int      // open + opening sessions per owner
 	// maxSessions and maxPerOwner are Limits.MaxSessions and MaxSessionsPerOwner, which Reconfigure changes.
 	maxSessions, maxPerOwner int
-	closed   bool
-	opened   map[string]openOutcome // the last Open of each server, by name (health.go)
+	closed                   bool
+	opened                   map[string]openOutcome // the last Open of each server, by name (health.go)
 }
 
 // coreStats are the core's counters of bad input from servers; all fields are updated atomically.
