@@ -16,6 +16,16 @@ var ErrServerRemoved = errors.New("the server was removed from the configuration
 // serverRemovedReason is the state reason of the sessions of a removed server.
 const serverRemovedReason = "server removed from the configuration"
 
+// retirePoll is how often a retiring session looks whether its calls in flight have ended.
+const retirePoll = 20 * time.Millisecond
+
+// callsInFlight counts the session's host calls in flight.
+func (s *Session) callsInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
 // DefaultRetireTimeout bounds how long a removed server's sessions wait for their pending requests.
 const DefaultRetireTimeout = 30 * time.Second
 
@@ -111,7 +121,7 @@ func (c *Core) Reconfigure(r Reconfiguration) ReconfigureReport {
 }
 
 // retire ends a session of a removed server: it waits for the session's pending requests to be answered
-// (by a host, or by their policy at their timeout), at most bound, then closes the session with
+// (by a host, or by their policy at their timeout) and its calls in flight to end, at most bound, then closes the session with
 // ErrServerRemoved. Close ends the wait early (the session is then closed by Close itself).
 func (c *Core) retire(s *Session, bound time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
@@ -123,9 +133,24 @@ func (c *Core) retire(s *Session, bound time.Duration) {
 		case <-ctx.Done():
 		}
 	}()
-	for _, req := range c.dispatcher.List("", s.id) {
-		if _, err := c.dispatcher.Wait(ctx, req.ID); err != nil && ctx.Err() != nil {
+	// The calls in flight end on their own once the requests they wait on are answered; a call ends no
+	// signal of its own, so they are looked at again at a short interval.
+	tick := time.NewTicker(retirePoll)
+	defer tick.Stop()
+wait:
+	for {
+		for _, req := range c.dispatcher.List("", s.id) {
+			if _, err := c.dispatcher.Wait(ctx, req.ID); err != nil && ctx.Err() != nil {
+				break wait
+			}
+		}
+		if s.callsInFlight() == 0 && len(c.dispatcher.List("", s.id)) == 0 {
 			break
+		}
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
 		}
 	}
 	select {

@@ -1,9 +1,11 @@
 package mcpcore
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,5 +75,54 @@ func TestReconfigureChangedServer(t *testing.T) {
 	}
 	if s := open(t, c, "strict", "", allCaps); s.server.RequestTimeout != 12345 {
 		t.Errorf("a new session's definition: request timeout %v", s.server.RequestTimeout)
+	}
+}
+
+// A removed server's session ends after its pending requests are answered, or at the bound.
+func TestReconfigureRemovedServerWaitsForPending(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bound  time.Duration
+		answer bool
+	}{{"answered", time.Hour, true}, {"bounded", time.Millisecond, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := policyCore(t, Policy{})
+			s := open(t, c, "owned", "2025-11-25", allCaps)
+			sub := s.Subscribe(64)
+			defer sub.Close()
+			called := make(chan error, 1)
+			go func() { // ends when the call does: answered, or cut by the session's close
+				_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kinds": []any{"sampling"}}}, CallOptions{})
+				called <- err
+			}()
+			ev := waitEvent(t, sub, func(ev Event) bool { return ev.Kind == EventRequestCreated })
+			servers := maps.Clone(c.table())
+			delete(servers, "owned")
+			if rep := c.Reconfigure(Reconfiguration{Servers: servers, RetireTimeout: tc.bound}); rep.Retiring != 1 {
+				t.Fatalf("report = %+v", rep)
+			}
+			if tc.answer {
+				select {
+				case <-s.closeDone:
+					t.Fatal("the session closed with a request pending")
+				default:
+				}
+				if err := c.Dispatcher().Respond(context.Background(), s.Owner(), ev.Request.ID, standardAnswer(ev.Request)); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-called; err != nil {
+					t.Errorf("the call whose request was answered: %v", err)
+				}
+			}
+			<-s.closeDone
+			if _, reason := s.State(); reason != serverRemovedReason {
+				t.Errorf("reason = %q", reason)
+			}
+			if !tc.answer {
+				if err := <-called; err == nil {
+					t.Error("the call survived its session's close")
+				}
+			}
+		})
 	}
 }
