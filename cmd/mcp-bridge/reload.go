@@ -171,7 +171,7 @@ func (r *reloader) run(hup <-chan os.Signal, stop <-chan struct{}) {
 		if err != nil {
 			r.logger.Warn("cannot watch the configuration file; reload it with SIGHUP", "error", err)
 		} else {
-			defer w.Close()
+			defer func() { _ = w.Close() }()
 			watchedNames = map[string]bool{"..data": true} // a Kubernetes ConfigMap or Secret volume swaps it
 			dirs := map[string]bool{}
 			for _, f := range files {
