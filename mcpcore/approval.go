@@ -384,7 +384,7 @@ func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
 		c.del(state.KindRequest, req.ID)
 		return false
 	}
-	if sc, ok := c.opts.Servers[req.Approval.Server]; ok && sc.Policy != nil && sc.Policy.Approval != nil {
+	if sc, ok := c.table()[req.Approval.Server]; ok && sc.Policy != nil && sc.Policy.Approval != nil {
 		req.Approval.Approvers = sc.Policy.Approval.Approvers
 	}
 	if r.Answer != nil {

@@ -92,9 +92,16 @@ func (r RestartPolicy) withDefaults() RestartPolicy {
 //
 // All methods are safe for concurrent use. The Core owns every Session it opened: Close closes them all.
 type Core struct {
-	logger     *slog.Logger
-	opts       Options // normalized: defaults filled in, Servers copied
-	limits     Limits
+	logger *slog.Logger
+	opts   Options // normalized: defaults filled in, Servers copied (read the servers with c.table(), not opts.Servers)
+	limits Limits
+	// servers is the generation of the configured servers every Open, policy check and listing reads; Reconfigure
+	// swaps it whole (reconfigure.go).
+	servers atomic.Pointer[map[string]ServerConfig]
+	// retiring waits for the sessions of removed servers being ended (reconfigure.go); retireStop ends their waits.
+	retiring   sync.WaitGroup
+	retireStop chan struct{}
+	retireOnce sync.Once
 	clientInfo *mcp.Implementation
 	dispatcher *Dispatcher
 	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
@@ -124,8 +131,10 @@ type Core struct {
 	live     map[string]*Session // sessions from the start of Open to the end of Close, for event routing
 	reserved int                 // sessions being opened, counted against MaxSessions
 	perOwner map[string]int      // open + opening sessions per owner
-	closed   bool
-	opened   map[string]openOutcome // the last Open of each server, by name (health.go)
+	// maxSessions and maxPerOwner are Limits.MaxSessions and MaxSessionsPerOwner, which Reconfigure changes.
+	maxSessions, maxPerOwner int
+	closed                   bool
+	opened                   map[string]openOutcome // the last Open of each server, by name (health.go)
 }
 
 // coreStats are the core's counters of bad input from servers; all fields are updated atomically.
@@ -176,7 +185,13 @@ func New(opts Options) *Core {
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
 		lists:      newListCache(),
+		retireStop: make(chan struct{}),
+
+		maxSessions: opts.Limits.MaxSessions,
+		maxPerOwner: opts.Limits.MaxSessionsPerOwner,
 	}
+	servers := opts.Servers
+	c.servers.Store(&servers)
 	c.obs = opts.Observer
 	if c.obs == nil {
 		c.obs = NopObserver{}
@@ -207,8 +222,9 @@ func (c *Core) Stats() Stats {
 // Servers returns the configured servers sorted by name. Header values and environment are included:
 // callers that show them to hosts must redact them.
 func (c *Core) Servers() []ServerConfig {
-	out := make([]ServerConfig, 0, len(c.opts.Servers))
-	for name, s := range c.opts.Servers {
+	table := c.table()
+	out := make([]ServerConfig, 0, len(table))
+	for name, s := range table {
 		if s.Name == "" {
 			s.Name = name
 		}
@@ -318,7 +334,7 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 		}
 	} else {
 		var ok bool
-		cfg, ok = c.opts.Servers[p.Server]
+		cfg, ok = c.table()[p.Server]
 		if !ok || !cfg.Policy.AllowsOwner(p.Owner) { // no oracle: a server the owner may not use does not exist
 			return cfg, fmt.Errorf("%w: %q", ErrServerNotFound, p.Server)
 		}
@@ -374,11 +390,11 @@ func (c *Core) reserve(owner string) error {
 	if c.closed {
 		return ErrSessionClosed
 	}
-	if len(c.sessions)+c.reserved >= c.limits.MaxSessions {
-		return fmt.Errorf("%w: the core holds %d sessions", ErrTooManySessions, c.limits.MaxSessions)
+	if len(c.sessions)+c.reserved >= c.maxSessions {
+		return fmt.Errorf("%w: the core holds %d sessions", ErrTooManySessions, c.maxSessions)
 	}
-	if c.perOwner[owner] >= c.limits.MaxSessionsPerOwner {
-		return fmt.Errorf("%w: owner holds %d sessions", ErrTooManySessions, c.limits.MaxSessionsPerOwner)
+	if c.perOwner[owner] >= c.maxPerOwner {
+		return fmt.Errorf("%w: owner holds %d sessions", ErrTooManySessions, c.maxPerOwner)
 	}
 	c.reserved++
 	c.perOwner[owner]++
@@ -441,6 +457,7 @@ func (c *Core) Close(ctx context.Context) error {
 	c.closed = true
 	sessions := slices.Collect(maps.Values(c.sessions))
 	c.mu.Unlock()
+	c.stopRetiring()
 	var wg sync.WaitGroup
 	errs := make([]error, len(sessions))
 	for i, s := range sessions {

@@ -42,6 +42,8 @@ const (
 	ReasonCancelled          = "CANCELLED"
 	ReasonUnauthenticated    = "UNAUTHENTICATED"
 	ReasonShuttingDown       = "SHUTTING_DOWN"
+	// The session's server was removed from the configuration by a reload (docs/adr/0095-live-configuration.md).
+	ReasonServerRemoved = "SERVER_REMOVED"
 	// The server did not answer within its requestTimeout; the request was cancelled upstream.
 	ReasonRequestTimeout = "UPSTREAM_REQUEST_TIMEOUT"
 	// A sampling, elicitation or roots request the call depended on reached its deadline unanswered.
@@ -110,6 +112,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
 	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	// A reload removed the session's server: the session ended; open one to a configured server.
+	{mcpcore.ErrServerRemoved, codes.FailedPrecondition, ReasonServerRemoved},
 	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
 	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session

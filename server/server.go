@@ -89,10 +89,12 @@ type Service struct {
 
 	core   *mcpcore.Core
 	logger *slog.Logger
-	auth   *authenticator
-	opts   Options
-	// limiter enforces Options.RateLimits (ratelimit.go); nil without limits.
-	limiter *rateLimiter
+	// auth and limiter are the authenticator and the rate limits in force, servers the servers' descriptions:
+	// Reconfigure swaps them (live.go).
+	auth    *authSwitch
+	opts    Options
+	limiter *limiterSwitch
+	servers atomic.Pointer[[]ServerDescription]
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}
@@ -138,15 +140,16 @@ func New(core *mcpcore.Core, opts Options) *Service {
 	s := &Service{
 		core:       core,
 		logger:     opts.Logger,
-		auth:       newAuthenticator(opts.Tokens),
-		limiter:    newRateLimiter(opts.RateLimits),
+		limiter:    newLimiterSwitch(opts.RateLimits),
 		opts:       opts,
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
 		adopting:   map[string]*adoptGate{},
 	}
-	s.auth.configure(opts, s.logger)
+	a := newAuthenticator(opts.Tokens)
+	a.configure(opts, s.logger)
+	s.auth = newAuthSwitch(a)
 	core.TrackHosts() // the service's host streams say when a host is attached (attachHost)
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)

@@ -168,6 +168,9 @@ func (b *bridge) readyz(operator bool) http.Handler {
 	if !operator {
 		o.Hide = b.hidesHealth
 	}
+	if b.reload != nil {
+		o.Config = b.reload.status
+	}
 	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,7 +72,9 @@ type bridge struct {
 	// storeHealth reports the state store's health for /readyz (state.TrackedStore.Health).
 	storeHealth func() error
 	logger      *slog.Logger
-	tls         *tls.Config // nil without TLS
+	tls         *tlsFiles // nil without TLS
+	// reload reads the configuration file again and applies it (reload.go); set once serving.
+	reload *reloader
 
 	grpcLn, httpLn, socketLn net.Listener // nil when off
 	inprocLn                 *gateway.Listener
@@ -108,7 +109,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	tlsConf, err := serverTLS(cfg.TLS)
+	tlsConf, err := newTLSFiles(cfg.TLS)
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
@@ -145,6 +146,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return exitFailure
 	}
 	b.svc = svc
+	b.reload = newReloader(fl, b, cfg, obs)
 	if startBenchDebug != nil {
 		stop, err := startBenchDebug()
 		if err != nil {
@@ -163,6 +165,11 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	stopHealth := make(chan struct{})
 	healthDone := healthz.Watch(b.svc.Core(), b.health, b.hidesHealth, stopHealth)
+	reloadDone := make(chan struct{})
+	go func() { // ends when stopHealth closes
+		defer close(reloadDone)
+		b.reload.run(o.hangup, stopHealth)
+	}()
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
 		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
@@ -181,6 +188,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	close(stopHealth)
 	<-healthDone
+	<-reloadDone
 	b.shutdown(o.shutdownTimeout.withDefaults())
 	return status
 }
@@ -322,7 +330,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		// for ever. Host streams (Connect, WatchEvents) keep their connection busy.
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxConnectionIdle})}
 	if b.tls != nil {
-		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
+		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.config(nil)))))
 	}
 	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
 	opts = append(opts, svcOpts...)
@@ -371,9 +379,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		b.serving.Go(func() {
 			var err error
 			if b.tls != nil {
-				tc := b.tls.Clone()
-				tc.NextProtos = []string{"h2", "http/1.1"}
-				b.httpServer.TLSConfig = tc
+				b.httpServer.TLSConfig = b.tls.config([]string{"h2", "http/1.1"})
 				err = b.httpServer.ServeTLS(b.httpLn, "", "")
 			} else {
 				err = b.httpServer.Serve(b.httpLn)

@@ -112,19 +112,17 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(append(svc.ServerOptions(), svc.RoutingOptions()...), svc.EncodingOptions()...)
-	if ps != nil || closeAudit != nil || leases != nil {
-		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
-	}
-	return svc, grpcOpts, nil
+	return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases, ua: ua}, grpcOpts, nil
 }
 
 // withPeers is the service with what must close after it: the connections to a replica's peers, and the
 // audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers      *peers.Set    // nil without peers
-	closeAudit func() error  // nil without an audit log file
-	leases     *state.Leases // nil unless replicas share their state
+	peers      *peers.Set           // nil without peers
+	closeAudit func() error         // nil without an audit log file
+	leases     *state.Leases        // nil unless replicas share their state
+	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
 }
 
 // Leases are the replica's leases on the sessions of a shared state; nil without one.

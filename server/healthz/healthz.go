@@ -110,6 +110,9 @@ func Ready(hc healthpb.HealthClient, o ReadyOptions) http.HandlerFunc {
 		if replica != "" {
 			body["replica"] = replica
 		}
+		if o.Config != nil {
+			body["config"] = o.Config()
+		}
 		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 		notReady := func(reason string) {
 			body["status"], body["reason"] = "NOT_READY", reason
@@ -167,6 +170,9 @@ type ReadyOptions struct {
 	Hide func(server string) bool
 	// Store, when set, reports the state store's health: nil while it writes, the last failure otherwise.
 	Store func() error
+	// Config, when set, says which generation of the configuration is in force and how the last reload went
+	// (docs/adr/0095-live-configuration.md); it is shown as it is.
+	Config func() any
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
