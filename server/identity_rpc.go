@@ -14,7 +14,7 @@ func (s *Service) GetIdentity(ctx context.Context, _ *pb.GetIdentityRequest) (*p
 	out := &pb.GetIdentityResponse{
 		Principal:      who.Principal,
 		Groups:         who.Groups,
-		Authentication: s.auth.method(ctx),
+		Authentication: s.auth.cur.Load().method(ctx),
 	}
 	for _, c := range s.core.Servers() { // sorted by name
 		if c.Policy == nil || c.Policy.Approval == nil {
