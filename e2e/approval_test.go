@@ -548,3 +548,43 @@ func errorInfoOf(err error) *errdetails.ErrorInfo {
 	}
 	return nil
 }
+
+// TestURLElicitationDestination (issue 30): a URL elicitation whose URL a person cannot check — relative,
+// javascript:, data:, http to another host — is refused back to the server and never reaches the host, on
+// both protocol eras; an https one reaches the host with its host and registrable domain.
+func TestURLElicitationDestination(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	for _, server := range []string{"demo", "demo-2025"} {
+		t.Run(server, func(t *testing.T) {
+			cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sid := cs.GetSession().GetSessionId()
+			h := b.connect(ctx)
+			h.attach(sid)
+			for _, u := range []string{"/v1/sessions", "javascript:alert(1)", "data:text/html,<b>x</b>", "http://evil.example/x", "https://bank.example@evil.example/"} {
+				res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": u})})
+				if err == nil && !res.GetResult().GetIsError() {
+					t.Errorf("%s: call = %v, want the refusal", u, res)
+				}
+				t.Logf("%s: %v %v", u, textOf(res.GetResult()), err)
+			}
+			for _, m := range h.backlog {
+				if m.GetEvent().GetServerRequest() != nil {
+					t.Errorf("the host was shown a refused URL elicitation: %v", m)
+				}
+			}
+			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": "https://login.example.co.uk/consent"})})
+			req := h.nextRequest()
+			if d := req.GetUrlDestination(); d.GetHost() != "login.example.co.uk" || d.GetRegistrableDomain() != "example.co.uk" || d.GetScheme() != "https" {
+				t.Errorf("url_destination = %v", d)
+			}
+			h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT}}})
+			if res := await(t, done); res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accept") {
+				t.Errorf("https elicitation = %v, %v", res.resp, res.err)
+			}
+		})
+	}
+}
