@@ -247,6 +247,10 @@ type Limits struct {
 	// MaxHTTPConnections caps the connections the HTTP listener holds; over it, the connection quiet longest
 	// (no request in flight) is closed to make room. 0: half the process's descriptor limit, at least 64.
 	MaxHTTPConnections int `yaml:"maxHTTPConnections"`
+	// ApprovalHistory bounds the approval requests that ended kept for ListApprovalHistory (0: 1000), and
+	// ApprovalHistoryAge how long each is kept (0: 24h) — docs/adr/0091.
+	ApprovalHistory    int           `yaml:"approvalHistory"`
+	ApprovalHistoryAge time.Duration `yaml:"approvalHistoryAge"`
 }
 
 // Sessions configures session lifetime.

@@ -58,7 +58,9 @@ from .handler import (
 from .toolbox import AsyncToolbox, Toolbox, ToolboxTool
 from .types import (
     Annotations,
+    ApprovalPending,
     ApproverScope,
+    Approvers,
     AudioContent,
     CallToolResult,
     Completion,
@@ -87,10 +89,12 @@ from .types import (
     StreamEvent,
     Task,
     TextContent,
+    TextWarning,
     Tool,
     ToolAnnotations,
     ToolResultContent,
     ToolUseContent,
+    UrlDestination,
 )
 
 __version__ = "0.1.0"
@@ -115,6 +119,10 @@ __all__ = [
     "ElicitResult",
     "AuthorizationRequest",
     "ApprovalRequest",
+    "ApprovalPending",
+    "Approvers",
+    "TextWarning",
+    "UrlDestination",
     "ApprovalDecision",
     "RootsRequest",
     "accept",

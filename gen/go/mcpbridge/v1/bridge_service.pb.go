@@ -1172,6 +1172,7 @@ type StreamCallToolResponse struct {
 	//	*StreamCallToolResponse_ServerRequest
 	//	*StreamCallToolResponse_RequestEnded
 	//	*StreamCallToolResponse_Result
+	//	*StreamCallToolResponse_ApprovalPending
 	Event         isStreamCallToolResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1266,6 +1267,15 @@ func (x *StreamCallToolResponse) GetResult() *CallToolResult {
 	return nil
 }
 
+func (x *StreamCallToolResponse) GetApprovalPending() *ApprovalPending {
+	if x != nil {
+		if x, ok := x.Event.(*StreamCallToolResponse_ApprovalPending); ok {
+			return x.ApprovalPending
+		}
+	}
+	return nil
+}
+
 type isStreamCallToolResponse_Event interface {
 	isStreamCallToolResponse_Event()
 }
@@ -1296,6 +1306,13 @@ type StreamCallToolResponse_Result struct {
 	Result *CallToolResult `protobuf:"bytes,6,opt,name=result,proto3,oneof"`
 }
 
+type StreamCallToolResponse_ApprovalPending struct {
+	// The call waits for approval (the server's policy names its tool in `tools.approve`): which rule, who
+	// may approve, when it expires. Its end is a request_ended event with the same request id; then the call
+	// goes on (approved) or the stream ends with the denial or expiry.
+	ApprovalPending *ApprovalPending `protobuf:"bytes,7,opt,name=approval_pending,json=approvalPending,proto3,oneof"`
+}
+
 func (*StreamCallToolResponse_Progress) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Log) isStreamCallToolResponse_Event() {}
@@ -1305,6 +1322,8 @@ func (*StreamCallToolResponse_ServerRequest) isStreamCallToolResponse_Event() {}
 func (*StreamCallToolResponse_RequestEnded) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Result) isStreamCallToolResponse_Event() {}
+
+func (*StreamCallToolResponse_ApprovalPending) isStreamCallToolResponse_Event() {}
 
 // ListResourcesRequest is the request of ListResources.
 type ListResourcesRequest struct {
@@ -2982,6 +3001,116 @@ func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
 	return nil
 }
 
+// ListApprovalHistoryRequest is the request of ListApprovalHistory.
+type ListApprovalHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum number of records to return; 0 means 100. Larger values are capped at 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of a previous call, to get the next (older) page; empty for the first.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryRequest) Reset() {
+	*x = ListApprovalHistoryRequest{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryRequest) ProtoMessage() {}
+
+func (x *ListApprovalHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListApprovalHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApprovalHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListApprovalHistoryResponse is the response of ListApprovalHistory.
+type ListApprovalHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The records on this page, newest first.
+	Records []*ApprovalRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryResponse) Reset() {
+	*x = ListApprovalHistoryResponse{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryResponse) ProtoMessage() {}
+
+func (x *ListApprovalHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ListApprovalHistoryResponse) GetRecords() []*ApprovalRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ListApprovalHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // RespondToRequestRequest is the request of RespondToRequest.
 type RespondToRequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2998,7 +3127,7 @@ type RespondToRequestRequest struct {
 
 func (x *RespondToRequestRequest) Reset() {
 	*x = RespondToRequestRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3139,7 @@ func (x *RespondToRequestRequest) String() string {
 func (*RespondToRequestRequest) ProtoMessage() {}
 
 func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3152,7 @@ func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestRequest.ProtoReflect.Descriptor instead.
 func (*RespondToRequestRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RespondToRequestRequest) GetSessionId() string {
@@ -3056,7 +3185,7 @@ type RespondToRequestResponse struct {
 
 func (x *RespondToRequestResponse) Reset() {
 	*x = RespondToRequestResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3068,7 +3197,7 @@ func (x *RespondToRequestResponse) String() string {
 func (*RespondToRequestResponse) ProtoMessage() {}
 
 func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3081,7 +3210,7 @@ func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestResponse.ProtoReflect.Descriptor instead.
 func (*RespondToRequestResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{50}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{52}
 }
 
 var File_mcpbridge_v1_bridge_service_proto protoreflect.FileDescriptor
@@ -3157,14 +3286,15 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
 	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
-	"\x06resume\x18\a \x01(\bR\x06resume\"\xef\x02\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\"\xbb\x03\n" +
 	"\x16StreamCallToolResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12@\n" +
 	"\bprogress\x18\x02 \x01(\v2\".mcpbridge.v1.ProgressNotificationH\x00R\bprogress\x120\n" +
 	"\x03log\x18\x03 \x01(\v2\x1c.mcpbridge.v1.LoggingMessageH\x00R\x03log\x12D\n" +
 	"\x0eserver_request\x18\x04 \x01(\v2\x1b.mcpbridge.v1.ServerRequestH\x00R\rserverRequest\x12A\n" +
 	"\rrequest_ended\x18\x05 \x01(\v2\x1a.mcpbridge.v1.RequestEndedH\x00R\frequestEnded\x126\n" +
-	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06result\x12J\n" +
+	"\x10approval_pending\x18\a \x01(\v2\x1d.mcpbridge.v1.ApprovalPendingH\x00R\x0fapprovalPendingB\a\n" +
 	"\x05event\"Y\n" +
 	"\x14ListResourcesRequest\x12\"\n" +
 	"\n" +
@@ -3282,7 +3412,14 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\"V\n" +
 	"\x1bListPendingRequestsResponse\x127\n" +
-	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"\x98\x01\n" +
+	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"X\n" +
+	"\x1aListApprovalHistoryRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"}\n" +
+	"\x1bListApprovalHistoryResponse\x126\n" +
+	"\arecords\x18\x01 \x03(\v2\x1c.mcpbridge.v1.ApprovalRecordR\arecords\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x98\x01\n" +
 	"\x17RespondToRequestRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\"\n" +
@@ -3295,7 +3432,7 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x1aAUTHENTICATION_METHOD_NONE\x10\x01\x12\x1f\n" +
 	"\x1bAUTHENTICATION_METHOD_TOKEN\x10\x02\x12\x1e\n" +
 	"\x1aAUTHENTICATION_METHOD_OIDC\x10\x03\x12\x1e\n" +
-	"\x1aAUTHENTICATION_METHOD_MTLS\x10\x042\xee\x1a\n" +
+	"\x1aAUTHENTICATION_METHOD_MTLS\x10\x042\xfa\x1b\n" +
 	"\rBridgeService\x12h\n" +
 	"\vGetIdentity\x12 .mcpbridge.v1.GetIdentityRequest\x1a!.mcpbridge.v1.GetIdentityResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/identity\x12g\n" +
 	"\vListServers\x12 .mcpbridge.v1.ListServersRequest\x1a!.mcpbridge.v1.ListServersResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/servers\x12z\n" +
@@ -3323,7 +3460,8 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"CancelTask\x12\x1f.mcpbridge.v1.CancelTaskRequest\x1a .mcpbridge.v1.CancelTaskResponse\";\x82\xd3\xe4\x93\x025:\x01*\"0/v1/sessions/{session_id}/tasks/{task_id}:cancel\x12J\n" +
 	"\aConnect\x12\x1c.mcpbridge.v1.ConnectRequest\x1a\x1d.mcpbridge.v1.ConnectResponse(\x010\x01\x12\x85\x01\n" +
 	"\vWatchEvents\x12 .mcpbridge.v1.WatchEventsRequest\x1a!.mcpbridge.v1.WatchEventsResponse\"/\x82\xd3\xe4\x93\x02)b\x05event\x12 /v1/sessions/{session_id}/events0\x01\x12\x96\x01\n" +
-	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\xaa\x01\n" +
+	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\x89\x01\n" +
+	"\x13ListApprovalHistory\x12(.mcpbridge.v1.ListApprovalHistoryRequest\x1a).mcpbridge.v1.ListApprovalHistoryResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/approvals/history\x12\xaa\x01\n" +
 	"\x10RespondToRequest\x12%.mcpbridge.v1.RespondToRequestRequest\x1a&.mcpbridge.v1.RespondToRequestResponse\"G\x82\xd3\xe4\x93\x02A:\x06answer\"7/v1/sessions/{session_id}/requests/{request_id}:respondBj\n" +
 	"\x10dev.mcpbridge.v1B\x12BridgeServiceProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3"
 
@@ -3340,7 +3478,7 @@ func file_mcpbridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_bridge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(AuthenticationMethod)(0),             // 0: mcpbridge.v1.AuthenticationMethod
 	(*GetIdentityRequest)(nil),            // 1: mcpbridge.v1.GetIdentityRequest
@@ -3392,140 +3530,148 @@ var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(*WatchEventsResponse)(nil),           // 47: mcpbridge.v1.WatchEventsResponse
 	(*ListPendingRequestsRequest)(nil),    // 48: mcpbridge.v1.ListPendingRequestsRequest
 	(*ListPendingRequestsResponse)(nil),   // 49: mcpbridge.v1.ListPendingRequestsResponse
-	(*RespondToRequestRequest)(nil),       // 50: mcpbridge.v1.RespondToRequestRequest
-	(*RespondToRequestResponse)(nil),      // 51: mcpbridge.v1.RespondToRequestResponse
-	nil,                                   // 52: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	nil,                                   // 53: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	(*UpstreamServer)(nil),                // 54: mcpbridge.v1.UpstreamServer
-	(*HostCapabilities)(nil),              // 55: mcpbridge.v1.HostCapabilities
-	(*Root)(nil),                          // 56: mcpbridge.v1.Root
-	(*Implementation)(nil),                // 57: mcpbridge.v1.Implementation
-	(LoggingLevel)(0),                     // 58: mcpbridge.v1.LoggingLevel
-	(*Session)(nil),                       // 59: mcpbridge.v1.Session
-	(*Tool)(nil),                          // 60: mcpbridge.v1.Tool
-	(*structpb.Struct)(nil),               // 61: google.protobuf.Struct
-	(*TaskOptions)(nil),                   // 62: mcpbridge.v1.TaskOptions
-	(*CallToolResult)(nil),                // 63: mcpbridge.v1.CallToolResult
-	(*ProgressNotification)(nil),          // 64: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),                // 65: mcpbridge.v1.LoggingMessage
-	(*ServerRequest)(nil),                 // 66: mcpbridge.v1.ServerRequest
-	(*RequestEnded)(nil),                  // 67: mcpbridge.v1.RequestEnded
-	(*Resource)(nil),                      // 68: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 69: mcpbridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 70: mcpbridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 71: mcpbridge.v1.Prompt
-	(*PromptMessage)(nil),                 // 72: mcpbridge.v1.PromptMessage
-	(*durationpb.Duration)(nil),           // 73: google.protobuf.Duration
-	(*Task)(nil),                          // 74: mcpbridge.v1.Task
-	(*JsonRpcError)(nil),                  // 75: mcpbridge.v1.JsonRpcError
-	(*Event)(nil),                         // 76: mcpbridge.v1.Event
-	(*HostAnswer)(nil),                    // 77: mcpbridge.v1.HostAnswer
-	(*ConnectRequest)(nil),                // 78: mcpbridge.v1.ConnectRequest
-	(*ConnectResponse)(nil),               // 79: mcpbridge.v1.ConnectResponse
+	(*ListApprovalHistoryRequest)(nil),    // 50: mcpbridge.v1.ListApprovalHistoryRequest
+	(*ListApprovalHistoryResponse)(nil),   // 51: mcpbridge.v1.ListApprovalHistoryResponse
+	(*RespondToRequestRequest)(nil),       // 52: mcpbridge.v1.RespondToRequestRequest
+	(*RespondToRequestResponse)(nil),      // 53: mcpbridge.v1.RespondToRequestResponse
+	nil,                                   // 54: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	nil,                                   // 55: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	(*UpstreamServer)(nil),                // 56: mcpbridge.v1.UpstreamServer
+	(*HostCapabilities)(nil),              // 57: mcpbridge.v1.HostCapabilities
+	(*Root)(nil),                          // 58: mcpbridge.v1.Root
+	(*Implementation)(nil),                // 59: mcpbridge.v1.Implementation
+	(LoggingLevel)(0),                     // 60: mcpbridge.v1.LoggingLevel
+	(*Session)(nil),                       // 61: mcpbridge.v1.Session
+	(*Tool)(nil),                          // 62: mcpbridge.v1.Tool
+	(*structpb.Struct)(nil),               // 63: google.protobuf.Struct
+	(*TaskOptions)(nil),                   // 64: mcpbridge.v1.TaskOptions
+	(*CallToolResult)(nil),                // 65: mcpbridge.v1.CallToolResult
+	(*ProgressNotification)(nil),          // 66: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),                // 67: mcpbridge.v1.LoggingMessage
+	(*ServerRequest)(nil),                 // 68: mcpbridge.v1.ServerRequest
+	(*RequestEnded)(nil),                  // 69: mcpbridge.v1.RequestEnded
+	(*ApprovalPending)(nil),               // 70: mcpbridge.v1.ApprovalPending
+	(*Resource)(nil),                      // 71: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 72: mcpbridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 73: mcpbridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 74: mcpbridge.v1.Prompt
+	(*PromptMessage)(nil),                 // 75: mcpbridge.v1.PromptMessage
+	(*durationpb.Duration)(nil),           // 76: google.protobuf.Duration
+	(*Task)(nil),                          // 77: mcpbridge.v1.Task
+	(*JsonRpcError)(nil),                  // 78: mcpbridge.v1.JsonRpcError
+	(*Event)(nil),                         // 79: mcpbridge.v1.Event
+	(*ApprovalRecord)(nil),                // 80: mcpbridge.v1.ApprovalRecord
+	(*HostAnswer)(nil),                    // 81: mcpbridge.v1.HostAnswer
+	(*ConnectRequest)(nil),                // 82: mcpbridge.v1.ConnectRequest
+	(*ConnectResponse)(nil),               // 83: mcpbridge.v1.ConnectResponse
 }
 var file_mcpbridge_v1_bridge_service_proto_depIdxs = []int32{
 	0,  // 0: mcpbridge.v1.GetIdentityResponse.authentication:type_name -> mcpbridge.v1.AuthenticationMethod
 	3,  // 1: mcpbridge.v1.GetIdentityResponse.approves:type_name -> mcpbridge.v1.ApproverScope
-	54, // 2: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
-	55, // 3: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
-	56, // 4: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
-	57, // 5: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
-	58, // 6: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
-	59, // 7: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
-	59, // 8: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
-	59, // 9: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
-	60, // 10: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
-	61, // 11: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
-	61, // 12: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
-	62, // 13: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	63, // 14: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	61, // 15: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
-	61, // 16: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
-	62, // 17: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	64, // 18: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
-	65, // 19: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
-	66, // 20: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
-	67, // 21: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	63, // 22: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	68, // 23: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
-	69, // 24: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
-	61, // 25: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
-	70, // 26: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
-	61, // 27: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
-	71, // 28: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
-	52, // 29: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	61, // 30: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
-	72, // 31: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
-	61, // 32: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
-	53, // 33: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	58, // 34: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
-	73, // 35: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
-	56, // 36: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
-	56, // 37: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
-	74, // 38: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
-	63, // 39: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	75, // 40: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
-	74, // 41: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
-	76, // 42: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
-	66, // 43: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
-	77, // 44: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
-	1,  // 45: mcpbridge.v1.BridgeService.GetIdentity:input_type -> mcpbridge.v1.GetIdentityRequest
-	4,  // 46: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
-	6,  // 47: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
-	8,  // 48: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
-	10, // 49: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
-	12, // 50: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
-	14, // 51: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
-	16, // 52: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
-	18, // 53: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
-	20, // 54: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
-	22, // 55: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
-	24, // 56: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
-	26, // 57: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
-	28, // 58: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
-	30, // 59: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
-	32, // 60: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
-	34, // 61: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
-	36, // 62: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
-	38, // 63: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
-	40, // 64: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
-	42, // 65: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
-	44, // 66: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
-	78, // 67: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
-	46, // 68: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
-	48, // 69: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
-	50, // 70: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
-	2,  // 71: mcpbridge.v1.BridgeService.GetIdentity:output_type -> mcpbridge.v1.GetIdentityResponse
-	5,  // 72: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
-	7,  // 73: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
-	9,  // 74: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
-	11, // 75: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
-	13, // 76: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
-	15, // 77: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
-	17, // 78: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
-	19, // 79: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
-	21, // 80: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
-	23, // 81: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
-	25, // 82: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
-	27, // 83: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
-	29, // 84: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
-	31, // 85: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
-	33, // 86: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
-	35, // 87: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
-	37, // 88: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
-	39, // 89: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
-	41, // 90: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
-	43, // 91: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
-	45, // 92: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
-	79, // 93: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
-	47, // 94: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
-	49, // 95: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
-	51, // 96: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
-	71, // [71:97] is the sub-list for method output_type
-	45, // [45:71] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	56, // 2: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
+	57, // 3: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
+	58, // 4: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
+	59, // 5: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
+	60, // 6: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
+	61, // 7: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
+	61, // 8: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
+	61, // 9: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
+	62, // 10: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
+	63, // 11: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
+	63, // 12: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
+	64, // 13: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	65, // 14: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	63, // 15: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
+	63, // 16: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
+	64, // 17: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	66, // 18: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
+	67, // 19: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
+	68, // 20: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
+	69, // 21: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	65, // 22: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	70, // 23: mcpbridge.v1.StreamCallToolResponse.approval_pending:type_name -> mcpbridge.v1.ApprovalPending
+	71, // 24: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
+	72, // 25: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
+	63, // 26: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
+	73, // 27: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
+	63, // 28: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
+	74, // 29: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
+	54, // 30: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	63, // 31: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
+	75, // 32: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
+	63, // 33: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
+	55, // 34: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	60, // 35: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
+	76, // 36: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
+	58, // 37: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
+	58, // 38: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
+	77, // 39: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
+	65, // 40: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	78, // 41: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
+	77, // 42: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
+	79, // 43: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
+	68, // 44: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
+	80, // 45: mcpbridge.v1.ListApprovalHistoryResponse.records:type_name -> mcpbridge.v1.ApprovalRecord
+	81, // 46: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
+	1,  // 47: mcpbridge.v1.BridgeService.GetIdentity:input_type -> mcpbridge.v1.GetIdentityRequest
+	4,  // 48: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
+	6,  // 49: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
+	8,  // 50: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
+	10, // 51: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
+	12, // 52: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
+	14, // 53: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
+	16, // 54: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
+	18, // 55: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
+	20, // 56: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
+	22, // 57: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
+	24, // 58: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
+	26, // 59: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
+	28, // 60: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
+	30, // 61: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
+	32, // 62: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
+	34, // 63: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
+	36, // 64: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
+	38, // 65: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
+	40, // 66: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
+	42, // 67: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
+	44, // 68: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
+	82, // 69: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
+	46, // 70: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
+	48, // 71: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
+	50, // 72: mcpbridge.v1.BridgeService.ListApprovalHistory:input_type -> mcpbridge.v1.ListApprovalHistoryRequest
+	52, // 73: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
+	2,  // 74: mcpbridge.v1.BridgeService.GetIdentity:output_type -> mcpbridge.v1.GetIdentityResponse
+	5,  // 75: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
+	7,  // 76: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
+	9,  // 77: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
+	11, // 78: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
+	13, // 79: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
+	15, // 80: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
+	17, // 81: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
+	19, // 82: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
+	21, // 83: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
+	23, // 84: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
+	25, // 85: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
+	27, // 86: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
+	29, // 87: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
+	31, // 88: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
+	33, // 89: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
+	35, // 90: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
+	37, // 91: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
+	39, // 92: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
+	41, // 93: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
+	43, // 94: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
+	45, // 95: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
+	83, // 96: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
+	47, // 97: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
+	49, // 98: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
+	51, // 99: mcpbridge.v1.BridgeService.ListApprovalHistory:output_type -> mcpbridge.v1.ListApprovalHistoryResponse
+	53, // 100: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
+	74, // [74:101] is the sub-list for method output_type
+	47, // [47:74] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_bridge_service_proto_init() }
@@ -3542,6 +3688,7 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 		(*StreamCallToolResponse_ServerRequest)(nil),
 		(*StreamCallToolResponse_RequestEnded)(nil),
 		(*StreamCallToolResponse_Result)(nil),
+		(*StreamCallToolResponse_ApprovalPending)(nil),
 	}
 	file_mcpbridge_v1_bridge_service_proto_msgTypes[33].OneofWrappers = []any{
 		(*CompleteRequest_PromptName)(nil),
@@ -3555,7 +3702,7 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_bridge_service_proto_rawDesc), len(file_mcpbridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
