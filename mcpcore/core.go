@@ -109,6 +109,7 @@ type Core struct {
 	hostsTracked atomic.Bool
 	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
+	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -176,6 +177,7 @@ func New(opts Options) *Core {
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
 		lists:      newListCache(),
+		kept:       newKeptResults(opts.KeptResults),
 	}
 	c.obs = opts.Observer
 	if c.obs == nil {
@@ -447,6 +449,7 @@ func (c *Core) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = s.closeWith(ctx, shutdownReason, ErrShuttingDown) })
 	}
 	wg.Wait()
+	c.kept.close()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()
 	c.h2cTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {

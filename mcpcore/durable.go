@@ -238,6 +238,14 @@ func (k *keptCalls[T]) put(sessionID, callID string, v T) {
 	k.m[roundKey(sessionID, callID)] = v
 }
 
+// has reports whether anything is kept for the call.
+func (k *keptCalls[T]) has(sessionID, callID string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.m[roundKey(sessionID, callID)]
+	return ok
+}
+
 // take removes and returns what is kept for the call; ok is false when nothing is.
 func (k *keptCalls[T]) take(sessionID, callID string) (v T, ok bool) {
 	k.mu.Lock()

@@ -10,3 +10,6 @@ func (s *Service) HostStreams() int64 { return s.hostStreams.Load() }
 // CoreStats returns the MCP client core's counters (bad messages from servers, dropped stderr lines,
 // restarts), for the bridge's metrics.
 func (s *Service) CoreStats() mcpcore.Stats { return s.core.Stats() }
+
+// KeptStats describes the outcomes of completed tool calls kept for resumed calls.
+func (s *Service) KeptStats() mcpcore.KeptStats { return s.core.KeptStats() }
