@@ -207,7 +207,7 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 			ElicitationTimeout: cfg.Pending.ElicitationTimeout,
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
-		KeptResults:     mcpcore.KeptResultsPolicy{MaxBytes: cfg.Limits.KeptResultsBytes, TTL: cfg.Limits.KeptResultsTTL},
+		KeptResults:     mcpcore.KeptResultsPolicy{MaxBytes: int64(cfg.Limits.KeptResultsBytes), TTL: cfg.Limits.KeptResultsTTL},
 		ClosedRetention: cfg.Sessions.ClosedRetention,
 		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},

@@ -227,7 +227,7 @@ type Limits struct {
 	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
 	// KeptResultsBytes caps the outcomes of completed tool calls the whole bridge keeps for resumed calls
 	// (docs/adr/0093); the oldest are evicted first. 0 means the default, 64 MiB.
-	KeptResultsBytes int64 `yaml:"keptResultsBytes"`
+	KeptResultsBytes int `yaml:"keptResultsBytes"`
 	// KeptResultsTTL is how long a completed tool call's outcome is kept for a resumed call. 0 means the
 	// default, 5m.
 	KeptResultsTTL time.Duration `yaml:"keptResultsTTL"`
