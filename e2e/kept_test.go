@@ -214,24 +214,44 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cs.GetSession().GetSessionId()
+	// A 2025-11-25 stdio session whose call was in flight upstream (a pushed elicitation) when the bridge died.
+	legacy, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy, HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid := legacy.GetSession().GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
-	const callID = "call-once"
+	h.attach(id, lid)
+	const callID, pushedID = "call-once", "call-pushed"
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
 	first := h.nextRequest()
 	if first.GetOriginCallId() != callID {
 		t.Fatalf("request of call %q, want %q", first.GetOriginCallId(), callID)
 	}
+	b.callAsync(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
+	if r := h.nextRequest(); r.GetSessionId() != lid {
+		t.Fatalf("request of session %s, want %s", r.GetSessionId(), lid)
+	}
 	b.kill()
 
 	b2 := start(t, cfg)
 	waitReady(t, b2, id)
+	waitReady(t, b2, lid)
 	h2 := b2.connect(ctx)
 	h2.attach(id)
 	// The round's request is raised again under its id.
 	again := h2.nextRequest()
 	if again.GetRequestId() != first.GetRequestId() {
 		t.Fatalf("after the restart request %s was raised, want %s again", again.GetRequestId(), first.GetRequestId())
+	}
+	// The pushed call's fate is unknown: without resume it is refused, not run again; with resume, unknown.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
+	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
+		t.Fatalf("pushed call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", pushedID, err)
+	}
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID, Resume: true})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+		t.Fatalf("pushed call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", pushedID, err)
 	}
 	// The same call id without resume: refused, the tool not run.
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})

@@ -539,6 +539,11 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 			}
 			continue
 		}
+		if r.Request.OriginCallID != "" && restored[r.Request.SessionID] != nil {
+			// Its call was in flight upstream when the process died: its id is known, its outcome not. A call
+			// under that id without resume is refused rather than run again (docs/adr/0093).
+			c.kept.markUnknown(roundKey(r.Request.SessionID, r.Request.OriginCallID))
+		}
 		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {
 			if id, ok := decodeRPCID(r.UpstreamID); ok {
 				// The server may still wait for it under its session: raised again, and answered there

@@ -84,7 +84,8 @@ type keptEntry struct {
 	task    *Task
 	err     error
 	unsent  bool
-	evicted bool
+	evicted bool // a mark: the outcome was kept and evicted, or too large to keep
+	unknown bool // a mark: the call was in flight when an earlier process died (markUnknown)
 	size    int64
 	expires time.Time
 	elem    *list.Element // in keptResults.live or .marks
@@ -173,6 +174,19 @@ func (k *keptResults) markLocked(key string, expires time.Time) {
 	k.armLocked()
 }
 
+// markUnknown records that a call is known, its outcome not: it was in flight when an earlier process
+// died (Core.Restore found a request it raised). A call without Resume under its id is refused; a resumed
+// one is answered as ADR 0022 says of an unknown outcome.
+func (k *keptResults) markUnknown(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed || k.m[key] != nil {
+		return
+	}
+	k.markLocked(key, k.now().Add(k.policy.TTL))
+	k.m[key].evicted, k.m[key].unknown = false, true
+}
+
 // removeLocked drops what is kept under key.
 func (k *keptResults) removeLocked(key string) {
 	e := k.m[key]
@@ -180,7 +194,7 @@ func (k *keptResults) removeLocked(key string) {
 		return
 	}
 	delete(k.m, key)
-	if e.evicted {
+	if e.evicted || e.unknown {
 		k.marks.Remove(e.elem)
 		return
 	}
@@ -189,7 +203,7 @@ func (k *keptResults) removeLocked(key string) {
 }
 
 // get returns the outcome kept under key; evicted reports that it was kept and evicted (or too large to
-// keep); ok that anything is known of it.
+// keep); ok that anything is known of it (o is nil for a call known by markUnknown).
 func (k *keptResults) get(key string) (o *keptOutcome, evicted, ok bool) {
 	k.mu.Lock()
 	e := k.m[key]
@@ -202,6 +216,8 @@ func (k *keptResults) get(key string) (o *keptOutcome, evicted, ok bool) {
 		return nil, false, false
 	case e.evicted:
 		return nil, true, true
+	case e.unknown:
+		return nil, false, true
 	}
 	o = &keptOutcome{task: e.task, err: e.err, unsent: e.unsent}
 	if e.result != nil {
@@ -255,7 +271,7 @@ func (k *keptResults) expire() {
 	for _, l := range []*list.List{&k.live, &k.marks} {
 		for f := l.Front(); f != nil && !now.Before(f.Value.(*keptEntry).expires); f = l.Front() {
 			e := f.Value.(*keptEntry)
-			if !e.evicted {
+			if !e.evicted && !e.unknown {
 				k.expired.Add(1)
 			}
 			k.removeLocked(e.key)

@@ -89,10 +89,10 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	if evicted {
 		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes)", ErrKeptOutcomeEvicted, callID, name)
 	}
-	if ok && k.unsent {
+	if ok && k != nil && k.unsent {
 		return resumed{}, nil
 	}
-	if ok {
+	if ok && k != nil {
 		return resumed{kept: k}, nil
 	}
 	idem, err := s.toolIdempotent(ctx, name)
