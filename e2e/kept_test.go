@@ -206,7 +206,11 @@ func TestKeptResultsExpireWhenIdle(t *testing.T) {
 // Before, the call without resume started the tool again.
 func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	stateFile := filepath.Join(t.TempDir(), "state.db")
-	cfg := bridgeConfig{flags: []string{"--state-file", stateFile}}
+	legacyURL, _ := httpProbe(t, false)
+	cfg := bridgeConfig{
+		extraServers: fmt.Sprintf("  http-legacy:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", legacyURL),
+		flags:        []string{"--state-file", stateFile},
+	}
 	b := start(t, cfg)
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
@@ -214,8 +218,10 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cs.GetSession().GetSessionId()
-	// A 2025-11-25 stdio session whose call was in flight upstream (a pushed elicitation) when the bridge died.
-	legacy, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy, HostCapabilities: allCaps})
+	// A 2025-11-25 Streamable HTTP session whose call was in flight upstream (an elicitation pushed on the
+	// call's own response stream, so it names the call) when the bridge died. (A push over stdio names no
+	// call: such a call leaves no trace of its id, and only resume protects it — docs/adr/0093.)
+	legacy, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "http-legacy", HostCapabilities: allCaps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +235,8 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatalf("request of call %q, want %q", first.GetOriginCallId(), callID)
 	}
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
-	if r := h.nextRequest(); r.GetSessionId() != lid {
-		t.Fatalf("request of session %s, want %s", r.GetSessionId(), lid)
+	if r := h.nextRequest(); r.GetSessionId() != lid || r.GetOriginCallId() != pushedID {
+		t.Fatalf("request of session %s call %s, want %s %s", r.GetSessionId(), r.GetOriginCallId(), lid, pushedID)
 	}
 	b.kill()
 
@@ -244,6 +250,7 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	if again.GetRequestId() != first.GetRequestId() {
 		t.Fatalf("after the restart request %s was raised, want %s again", again.GetRequestId(), first.GetRequestId())
 	}
+
 	// The pushed call's fate is unknown: without resume it is refused, not run again; with resume, unknown.
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
 	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
