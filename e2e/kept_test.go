@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,21 @@ import (
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
+
+// raceBuilt reports whether the bridge under test was built with the race detector.
+func raceBuilt(t *testing.T) bool {
+	t.Helper()
+	info, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		t.Fatalf("reading the build info of %s: %v", binary, err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true
+		}
+	}
+	return false
+}
 
 // rssBytes is the resident set size of process pid (Linux /proc).
 func rssBytes(t *testing.T, pid int) int64 {
@@ -51,6 +67,11 @@ func readRSS(pid int) (int64, error) {
 // budget, and once the calls stop every kept outcome is gone after the TTL without any further call.
 // Before, every session kept 256 decoded results for ever: +351 MB.
 func TestKeptResultsBudgetAndExpiry(t *testing.T) {
+	if raceBuilt(t) {
+		// The race detector's shadow memory multiplies the heap's RSS (5-10x): the bound would measure it,
+		// not the bridge. scripts/test-kept-rss.sh runs this test against a plain build.
+		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (scripts/test-kept-rss.sh)")
+	}
 	const (
 		budget   = 32 << 20
 		sessions = 10
@@ -61,8 +82,8 @@ func TestKeptResultsBudgetAndExpiry(t *testing.T) {
 	// A TTL longer than the calls take, so that the budget, not the TTL, bounds what is kept; the expiry on
 	// the clock is tested on its own below (TestKeptResultsExpireWhenIdle).
 	b := start(t, bridgeConfig{extra: fmt.Sprintf("limits:\n  keptResultsBytes: %d\n  keptResultsTTL: 30m\n", budget)})
-	// 3,000 calls of 64 KB through the race-built binary on a shared machine: longer than testCtx's 90 s.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// 3,000 calls of 64 KB on a shared machine may take longer than testCtx's 90 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	pid := b.cmd.Process.Pid
 	var ids []string
