@@ -73,7 +73,7 @@ func TestKeptResultsBudgetAndExpiry(t *testing.T) {
 		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (scripts/test-kept-rss.sh)")
 	}
 	const (
-		budget   = 32 << 20
+		budget   = 16 << 20
 		sessions = 10
 		calls    = 300
 		size     = 64 << 10
@@ -94,14 +94,26 @@ func TestKeptResultsBudgetAndExpiry(t *testing.T) {
 		}
 		ids = append(ids, cs.GetSession().GetSessionId())
 	}
-	// A warm-up call per session, so that "before" includes what a session costs without kept outcomes.
+	// Warm-up: each session makes 64 KB calls without a call id of the host's (so nothing is kept), so that
+	// "before" includes what serving 64 KB calls costs (buffers, the GC's working set) and the growth is what
+	// keeping outcomes adds.
+	text := strings.Repeat("x", size)
+	var warm sync.WaitGroup
 	for _, id := range ids {
-		if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "warm"})}); err != nil {
-			t.Fatal(err)
-		}
+		warm.Go(func() {
+			for range 20 {
+				if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": text})}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	warm.Wait()
+	if fams := scrape(t, b.http); func() bool { n, _ := metric(fams, "mcp_bridge_kept_results", nil); return n != 0 }() {
+		t.Fatal("outcomes of calls without a host call id were kept")
 	}
 	before := rssBytes(t, pid)
-	text := strings.Repeat("x", size)
 	var peak atomic.Int64
 	peak.Store(before)
 	stop := make(chan struct{})
@@ -143,8 +155,8 @@ func TestKeptResultsBudgetAndExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := scrape(t, b.http)
-	kept, _ := metric(fams, "mcpbridge_kept_results_bytes", nil)
-	evicted, _ := metric(fams, "mcpbridge_kept_results_evicted_total", nil)
+	kept, _ := metric(fams, "mcp_bridge_kept_results_bytes", nil)
+	evicted, _ := metric(fams, "mcp_bridge_kept_results_evicted_total", nil)
 	if kept <= 0 || kept > budget || evicted == 0 {
 		t.Errorf("after %d calls: kept_results_bytes %v (budget %d), evicted %v: want within the budget, and evictions", sessions*calls, kept, budget, evicted)
 	}
@@ -195,7 +207,7 @@ func TestKeptResultsExpireWhenIdle(t *testing.T) {
 		}
 	}
 	fams := scrape(t, b.http)
-	n, _ := metric(fams, "mcpbridge_kept_results", nil)
+	n, _ := metric(fams, "mcp_bridge_kept_results", nil)
 	before := rssBytes(t, pid)
 	if n == 0 {
 		t.Fatal("no outcome kept after 100 calls with host call ids")
@@ -204,9 +216,9 @@ func TestKeptResultsExpireWhenIdle(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		fams := scrape(t, b.http)
-		n, _ := metric(fams, "mcpbridge_kept_results", nil)
-		kb, _ := metric(fams, "mcpbridge_kept_results_bytes", nil)
-		expired, _ := metric(fams, "mcpbridge_kept_results_expired_total", nil)
+		n, _ := metric(fams, "mcp_bridge_kept_results", nil)
+		kb, _ := metric(fams, "mcp_bridge_kept_results_bytes", nil)
+		expired, _ := metric(fams, "mcp_bridge_kept_results_expired_total", nil)
 		if n == 0 && kb == 0 {
 			if expired == 0 {
 				t.Errorf("kept outcomes gone, but kept_results_expired_total is 0")
