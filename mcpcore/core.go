@@ -117,6 +117,7 @@ type Core struct {
 	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
 	history      approvalHistory              // approval requests that ended, bounded (approval.go)
+	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -190,6 +191,7 @@ func New(opts Options) *Core {
 
 		maxSessions: opts.Limits.MaxSessions,
 		maxPerOwner: opts.Limits.MaxSessionsPerOwner,
+		kept:       newKeptResults(opts.KeptResults),
 	}
 	servers := opts.Servers
 	c.servers.Store(&servers)
@@ -465,6 +467,7 @@ func (c *Core) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = s.closeWith(ctx, shutdownReason, ErrShuttingDown) })
 	}
 	wg.Wait()
+	c.kept.close()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()
 	c.h2cTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {

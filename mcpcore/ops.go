@@ -422,6 +422,14 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, nil, err
 	}
 	defer end()
+	if !opts.Resume && ra == nil {
+		// One outcome per call id (resume.go): a known call is not run a second time. Checked once the id is
+		// reserved: a call that ended meanwhile kept its outcome before it gave the id up.
+		if err := s.checkCallIDFree(opts.CallID); err != nil {
+			close(call.ended)
+			return nil, nil, err
+		}
+	}
 	defer s.keepOutcome(call, &res, &task, &err)
 	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
 	// and goes on only with the approved arguments.

@@ -66,7 +66,6 @@ type Session struct {
 	calls     map[string]*activeCall // in-flight host calls by call id
 	tokens    map[string]*activeCall // progress tokens of in-flight calls
 	subs      map[string]bool        // resource URIs subscribed to, renewed after a reconnection
-	kept      expiring[*keptOutcome] // outcomes of completed tools/calls by host call id (resume.go)
 	// reconnectErr is the error of the last failed reconnection attempt while Reconnecting (nil
 	// otherwise): calls fail at once with ErrUnavailable instead of waiting for the next attempt.
 	reconnectErr error
@@ -127,7 +126,6 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		calls:            map[string]*activeCall{},
 		tokens:           map[string]*activeCall{},
 		subs:             map[string]bool{},
-		kept:             newExpiring[*keptOutcome](keptOutcomeTTL, maxKeptOutcome),
 		closeDone:        make(chan struct{}),
 		superDone:        make(chan struct{}),
 	}

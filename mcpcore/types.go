@@ -134,6 +134,8 @@ type Options struct {
 	AllowUnconfigured bool
 	Limits            Limits
 	Pending           PendingPolicy
+	// KeptResults bounds the outcomes of completed tools/calls kept for resumed calls (kept.go).
+	KeptResults KeptResultsPolicy
 	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
 	ClientInfo *mcp.Implementation
 	// OAuth configures how hosts are asked to authorize servers with ServerConfig.OAuth set.
@@ -262,8 +264,11 @@ type CallOptions struct {
 	// call's one outcome instead of a second execution (resume.go): a tools/call waiting between MRTR rounds
 	// goes on from its kept round; one that completed returns its kept result; one whose fate upstream is
 	// unknown fails with ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when it is sent
-	// again. Without Resume a call id is only an identifier.
+	// again. Without Resume a call id the bridge knows is refused (ErrCallInFlight, ErrCallIDUsed).
 	Resume bool
+	// MintedID says CallID was minted by the caller, not chosen by the host: no host can resume the call,
+	// so its outcome is not kept (kept.go).
+	MintedID bool
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.

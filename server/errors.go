@@ -54,6 +54,12 @@ const (
 	// lost — it may or may not have run upstream — and whose tool is not annotated idempotentHint, so the
 	// bridge did not send it again. Not to be retried blindly: the host decides.
 	ReasonCallOutcomeUnknown = "CALL_OUTCOME_UNKNOWN"
+	// ReasonCallIDUsed: a call without resume named a call id the bridge knows (a completed call whose
+	// outcome is kept, or a call kept across a restart): the tool is not run again (docs/adr/0093).
+	ReasonCallIDUsed = "CALL_ID_USED"
+	// ReasonCallOutcomeEvicted: a resumed call completed, but its kept outcome was evicted for
+	// limits.keptResultsBytes before the host came back for it (docs/adr/0093).
+	ReasonCallOutcomeEvicted = "CALL_OUTCOME_EVICTED"
 	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
 	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
 	// The identity provider's keys could not be fetched, so a JWT could not be verified.
@@ -110,6 +116,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
 	// A resumed call whose first attempt may or may not have run upstream (docs/adr/0022).
 	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
+	{mcpcore.ErrCallIDUsed, codes.AlreadyExists, ReasonCallIDUsed},
+	{mcpcore.ErrKeptOutcomeEvicted, codes.Aborted, ReasonCallOutcomeEvicted},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
 	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
 	// A reload removed the session's server: the session ended; open one to a configured server.

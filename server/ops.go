@@ -162,6 +162,7 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 	}
 	callID := callIDOf(req.GetCallId())
 	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
+	tc.opts.MintedID = req.GetCallId() == "" // no host can resume it: its outcome is not kept
 	res, task, err := s.callToolAudited(ctx, sess, tc)
 	if err != nil {
 		return nil, toStatus(err)

@@ -140,6 +140,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 	}
 	tc.opts.CallID = callID
+	tc.opts.MintedID = req.GetCallId() == "" // the host chose no id to resume it by: its outcome is not kept
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
 		pp, err := progressToProto(&p)
 		if err != nil {

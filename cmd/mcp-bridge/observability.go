@@ -110,6 +110,9 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
 		telemetry.RegisterCoreStats(o.registry, st.CoreStats)
 	}
+	if ks, ok := svc.(interface{ KeptStats() mcpcore.KeptStats }); ok {
+		telemetry.RegisterKeptResults(o.registry, ks.KeptStats)
+	}
 	o.grpc.InitializeMetrics(srv)
 }
 

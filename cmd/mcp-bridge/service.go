@@ -211,6 +211,7 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 			ElicitationTimeout: cfg.Pending.ElicitationTimeout,
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
+		KeptResults:     mcpcore.KeptResultsPolicy{MaxBytes: int64(cfg.Limits.KeptResultsBytes), TTL: cfg.Limits.KeptResultsTTL},
 		ClosedRetention: cfg.Sessions.ClosedRetention,
 		ApprovalHistory: mcpcore.ApprovalHistoryLimits{Max: cfg.Limits.ApprovalHistory, MaxAge: cfg.Limits.ApprovalHistoryAge},
 		Replica:         cfg.Sessions.Replica,

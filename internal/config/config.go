@@ -251,6 +251,12 @@ type Limits struct {
 	// ApprovalHistoryAge how long each is kept (0: 24h) — docs/adr/0091.
 	ApprovalHistory    int           `yaml:"approvalHistory"`
 	ApprovalHistoryAge time.Duration `yaml:"approvalHistoryAge"`
+	// KeptResultsBytes caps the outcomes of completed tool calls the whole bridge keeps for resumed calls
+	// (docs/adr/0093); the oldest are evicted first. 0 means the default, 64 MiB.
+	KeptResultsBytes int `yaml:"keptResultsBytes"`
+	// KeptResultsTTL is how long a completed tool call's outcome is kept for a resumed call. 0 means the
+	// default, 5m.
+	KeptResultsTTL time.Duration `yaml:"keptResultsTTL"`
 }
 
 // Sessions configures session lifetime.

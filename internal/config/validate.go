@@ -298,6 +298,12 @@ func checkFile(path string) error {
 
 func (c *Config) validateLimits() error {
 	l := c.Limits
+	if l.KeptResultsBytes < 0 {
+		return c.errorAt("limits.keptResultsBytes", "must not be negative (0 means the default)")
+	}
+	if l.KeptResultsTTL < 0 {
+		return c.errorAt("limits.keptResultsTTL", "must not be negative (0 means the default)")
+	}
 	for _, f := range []struct {
 		key string
 		v   int
