@@ -191,7 +191,7 @@ func New(opts Options) *Core {
 
 		maxSessions: opts.Limits.MaxSessions,
 		maxPerOwner: opts.Limits.MaxSessionsPerOwner,
-		kept:       newKeptResults(opts.KeptResults),
+		kept:        newKeptResults(opts.KeptResults),
 	}
 	servers := opts.Servers
 	c.servers.Store(&servers)

@@ -14,5 +14,6 @@ func (s *Service) CoreStats() mcpcore.Stats { return s.core.Stats() }
 // ApprovalHistoryRecords returns how many ended approval requests the approval history holds: the bridge's
 // approval_history_records gauge (docs/adr/0091). Safe for concurrent use.
 func (s *Service) ApprovalHistoryRecords() int { return s.core.ApprovalHistoryLen() }
+
 // KeptStats describes the outcomes of completed tool calls kept for resumed calls.
 func (s *Service) KeptStats() mcpcore.KeptStats { return s.core.KeptStats() }
