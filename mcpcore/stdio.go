@@ -82,7 +82,7 @@ func startProcess(s *Session) (*process, error) {
 	select {
 	case c.procs <- struct{}{}:
 	default:
-		return nil, fmt.Errorf("%w: %d stdio servers are running", ErrTooManySessions, cap(c.procs))
+		return nil, fmt.Errorf("%w: %d stdio server processes are running, the limit (limits.maxStdioProcesses)", ErrTooManySessions, cap(c.procs))
 	}
 	release := sync.OnceFunc(func() { <-c.procs })
 	cfg := s.server

@@ -33,6 +33,8 @@ const (
 	ReasonWrongAnswerKind    = "WRONG_ANSWER_KIND"
 	ReasonInvalidInput       = "INVALID_INPUT"
 	ReasonTooManySessions    = "TOO_MANY_SESSIONS"
+	// The process is near its descriptor limit: new sessions are refused, the rest kept for live ones.
+	ReasonDescriptorLimit    = "DESCRIPTOR_LIMIT"
 	ReasonTooManyPending     = "TOO_MANY_PENDING_REQUESTS"
 	ReasonSessionClosed      = "SESSION_CLOSED"
 	ReasonCapabilityMissing  = "CAPABILITY_NOT_NEGOTIATED"
@@ -93,6 +95,7 @@ var sentinelTable = []struct {
 	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
 	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
 	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
+	{mcpcore.ErrDescriptorLimit, codes.ResourceExhausted, ReasonDescriptorLimit},
 	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},

@@ -113,6 +113,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
+	reportWalls(logger, cfg)
 	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, obs: obs, serveErr: make(chan error, 4)}
 	b.restCut, b.cutREST = context.WithCancelCause(context.Background())
 	defer b.cutREST(nil)

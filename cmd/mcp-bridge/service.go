@@ -201,6 +201,8 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 			MaxSessionsPerOwner:  cfg.Limits.MaxSessionsPerPrincipal,
 			MaxPendingPerSession: cfg.Limits.MaxPendingPerSession,
 			MaxStdioProcesses:    cfg.Limits.MaxStdioProcesses,
+			DescriptorReserve:    cfg.Limits.DescriptorReserve,
+			OpenTimeout:          cfg.Limits.OpenTimeout,
 		},
 		Pending: mcpcore.PendingPolicy{
 			SamplingTimeout:    cfg.Pending.SamplingTimeout,
