@@ -5,6 +5,7 @@ package e2e
 // (peak RSS, descriptors) and that an innocent session keeps answering.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -133,5 +134,49 @@ func TestHostileDescriptorWall(t *testing.T) {
 	}
 	if _, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "web"}); err != nil {
 		t.Errorf("a new session after half were closed: %v", err)
+	}
+}
+
+// Issue 31, item 5: WatchEvents streams per principal are capped (limits.maxEventStreamsPerPrincipal):
+// one more is RESOURCE_EXHAUSTED TOO_MANY_STREAMS naming the key, and closing one frees its place. Before:
+// no cap, the fourth stream opened.
+func TestHostileWatchStreamCap(t *testing.T) {
+	b := start(t, bridgeConfig{extra: "limits:\n  maxEventStreamsPerPrincipal: 3\n"})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	watch := func(ctx context.Context) (pb.BridgeService_WatchEventsClient, error) {
+		st, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
+		if err != nil {
+			return nil, err
+		}
+		_, err = st.Recv() // the session's state: the stream is being served
+		return st, err
+	}
+	cancels := make([]context.CancelFunc, 3)
+	for i := range cancels {
+		wctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		defer cancel()
+		if _, err := watch(wctx); err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+	}
+	_, err = watch(ctx)
+	if status.Code(err) != codes.ResourceExhausted || reasonOf(err) != "TOO_MANY_STREAMS" || !strings.Contains(status.Convert(err).Message(), "limits.maxEventStreamsPerPrincipal") {
+		t.Fatalf("a fourth stream: %v (reason %q), want RESOURCE_EXHAUSTED TOO_MANY_STREAMS naming limits.maxEventStreamsPerPrincipal", err, reasonOf(err))
+	}
+	cancels[0]()
+	for {
+		_, err := watch(ctx) // the first stream's end reaches the bridge shortly after the cancel
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.ResourceExhausted {
+			t.Fatalf("after one stream closed: %v", err)
+		}
 	}
 }

@@ -118,6 +118,8 @@ type wireTap struct {
 	// flight under those numbers. Each request goes out as the string idTag+id; its response comes back
 	// to the SDK under the SDK's own id.
 	idTag string
+
+	badLog logThrottle // the log lines about bad frames (badFrame)
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
@@ -468,7 +470,10 @@ func (t *wireTap) badFrame(prefix []byte, size int, oversized bool, cause error,
 	} else {
 		t.s.core.stats.malformed.Add(1)
 	}
-	t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix))
+	if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok { // stdio.go
+		t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix),
+			"suppressed", suppressed)
+	}
 	id, isRequest, ok := salvageID(prefix)
 	if !ok {
 		return nil

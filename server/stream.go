@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -211,3 +215,44 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 	}
 }
+
+// errTooManyStreams refuses a WatchEvents stream over Options.MaxEventStreamsPerPrincipal.
+var errTooManyStreams = errors.New("too many event streams")
+
+// watchSlots counts the WatchEvents streams of each principal (Options.MaxEventStreamsPerPrincipal).
+type watchSlots struct {
+	mu      sync.Mutex
+	n       map[string]int
+	refused atomic.Uint64
+}
+
+// watchSlot takes one of the caller's WatchEvents streams; release gives it back. Over the cap it
+// returns errTooManyStreams naming the key that raises it.
+func (s *Service) watchSlot(ctx context.Context) (release func(), err error) {
+	limit := s.opts.MaxEventStreamsPerPrincipal
+	if limit <= 0 {
+		return func() {}, nil
+	}
+	p := Principal(ctx)
+	w := &s.watches
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == nil {
+		w.n = map[string]int{}
+	}
+	if w.n[p] >= limit {
+		w.refused.Add(1)
+		return nil, fmt.Errorf("%w: the principal holds %d WatchEvents streams, its limit (limits.maxEventStreamsPerPrincipal)", errTooManyStreams, limit)
+	}
+	w.n[p]++
+	return sync.OnceFunc(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.n[p]--; w.n[p] <= 0 {
+			delete(w.n, p)
+		}
+	}), nil
+}
+
+// WatchStreamsRefused counts WatchEvents streams refused over limits.maxEventStreamsPerPrincipal.
+func (s *Service) WatchStreamsRefused() uint64 { return s.watches.refused.Load() }

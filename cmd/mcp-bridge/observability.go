@@ -102,6 +102,12 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 			Help: "Host streams attached to sessions: sessions a Connect stream attached to, and WatchEvents watchers.",
 		}, func() float64 { return float64(hs.HostStreams()) }))
 	}
+	if ws, ok := svc.(interface{ WatchStreamsRefused() uint64 }); ok {
+		o.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: telemetry.Namespace, Name: "watch_streams_refused_total",
+			Help: "WatchEvents streams refused because the principal held limits.maxEventStreamsPerPrincipal.",
+		}, func() float64 { return float64(ws.WatchStreamsRefused()) }))
+	}
 	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
 		telemetry.RegisterCoreStats(o.registry, st.CoreStats)
 	}

@@ -74,6 +74,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
 		Leases:      leases,
+
+		MaxEventStreamsPerPrincipal: cfg.Limits.MaxEventStreamsPerPrincipal,
 	}
 	closeAudit, err := policyOptions(cfg, &svcOpts)
 	if err != nil {
