@@ -148,35 +148,103 @@ func TestHostileWatchStreamCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cs.GetSession().GetSessionId()
-	watch := func(ctx context.Context) (pb.BridgeService_WatchEventsClient, error) {
+	// watch opens a stream and waits for its response headers (the bridge sends them first) or its error.
+	watch := func(ctx context.Context) error {
 		st, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		_, err = st.Recv() // the session's state: the stream is being served
-		return st, err
+		md, err := st.Header()
+		if err == nil && md == nil { // ended without headers: the status is the refusal
+			_, err = st.Recv()
+		}
+		return err
 	}
 	cancels := make([]context.CancelFunc, 3)
 	for i := range cancels {
 		wctx, cancel := context.WithCancel(ctx)
 		cancels[i] = cancel
 		defer cancel()
-		if _, err := watch(wctx); err != nil {
+		if err := watch(wctx); err != nil {
 			t.Fatalf("stream %d: %v", i+1, err)
 		}
 	}
-	_, err = watch(ctx)
+	err = watch(ctx)
 	if status.Code(err) != codes.ResourceExhausted || reasonOf(err) != "TOO_MANY_STREAMS" || !strings.Contains(status.Convert(err).Message(), "limits.maxEventStreamsPerPrincipal") {
 		t.Fatalf("a fourth stream: %v (reason %q), want RESOURCE_EXHAUSTED TOO_MANY_STREAMS naming limits.maxEventStreamsPerPrincipal", err, reasonOf(err))
 	}
 	cancels[0]()
 	for {
-		_, err := watch(ctx) // the first stream's end reaches the bridge shortly after the cancel
+		err := watch(ctx) // the first stream's end reaches the bridge shortly after the cancel
 		if err == nil {
 			break
 		}
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Fatalf("after one stream closed: %v", err)
 		}
+	}
+}
+
+// Issue 31, item 5: an SSE response whose data is not JSON is the server's bad message — 502
+// UPSTREAM_BAD_MESSAGE over REST, as the README promises — and the session goes on. Before: 500 INTERNAL.
+func TestHostileSSEGarbage(t *testing.T) {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sse-garbage","version":"1"}}}`
+		case "tools/list":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+		}
+		return ""
+	})
+	srv.call = func(name string, id json_) (string, string) {
+		if name == "garbage" {
+			return "text/event-stream", "data: this is not json\n\ndata: neither is this\n\n"
+		}
+		return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+	}
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  bad:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	r := b.rest("")
+	cs := r.must("POST", "/v1/sessions", `{"server":"bad"}`)
+	id, _ := cs["sessionId"].(string)
+	code, body := r.do("POST", "/v1/sessions/"+id+"/tools/garbage:call", `{}`)
+	if code != http.StatusBadGateway || !strings.Contains(compact(body), "UPSTREAM_BAD_MESSAGE") {
+		t.Errorf("SSE of non-JSON data: %d %s, want 502 UPSTREAM_BAD_MESSAGE", code, compact(body))
+	}
+	if code, body := r.do("POST", "/v1/sessions/"+id+"/tools/ok:call", `{}`); code != http.StatusOK {
+		t.Errorf("the session after SSE garbage: %d %s", code, compact(body))
+	}
+}
+
+// Issue 31, item 5: CR or LF in a tool name or URI on a 2026-07-28 Streamable HTTP session (where the name
+// goes in the Mcp-Name header) is the host's error — INVALID_ARGUMENT — and the session is not touched: it
+// stays READY with no restart and answers the next call. Before: 503 UNAVAILABLE and a reconnection.
+func TestHostileCRLFName(t *testing.T) {
+	url := plainHTTPProbe(t)
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  web:\n    url: %q\n    protocolVersion: \"2026-07-28\"\n", url)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	if _, err := b.client.ListTools(ctx, &pb.ListToolsRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo\r\nX-Injected: 1"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a tool name with CR/LF: %v, want INVALID_ARGUMENT", err)
+	}
+	_, err = b.client.ReadResource(ctx, &pb.ReadResourceRequest{SessionId: id, Uri: "demo://x\ny"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a URI with LF: %v, want INVALID_ARGUMENT", err)
+	}
+	gs, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
+	if err != nil || gs.GetSession().GetState() != pb.SessionState_SESSION_STATE_READY || gs.GetSession().GetRestarts() != 0 {
+		t.Errorf("the session after: %v (restarts %d), %v; want READY, never restarted", gs.GetSession().GetState(), gs.GetSession().GetRestarts(), err)
+	}
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "ok"})})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "ok") {
+		t.Errorf("the next call: %v, %v", res, err)
 	}
 }

@@ -388,6 +388,9 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, nil, err
+	}
 	if err := s.permit(itemTool, params.Name); err != nil {
 		return nil, nil, err
 	}
@@ -471,6 +474,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if params == nil || params.URI == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
 	}
+	if err := headerSafe("uri", params.URI); err != nil {
+		return nil, err
+	}
 	if err := s.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
@@ -497,6 +503,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, opts CallOptions) (*mcp.GetPromptResult, error) {
 	if params == nil || params.Name == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, err
 	}
 	if err := s.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
@@ -546,6 +555,9 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 // handshake era it sends resources/subscribe; on 2026-07-28 the SDK opens a subscriptions/listen stream
 // for the URI. Subscriptions are renewed after supervision reconnects.
 func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
+	if err := headerSafe("uri", uri); err != nil {
+		return err
+	}
 	if err := s.permit(itemResource, uri); err != nil {
 		return err
 	}
