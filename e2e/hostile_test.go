@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -246,5 +247,37 @@ func TestHostileCRLFName(t *testing.T) {
 	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "ok"})})
 	if err != nil || !strings.Contains(textOf(res.GetResult()), "ok") {
 		t.Errorf("the next call: %v, %v", res, err)
+	}
+}
+
+// Issue 31, item 5: opening a session has the bridge's own deadline (limits.openTimeout): a server that
+// accepts and never answers the handshake fails CreateSession UNAVAILABLE naming the key, long before the
+// host's deadline, and the handler it held is released. Before: only the host's deadline ended it.
+func TestHostileNeverAnsweringHandshake(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // accept, read, never answer
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  mute:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.URL+"/mcp"),
+		extra: "limits:\n  openTimeout: 1s\n"})
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Minute) // the host's deadline: far away
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "mute"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "limits.openTimeout") {
+			t.Errorf("CreateSession against a mute server: %v, want UNAVAILABLE naming limits.openTimeout", err)
+		}
+	case <-time.After(60 * time.Second): // a hang check, not a timing assertion: the bridge's bound is 1s
+		t.Fatal("CreateSession against a server that never answers did not end within 60s")
 	}
 }
