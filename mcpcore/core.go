@@ -144,6 +144,8 @@ type coreStats struct {
 	reinitialized atomic.Uint64
 	// descriptorRefusals counts sessions refused for want of descriptors (walls.go).
 	descriptorRefusals atomic.Uint64
+	// notificationsDropped counts servers' notifications over the rate a session may send (events.go).
+	notificationsDropped atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.
@@ -159,6 +161,9 @@ type Stats struct {
 	Reinitialized uint64
 	// DescriptorRefusals counts new sessions refused because the process was near its descriptor limit.
 	DescriptorRefusals uint64
+	// NotificationsDropped counts progress and log notifications of servers dropped over the rate a
+	// session may send.
+	NotificationsDropped uint64
 }
 
 // New returns a Core configured by opts. It starts no goroutines; sessions start their own.
@@ -207,12 +212,13 @@ func (c *Core) Dispatcher() *Dispatcher { return c.dispatcher }
 // Stats returns the core's counters.
 func (c *Core) Stats() Stats {
 	return Stats{
-		MalformedMessages:  c.stats.malformed.Load(),
-		OversizedMessages:  c.stats.oversized.Load(),
-		StderrLinesDropped: c.stats.stderrDropped.Load(),
-		Restarts:           c.stats.restarts.Load(),
-		Reinitialized:      c.stats.reinitialized.Load(),
-		DescriptorRefusals: c.stats.descriptorRefusals.Load(),
+		MalformedMessages:    c.stats.malformed.Load(),
+		OversizedMessages:    c.stats.oversized.Load(),
+		StderrLinesDropped:   c.stats.stderrDropped.Load(),
+		Restarts:             c.stats.restarts.Load(),
+		Reinitialized:        c.stats.reinitialized.Load(),
+		DescriptorRefusals:   c.stats.descriptorRefusals.Load(),
+		NotificationsDropped: c.stats.notificationsDropped.Load(),
 	}
 }
 

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // Issue 31, item 5: one WARN line per malformed frame from a server was unthrottled (782 MB of log in
@@ -49,5 +52,42 @@ func TestDescriptorReserveRefusesNewSessions(t *testing.T) {
 	c.testFDs = func() (int, bool) { return 3, true }
 	if err := c.checkDescriptors(); err != nil {
 		t.Errorf("far from the wall: %v", err)
+	}
+}
+
+// Issue 31, item 5: a flood of progress notifications from a server is bounded per session: beyond the
+// rate they are dropped before the SDK decodes them, counted, and the session's watchers get an
+// EventDropped with the count when the next one passes.
+func TestNotificationFloodBounded(t *testing.T) {
+	c := &Core{}
+	s := &Session{core: c, logger: slog.New(slog.DiscardHandler), events: newEventLog("s1", Limits{})}
+	tap := newWireTap(s, nil)
+	const sent = 50_000
+	sub := s.events.subscribe(sent + 10) // room for every event: none lost by the subscription itself
+	passed := 0
+	for range sent {
+		if _, ok := tap.received(&jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progressToken":"t","progress":1}`)}, nil); ok {
+			passed++
+		}
+	}
+	dropped := c.Stats().NotificationsDropped
+	if dropped == 0 || uint64(passed)+dropped != sent {
+		t.Fatalf("%d passed and %d dropped of %d", passed, dropped, sent)
+	}
+	tap.flood.last = tap.flood.last.Add(-time.Second)
+	tap.received(&jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progressToken":"t","progress":2}`)}, nil)
+	var told uint64
+	for done := false; !done; {
+		select {
+		case ev := <-sub.C():
+			if ev.Kind == EventDropped {
+				told += ev.Dropped
+			}
+		default:
+			done = true
+		}
+	}
+	if told != dropped {
+		t.Errorf("watchers were told of %d dropped, want %d", told, dropped)
 	}
 }

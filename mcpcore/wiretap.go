@@ -120,6 +120,7 @@ type wireTap struct {
 	idTag string
 
 	badLog logThrottle // the log lines about bad frames (badFrame)
+	flood  logThrottle // the server's progress and log notifications (received)
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
@@ -308,6 +309,25 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				}
 			}
 			return msg, true
+		}
+		// A server's share of the bridge is bounded: progress and log notifications beyond a rate per
+		// session are dropped here, before the SDK decodes them and the bridge fans them out; they are
+		// counted, and the session's watchers are told how many were lost (an EventDropped) when the
+		// next one passes (events.go).
+		if m.Method == "notifications/progress" || m.Method == "notifications/message" {
+			ok, dropped := t.flood.allow(notificationBurst, time.Second/notificationRate)
+			if !ok {
+				if t.s.core != nil {
+					t.s.core.stats.notificationsDropped.Add(1)
+				}
+				return nil, false
+			}
+			if dropped > 0 {
+				t.s.logger.Warn("server notifications dropped: over the rate a session may send", "dropped", dropped, "rate", notificationRate)
+				if t.s.events != nil {
+					t.s.events.publish(Event{Kind: EventDropped, Dropped: dropped})
+				}
+			}
 		}
 		// A list_changed drops the server's cached lists before anyone hears of it (listcache.go).
 		if t.s.core != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -24,6 +25,7 @@ const callWatchBuffer = 16
 // are bounded by the session's pending-request limit).
 type callQueue struct {
 	limit  int
+	callID string
 	signal chan struct{} // has a value when items are waiting
 
 	mu      sync.Mutex // guards items
@@ -31,8 +33,8 @@ type callQueue struct {
 	dropped int
 }
 
-func newCallQueue(limit int) *callQueue {
-	return &callQueue{limit: limit, signal: make(chan struct{}, 1)}
+func newCallQueue(limit int, callID string) *callQueue {
+	return &callQueue{limit: limit, callID: callID, signal: make(chan struct{}, 1)}
 }
 
 func (q *callQueue) push(m *pb.StreamCallToolResponse, droppable bool) {
@@ -50,12 +52,33 @@ func (q *callQueue) push(m *pb.StreamCallToolResponse, droppable bool) {
 	}
 }
 
+// take returns the queued messages and, when some were dropped since the last take, a log message of the
+// bridge's own after them saying how many (issue 31: the host is told that events were lost).
 func (q *callQueue) take() []*pb.StreamCallToolResponse {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
 	q.items = nil
+	if q.dropped > 0 {
+		items = append(items, droppedMarker(q.callID, q.dropped))
+		q.dropped = 0
+	}
 	return items
+}
+
+// droppedLogger is the logger name of the bridge's own log messages on a call's stream.
+const droppedLogger = "mcp-bridge"
+
+// droppedMarker is the message that tells a StreamCallTool host that n progress or log messages of the
+// call were dropped because it read too slowly: a LoggingMessage at warning from logger "mcp-bridge" whose
+// data is {"eventsDropped": n, "message": …}.
+func droppedMarker(callID string, n int) *pb.StreamCallToolResponse {
+	data, _ := structpb.NewValue(map[string]any{
+		"eventsDropped": n,
+		"message":       fmt.Sprintf("the bridge dropped %d progress or log messages of this call: the stream was read too slowly", n),
+	})
+	return &pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Log{Log: &pb.LoggingMessage{
+		Level: logLevelToProto("warning"), Logger: droppedLogger, Data: data, CallId: callID}}}
 }
 
 // StreamCallTool calls a tool and streams its progress, log messages, server requests and their endings,
@@ -75,7 +98,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	callID := callIDOf(req.GetCallId())
 	tc.opts.Resume = req.GetResume()
 
-	q := newCallQueue(s.opts.StreamBuffer)
+	q := newCallQueue(s.opts.StreamBuffer, callID)
 	d := s.core.Dispatcher()
 	sid := sess.ID()
 	// The call's server requests and their ends come from the dispatcher's one feed: the requests this call

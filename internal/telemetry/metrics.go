@@ -246,6 +246,8 @@ func RegisterCoreStats(reg prometheus.Registerer, stats func() mcpcore.Stats) {
 			func(s mcpcore.Stats) uint64 { return s.StderrLinesDropped }),
 		counter("sessions_refused_descriptors_total", "New sessions refused because the process was near its descriptor limit (limits.descriptorReserve).",
 			func(s mcpcore.Stats) uint64 { return s.DescriptorRefusals }),
+		counter("upstream_notifications_dropped_total", "Progress and log notifications of servers dropped over the rate one session may send.",
+			func(s mcpcore.Stats) uint64 { return s.NotificationsDropped }),
 	)
 }
 
