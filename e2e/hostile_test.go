@@ -281,3 +281,55 @@ func TestHostileNeverAnsweringHandshake(t *testing.T) {
 		t.Fatal("CreateSession against a server that never answers did not end within 60s")
 	}
 }
+
+// nested returns a JSON object nested depth levels deep: {"a":{"a":…{}}}.
+func nested(depth int) string {
+	return strings.Repeat(`{"a":`, depth-1) + "{}" + strings.Repeat("}", depth-1)
+}
+
+// Issue 31, item 5: arguments nested 1,000 deep are the host's error (INVALID_ARGUMENT) and never reach the
+// server (the demo server exits on them; each such call restarted it); a result nested 5,000 deep is the
+// server's bad message (UPSTREAM_BAD_MESSAGE, REST 502), not INTERNAL. The session goes on.
+func TestHostileDeepNesting(t *testing.T) {
+	var gotDeep sync.Mutex
+	deepSeen := false
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deep","version":"1"}}}`
+		case "tools/list":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+		}
+		return ""
+	})
+	srv.call = func(name string, id json_) (string, string) {
+		switch name {
+		case "deep-result":
+			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[],"structuredContent":` + nested(5000) + `}}`
+		case "deep-args":
+			gotDeep.Lock()
+			deepSeen = true
+			gotDeep.Unlock()
+		}
+		return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+	}
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  deep:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	r := b.rest("")
+	id, _ := r.must("POST", "/v1/sessions", `{"server":"deep"}`)["sessionId"].(string)
+	code, body := r.do("POST", "/v1/sessions/"+id+"/tools/deep-args:call", `{"arguments":{"x":`+nested(1000)+`}}`)
+	if code != http.StatusBadRequest {
+		t.Errorf("arguments nested 1000 deep: %d %s, want 400", code, compact(body))
+	}
+	gotDeep.Lock()
+	if deepSeen {
+		t.Error("arguments nested 1000 deep reached the server")
+	}
+	gotDeep.Unlock()
+	code, body = r.do("POST", "/v1/sessions/"+id+"/tools/deep-result:call", `{}`)
+	if code != http.StatusBadGateway || !strings.Contains(compact(body), "UPSTREAM_BAD_MESSAGE") {
+		t.Errorf("a result nested 5000 deep: %d %s, want 502 UPSTREAM_BAD_MESSAGE", code, compact(body))
+	}
+	if code, body := r.do("POST", "/v1/sessions/"+id+"/tools/ok:call", `{}`); code != http.StatusOK {
+		t.Errorf("the session after: %d %s", code, compact(body))
+	}
+}

@@ -143,3 +143,40 @@ func (c *Core) countFDs() (int, bool) {
 	}
 	return openDescriptors()
 }
+
+// MaxNestingDepth bounds how deeply the JSON the core forwards is nested: a tool's arguments sent upstream
+// (deeper is the host's error, INVALID_ARGUMENT) and a server's result coming back (deeper is the server's
+// bad message, UPSTREAM_BAD_MESSAGE). Servers crash on far less than the protocol allows (the demo server
+// exits at 998 levels), and the bridge's protobuf conversion fails at ~5,000 (INTERNAL, no reason) after
+// walking the whole tree. No MCP schema or result of any use comes near it.
+const MaxNestingDepth = 256
+
+// jsonTooDeep reports whether the JSON text b nests objects and arrays more than max levels. It scans the
+// bytes once (strings skipped), without decoding, so it costs far less than the decoding it guards.
+func jsonTooDeep(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}

@@ -91,3 +91,22 @@ func TestNotificationFloodBounded(t *testing.T) {
 		t.Errorf("watchers were told of %d dropped, want %d", told, dropped)
 	}
 }
+
+func TestJSONTooDeep(t *testing.T) {
+	deep := func(n int) []byte {
+		return []byte(strings.Repeat(`[`, n) + strings.Repeat(`]`, n))
+	}
+	for _, c := range []struct {
+		in   []byte
+		want bool
+	}{
+		{deep(MaxNestingDepth), false},
+		{deep(MaxNestingDepth + 1), true},
+		{[]byte(`{"a":"` + strings.Repeat(`[{`, 1000) + `\"{"}`), false}, // brackets in strings do not count
+		{[]byte(`{"a":[1,{"b":[]}]}`), false},
+	} {
+		if got := jsonTooDeep(c.in, MaxNestingDepth); got != c.want {
+			t.Errorf("jsonTooDeep(%.40s…) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

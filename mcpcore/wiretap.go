@@ -238,6 +238,16 @@ func (t *wireTap) sendFailed(msg jsonrpc.Message) {
 func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Message, bool) {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
+		if m.Error == nil && jsonTooDeep(m.Result, MaxNestingDepth) { // walls.go: the server's bad message
+			t.s.core.stats.malformed.Add(1)
+			if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok {
+				t.s.logger.Warn("dropped a bad message from the server", "problem", "nested too deeply", "max_depth", MaxNestingDepth, "suppressed", suppressed)
+			}
+			data, _ := json.Marshal(map[string]string{localErrorMarker: "nested too deeply"})
+			m = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("the server's response was nested deeper than %d levels", MaxNestingDepth), Data: data}, Extra: m.Extra}
+			msg = m
+		}
 		if m.Error == nil && bytes.Contains(m.Result, []byte(`"inputRequests"`)) {
 			if r, ok := normalizeInputRequests(m.Result); ok {
 				m = &jsonrpc.Response{ID: m.ID, Result: r, Extra: m.Extra}
