@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
@@ -331,5 +333,27 @@ func TestHostileDeepNesting(t *testing.T) {
 	}
 	if code, body := r.do("POST", "/v1/sessions/"+id+"/tools/ok:call", `{}`); code != http.StatusOK {
 		t.Errorf("the session after: %d %s", code, compact(body))
+	}
+}
+
+// Issue 31, item 5: a malformed baggage header from a host must not write a line that is not JSON under
+// --log-format json (OpenTelemetry's default error handler printed plain text to stderr).
+func TestHostileBadBaggageKeepsJSONLog(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	const bad = "k1=v1;;;,=,%%%zz,\x7f=\x7f"
+	req := b.rest("").request(ctx, "GET", "/v1/servers", "")
+	req.Header.Set("baggage", bad)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_ = resp.Body.Close()
+	}
+	if _, err := b.client.ListServers(metadata.AppendToOutgoingContext(ctx, "baggage", "=;;%zz"), &pb.ListServersRequest{}); err != nil {
+		t.Logf("ListServers with a bad baggage: %v", err)
+	}
+	b.stop() // the whole log is read once the bridge exits
+	for _, line := range b.logs.all() {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a log line that is not JSON under --log-format json: %q", line)
+		}
 	}
 }

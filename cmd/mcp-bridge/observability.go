@@ -41,8 +41,11 @@ func newObservability(ctx context.Context, cfg *config.Config, getenv func(strin
 	if err != nil {
 		return nil, err
 	}
+	// OpenTelemetry's own errors go to the bridge's log whether tracing is on or not: the W3C propagator
+	// also reads hosts' baggage headers, and its default handler writes a plain-text line to stderr, which
+	// breaks --log-format json (issue 31).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 	if tr.Provider != nil {
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 		otel.SetTracerProvider(tr.Provider)
 		otel.SetTextMapPropagator(telemetry.Propagator)
 	}
