@@ -113,7 +113,6 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	reportWalls(logger, cfg)
 	b := &bridge{cfg: cfg, logger: logger, tls: tlsConf, obs: obs, serveErr: make(chan error, 4)}
 	b.restCut, b.cutREST = context.WithCancelCause(context.Background())
 	defer b.cutREST(nil)
@@ -159,6 +158,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		fmt.Fprintf(o.stderr, "mcp-bridge: %s\n", oneLine(err.Error()))
 		return exitFailure
 	}
+	reportWalls(logger, cfg) // walls.go: once serving can start, so bad input stays one line
 	stopHealth := make(chan struct{})
 	healthDone := healthz.Watch(b.svc.Core(), b.health, b.hidesHealth, stopHealth)
 	addrs := b.addrs()
