@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -356,4 +357,91 @@ func TestHostileBadBaggageKeepsJSONLog(t *testing.T) {
 			t.Errorf("a log line that is not JSON under --log-format json: %q", line)
 		}
 	}
+}
+
+// Issue 31, items 5 and 6: a server that answers one call with 200,000 progress notifications (18 MB of
+// SSE) takes a bounded share of the bridge: the notifications beyond the per-session rate are dropped and
+// counted (upstream_notifications_dropped_total), the call still gets its result, an innocent session on
+// another server keeps answering meanwhile, and the bridge's peak RSS and descriptors stay bounded.
+func TestHostileNotificationFlood(t *testing.T) {
+	const floods = 200_000
+	var sse strings.Builder
+	for i := range floods {
+		fmt.Fprintf(&sse, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":%d}}\n\n", i)
+	}
+	flood := sse.String()
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}}`
+		case "tools/list":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"flood","inputSchema":{"type":"object"}}]}}`
+		}
+		return ""
+	})
+	srv.call = func(name string, id json_) (string, string) {
+		return "text/event-stream", flood + "data: {\"jsonrpc\":\"2.0\",\"id\":" + string(id) + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"flooded\"}]}}\n\n"
+	}
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  flood:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	ctx := testCtx(t)
+	pid := b.cmd.Process.Pid
+	innocent, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "flood"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdsBefore, rssBefore := openFDs(t, pid), peakRSS(t, pid)
+	done := make(chan error, 1)
+	go func() {
+		res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: fs.GetSession().GetSessionId(), Name: "flood"})
+		if err == nil && textOf(res.GetResult()) != "flooded" {
+			err = fmt.Errorf("result %v", res)
+		}
+		done <- err
+	}()
+	calls := 0
+	for flooding := true; flooding; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the flooded call: %v", err)
+			}
+			flooding = false
+		default:
+			res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: innocent.GetSession().GetSessionId(), Name: "echo", Arguments: args(t, map[string]any{"text": "innocent"})})
+			if err != nil || !strings.Contains(textOf(res.GetResult()), "innocent") {
+				t.Fatalf("the innocent session during the flood: %v, %v", res, err)
+			}
+			calls++
+		}
+	}
+	rss := peakRSS(t, pid)
+	t.Logf("innocent calls answered during the flood: %d; peak RSS %d MB before, %d MB after; descriptors %d before, %d after",
+		calls, rssBefore>>20, rss>>20, fdsBefore, openFDs(t, pid))
+	if grew := rss - rssBefore; grew > 150<<20 {
+		t.Errorf("peak RSS grew by %d MB for an 18 MB flood", grew>>20)
+	}
+	if fds := openFDs(t, pid); fds > fdsBefore+8 {
+		t.Errorf("descriptors: %d after the flood, %d before", fds, fdsBefore)
+	}
+	resp, err := http.Get("http://" + b.http + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var metrics strings.Builder
+	_, _ = io.Copy(&metrics, resp.Body)
+	var dropped float64
+	for line := range strings.SplitSeq(metrics.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "mcp_bridge_upstream_notifications_dropped_total "); ok {
+			dropped, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if dropped == 0 {
+		t.Errorf("no notification counted as dropped of a %d-notification flood", floods)
+	}
+	t.Logf("%v of %d notifications dropped", dropped, floods)
 }

@@ -114,11 +114,10 @@ func openDescriptors() (n int, ok bool) {
 
 // checkDescriptors refuses a new session when fewer than the reserve of descriptors are left.
 func (c *Core) checkDescriptors() error {
-	var rl syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil || rl.Cur == math.MaxUint64 {
-		return nil
+	limit, ok := nofileLimit()
+	if !ok {
+		return nil // no limit to keep a reserve of
 	}
-	limit := rl.Cur
 	reserve := c.limits.descriptorReserve(limit)
 	n, ok := c.countFDs()
 	if !ok {
@@ -134,6 +133,15 @@ func (c *Core) checkDescriptors() error {
 	}
 	return fmt.Errorf("%w: %s of the process's %d descriptors are open and the last %d are kept for live sessions, health checks and new clients (limits.descriptorReserve); raise the process's descriptor limit (ulimit -n, LimitNOFILE, the container's nofile) or lower limits.maxSessions",
 		ErrDescriptorLimit, open, limit, reserve)
+}
+
+// nofileLimit is the process's soft descriptor limit; false when it has none or cannot tell.
+func nofileLimit() (uint64, bool) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, false
+	}
+	return rl.Cur, rl.Cur != math.MaxUint64
 }
 
 // countFDs is openDescriptors, replaceable by tests.
