@@ -29,6 +29,8 @@ const (
 	DefaultMaxPendingPerSession = 64
 	DefaultMaxStdioProcesses    = 256
 	DefaultEventBuffer          = 64
+	// DefaultOpenTimeout bounds opening a session (Limits.OpenTimeout).
+	DefaultOpenTimeout = 30 * time.Second
 
 	DefaultSamplingTimeout    = 5 * time.Minute
 	DefaultElicitationTimeout = 10 * time.Minute
@@ -59,6 +61,9 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxPendingPerSession, DefaultMaxPendingPerSession)
 	def(&l.MaxStdioProcesses, DefaultMaxStdioProcesses)
 	def(&l.EventBuffer, DefaultEventBuffer)
+	if l.OpenTimeout <= 0 {
+		l.OpenTimeout = DefaultOpenTimeout
+	}
 	return l
 }
 
@@ -126,6 +131,8 @@ type Core struct {
 
 	// testDial, set only by tests, supplies the transport for servers of kind transportTest.
 	testDial func(ServerConfig) (mcp.Transport, error)
+	// testFDs, set only by tests, replaces the count of open descriptors (walls.go).
+	testFDs func() (int, bool)
 
 	mu       sync.Mutex          // guards the fields below
 	sessions map[string]*Session // open sessions, by id
@@ -146,6 +153,10 @@ type coreStats struct {
 	stderrDropped atomic.Uint64
 	restarts      atomic.Uint64
 	reinitialized atomic.Uint64
+	// descriptorRefusals counts sessions refused for want of descriptors (walls.go).
+	descriptorRefusals atomic.Uint64
+	// notificationsDropped counts servers' notifications over the rate a session may send (events.go).
+	notificationsDropped atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.
@@ -159,6 +170,11 @@ type Stats struct {
 	// Restarts counts stdio server restarts; Reinitialized counts re-initialized HTTP sessions.
 	Restarts      uint64
 	Reinitialized uint64
+	// DescriptorRefusals counts new sessions refused because the process was near its descriptor limit.
+	DescriptorRefusals uint64
+	// NotificationsDropped counts progress and log notifications of servers dropped over the rate a
+	// session may send.
+	NotificationsDropped uint64
 }
 
 // New returns a Core configured by opts. It starts no goroutines; sessions start their own.
@@ -214,11 +230,13 @@ func (c *Core) Dispatcher() *Dispatcher { return c.dispatcher }
 // Stats returns the core's counters.
 func (c *Core) Stats() Stats {
 	return Stats{
-		MalformedMessages:  c.stats.malformed.Load(),
-		OversizedMessages:  c.stats.oversized.Load(),
-		StderrLinesDropped: c.stats.stderrDropped.Load(),
-		Restarts:           c.stats.restarts.Load(),
-		Reinitialized:      c.stats.reinitialized.Load(),
+		MalformedMessages:    c.stats.malformed.Load(),
+		OversizedMessages:    c.stats.oversized.Load(),
+		StderrLinesDropped:   c.stats.stderrDropped.Load(),
+		Restarts:             c.stats.restarts.Load(),
+		Reinitialized:        c.stats.reinitialized.Load(),
+		DescriptorRefusals:   c.stats.descriptorRefusals.Load(),
+		NotificationsDropped: c.stats.notificationsDropped.Load(),
 	}
 }
 
@@ -296,6 +314,21 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	if err := c.reserve(p.Owner); err != nil {
 		return nil, err
 	}
+	if err := c.checkDescriptors(); err != nil {
+		c.release(p.Owner)
+		c.noteOpen(cfg.Name, err)
+		return nil, err
+	}
+	// The bridge's own deadline on opening: a server that accepts and never answers does not hold the
+	// session (and its host) for as long as the host's deadline says. A server behind OAuth may wait for a
+	// person to authorize: that wait has its own bound (OAuthOptions.AuthorizationTimeout), added.
+	openTimeout := c.limits.OpenTimeout
+	if cfg.OAuth != nil {
+		openTimeout += cmp.Or(c.opts.OAuth.AuthorizationTimeout, DefaultAuthorizationTimeout)
+	}
+	ctx, cancelOpen := context.WithTimeoutCause(ctx, openTimeout,
+		fmt.Errorf("%w: the server did not complete the handshake within %v (limits.openTimeout)", ErrUnavailable, openTimeout))
+	defer cancelOpen()
 	s := newSession(c, c.newSessionID(), p, cfg)
 	c.mu.Lock()
 	c.live[s.id] = s
@@ -394,10 +427,10 @@ func (c *Core) reserve(owner string) error {
 		return ErrSessionClosed
 	}
 	if len(c.sessions)+c.reserved >= c.maxSessions {
-		return fmt.Errorf("%w: the core holds %d sessions", ErrTooManySessions, c.maxSessions)
+		return fmt.Errorf("%w: the bridge holds %d sessions, its limit (limits.maxSessions)", ErrTooManySessions, c.maxSessions)
 	}
 	if c.perOwner[owner] >= c.maxPerOwner {
-		return fmt.Errorf("%w: owner holds %d sessions", ErrTooManySessions, c.maxPerOwner)
+		return fmt.Errorf("%w: the principal holds %d sessions, its limit (limits.maxSessionsPerPrincipal)", ErrTooManySessions, c.maxPerOwner)
 	}
 	c.reserved++
 	c.perOwner[owner]++

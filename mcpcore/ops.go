@@ -359,6 +359,10 @@ func toolArguments(args any) (any, error) {
 	if raw[0] != '{' || !json.Valid(raw) {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: "must be a JSON object"}}}
 	}
+	if jsonTooDeep(raw, MaxNestingDepth) { // walls.go
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments",
+			Description: fmt.Sprintf("nested deeper than %d levels", MaxNestingDepth)}}}
+	}
 	return json.RawMessage(raw), nil
 }
 
@@ -387,6 +391,9 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, nil, err
 	}
 	if err := s.permit(itemTool, params.Name); err != nil {
 		return nil, nil, err
@@ -479,6 +486,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if params == nil || params.URI == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
 	}
+	if err := headerSafe("uri", params.URI); err != nil {
+		return nil, err
+	}
 	if err := s.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
@@ -505,6 +515,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, opts CallOptions) (*mcp.GetPromptResult, error) {
 	if params == nil || params.Name == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, err
 	}
 	if err := s.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
@@ -554,6 +567,9 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 // handshake era it sends resources/subscribe; on 2026-07-28 the SDK opens a subscriptions/listen stream
 // for the URI. Subscriptions are renewed after supervision reconnects.
 func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
+	if err := headerSafe("uri", uri); err != nil {
+		return err
+	}
 	if err := s.permit(itemResource, uri); err != nil {
 		return err
 	}

@@ -473,7 +473,13 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 			p.kill()
 			p.waitExit(context.Background())
 		}
+		if errors.Is(err, ErrTooManySessions) || errors.Is(err, ErrDescriptorLimit) {
+			return nil, err // a limit of the bridge's, not the server unavailable: its own reason
+		}
 		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrUnavailable) {
+				return nil, fmt.Errorf("connecting to %q: %w", s.server.Name, cause)
+			}
 			return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, ctx.Err())
 		}
 		return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, err)

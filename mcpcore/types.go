@@ -112,6 +112,13 @@ type Limits struct {
 	// EventBuffer is the per-subscriber event buffer (default 64); a subscriber that falls further
 	// behind loses events, and the loss is counted and reported as an EventDropped event.
 	EventBuffer int
+	// DescriptorReserve is how many of the process's descriptors (RLIMIT_NOFILE) are kept for live sessions,
+	// health checks and new host connections: a new session is refused with ErrDescriptorLimit while fewer
+	// are left (walls.go). Default: a tenth of the limit, at least MinDescriptorReserve.
+	DescriptorReserve int
+	// OpenTimeout bounds opening a session — connecting and the handshake — whatever the host's deadline
+	// (default DefaultOpenTimeout, as the handshake of a reconnection).
+	OpenTimeout time.Duration
 }
 
 // PendingPolicy sets deadlines for server-initiated requests and what happens when one passes.

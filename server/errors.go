@@ -33,6 +33,10 @@ const (
 	ReasonWrongAnswerKind    = "WRONG_ANSWER_KIND"
 	ReasonInvalidInput       = "INVALID_INPUT"
 	ReasonTooManySessions    = "TOO_MANY_SESSIONS"
+	// The process is near its descriptor limit: new sessions are refused, the rest kept for live ones.
+	ReasonDescriptorLimit = "DESCRIPTOR_LIMIT"
+	// The principal holds limits.maxEventStreamsPerPrincipal WatchEvents streams.
+	ReasonTooManyStreams     = "TOO_MANY_STREAMS"
 	ReasonTooManyPending     = "TOO_MANY_PENDING_REQUESTS"
 	ReasonSessionClosed      = "SESSION_CLOSED"
 	ReasonCapabilityMissing  = "CAPABILITY_NOT_NEGOTIATED"
@@ -103,6 +107,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
 	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
 	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
+	{mcpcore.ErrDescriptorLimit, codes.ResourceExhausted, ReasonDescriptorLimit},
+	{errTooManyStreams, codes.ResourceExhausted, ReasonTooManyStreams},
 	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},

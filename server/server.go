@@ -64,6 +64,9 @@ type Options struct {
 	AuditPayloads bool
 	// RateLimits returns a principal's limits (ratelimit.go); nil means none.
 	RateLimits func(principal string) RateLimit
+	// MaxEventStreamsPerPrincipal caps the WatchEvents streams one principal holds open (stream.go);
+	// 0: no cap.
+	MaxEventStreamsPerPrincipal int
 
 	// Leases, when set, are this replica's leases on the sessions of a state shared with other replicas
 	// (Redis; takeover.go): a session is served here while this replica holds its lease, and taken over
@@ -114,6 +117,8 @@ type Service struct {
 	adoptMu    sync.Mutex            // guards adopting
 	adopting   map[string]*adoptGate // takeovers under way, by session id
 	stopLeases context.CancelFunc    // ends runLeases; nil without Leases
+
+	watches watchSlots // WatchEvents streams per principal (stream.go)
 
 	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }

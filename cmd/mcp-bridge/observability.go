@@ -40,8 +40,11 @@ func newObservability(ctx context.Context, cfg *config.Config, getenv func(strin
 	if err != nil {
 		return nil, err
 	}
+	// OpenTelemetry's own errors go to the bridge's log whether tracing is on or not: the W3C propagator
+	// also reads hosts' baggage headers, and its default handler writes a plain-text line to stderr, which
+	// breaks --log-format json (issue 31).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 	if tr.Provider != nil {
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 		otel.SetTracerProvider(tr.Provider)
 		otel.SetTextMapPropagator(telemetry.Propagator)
 	}
@@ -106,6 +109,12 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 			Namespace: telemetry.Namespace, Name: "approval_history_records",
 			Help: "Approval requests that ended, kept in the bounded approval history (ListApprovalHistory).",
 		}, func() float64 { return float64(ah.ApprovalHistoryRecords()) }))
+	}
+	if ws, ok := svc.(interface{ WatchStreamsRefused() uint64 }); ok {
+		o.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: telemetry.Namespace, Name: "watch_streams_refused_total",
+			Help: "WatchEvents streams refused because the principal held limits.maxEventStreamsPerPrincipal.",
+		}, func() float64 { return float64(ws.WatchStreamsRefused()) }))
 	}
 	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
 		telemetry.RegisterCoreStats(o.registry, st.CoreStats)

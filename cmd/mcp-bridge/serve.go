@@ -163,6 +163,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		fmt.Fprintf(o.stderr, "mcp-bridge: %s\n", oneLine(err.Error()))
 		return exitFailure
 	}
+	reportWalls(logger, cfg) // walls.go: once serving can start, so bad input stays one line
 	stopHealth := make(chan struct{})
 	healthDone := healthz.Watch(b.svc.Core(), b.health, b.hidesHealth, stopHealth)
 	reloadDone := make(chan struct{})

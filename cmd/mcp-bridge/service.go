@@ -79,6 +79,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
 		Leases:      leases,
+
+		MaxEventStreamsPerPrincipal: cfg.Limits.MaxEventStreamsPerPrincipal,
 	}
 	closeAudit, err := policyOptions(cfg, &svcOpts)
 	if err != nil {
@@ -205,6 +207,8 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 			MaxSessionsPerOwner:  cfg.Limits.MaxSessionsPerPrincipal,
 			MaxPendingPerSession: cfg.Limits.MaxPendingPerSession,
 			MaxStdioProcesses:    cfg.Limits.MaxStdioProcesses,
+			DescriptorReserve:    cfg.Limits.DescriptorReserve,
+			OpenTimeout:          cfg.Limits.OpenTimeout,
 		},
 		Pending: mcpcore.PendingPolicy{
 			SamplingTimeout:    cfg.Pending.SamplingTimeout,

@@ -257,6 +257,14 @@ type Limits struct {
 	// KeptResultsTTL is how long a completed tool call's outcome is kept for a resumed call. 0 means the
 	// default, 5m.
 	KeptResultsTTL time.Duration `yaml:"keptResultsTTL"`
+	// DescriptorReserve is how many of the process's descriptors are kept for live sessions, health
+	// checks and new clients: new sessions are refused (DESCRIPTOR_LIMIT) while fewer are left. 0: a tenth
+	// of the descriptor limit, at least 64.
+	DescriptorReserve int `yaml:"descriptorReserve"`
+	// OpenTimeout bounds opening a session (connect and handshake), whatever the host's deadline.
+	OpenTimeout time.Duration `yaml:"openTimeout"`
+	// MaxEventStreamsPerPrincipal caps the WatchEvents streams one principal may hold open at once.
+	MaxEventStreamsPerPrincipal int `yaml:"maxEventStreamsPerPrincipal"`
 }
 
 // Sessions configures session lifetime.
@@ -297,13 +305,16 @@ const (
 	DefaultMaxSessionsPerPrincipal = mcpcore.DefaultMaxSessionsPerOwner
 	DefaultMaxPendingPerSession    = mcpcore.DefaultMaxPendingPerSession
 	DefaultMaxStdioProcesses       = mcpcore.DefaultMaxStdioProcesses
-	DefaultIdleTimeout             = 30 * time.Minute
-	DefaultSamplingTimeout         = mcpcore.DefaultSamplingTimeout
-	DefaultElicitationTimeout      = mcpcore.DefaultElicitationTimeout
-	DefaultRootsTimeout            = mcpcore.DefaultRootsTimeout
-	DefaultMaxRestarts             = mcpcore.DefaultMaxRestarts
-	DefaultInitialBackoff          = mcpcore.DefaultInitialBackoff
-	DefaultMaxBackoff              = mcpcore.DefaultMaxBackoff
+	DefaultOpenTimeout             = mcpcore.DefaultOpenTimeout
+	// DefaultMaxEventStreamsPerPrincipal is the default of limits.maxEventStreamsPerPrincipal.
+	DefaultMaxEventStreamsPerPrincipal = 64
+	DefaultIdleTimeout                 = 30 * time.Minute
+	DefaultSamplingTimeout             = mcpcore.DefaultSamplingTimeout
+	DefaultElicitationTimeout          = mcpcore.DefaultElicitationTimeout
+	DefaultRootsTimeout                = mcpcore.DefaultRootsTimeout
+	DefaultMaxRestarts                 = mcpcore.DefaultMaxRestarts
+	DefaultInitialBackoff              = mcpcore.DefaultInitialBackoff
+	DefaultMaxBackoff                  = mcpcore.DefaultMaxBackoff
 	// DefaultAuthorizationTimeout is the default of oauth.authorizationTimeout.
 	DefaultAuthorizationTimeout = mcpcore.DefaultAuthorizationTimeout
 )
@@ -313,11 +324,13 @@ func newConfig() *Config {
 	return &Config{
 		Listen: Listen{GRPC: DefaultGRPCAddr, HTTP: DefaultHTTPAddr},
 		Limits: Limits{
-			MaxMessageBytes:         DefaultMaxMessageBytes,
-			MaxSessions:             DefaultMaxSessions,
-			MaxSessionsPerPrincipal: DefaultMaxSessionsPerPrincipal,
-			MaxPendingPerSession:    DefaultMaxPendingPerSession,
-			MaxStdioProcesses:       DefaultMaxStdioProcesses,
+			MaxMessageBytes:             DefaultMaxMessageBytes,
+			MaxSessions:                 DefaultMaxSessions,
+			MaxSessionsPerPrincipal:     DefaultMaxSessionsPerPrincipal,
+			MaxPendingPerSession:        DefaultMaxPendingPerSession,
+			MaxStdioProcesses:           DefaultMaxStdioProcesses,
+			OpenTimeout:                 DefaultOpenTimeout,
+			MaxEventStreamsPerPrincipal: DefaultMaxEventStreamsPerPrincipal,
 		},
 		Sessions: Sessions{IdleTimeout: DefaultIdleTimeout},
 		Pending: Pending{

@@ -231,11 +231,13 @@ allowUnconfiguredServers: true
 		},
 		Auth: Auth{TokensFile: filepath.Join(dir, "tokens.txt"), Tokens: Tokens{"tok-alice": "alice", "tok-bob": "bob"}},
 		Limits: Limits{
-			MaxMessageBytes:         1 << 20,
-			MaxSessions:             10,
-			MaxSessionsPerPrincipal: DefaultMaxSessionsPerPrincipal,
-			MaxPendingPerSession:    7,
-			MaxStdioProcesses:       3,
+			MaxMessageBytes:             1 << 20,
+			MaxSessions:                 10,
+			MaxSessionsPerPrincipal:     DefaultMaxSessionsPerPrincipal,
+			MaxPendingPerSession:        7,
+			MaxStdioProcesses:           3,
+			OpenTimeout:                 DefaultOpenTimeout,
+			MaxEventStreamsPerPrincipal: DefaultMaxEventStreamsPerPrincipal,
 		},
 		Sessions:                 Sessions{IdleTimeout: 0},
 		Pending:                  Pending{SamplingTimeout: 2 * time.Minute, ElicitationTimeout: 90 * time.Second, RootsTimeout: 5 * time.Second},
@@ -738,5 +740,19 @@ func TestVSCodeConfig(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%s)\n got: %v\nwant: %s", tt.content, err, tt.want)
 		}
+	}
+}
+
+// Issue 31, item 4: limits.maxStdioProcesses has a ceiling below the Go runtime's thread limit, checked
+// at load, naming the key.
+func TestMaxStdioProcessesCeiling(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bridge.yaml")
+	if err := os.WriteFile(path, []byte("limits:\n  maxStdioProcesses: 10000\nmcpServers:\n  a:\n    command: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "limits.maxStdioProcesses") || !strings.Contains(err.Error(), "thread") {
+		t.Fatalf("maxStdioProcesses 10000: %v, want an error naming the key and the thread limit", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/door"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 // Bounds on settings that would make the bridge useless if set too small or too large.
@@ -315,6 +316,8 @@ func (c *Config) validateLimits() error {
 		{"limits.maxStdioProcesses", l.MaxStdioProcesses},
 		{"limits.maxHTTPConnections", l.MaxHTTPConnections},
 		{"limits.approvalHistory", l.ApprovalHistory},
+		{"limits.descriptorReserve", l.DescriptorReserve},
+		{"limits.maxEventStreamsPerPrincipal", l.MaxEventStreamsPerPrincipal},
 	} {
 		if f.v < 0 {
 			return c.errorAt(f.key, "must not be negative (0 means the default)")
@@ -322,6 +325,12 @@ func (c *Config) validateLimits() error {
 	}
 	if l.ApprovalHistoryAge < 0 {
 		return c.errorAt("limits.approvalHistoryAge", "must not be negative (0 means the default)")
+	}
+	if l.MaxStdioProcesses > mcpcore.MaxStdioProcessesCeiling {
+		return c.errorAt("limits.maxStdioProcesses", fmt.Sprintf("must be at most %d: each running stdio server holds an OS thread, and the Go runtime aborts the process at its thread limit (10,000)", mcpcore.MaxStdioProcessesCeiling))
+	}
+	if l.OpenTimeout < 0 {
+		return c.errorAt("limits.openTimeout", "must not be negative (0 means the default)")
 	}
 	if l.MaxMessageBytes < minMessageBytes || l.MaxMessageBytes > maxMessageBytes {
 		return c.errorAt("limits.maxMessageBytes", fmt.Sprintf("must be between %d and %d", minMessageBytes, maxMessageBytes))
