@@ -554,6 +554,8 @@ func TestConsoleHostile(t *testing.T) {
 	br.do(chromedp.Click(chromedp.CSS(big + " .text button.show-more")))
 	br.waitJS("all of it", `document.querySelector('`+big+` .text').textContent.endsWith('⟨U+202E⟩XYZ')`)
 	br.noOverflow("the 1 MB result shown whole")
+	br.do(chromedp.Click(chromedp.CSS(big + " .text button.show-less")))
+	br.waitJS("it collapsed again", `document.querySelector('`+big+` .text').textContent.length < 10000`)
 
 	// URLs: a link only to an absolute https address, its registrable domain first; nothing else links.
 	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="link"] > summary`)))
@@ -565,7 +567,7 @@ func TestConsoleHostile(t *testing.T) {
 		if got := br.text(link + " .url"); got != hostileURLs[c.which] {
 			t.Errorf("%s: the URL shown = %q", c.which, got)
 		}
-		links := eval[[]string](br, `[...document.querySelectorAll('`+link+` a')].map(a => a.getAttribute('href'))`)
+		links := eval[[]string](br, `[...document.querySelectorAll('`+link+` .card-body a')].map(a => a.getAttribute('href'))`)
 		if c.domain == "" {
 			if len(links) != 0 || !eval[bool](br, `!!document.querySelector('`+link+` .refused')`) {
 				t.Errorf("%s: links %v, want none and the refusal said", c.which, links)
@@ -612,7 +614,7 @@ func TestConsoleHostile(t *testing.T) {
 	br.shot("overview-400")
 
 	// Nothing the server sent became an element, and none of its script ran.
-	elems := eval[int](br, `document.querySelectorAll('main img, main script, main iframe, main b, main i, main u, main em, main [onerror], main [onclick], main [onmouseover]').length`)
+	elems := eval[int](br, `document.querySelectorAll('body img, body script, body iframe, body b, body i, body u, body em, body [onerror], body [onclick], body [onmouseover]').length`)
 	if elems != 0 {
 		t.Errorf("%d elements from the server's markup are on the page", elems)
 	}
@@ -1107,7 +1109,7 @@ func TestConsoleApprovals(t *testing.T) {
 	if line := await(t, b.reports.Lines); line != "started "+rlo+"1000000" {
 		t.Errorf("the server saw %q", line)
 	}
-	if n := eval[int](br, `document.querySelectorAll('main img').length`); n != 0 {
+	if n := eval[int](br, `document.querySelectorAll('body img').length`); n != 0 {
 		t.Errorf("%d images from the arguments' markup are on the page", n)
 	}
 	if pwned := eval[string](br, `String(window.__pwned ?? '')`); pwned != "" {

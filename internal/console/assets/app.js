@@ -135,6 +135,7 @@ const inbox = (() => {
       }
       const n = list.waiting;
       count.textContent = String(n);
+      document.getElementById('inbox-noun').textContent = n === 1 ? 'approval' : 'approvals';
       badge.hidden = n === 0;
       badge.setAttribute('aria-label', `${n} approval${n === 1 ? '' : 's'} waiting`);
       updateTitle();
@@ -284,7 +285,8 @@ function overview() {
         h('td', { class: 'num' }, String(s.pending)),
         h('td', {}, shortTime(s.createTime))),
       h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
-      overviewPending.sync(reqs.requests || []);
+      // Approval requests show in the inbox, above every page.
+      overviewPending.sync((reqs.requests || []).filter((r) => !r.approval));
     } catch (e) {
       if (e.name !== 'AbortError') showNotice(e);
     }
@@ -380,7 +382,7 @@ function sessionPage(id) {
     log.append(h('li', { class: `event event-${kind}`, 'data-kind': kind },
       h('span', { class: 'seq' }, String(ev.sequence || '')), h('time', {}, shortTime(ev.time)), h('span', { class: 'kind' }, kind), h('span', { class: 'text' }, text)));
     while (log.childElementCount > KEEP_EVENTS) log.firstElementChild.remove();
-    if (ev.serverRequest) pending.add(ev.serverRequest);
+    if (ev.serverRequest && !ev.serverRequest.approval) pending.add(ev.serverRequest);
     if (ev.requestEnded) pending.ended(ev.requestEnded.requestId, ev.requestEnded.outcome, ev.requestEnded.detail);
     if (ev.sessionState) loadInfo();
   }
@@ -427,7 +429,11 @@ function sessionPage(id) {
       }
       if (abort.signal.aborted) return;
       // The stream ended: the session may be gone (a restart), or the connection broke.
-      try { await call('GET', paths.session(id), undefined, abort.signal); } catch (e) {
+      try {
+        const r = await call('GET', paths.session(id), undefined, abort.signal);
+        const s = r.session || r;
+        if (s.state === 'SESSION_STATE_CLOSED') { showGone({ message: s.stateReason || 'the session is closed' }); return; }
+      } catch (e) {
         if (isGone(e)) { showGone(e); return; }
       }
       live.textContent = 'reconnecting…';
@@ -443,6 +449,7 @@ function sessionPage(id) {
       const s = resp.session || resp; // REST answers with the Session itself (response_body)
       const si = s.serverInfo || {};
       server = String(s.server || '');
+      if (s.state === 'SESSION_STATE_CLOSED') setTimeout(() => showGone({ message: s.stateReason || 'the session is closed' }));
       const confirmClose = h('div', { class: 'confirm', hidden: true },
         h('p', {}, 'Close this session? Its calls end and what it waits for is refused.'),
         h('div', { class: 'actions' },
@@ -606,7 +613,7 @@ function sessionPage(id) {
   loadInfo();
   loadTools();
   // Requests that ended while the page showed something else.
-  call('GET', paths.requests(id), undefined, abort.signal).then((r) => pending.sync(r.requests || [])).catch(() => {});
+  call('GET', paths.requests(id), undefined, abort.signal).then((r) => pending.sync((r.requests || []).filter((q) => !q.approval))).catch(() => {});
   watch();
   return {
     leave() { abort.abort(); for (const f of unsubscribe) f(); },

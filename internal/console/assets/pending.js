@@ -72,7 +72,8 @@ export class Card {
       // "-": the request id alone names the request, also one of a session still being created (an
       // authorization request raised while CreateSession runs), which its own session id does not reach yet.
       await call('POST', paths.respond('-', this.req.requestId), answer);
-      this.end(outcome, detail);
+      // The request's end may have come first (as "answered"): say what this answer was.
+      this.end(outcome, detail, true);
     } finally {
       this.setBusy(false);
     }
@@ -81,18 +82,20 @@ export class Card {
   setBusy(busy) {
     this.busy = busy;
     if (this.ended) return;
-    for (const b of this.element.querySelectorAll('button:not(.show-more)')) b.disabled = busy;
+    for (const b of this.element.querySelectorAll('button:not(.show-more):not(.show-less)')) b.disabled = busy;
   }
 
   // end marks the request as no longer pending.
-  end(outcome, detail) {
-    if (this.ended) return;
+  end(outcome, detail, mine = false) {
+    if (this.ended && !(mine && !this.answered)) return;
+    if (mine) this.answered = true;
+    const first = !this.ended;
     this.ended = true;
     this.element.classList.add('ended');
-    for (const b of this.element.querySelectorAll('button:not(.show-more), input, textarea, select')) b.disabled = true;
+    for (const b of this.element.querySelectorAll('button:not(.show-more):not(.show-less), input, textarea, select')) b.disabled = true;
     this.element.dataset.outcome = outcome;
     replace(this.status, h('strong', {}, `${outcome[0].toUpperCase()}${outcome.slice(1)}`), ` at ${new Date().toLocaleTimeString()}`, detail ? [' — ', u(detail)] : '');
-    this.onDone(this);
+    if (first) this.onDone(this);
   }
 
   // fail shows an error that is not about a field.

@@ -152,11 +152,25 @@ export function reveal(s, { isolate = false } = {}) {
   more.textContent = `Show all ${s.length.toLocaleString()} characters`;
   const counts = scan(rest);
   if (counts.hidden + counts.lookAlike) el.dataset.hiddenRest = String(counts.hidden + counts.lookAlike);
+  const ellipsis = document.createTextNode('… ');
+  const less = document.createElement('button');
+  less.type = 'button';
+  less.className = 'show-less';
+  less.textContent = 'Show less';
+  let shown = [];
   more.addEventListener('click', () => {
-    more.replaceWith(...marked(rest));
+    shown = marked(rest);
+    ellipsis.remove();
+    more.replaceWith(...shown, less);
     delete el.dataset.hiddenRest;
   });
-  el.append(...marked(s.slice(0, cut)), document.createTextNode('… '), more);
+  less.addEventListener('click', () => {
+    for (const n of shown) n.remove();
+    less.replaceWith(ellipsis, more);
+    if (counts.hidden + counts.lookAlike) el.dataset.hiddenRest = String(counts.hidden + counts.lookAlike);
+    more.focus();
+  });
+  el.append(...marked(s.slice(0, cut)), ellipsis, more);
   return el;
 }
 
