@@ -552,7 +552,7 @@ func TestConsoleHostile(t *testing.T) {
 	br.noOverflow("a session page with a 1 MB result")
 	br.shot("big")
 	br.do(chromedp.Click(chromedp.CSS(big + " .text button.show-more")))
-	br.waitJS("all of it", `document.querySelector('`+big+` .text').textContent.endsWith('⟨U+202E⟩XYZ')`)
+	br.waitJS("all of it", `document.querySelector('`+big+` .text').textContent.includes('⟨U+202E⟩XYZ')`)
 	br.noOverflow("the 1 MB result shown whole")
 	br.do(chromedp.Click(chromedp.CSS(big + " .text button.show-less")))
 	br.waitJS("it collapsed again", `document.querySelector('`+big+` .text').textContent.length < 10000`)
@@ -651,6 +651,15 @@ func TestConsoleForms(t *testing.T) {
 	b := start(t, bridgeConfig{extraServers: consolePeer(t, "forms", "forms", "")})
 	br := newBrowser(t, b)
 	br.signIn("")
+	// The overview refreshes every few seconds; the person's focus stays where it is.
+	open := `tr[data-server="forms"] button`
+	br.waitJS("the server forms", `!!document.querySelector('`+open+`')`)
+	br.do(chromedp.Focus(chromedp.CSS(open)))
+	n := eval[int](br, `Number(document.getElementById('servers').dataset.refreshes)`)
+	br.waitJS("two refreshes", fmt.Sprintf(`Number(document.getElementById('servers').dataset.refreshes) >= %d`, n+2))
+	if !eval[bool](br, `document.activeElement === document.querySelector('`+open+`')`) {
+		t.Errorf("after a refresh the focus is on %s", eval[string](br, `document.activeElement.outerHTML.slice(0, 80)`))
+	}
 	br.openSession("forms", "form")
 	br.runTool("form")
 	card := `section[data-kind="elicitation"]`
@@ -1191,6 +1200,12 @@ func TestConsoleSelfApproval(t *testing.T) {
 		t.Errorf("the denial shows %q", got)
 	}
 	br.shot("denied")
+
+	// Closing asks first.
+	br.do(chromedp.Click(chromedp.CSS("button.close-session")))
+	br.waitJS("the question", `document.activeElement === document.querySelector('button.close-confirm')`)
+	b.rest("").must("GET", "/v1/sessions/"+sid, "") // still there
+	br.do(chromedp.Click(chromedp.Search(`//button[text()="Keep it"]`)))
 
 	// The session closed elsewhere (as after a restart): the page says it is gone and offers a way on.
 	b.rest("").must("DELETE", "/v1/sessions/"+sid, "")

@@ -142,7 +142,24 @@ const inbox = (() => {
       linkCalls();
     },
   });
-  panel.append(list.element);
+  const historyList = h('ol', { class: 'approval-history', id: 'approval-history' });
+  const historyBox = h('details', { class: 'history', hidden: true }, h('summary', {}, 'Decided by anyone (the bridge\'s history)'), historyList);
+  panel.append(list.element, historyBox);
+  // The bridge's approvals history (GET /v1/approvals/history), when it has one: who decided what, when, why.
+  async function loadHistory() {
+    try {
+      const r = await call('GET', '/v1/approvals/history?pageSize=20');
+      const records = r.records || [];
+      replace(historyList, records.map((rec) => h('li', {},
+        h('time', {}, shortTime(rec.endTime || rec.createTime)), ' ', h('strong', {}, enumLabel(rec.outcome, 'APPROVAL_OUTCOME_')), ' ',
+        u(rec.caller || ''), ' → ', h('code', {}, u(rec.tool || '')), ' on ', u(rec.serverName || ''),
+        rec.decidedBy ? [' by ', u(rec.decidedBy)] : '', rec.reason ? [' — ', u(rec.reason)] : '',
+        ' ', h('code', { class: 'hint' }, String(rec.argumentsSha256 || '').slice(0, 12)))));
+      if (!records.length) replace(historyList, h('li', { class: 'hint' }, 'Nothing decided yet.'));
+      historyBox.hidden = false;
+    } catch { historyBox.hidden = true; /* a bridge without the history, or not an approver */ }
+  }
+  panel.addEventListener('toggle', () => { if (panel.open) loadHistory(); });
   notify.hidden = !window.Notification || Notification.permission === 'granted';
   notify.addEventListener('click', async () => {
     const p = await Notification.requestPermission();
@@ -287,6 +304,7 @@ function overview() {
       h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
       // Approval requests show in the inbox, above every page.
       overviewPending.sync((reqs.requests || []).filter((r) => !r.approval));
+      servers.parentElement.dataset.refreshes = String((Number(servers.parentElement.dataset.refreshes) || 0) + 1);
     } catch (e) {
       if (e.name !== 'AbortError') showNotice(e);
     }
@@ -328,6 +346,13 @@ function overview() {
 
 // --- one session ---
 
+// dataText is a log message's data as text: a string as it is, anything else as JSON, nothing as nothing
+// (never a literal "null").
+function dataText(v) {
+  if (v === null || v === undefined) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
 function eventSummary(ev) {
   if (ev.serverRequest) {
     const r = ev.serverRequest;
@@ -336,7 +361,7 @@ function eventSummary(ev) {
   }
   if (ev.requestEnded) return ['ended', [`${ev.requestEnded.requestId}: ${enumLabel(ev.requestEnded.outcome, 'REQUEST_OUTCOME_')}`, ev.requestEnded.detail ? [' — ', u(ev.requestEnded.detail)] : '']];
   if (ev.progress) return ['progress', [`${ev.progress.progress ?? 0}${ev.progress.total ? ` / ${ev.progress.total}` : ''} `, u(ev.progress.message || '')]];
-  if (ev.log) return ['log', [`${enumLabel(ev.log.level, 'LOGGING_LEVEL_')}`, ev.log.logger ? [' ', u(ev.log.logger)] : '', ': ', u(typeof ev.log.data === 'string' ? ev.log.data : JSON.stringify(ev.log.data))]];
+  if (ev.log) return ['log', [`${enumLabel(ev.log.level, 'LOGGING_LEVEL_')}`, ev.log.logger ? [' ', u(ev.log.logger)] : '', ': ', u(dataText(ev.log.data))]];
   if (ev.sessionState) return ['state', [enumLabel(ev.sessionState.state, 'SESSION_STATE_'), ev.sessionState.reason ? [' — ', u(ev.sessionState.reason)] : '']];
   if (ev.eventsDropped) return ['dropped', `${ev.eventsDropped.count} events dropped (the console read too slowly)`];
   const kind = Object.keys(ev).find((k) => !['sequence', 'sessionId', 'time'].includes(k)) || 'event';
@@ -533,12 +558,12 @@ function sessionPage(id) {
             c.approval ? h('p', {}, 'You may approve it yourself: ', h('button', { type: 'button', class: 'to-inbox', onclick: () => inbox.show() }, 'Go to the approval'), '.') : null);
         }
         const logs = h('ol', { class: 'call-log' }, c.logs.map((l) => h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
-          u(typeof l.data === 'string' ? l.data : JSON.stringify(l.data)))));
+          u(dataText(l.data)))));
         replace(result, approval, status, bar, logs, h('p', { class: 'hint' }, 'Call ', h('code', {}, c.callId)));
         return;
       }
       const logs = c.logs.length ? h('ol', { class: 'call-log' }, c.logs.map((l) => h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
-        u(typeof l.data === 'string' ? l.data : JSON.stringify(l.data))))) : null;
+        u(dataText(l.data))))) : null;
       if (c.state === 'done') replace(result, c.result ? toolResult(c.result) : h('p', { class: 'hint' }, 'The call ended without a result.'), logs);
       else if (c.state === 'cancelled') replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
       else {
