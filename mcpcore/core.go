@@ -109,6 +109,7 @@ type Core struct {
 	hostsTracked atomic.Bool
 	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
+	history      approvalHistory              // approval requests that ended, bounded (approval.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport

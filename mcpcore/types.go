@@ -146,6 +146,9 @@ type Options struct {
 	// ("s-<replica>.<random>", see SessionReplica) so that a proxy can route a session's calls to the replica
 	// that owns it. It must be a DNS label ([a-z0-9-], at most 63). Empty: ids are "s-<random>".
 	Replica string
+	// ApprovalHistory bounds the history of approval requests that ended (Core.ApprovalHistory): at most
+	// Max records (default 1000), none older than MaxAge (default 24h).
+	ApprovalHistory ApprovalHistoryLimits
 	// Observer is told the core's facts for metrics (sessions, upstream requests, server requests,
 	// reconnections, dropped events, messages); nil means none. See Observer.
 	Observer Observer

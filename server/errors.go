@@ -231,6 +231,10 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 		}
 		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
 	}
+	var ae *mcpcore.ApprovalError
+	if errors.As(err, &ae) {
+		return approvalStatus(ae) // approval.go
+	}
 	var rl *RateLimitedError
 	if errors.As(err, &rl) {
 		return withDetails(codes.ResourceExhausted, rl.Error(),

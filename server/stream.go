@@ -78,13 +78,24 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	// raised, and the session's requests that belong to no call (a push over stdio or SSE names none) while
 	// it runs. The core's OnRequest below only marks the call as one that streams its requests.
 	watch := d.Watch(func(pr *mcpcore.PendingRequest) bool {
-		// Not the call's own approval request: only its approvers see it (approval.go).
-		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "") && pr.Kind != mcpcore.KindApproval
+		// The call's own approval request is not shown as a request (only its approvers see that,
+		// approval.go): the caller is told the call waits for approval (approval_pending).
+		if pr.Kind == mcpcore.KindApproval {
+			return pr.SessionID == sid && pr.OriginCallID == callID
+		}
+		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "")
 	}, callWatchBuffer)
 	defer watch.Close()
 	shown := map[string]bool{} // requests shown on the stream whose end is not yet shown; this goroutine's
 	showRequest := func(pr *mcpcore.PendingRequest) {
 		if shown[pr.ID] {
+			return
+		}
+		if pr.Kind == mcpcore.KindApproval {
+			if pr.Approval != nil {
+				shown[pr.ID] = true
+				q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_ApprovalPending{ApprovalPending: approvalPendingToProto(pr)}}, false)
+			}
 			return
 		}
 		r, err := serverRequestToProto(pr)

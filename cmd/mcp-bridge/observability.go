@@ -102,6 +102,12 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 			Help: "Host streams attached to sessions: sessions a Connect stream attached to, and WatchEvents watchers.",
 		}, func() float64 { return float64(hs.HostStreams()) }))
 	}
+	if ah, ok := svc.(interface{ ApprovalHistoryRecords() int }); ok { // docs/adr/0091
+		o.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "approval_history_records",
+			Help: "Approval requests that ended, kept in the bounded approval history (ListApprovalHistory).",
+		}, func() float64 { return float64(ah.ApprovalHistoryRecords()) }))
+	}
 	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
 		telemetry.RegisterCoreStats(o.registry, st.CoreStats)
 	}

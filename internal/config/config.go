@@ -225,6 +225,10 @@ type Limits struct {
 	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
 	// MaxStdioProcesses caps the stdio server processes running at once.
 	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
+	// ApprovalHistory bounds the approval requests that ended kept for ListApprovalHistory (0: 1000), and
+	// ApprovalHistoryAge how long each is kept (0: 24h) — docs/adr/0091.
+	ApprovalHistory    int           `yaml:"approvalHistory"`
+	ApprovalHistoryAge time.Duration `yaml:"approvalHistoryAge"`
 }
 
 // Sessions configures session lifetime.

@@ -295,10 +295,14 @@ func (c *Config) validateLimits() error {
 		{"limits.maxSessionsPerPrincipal", l.MaxSessionsPerPrincipal},
 		{"limits.maxPendingPerSession", l.MaxPendingPerSession},
 		{"limits.maxStdioProcesses", l.MaxStdioProcesses},
+		{"limits.approvalHistory", l.ApprovalHistory},
 	} {
 		if f.v < 0 {
 			return c.errorAt(f.key, "must not be negative (0 means the default)")
 		}
+	}
+	if l.ApprovalHistoryAge < 0 {
+		return c.errorAt("limits.approvalHistoryAge", "must not be negative (0 means the default)")
 	}
 	if l.MaxMessageBytes < minMessageBytes || l.MaxMessageBytes > maxMessageBytes {
 		return c.errorAt("limits.maxMessageBytes", fmt.Sprintf("must be between %d and %d", minMessageBytes, maxMessageBytes))

@@ -57,6 +57,8 @@ from .handler import (
 )
 from .types import (
     Annotations,
+    ApprovalPending,
+    Approvers,
     AudioContent,
     CallToolResult,
     Completion,
@@ -84,10 +86,12 @@ from .types import (
     StreamEvent,
     Task,
     TextContent,
+    TextWarning,
     Tool,
     ToolAnnotations,
     ToolResultContent,
     ToolUseContent,
+    UrlDestination,
 )
 
 __version__ = "0.1.0"
@@ -109,6 +113,10 @@ __all__ = [
     "ElicitResult",
     "AuthorizationRequest",
     "ApprovalRequest",
+    "ApprovalPending",
+    "Approvers",
+    "TextWarning",
+    "UrlDestination",
     "ApprovalDecision",
     "RootsRequest",
     "accept",

@@ -926,6 +926,7 @@ type StreamCallToolResponse struct {
 	//	*StreamCallToolResponse_ServerRequest
 	//	*StreamCallToolResponse_RequestEnded
 	//	*StreamCallToolResponse_Result
+	//	*StreamCallToolResponse_ApprovalPending
 	Event         isStreamCallToolResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1020,6 +1021,15 @@ func (x *StreamCallToolResponse) GetResult() *CallToolResult {
 	return nil
 }
 
+func (x *StreamCallToolResponse) GetApprovalPending() *ApprovalPending {
+	if x != nil {
+		if x, ok := x.Event.(*StreamCallToolResponse_ApprovalPending); ok {
+			return x.ApprovalPending
+		}
+	}
+	return nil
+}
+
 type isStreamCallToolResponse_Event interface {
 	isStreamCallToolResponse_Event()
 }
@@ -1050,6 +1060,13 @@ type StreamCallToolResponse_Result struct {
 	Result *CallToolResult `protobuf:"bytes,6,opt,name=result,proto3,oneof"`
 }
 
+type StreamCallToolResponse_ApprovalPending struct {
+	// The call waits for approval (the server's policy names its tool in `tools.approve`): which rule, who
+	// may approve, when it expires. Its end is a request_ended event with the same request id; then the call
+	// goes on (approved) or the stream ends with the denial or expiry.
+	ApprovalPending *ApprovalPending `protobuf:"bytes,7,opt,name=approval_pending,json=approvalPending,proto3,oneof"`
+}
+
 func (*StreamCallToolResponse_Progress) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Log) isStreamCallToolResponse_Event() {}
@@ -1059,6 +1076,8 @@ func (*StreamCallToolResponse_ServerRequest) isStreamCallToolResponse_Event() {}
 func (*StreamCallToolResponse_RequestEnded) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Result) isStreamCallToolResponse_Event() {}
+
+func (*StreamCallToolResponse_ApprovalPending) isStreamCallToolResponse_Event() {}
 
 // ListResourcesRequest is the request of ListResources.
 type ListResourcesRequest struct {
@@ -2736,6 +2755,116 @@ func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
 	return nil
 }
 
+// ListApprovalHistoryRequest is the request of ListApprovalHistory.
+type ListApprovalHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum number of records to return; 0 means 100. Larger values are capped at 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of a previous call, to get the next (older) page; empty for the first.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryRequest) Reset() {
+	*x = ListApprovalHistoryRequest{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryRequest) ProtoMessage() {}
+
+func (x *ListApprovalHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListApprovalHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApprovalHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListApprovalHistoryResponse is the response of ListApprovalHistory.
+type ListApprovalHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The records on this page, newest first.
+	Records []*ApprovalRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryResponse) Reset() {
+	*x = ListApprovalHistoryResponse{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryResponse) ProtoMessage() {}
+
+func (x *ListApprovalHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListApprovalHistoryResponse) GetRecords() []*ApprovalRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ListApprovalHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // RespondToRequestRequest is the request of RespondToRequest.
 type RespondToRequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2752,7 +2881,7 @@ type RespondToRequestRequest struct {
 
 func (x *RespondToRequestRequest) Reset() {
 	*x = RespondToRequestRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2893,7 @@ func (x *RespondToRequestRequest) String() string {
 func (*RespondToRequestRequest) ProtoMessage() {}
 
 func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2906,7 @@ func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestRequest.ProtoReflect.Descriptor instead.
 func (*RespondToRequestRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RespondToRequestRequest) GetSessionId() string {
@@ -2810,7 +2939,7 @@ type RespondToRequestResponse struct {
 
 func (x *RespondToRequestResponse) Reset() {
 	*x = RespondToRequestResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +2951,7 @@ func (x *RespondToRequestResponse) String() string {
 func (*RespondToRequestResponse) ProtoMessage() {}
 
 func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +2964,7 @@ func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestResponse.ProtoReflect.Descriptor instead.
 func (*RespondToRequestResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
 }
 
 var File_mcpbridge_v1_bridge_service_proto protoreflect.FileDescriptor
@@ -2900,14 +3029,15 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
 	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
-	"\x06resume\x18\a \x01(\bR\x06resume\"\xef\x02\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\"\xbb\x03\n" +
 	"\x16StreamCallToolResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12@\n" +
 	"\bprogress\x18\x02 \x01(\v2\".mcpbridge.v1.ProgressNotificationH\x00R\bprogress\x120\n" +
 	"\x03log\x18\x03 \x01(\v2\x1c.mcpbridge.v1.LoggingMessageH\x00R\x03log\x12D\n" +
 	"\x0eserver_request\x18\x04 \x01(\v2\x1b.mcpbridge.v1.ServerRequestH\x00R\rserverRequest\x12A\n" +
 	"\rrequest_ended\x18\x05 \x01(\v2\x1a.mcpbridge.v1.RequestEndedH\x00R\frequestEnded\x126\n" +
-	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06result\x12J\n" +
+	"\x10approval_pending\x18\a \x01(\v2\x1d.mcpbridge.v1.ApprovalPendingH\x00R\x0fapprovalPendingB\a\n" +
 	"\x05event\"Y\n" +
 	"\x14ListResourcesRequest\x12\"\n" +
 	"\n" +
@@ -3025,14 +3155,21 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\"V\n" +
 	"\x1bListPendingRequestsResponse\x127\n" +
-	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"\x98\x01\n" +
+	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"X\n" +
+	"\x1aListApprovalHistoryRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"}\n" +
+	"\x1bListApprovalHistoryResponse\x126\n" +
+	"\arecords\x18\x01 \x03(\v2\x1c.mcpbridge.v1.ApprovalRecordR\arecords\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x98\x01\n" +
 	"\x17RespondToRequestRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\"\n" +
 	"\n" +
 	"request_id\x18\x02 \x01(\tB\x03\xe0A\x02R\trequestId\x125\n" +
 	"\x06answer\x18\x03 \x01(\v2\x18.mcpbridge.v1.HostAnswerB\x03\xe0A\x02R\x06answer\"\x1a\n" +
-	"\x18RespondToRequestResponse2\x84\x1a\n" +
+	"\x18RespondToRequestResponse2\x90\x1b\n" +
 	"\rBridgeService\x12g\n" +
 	"\vListServers\x12 .mcpbridge.v1.ListServersRequest\x1a!.mcpbridge.v1.ListServersResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/servers\x12z\n" +
 	"\rCreateSession\x12\".mcpbridge.v1.CreateSessionRequest\x1a#.mcpbridge.v1.CreateSessionResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*b\asession\"\f/v1/sessions\x12{\n" +
@@ -3059,7 +3196,8 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"CancelTask\x12\x1f.mcpbridge.v1.CancelTaskRequest\x1a .mcpbridge.v1.CancelTaskResponse\";\x82\xd3\xe4\x93\x025:\x01*\"0/v1/sessions/{session_id}/tasks/{task_id}:cancel\x12J\n" +
 	"\aConnect\x12\x1c.mcpbridge.v1.ConnectRequest\x1a\x1d.mcpbridge.v1.ConnectResponse(\x010\x01\x12\x85\x01\n" +
 	"\vWatchEvents\x12 .mcpbridge.v1.WatchEventsRequest\x1a!.mcpbridge.v1.WatchEventsResponse\"/\x82\xd3\xe4\x93\x02)b\x05event\x12 /v1/sessions/{session_id}/events0\x01\x12\x96\x01\n" +
-	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\xaa\x01\n" +
+	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\x89\x01\n" +
+	"\x13ListApprovalHistory\x12(.mcpbridge.v1.ListApprovalHistoryRequest\x1a).mcpbridge.v1.ListApprovalHistoryResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/approvals/history\x12\xaa\x01\n" +
 	"\x10RespondToRequest\x12%.mcpbridge.v1.RespondToRequestRequest\x1a&.mcpbridge.v1.RespondToRequestResponse\"G\x82\xd3\xe4\x93\x02A:\x06answer\"7/v1/sessions/{session_id}/requests/{request_id}:respondBj\n" +
 	"\x10dev.mcpbridge.v1B\x12BridgeServiceProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3"
 
@@ -3075,7 +3213,7 @@ func file_mcpbridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 	return file_mcpbridge_v1_bridge_service_proto_rawDescData
 }
 
-var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(*ListServersRequest)(nil),            // 0: mcpbridge.v1.ListServersRequest
 	(*ListServersResponse)(nil),           // 1: mcpbridge.v1.ListServersResponse
@@ -3123,136 +3261,144 @@ var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(*WatchEventsResponse)(nil),           // 43: mcpbridge.v1.WatchEventsResponse
 	(*ListPendingRequestsRequest)(nil),    // 44: mcpbridge.v1.ListPendingRequestsRequest
 	(*ListPendingRequestsResponse)(nil),   // 45: mcpbridge.v1.ListPendingRequestsResponse
-	(*RespondToRequestRequest)(nil),       // 46: mcpbridge.v1.RespondToRequestRequest
-	(*RespondToRequestResponse)(nil),      // 47: mcpbridge.v1.RespondToRequestResponse
-	nil,                                   // 48: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	nil,                                   // 49: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	(*UpstreamServer)(nil),                // 50: mcpbridge.v1.UpstreamServer
-	(*HostCapabilities)(nil),              // 51: mcpbridge.v1.HostCapabilities
-	(*Root)(nil),                          // 52: mcpbridge.v1.Root
-	(*Implementation)(nil),                // 53: mcpbridge.v1.Implementation
-	(LoggingLevel)(0),                     // 54: mcpbridge.v1.LoggingLevel
-	(*Session)(nil),                       // 55: mcpbridge.v1.Session
-	(*Tool)(nil),                          // 56: mcpbridge.v1.Tool
-	(*structpb.Struct)(nil),               // 57: google.protobuf.Struct
-	(*TaskOptions)(nil),                   // 58: mcpbridge.v1.TaskOptions
-	(*CallToolResult)(nil),                // 59: mcpbridge.v1.CallToolResult
-	(*ProgressNotification)(nil),          // 60: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),                // 61: mcpbridge.v1.LoggingMessage
-	(*ServerRequest)(nil),                 // 62: mcpbridge.v1.ServerRequest
-	(*RequestEnded)(nil),                  // 63: mcpbridge.v1.RequestEnded
-	(*Resource)(nil),                      // 64: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 65: mcpbridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 66: mcpbridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 67: mcpbridge.v1.Prompt
-	(*PromptMessage)(nil),                 // 68: mcpbridge.v1.PromptMessage
-	(*durationpb.Duration)(nil),           // 69: google.protobuf.Duration
-	(*Task)(nil),                          // 70: mcpbridge.v1.Task
-	(*JsonRpcError)(nil),                  // 71: mcpbridge.v1.JsonRpcError
-	(*Event)(nil),                         // 72: mcpbridge.v1.Event
-	(*HostAnswer)(nil),                    // 73: mcpbridge.v1.HostAnswer
-	(*ConnectRequest)(nil),                // 74: mcpbridge.v1.ConnectRequest
-	(*ConnectResponse)(nil),               // 75: mcpbridge.v1.ConnectResponse
+	(*ListApprovalHistoryRequest)(nil),    // 46: mcpbridge.v1.ListApprovalHistoryRequest
+	(*ListApprovalHistoryResponse)(nil),   // 47: mcpbridge.v1.ListApprovalHistoryResponse
+	(*RespondToRequestRequest)(nil),       // 48: mcpbridge.v1.RespondToRequestRequest
+	(*RespondToRequestResponse)(nil),      // 49: mcpbridge.v1.RespondToRequestResponse
+	nil,                                   // 50: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	nil,                                   // 51: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	(*UpstreamServer)(nil),                // 52: mcpbridge.v1.UpstreamServer
+	(*HostCapabilities)(nil),              // 53: mcpbridge.v1.HostCapabilities
+	(*Root)(nil),                          // 54: mcpbridge.v1.Root
+	(*Implementation)(nil),                // 55: mcpbridge.v1.Implementation
+	(LoggingLevel)(0),                     // 56: mcpbridge.v1.LoggingLevel
+	(*Session)(nil),                       // 57: mcpbridge.v1.Session
+	(*Tool)(nil),                          // 58: mcpbridge.v1.Tool
+	(*structpb.Struct)(nil),               // 59: google.protobuf.Struct
+	(*TaskOptions)(nil),                   // 60: mcpbridge.v1.TaskOptions
+	(*CallToolResult)(nil),                // 61: mcpbridge.v1.CallToolResult
+	(*ProgressNotification)(nil),          // 62: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),                // 63: mcpbridge.v1.LoggingMessage
+	(*ServerRequest)(nil),                 // 64: mcpbridge.v1.ServerRequest
+	(*RequestEnded)(nil),                  // 65: mcpbridge.v1.RequestEnded
+	(*ApprovalPending)(nil),               // 66: mcpbridge.v1.ApprovalPending
+	(*Resource)(nil),                      // 67: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 68: mcpbridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 69: mcpbridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 70: mcpbridge.v1.Prompt
+	(*PromptMessage)(nil),                 // 71: mcpbridge.v1.PromptMessage
+	(*durationpb.Duration)(nil),           // 72: google.protobuf.Duration
+	(*Task)(nil),                          // 73: mcpbridge.v1.Task
+	(*JsonRpcError)(nil),                  // 74: mcpbridge.v1.JsonRpcError
+	(*Event)(nil),                         // 75: mcpbridge.v1.Event
+	(*ApprovalRecord)(nil),                // 76: mcpbridge.v1.ApprovalRecord
+	(*HostAnswer)(nil),                    // 77: mcpbridge.v1.HostAnswer
+	(*ConnectRequest)(nil),                // 78: mcpbridge.v1.ConnectRequest
+	(*ConnectResponse)(nil),               // 79: mcpbridge.v1.ConnectResponse
 }
 var file_mcpbridge_v1_bridge_service_proto_depIdxs = []int32{
-	50, // 0: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
-	51, // 1: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
-	52, // 2: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
-	53, // 3: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
-	54, // 4: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
-	55, // 5: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
-	55, // 6: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
-	55, // 7: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
-	56, // 8: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
-	57, // 9: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
-	57, // 10: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
-	58, // 11: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	59, // 12: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	57, // 13: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
-	57, // 14: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
-	58, // 15: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	60, // 16: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
-	61, // 17: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
-	62, // 18: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
-	63, // 19: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	59, // 20: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	64, // 21: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
-	65, // 22: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
-	57, // 23: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
-	66, // 24: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
-	57, // 25: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
-	67, // 26: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
-	48, // 27: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	57, // 28: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
-	68, // 29: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
-	57, // 30: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
-	49, // 31: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	54, // 32: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
-	69, // 33: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
-	52, // 34: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
-	52, // 35: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
-	70, // 36: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
-	59, // 37: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	71, // 38: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
-	70, // 39: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
-	72, // 40: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
-	62, // 41: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
-	73, // 42: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
-	0,  // 43: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
-	2,  // 44: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
-	4,  // 45: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
-	6,  // 46: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
-	8,  // 47: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
-	10, // 48: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
-	12, // 49: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
-	14, // 50: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
-	16, // 51: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
-	18, // 52: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
-	20, // 53: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
-	22, // 54: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
-	24, // 55: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
-	26, // 56: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
-	28, // 57: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
-	30, // 58: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
-	32, // 59: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
-	34, // 60: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
-	36, // 61: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
-	38, // 62: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
-	40, // 63: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
-	74, // 64: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
-	42, // 65: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
-	44, // 66: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
-	46, // 67: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
-	1,  // 68: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
-	3,  // 69: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
-	5,  // 70: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
-	7,  // 71: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
-	9,  // 72: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
-	11, // 73: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
-	13, // 74: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
-	15, // 75: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
-	17, // 76: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
-	19, // 77: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
-	21, // 78: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
-	23, // 79: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
-	25, // 80: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
-	27, // 81: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
-	29, // 82: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
-	31, // 83: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
-	33, // 84: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
-	35, // 85: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
-	37, // 86: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
-	39, // 87: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
-	41, // 88: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
-	75, // 89: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
-	43, // 90: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
-	45, // 91: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
-	47, // 92: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
-	68, // [68:93] is the sub-list for method output_type
-	43, // [43:68] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	52, // 0: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
+	53, // 1: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
+	54, // 2: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
+	55, // 3: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
+	56, // 4: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
+	57, // 5: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
+	57, // 6: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
+	57, // 7: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
+	58, // 8: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
+	59, // 9: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
+	59, // 10: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
+	60, // 11: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	61, // 12: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	59, // 13: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
+	59, // 14: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
+	60, // 15: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	62, // 16: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
+	63, // 17: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
+	64, // 18: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
+	65, // 19: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	61, // 20: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	66, // 21: mcpbridge.v1.StreamCallToolResponse.approval_pending:type_name -> mcpbridge.v1.ApprovalPending
+	67, // 22: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
+	68, // 23: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
+	59, // 24: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
+	69, // 25: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
+	59, // 26: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
+	70, // 27: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
+	50, // 28: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	59, // 29: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
+	71, // 30: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
+	59, // 31: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
+	51, // 32: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	56, // 33: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
+	72, // 34: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
+	54, // 35: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
+	54, // 36: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
+	73, // 37: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
+	61, // 38: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	74, // 39: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
+	73, // 40: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
+	75, // 41: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
+	64, // 42: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
+	76, // 43: mcpbridge.v1.ListApprovalHistoryResponse.records:type_name -> mcpbridge.v1.ApprovalRecord
+	77, // 44: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
+	0,  // 45: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
+	2,  // 46: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
+	4,  // 47: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
+	6,  // 48: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
+	8,  // 49: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
+	10, // 50: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
+	12, // 51: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
+	14, // 52: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
+	16, // 53: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
+	18, // 54: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
+	20, // 55: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
+	22, // 56: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
+	24, // 57: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
+	26, // 58: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
+	28, // 59: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
+	30, // 60: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
+	32, // 61: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
+	34, // 62: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
+	36, // 63: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
+	38, // 64: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
+	40, // 65: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
+	78, // 66: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
+	42, // 67: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
+	44, // 68: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
+	46, // 69: mcpbridge.v1.BridgeService.ListApprovalHistory:input_type -> mcpbridge.v1.ListApprovalHistoryRequest
+	48, // 70: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
+	1,  // 71: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
+	3,  // 72: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
+	5,  // 73: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
+	7,  // 74: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
+	9,  // 75: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
+	11, // 76: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
+	13, // 77: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
+	15, // 78: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
+	17, // 79: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
+	19, // 80: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
+	21, // 81: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
+	23, // 82: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
+	25, // 83: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
+	27, // 84: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
+	29, // 85: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
+	31, // 86: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
+	33, // 87: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
+	35, // 88: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
+	37, // 89: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
+	39, // 90: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
+	41, // 91: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
+	79, // 92: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
+	43, // 93: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
+	45, // 94: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
+	47, // 95: mcpbridge.v1.BridgeService.ListApprovalHistory:output_type -> mcpbridge.v1.ListApprovalHistoryResponse
+	49, // 96: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
+	71, // [71:97] is the sub-list for method output_type
+	45, // [45:71] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_bridge_service_proto_init() }
@@ -3269,6 +3415,7 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 		(*StreamCallToolResponse_ServerRequest)(nil),
 		(*StreamCallToolResponse_RequestEnded)(nil),
 		(*StreamCallToolResponse_Result)(nil),
+		(*StreamCallToolResponse_ApprovalPending)(nil),
 	}
 	file_mcpbridge_v1_bridge_service_proto_msgTypes[30].OneofWrappers = []any{
 		(*CompleteRequest_PromptName)(nil),
@@ -3282,7 +3429,7 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_bridge_service_proto_rawDesc), len(file_mcpbridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

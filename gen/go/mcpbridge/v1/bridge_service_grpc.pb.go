@@ -45,6 +45,7 @@ const (
 	BridgeService_Connect_FullMethodName               = "/mcpbridge.v1.BridgeService/Connect"
 	BridgeService_WatchEvents_FullMethodName           = "/mcpbridge.v1.BridgeService/WatchEvents"
 	BridgeService_ListPendingRequests_FullMethodName   = "/mcpbridge.v1.BridgeService/ListPendingRequests"
+	BridgeService_ListApprovalHistory_FullMethodName   = "/mcpbridge.v1.BridgeService/ListApprovalHistory"
 	BridgeService_RespondToRequest_FullMethodName      = "/mcpbridge.v1.BridgeService/RespondToRequest"
 )
 
@@ -132,6 +133,10 @@ type BridgeServiceClient interface {
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(ctx context.Context, in *ListPendingRequestsRequest, opts ...grpc.CallOption) (*ListPendingRequestsResponse, error)
+	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+	// from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+	ListApprovalHistory(ctx context.Context, in *ListApprovalHistoryRequest, opts ...grpc.CallOption) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
 	// HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
 	// NOT_FOUND for an unknown request, FAILED_PRECONDITION if it already ended (answered, cancelled or timed
@@ -408,6 +413,16 @@ func (c *bridgeServiceClient) ListPendingRequests(ctx context.Context, in *ListP
 	return out, nil
 }
 
+func (c *bridgeServiceClient) ListApprovalHistory(ctx context.Context, in *ListApprovalHistoryRequest, opts ...grpc.CallOption) (*ListApprovalHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApprovalHistoryResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ListApprovalHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *bridgeServiceClient) RespondToRequest(ctx context.Context, in *RespondToRequestRequest, opts ...grpc.CallOption) (*RespondToRequestResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RespondToRequestResponse)
@@ -502,6 +517,10 @@ type BridgeServiceServer interface {
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error)
+	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+	// from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+	ListApprovalHistory(context.Context, *ListApprovalHistoryRequest) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
 	// HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
 	// NOT_FOUND for an unknown request, FAILED_PRECONDITION if it already ended (answered, cancelled or timed
@@ -588,6 +607,9 @@ func (UnimplementedBridgeServiceServer) WatchEvents(*WatchEventsRequest, grpc.Se
 }
 func (UnimplementedBridgeServiceServer) ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPendingRequests not implemented")
+}
+func (UnimplementedBridgeServiceServer) ListApprovalHistory(context.Context, *ListApprovalHistoryRequest) (*ListApprovalHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApprovalHistory not implemented")
 }
 func (UnimplementedBridgeServiceServer) RespondToRequest(context.Context, *RespondToRequestRequest) (*RespondToRequestResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RespondToRequest not implemented")
@@ -1020,6 +1042,24 @@ func _BridgeService_ListPendingRequests_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BridgeService_ListApprovalHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApprovalHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ListApprovalHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ListApprovalHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ListApprovalHistory(ctx, req.(*ListApprovalHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _BridgeService_RespondToRequest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RespondToRequestRequest)
 	if err := dec(in); err != nil {
@@ -1128,6 +1168,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPendingRequests",
 			Handler:    _BridgeService_ListPendingRequests_Handler,
+		},
+		{
+			MethodName: "ListApprovalHistory",
+			Handler:    _BridgeService_ListApprovalHistory_Handler,
 		},
 		{
 			MethodName: "RespondToRequest",

@@ -168,6 +168,11 @@ class BridgeServiceStub:
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.SerializeToString,
                 response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.FromString,
                 _registered_method=True)
+        self.ListApprovalHistory = channel.unary_unary(
+                '/mcpbridge.v1.BridgeService/ListApprovalHistory',
+                request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.SerializeToString,
+                response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.FromString,
+                _registered_method=True)
         self.RespondToRequest = channel.unary_unary(
                 '/mcpbridge.v1.BridgeService/RespondToRequest',
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.RespondToRequestRequest.SerializeToString,
@@ -377,6 +382,15 @@ class BridgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListApprovalHistory(self, request, context):
+        """ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+        from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+        those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RespondToRequest(self, request, context):
         """RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
         HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
@@ -509,6 +523,11 @@ def add_BridgeServiceServicer_to_server(servicer, server):
                     servicer.ListPendingRequests,
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.FromString,
                     response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.SerializeToString,
+            ),
+            'ListApprovalHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListApprovalHistory,
+                    request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.FromString,
+                    response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.SerializeToString,
             ),
             'RespondToRequest': grpc.unary_unary_rpc_method_handler(
                     servicer.RespondToRequest,
@@ -1175,6 +1194,33 @@ class BridgeService:
             '/mcpbridge.v1.BridgeService/ListPendingRequests',
             mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.SerializeToString,
             mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListApprovalHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mcpbridge.v1.BridgeService/ListApprovalHistory',
+            mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.SerializeToString,
+            mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,
