@@ -1184,6 +1184,9 @@ func TestConsoleSelfApproval(t *testing.T) {
 	br.shot("overview-badge")
 	br.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-session=%q] a`, sid))))
 	br.waitJS("the call, found again", `!!document.querySelector('`+blk+` .waits-approval')`)
+	if got := eval[string](br, `document.querySelector('`+field(blk, "tag")+`').value + '|' + document.querySelector('`+field(blk, "durationSeconds")+`').value`); got != "self|0.01" {
+		t.Errorf("the tool's form after the visit holds %q, want what was typed", got)
+	}
 	if reqs, _ := b.rest("").must("GET", "/v1/sessions/approvals/requests", "")["requests"].([]any); len(reqs) != 1 {
 		t.Fatalf("approvals pending after the navigation = %v, want the call's", reqs)
 	}

@@ -381,6 +381,7 @@ function kept(id) {
       }),
       log: h('ol', { class: 'events', id: 'events' }),
       seen: new Set(),
+      toolInput: new Map(), // tool name → what its form held when the page was left
     });
   }
   return sessionsKept.get(id);
@@ -397,6 +398,7 @@ function sessionPage(id) {
   const live = h('span', { class: 'live' }, 'connecting…');
   let server = '';
   const unsubscribe = [];
+  const forms = new Map(); // tool name → its form on this visit
 
   function addEvent(ev) {
     // A reconnection sends the pending requests again: one line each.
@@ -581,7 +583,8 @@ function sessionPage(id) {
   // cancellation upstream.
   function toolCard(tool) {
     const result = h('div', { class: 'tool-result', 'aria-live': 'polite' });
-    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'] });
+    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'], initial: k.toolInput.get(tool.name) || null });
+    forms.set(tool.name, form);
     const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
     const cancel = h('button', { type: 'button', class: 'cancel', hidden: true }, 'Cancel');
     let current = null;
@@ -641,7 +644,11 @@ function sessionPage(id) {
   call('GET', paths.requests(id), undefined, abort.signal).then((r) => pending.sync((r.requests || []).filter((q) => !q.approval))).catch(() => {});
   watch();
   return {
-    leave() { abort.abort(); for (const f of unsubscribe) f(); },
+    leave() {
+      abort.abort();
+      for (const f of unsubscribe) f();
+      for (const [name, form] of forms) k.toolInput.set(name, form.snapshot()); // what was typed stays
+    },
     waiting: () => pending.waiting,
   };
 }

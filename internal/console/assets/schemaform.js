@@ -34,10 +34,11 @@ const inputTypeOfFormat = { email: 'email', uri: 'url', date: 'date', 'date-time
 
 // fieldFor returns {el, read, input} for one property: el to show, read() → [present, value] or throws
 // Error with a message for the field (only for local parse errors, e.g. bad JSON).
-function fieldFor(id, name, schema, required) {
+function fieldFor(id, name, schema, required, initial) {
   const type = typeOf(schema);
   const options = optionsOf(schema);
-  const def = schema ? schema.default : undefined;
+  // What the person entered before (a form drawn again), else the schema's default.
+  const def = initial !== undefined ? initial : schema ? schema.default : undefined;
   const attrs = { id, name, 'data-field': name };
 
   if (type === 'boolean') {
@@ -112,7 +113,7 @@ function fieldFor(id, name, schema, required) {
 // actions and listens for submit. values() returns the object entered (properties left empty are left out);
 // showErrors places field violations next to their fields and returns the ones it could not place.
 export class SchemaForm {
-  constructor(schema, { pathPrefixes = [] } = {}) {
+  constructor(schema, { pathPrefixes = [], initial = null } = {}) {
     const n = ++formCount;
     this.pathPrefixes = pathPrefixes;
     this.fields = new Map();
@@ -126,7 +127,7 @@ export class SchemaForm {
     const rows = entries.map(([name, prop], i) => {
       // The index keeps ids apart for names that differ only in characters an id cannot hold.
       const id = `f${n}-${i}-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-      const f = fieldFor(id, name, prop || {}, required.has(name));
+      const f = fieldFor(id, name, prop || {}, required.has(name), initial && Object.hasOwn(initial, name) ? initial[name] : undefined);
       const error = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert', hidden: true, 'data-error-for': name });
       f.input.setAttribute('aria-describedby', `${id}-error`);
       this.fields.set(name, { ...f, error });
@@ -166,6 +167,19 @@ export class SchemaForm {
       if (first) first.input.focus();
     }
     return ok ? out : null;
+  }
+
+  // snapshot returns what the fields hold now, leaving out any that cannot be read (no errors shown): kept
+  // so that a form drawn again starts from it.
+  snapshot() {
+    const out = Object.create(null);
+    for (const [name, f] of this.fields) {
+      try {
+        const [present, value] = f.read();
+        if (present) out[name] = value;
+      } catch { /* not readable now: left out */ }
+    }
+    return out;
   }
 
   clearErrors() {
