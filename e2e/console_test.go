@@ -680,7 +680,13 @@ func TestConsoleForms(t *testing.T) {
 	if !eval[bool](br, `document.activeElement === document.querySelector('`+open+`')`) {
 		t.Errorf("after a refresh the focus is on %s", eval[string](br, `document.activeElement.outerHTML.slice(0, 80)`))
 	}
-	br.openSession("forms", "form")
+	// A double click opens one session.
+	eval[bool](br, `(() => { const b = document.querySelector('`+open+`'); b.click(); b.click(); return true; })()`)
+	br.waitJS("the tool form", `!!document.querySelector('details[data-tool="form"]')`)
+	br.waitJS("the live event stream", `document.querySelector('.live.on') !== null`)
+	if sessions, _ := b.rest("").must("GET", "/v1/sessions", "")["sessions"].([]any); len(sessions) != 1 {
+		t.Errorf("a double click on Open session opened %d sessions", len(sessions))
+	}
 	br.runTool("form")
 	card := `section[data-kind="elicitation"]`
 	br.waitJS("the form", `!!document.querySelector('`+field(card, "toppings")+`')`)
