@@ -104,9 +104,10 @@ fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testda
 test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
-test-e2e: build node-tools redis-peer ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
+test-e2e: build node-tools redis-peer ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium); then the kept results' RSS budget on a build without the race detector.
 	scripts/install-chromium.sh >/dev/null
 	scripts/test-e2e.sh
+	scripts/test-kept-rss.sh
 
 test-console: build ## The operator console's browser tests alone (Debian's chromium, installed when missing); screenshots in e2e/screenshots.
 	scripts/install-chromium.sh >/dev/null
