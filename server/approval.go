@@ -12,14 +12,16 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -143,12 +145,103 @@ func inspectServerRequest(r *mcpcore.PendingRequest, out *pb.ServerRequest) {
 			out.UrlDestination = destinationToProto(d)
 		}
 	}
-	if payload != nil {
-		if b, err := protojson.Marshal(payload); err == nil {
-			_ = rep.JSON(field, b)
-		}
+	if payload != nil && !plainMessage(payload.ProtoReflect(), 0) {
+		inspectMessage(&rep, field, payload.ProtoReflect(), 0)
 	}
+	// Fields are walked in no fixed order: sort by path (stable: a string's kinds stay in order).
+	slices.SortStableFunc(rep.Findings, func(a, b untrusted.Finding) int { return strings.Compare(a.Path, b.Path) })
 	out.Warnings = warningsToProto("", rep.Findings)
+}
+
+// maxInspectDepth bounds the nesting of messages inspectMessage walks (Struct values have the inspector's own).
+const maxInspectDepth = 64
+
+// inspectMessage adds the findings of every string of m, with paths of its JSON form (JSON field names; a
+// google.protobuf.Struct, Value or ListValue as the JSON it stands for). Bytes, numbers and enums are not
+// text a person reads as such and are skipped. It walks the message instead of marshaling it: a request is
+// converted for every receiver.
+func inspectMessage(rep *untrusted.Report, path string, m protoreflect.Message, depth int) {
+	if depth > maxInspectDepth || rep.Truncated {
+		return
+	}
+	switch v := m.Interface().(type) {
+	case *structpb.Struct:
+		rep.Value(path, v.AsMap())
+		return
+	case *structpb.Value:
+		rep.Value(path, v.AsInterface())
+		return
+	case *structpb.ListValue:
+		rep.Value(path, v.AsSlice())
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		p := path + "." + fd.JSONName()
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := range l.Len() {
+				inspectValue(rep, p+"["+strconv.Itoa(i)+"]", fd, l.Get(i), depth)
+			}
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				key := k.String()
+				kp := p + untrusted.PathElement(key)
+				rep.Key(kp, key)
+				inspectValue(rep, kp, fd.MapValue(), mv, depth)
+				return true
+			})
+		default:
+			inspectValue(rep, p, fd, v, depth)
+		}
+		return !rep.Truncated
+	})
+}
+
+// plainMessage reports whether every string (and map key) of m is plain ASCII — the common case, checked
+// without building a path or converting a Struct.
+func plainMessage(m protoreflect.Message, depth int) bool {
+	if depth > maxInspectDepth {
+		return false
+	}
+	plain := true
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && plain; i++ {
+				plain = plainValue(fd, l.Get(i), depth)
+			}
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				plain = untrusted.Plain(k.String()) && plainValue(fd.MapValue(), mv, depth)
+				return plain
+			})
+		default:
+			plain = plainValue(fd, v, depth)
+		}
+		return plain
+	})
+	return plain
+}
+
+func plainValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, depth int) bool {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return untrusted.Plain(v.String())
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return plainMessage(v.Message(), depth+1)
+	}
+	return true
+}
+
+func inspectValue(rep *untrusted.Report, path string, fd protoreflect.FieldDescriptor, v protoreflect.Value, depth int) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		rep.String(path, v.String())
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		inspectMessage(rep, path, v.Message(), depth+1)
+	}
 }
 
 func destinationToProto(d untrusted.Destination) *pb.UrlDestination {

@@ -128,6 +128,10 @@ func String(path, s string) []Finding {
 // String adds the findings of one string at path.
 func (r *Report) String(path, s string) { r.inspectString(path, s, false) }
 
+// Key adds the findings of one object key, at the path that ends with it (a map whose collisions the caller
+// does not need: proto maps other than Struct are keyed by names the bridge chose or the protocol fixes).
+func (r *Report) Key(path, key string) { r.inspectString(path, key, true) }
+
 // JSON adds the findings of every string and object key of the JSON value in b, below prefix. Invalid JSON
 // is reported as an error; the findings up to it are kept.
 func (r *Report) JSON(prefix string, b []byte) error {
@@ -254,6 +258,9 @@ func (r *Report) inspectString(path, s string, inKey bool) {
 		}
 	}
 }
+
+// Plain reports whether s is printable ASCII, tab, LF and CR only: nothing to find in it.
+func Plain(s string) bool { return plainASCII(s) }
 
 // plainASCII reports whether s is printable ASCII, tab, LF and CR only: nothing to find.
 func plainASCII(s string) bool {

@@ -139,7 +139,7 @@ type BridgeServiceClient interface {
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(ctx context.Context, in *ListPendingRequestsRequest, opts ...grpc.CallOption) (*ListPendingRequestsResponse, error)
 	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
-	// from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+	// from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
 	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
 	ListApprovalHistory(ctx context.Context, in *ListApprovalHistoryRequest, opts ...grpc.CallOption) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
@@ -537,7 +537,7 @@ type BridgeServiceServer interface {
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error)
 	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
-	// from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+	// from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
 	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
 	ListApprovalHistory(context.Context, *ListApprovalHistoryRequest) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the

@@ -590,7 +590,7 @@ type TextWarning struct {
 	// Where the text is, as a path into the ServerRequest's JSON form (the REST field names, lower camel
 	// case): "approval.arguments.amount", "approval.arguments[\"to\\u200b\"]" (a key that is not a plain
 	// identifier is written as a JSON string, with every character this inspection flags, and every
-	// non-ASCII character, escaped as \uXXXX), "sampling.messages[0].content[0].text", "elicitation.url".
+	// non-ASCII character, escaped as \uXXXX), "sampling.messages[0].content[0].text.text", "elicitation.url".
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// What was found.
 	Kind TextWarningKind `protobuf:"varint,2,opt,name=kind,proto3,enum=mcpbridge.v1.TextWarningKind" json:"kind,omitempty"`

@@ -398,7 +398,7 @@ class BridgeServiceServicer:
 
     def ListApprovalHistory(self, request, context):
         """ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
-        from the bridge's bounded in-memory history (`approvalHistory` in the configuration: count and age):
+        from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
         those the caller may decide (it is an approver of the request) and those of the caller's own calls.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
