@@ -1116,7 +1116,8 @@ func TestConsoleApprovals(t *testing.T) {
 		t.Fatalf("denied call = %v, want PERMISSION_DENIED APPROVAL_DENIED with the reason", res.err)
 	}
 	br.waitJS("both cards ended", `document.querySelector('`+ok+`').classList.contains('ended') && document.querySelector('`+no+`').classList.contains('ended')`)
-	// The decisions stay visible, each with its outcome.
+	// The decisions stay visible, each with its outcome (once the answer's own reply is back).
+	br.waitJS("the outcomes", `document.querySelector('`+ok+`').dataset.outcome === 'approved' && document.querySelector('`+no+`').dataset.outcome === 'denied'`)
 	if got := eval[string](br, `document.querySelector('`+ok+`').dataset.outcome + '|' + document.querySelector('`+no+`').dataset.outcome + '|' + document.querySelector('`+no+` .card-status').textContent`); !strings.HasPrefix(got, "approved|denied|Denied") || !strings.Contains(got, "not from the console") {
 		t.Errorf("the decided cards say %q", got)
 	}
