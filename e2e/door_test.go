@@ -349,6 +349,15 @@ func TestDoorDeepBodyBeforeAuth(t *testing.T) {
 	if msg, _ := out["message"].(string); code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "limits.maxMessageBytes") || !strings.Contains(msg, "65536") {
 		t.Errorf("a 70 KB body = %d %v, want 413 naming limits.maxMessageBytes and 65536", code, out)
 	}
+	// Over the limit on gRPC: RESOURCE_EXHAUSTED, and logged (grpc-go refuses it before any interceptor).
+	_, err = b.client.CallTool(withToken(testCtx(t), "tok-alice"), &pb.CallToolRequest{SessionId: sid, Name: "echo",
+		Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"a": structpb.NewStringValue(strings.Repeat("x", 70000))}}})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("gRPC CallTool of 70 KB = %v, want RESOURCE_EXHAUSTED", err)
+	}
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "gRPC message refused" && rec["method"] == "/mcpbridge.v1.BridgeService/CallTool"
+	})
 }
 
 // TestDoorIdleConnections: idle keep-alive connections, more than the process has descriptors for, do not lock

@@ -334,6 +334,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.config(nil)))))
 	}
 	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
+	opts = append(opts, refusalLogging(b.logger)) // what grpc-go refuses before any interceptor
 	opts = append(opts, svcOpts...)
 	b.grpcServer = grpc.NewServer(opts...)
 	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
