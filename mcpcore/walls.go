@@ -156,8 +156,9 @@ func (c *Core) countFDs() (int, bool) {
 // (deeper is the host's error, INVALID_ARGUMENT) and a server's result coming back (deeper is the server's
 // bad message, UPSTREAM_BAD_MESSAGE). Servers crash on far less than the protocol allows (the demo server
 // exits at 998 levels), and the bridge's protobuf conversion fails at ~5,000 (INTERNAL, no reason) after
-// walking the whole tree. No MCP schema or result of any use comes near it.
-const MaxNestingDepth = 256
+// walking the whole tree. No MCP schema or result of any use comes near it. It is the bridge's one nesting
+// limit: the server package checks a host's request against it before anything walks the request.
+const MaxNestingDepth = 128
 
 // jsonTooDeep reports whether the JSON text b nests objects and arrays more than max levels. It scans the
 // bytes once (strings skipped), without decoding, so it costs far less than the decoding it guards.

@@ -20,8 +20,9 @@ import (
 // the limit allows are accepted by both. A deeper request is INVALID_ARGUMENT naming the limit, checked before
 // anything walks it (REST: on the body's bytes, before it is parsed; gRPC: before the UTF-8 check and the
 // handler). It is a constant, not a setting: no MCP tool's arguments come near it, and many servers fail far
-// below a thousand levels.
-const MaxNestingDepth = 128
+// below a thousand levels. It is mcpcore.MaxNestingDepth, the one limit the core applies to what it forwards
+// and to what servers answer.
+const MaxNestingDepth = mcpcore.MaxNestingDepth
 
 // TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.
 var TooDeepMessage = fmt.Sprintf("invalid request: it nests deeper than %d levels of objects and arrays (the bridge's fixed limit, MaxNestingDepth)", MaxNestingDepth)
