@@ -59,8 +59,8 @@ from .toolbox import AsyncToolbox, Toolbox, ToolboxTool
 from .types import (
     Annotations,
     ApprovalPending,
-    ApproverScope,
     Approvers,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
