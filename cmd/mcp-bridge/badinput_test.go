@@ -123,7 +123,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "unexpected argument",
 			args: []string{"serve"},
-			want: `unexpected argument "serve" \(the subcommands are demo-server and version; see mcp-bridge -help\)`,
+			want: `unexpected argument "serve" \(the subcommands are demo-server, check and version; see mcp-bridge -help\)`,
 		},
 		{
 			name: "bad log level",

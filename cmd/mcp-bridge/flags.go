@@ -32,6 +32,7 @@ type flags struct {
 const usageHeader = `Usage:
   mcp-bridge [flags]          serve the bridge (gRPC and REST) in front of the configured MCP servers
   mcp-bridge demo-server      run the built-in demo MCP server over stdio
+  mcp-bridge check --config F validate a configuration file without starting anything
   mcp-bridge version          print the version (also --version)
 
 Without --config the bridge serves one server, "demo", which runs this binary's demo-server.
@@ -67,7 +68,7 @@ func parseFlags(args []string, stdout io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("%v (see mcp-bridge -help)", err)
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (the subcommands are demo-server and version; see mcp-bridge -help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q (the subcommands are demo-server, check and version; see mcp-bridge -help)", fs.Arg(0))
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 
