@@ -359,7 +359,7 @@ func toolArguments(args any) (any, error) {
 	if raw[0] != '{' || !json.Valid(raw) {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: "must be a JSON object"}}}
 	}
-	if jsonTooDeep(raw, MaxNestingDepth) { // walls.go
+	if JSONTooDeep(raw, MaxNestingDepth) { // walls.go
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments",
 			Description: fmt.Sprintf("nested deeper than %d levels", MaxNestingDepth)}}}
 	}

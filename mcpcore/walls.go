@@ -160,9 +160,9 @@ func (c *Core) countFDs() (int, bool) {
 // limit: the server package checks a host's request against it before anything walks the request.
 const MaxNestingDepth = 128
 
-// jsonTooDeep reports whether the JSON text b nests objects and arrays more than max levels. It scans the
+// JSONTooDeep reports whether the JSON text b nests objects and arrays more than max levels. It scans the
 // bytes once (strings skipped), without decoding, so it costs far less than the decoding it guards.
-func jsonTooDeep(b []byte, max int) bool {
+func JSONTooDeep(b []byte, max int) bool {
 	depth, inString, escaped := 0, false, false
 	for _, c := range b {
 		if inString {

@@ -105,8 +105,8 @@ func TestJSONTooDeep(t *testing.T) {
 		{[]byte(`{"a":"` + strings.Repeat(`[{`, 1000) + `\"{"}`), false}, // brackets in strings do not count
 		{[]byte(`{"a":[1,{"b":[]}]}`), false},
 	} {
-		if got := jsonTooDeep(c.in, MaxNestingDepth); got != c.want {
-			t.Errorf("jsonTooDeep(%.40s…) = %v, want %v", c.in, got, c.want)
+		if got := JSONTooDeep(c.in, MaxNestingDepth); got != c.want {
+			t.Errorf("JSONTooDeep(%.40s…) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }

@@ -238,7 +238,7 @@ func (t *wireTap) sendFailed(msg jsonrpc.Message) {
 func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Message, bool) {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
-		if m.Error == nil && jsonTooDeep(m.Result, MaxNestingDepth) { // walls.go: the server's bad message
+		if m.Error == nil && JSONTooDeep(m.Result, MaxNestingDepth) { // walls.go: the server's bad message
 			t.s.core.stats.malformed.Add(1)
 			if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok {
 				t.s.logger.Warn("dropped a bad message from the server", "problem", "nested too deeply", "max_depth", MaxNestingDepth, "suppressed", suppressed)

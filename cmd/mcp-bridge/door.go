@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 )
@@ -54,7 +55,7 @@ func (b *bridge) apiDoor(api http.Handler) http.Handler {
 			writeStatus(w, http.StatusBadRequest, 3, "reading the request body: "+err.Error(), server.ReasonInvalidInput) // INVALID_ARGUMENT
 			return
 		}
-		if jsonDepth(body) > server.MaxNestingDepth {
+		if mcpcore.JSONTooDeep(body, server.MaxNestingDepth) {
 			writeStatus(w, http.StatusBadRequest, 3, server.TooDeepMessage, server.ReasonInvalidInput)
 			return
 		}
@@ -68,38 +69,6 @@ func (b *bridge) apiDoor(api http.Handler) http.Handler {
 func hasBearer(r *http.Request) bool {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 	return ok && strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != ""
-}
-
-// jsonDepth returns the deepest nesting of objects and arrays in the JSON text b (outside strings); it stops
-// counting once past server.MaxNestingDepth. It does not validate: the parser does that after.
-func jsonDepth(b []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			if depth > deepest {
-				deepest = depth
-				if deepest > server.MaxNestingDepth {
-					return deepest
-				}
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // writeStatus answers a google.rpc.Status with a google.rpc.ErrorInfo of reason as JSON, as the gateway's own
