@@ -204,3 +204,35 @@ func TestForbiddenDependencies(t *testing.T) {
 		}
 	}
 }
+
+// statusLine is the one format of an ADR's status, the first line after its title.
+var statusLine = regexp.MustCompile(`^Status: (Accepted|Superseded by \d{4}|Amended by \d{4}(, \d{4})*)( \(.+\))?$`)
+
+// TestADRStatus: every ADR has its status line right under its title.
+func TestADRStatus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "docs", "adr", "[0-9][0-9][0-9][0-9]-*.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no ADRs found: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		name := filepath.Base(f)
+		if len(lines) < 2 || !strings.HasPrefix(lines[0], "# ") {
+			t.Errorf("%s: no title", name)
+			continue
+		}
+		if !statusLine.MatchString(lines[1]) {
+			t.Errorf("%s: the line under the title is %q; want %q, %q or %q (optionally followed by \" (a note)\")",
+				name, lines[1], "Status: Accepted", "Status: Superseded by NNNN", "Status: Amended by NNNN[, NNNN]")
+		}
+	}
+}
