@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -32,10 +31,8 @@ func readDoc(t *testing.T) string {
 // goList runs the go command in the module's root and returns its output.
 func goList(t *testing.T, args ...string) string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(goTool); err != nil {
-		goTool = "go"
-	}
+	// go test puts the go command that runs it first on PATH.
+	goTool := "go"
 	cmd := exec.Command(goTool, append([]string{"list"}, args...)...)
 	cmd.Dir = root
 	out, err := cmd.Output()
