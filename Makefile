@@ -18,6 +18,8 @@ GRPC_GATEWAY_VERSION        := v2.32.0
 HELM_VERSION                := v3.19.5
 HELM                        := $(TOOLS_BIN)/helm
 HELM_CHART                  := deploy/helm/mcp-bridge
+# grpcurl for the README's gRPC examples (`make grpcurl`), from the Go module proxy.
+GRPCURL_VERSION             := v1.9.4
 # Pinned linter (.golangci.yml), installed from the Go module proxy into .tools/bin by `make lint`.
 GOLANGCI_LINT_VERSION       := v2.15.0
 GOLANGCI_LINT               := $(TOOLS)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -26,9 +28,9 @@ GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
-.PHONY: build run test test-go test-e2e test-fault test-python test-java conformance lint generate check-generate \
+.PHONY: build run test test-go test-e2e test-fault test-python test-python-frameworks test-java test-java-frameworks conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
-        help test-unit fuzz test-console
+        help test-unit fuzz test-console grpcurl
 
 help: ## List the targets.
 	@awk -F':.*## ' '/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -91,7 +93,7 @@ check-third-party: ## third_party/go-sdk is exactly upstream v1.8.0 plus third_p
 	scripts/check-third-party.sh
 
 test: export MCPBRIDGE_REQUIRE_PEERS := 1
-test: tools lint check-generate check-third-party test-go test-e2e test-python test-java conformance test-scale test-helm ## Everything CI runs.
+test: tools lint check-generate check-third-party test-go test-e2e test-python test-python-frameworks test-java conformance test-scale test-helm ## Everything CI runs.
 
 test-unit: ## Start here: Go unit tests only — offline, no peers, no binary, seconds (-short).
 	go test -short -count=1 $(GO_UNIT_PACKAGES)
@@ -102,9 +104,10 @@ fuzz: ## Each Go fuzz target for FUZZTIME (default 10s); failures land in testda
 test-go: node-tools python-peer redis-peer ## Go unit and integration tests with the race detector.
 	go test -race -count=1 $(GO_UNIT_PACKAGES)
 
-test-e2e: build node-tools ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium).
+test-e2e: build node-tools redis-peer ## End-to-end tests against the real binary and real MCP servers (and the console in headless Chromium); then the kept results' RSS budget on a build without the race detector.
 	scripts/install-chromium.sh >/dev/null
 	scripts/test-e2e.sh
+	scripts/test-kept-rss.sh
 
 test-console: build ## The operator console's browser tests alone (Debian's chromium, installed when missing); screenshots in e2e/screenshots.
 	scripts/install-chromium.sh >/dev/null
@@ -123,6 +126,13 @@ $(TOOLS)/.helm-$(HELM_VERSION):
 
 helm: $(TOOLS)/.helm-$(HELM_VERSION) ## Install helm into .tools/bin (Go module proxy).
 
+$(TOOLS)/.grpcurl-$(GRPCURL_VERSION):
+	mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+grpcurl: $(TOOLS)/.grpcurl-$(GRPCURL_VERSION) ## Install grpcurl into .tools/bin (Go module proxy) for the README's gRPC examples.
+
 test-helm: helm ## helm lint and template of deploy/helm/mcp-bridge, manifests checked offline against k8s.io/api types.
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0
 	$(HELM) lint $(HELM_CHART) --kube-version 1.31.0 --set mode=sidecar
@@ -140,8 +150,14 @@ test-image: image ## Run the image with podman: non-root, /healthz, /readyz, a d
 test-python: build node-tools ## Python client tests against the real binary.
 	scripts/test-python.sh
 
-test-java: build node-tools ## Java client tests against the real binary.
+test-python-frameworks: build ## The Python framework adapters (LangGraph, OpenAI Agents SDK, PydanticAI, Toolbox) in their own venv, against the real binary.
+	scripts/test-python-frameworks.sh
+
+test-java: build node-tools ## Java client tests against the real binary (then the framework adapters').
 	scripts/test-java.sh
+
+test-java-frameworks: build ## Java Spring AI and LangChain4j adapters' tests against the real binary.
+	scripts/test-java-frameworks.sh
 
 conformance: node-tools ## The official MCP conformance suite, client side, both requirement sets, mcpcore and the whole bridge.
 	scripts/conformance.sh

@@ -9,12 +9,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -349,5 +351,240 @@ func TestApprovalByGroup(t *testing.T) {
 	}
 	if line := await(t, b.reports.Lines); line != "started group" {
 		t.Errorf("the server saw %q", line)
+	}
+}
+
+// TestApprovalVisibility (issue 30): what an approver is warned of and what a caller is told, through the real
+// binary. The issue's call — a bidi override in the amount, a zero-width space making a second "to" key — is
+// flagged on the approval request an approver's host receives and in the audit record of its decision; the
+// caller's stream says the call waits (rule, approvers, expiry) and its denial carries the approver's reason
+// in the status; ListTools marks the tool; the decision is in the approval history of the approver and the
+// caller, and of nobody else.
+func TestApprovalVisibility(t *testing.T) {
+	b := approvalBridge(t)
+	ctx := testCtx(t)
+	alice, bob, eve := withToken(ctx, "tok-alice"), withToken(ctx, "tok-bob"), withToken(ctx, "tok-eve")
+	rAlice, rBob, rEve := b.rest("tok-alice"), b.rest("tok-bob"), b.rest("tok-eve")
+	cs, err := b.client.CreateSession(alice, &pb.CreateSessionRequest{Server: "gated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	approver := b.connect(bob)
+
+	t.Run("ListTools marks the tools that need approval", func(t *testing.T) {
+		l, err := b.client.ListTools(alice, &pb.ListToolsRequest{SessionId: sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range l.GetTools() {
+			a := tool.GetApproval()
+			switch tool.GetName() {
+			case "block":
+				if a.GetRule() != "bl*" || strings.Join(a.GetPrincipals(), ",") != "bob" || a.GetExpiry().AsDuration() != time.Hour {
+					t.Errorf("block's approval = %v", a)
+				}
+			default:
+				if a != nil {
+					t.Errorf("%s marked as needing approval: %v", tool.GetName(), a)
+				}
+			}
+		}
+	})
+
+	var deniedID string
+	t.Run("warned, told, denied with the reason", func(t *testing.T) {
+		st, err := b.client.StreamCallTool(alice, &pb.StreamCallToolRequest{SessionId: sid, CallId: "call-hostile", Name: "block",
+			Arguments: args(t, map[string]any{"amount": "\u202e1000000", "note": "ok \u202eyenom lla refsnart", "to": "bob", "to\u200b": "mallory"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := first.GetApprovalPending()
+		if p == nil || p.GetRule() != "bl*" || strings.Join(p.GetApprovers().GetPrincipals(), ",") != "bob" || p.GetExpireTime() == nil ||
+			p.GetTool() != "block" || p.GetServerName() != "gated" || len(p.GetWarnings()) == 0 {
+			t.Fatalf("the caller's first event = %v, want approval_pending", first)
+		}
+		req := approvalOf(approver, "call-hostile")
+		deniedID = req.GetRequestId()
+		if p.GetRequestId() != req.GetRequestId() || p.GetArgumentsSha256() != req.GetApproval().GetArgumentsSha256() ||
+			!p.GetExpireTime().AsTime().Equal(req.GetDeadline().AsTime()) {
+			t.Errorf("approval_pending %v does not name the request %v", p, req)
+		}
+		got := map[string]bool{}
+		for _, w := range req.GetWarnings() {
+			got[w.GetPath()+" "+w.GetKind().String()+" "+strings.Join(w.GetCodePoints(), ",")] = true
+		}
+		for _, want := range []string{
+			"approval.arguments.amount TEXT_WARNING_KIND_BIDI_CONTROL U+202E",
+			"approval.arguments.note TEXT_WARNING_KIND_BIDI_CONTROL U+202E",
+			`approval.arguments["to\u200b"] TEXT_WARNING_KIND_INVISIBLE U+200B`,
+			`approval.arguments["to\u200b"] TEXT_WARNING_KIND_KEY_COLLISION U+200B`,
+		} {
+			if !got[want] {
+				t.Errorf("the approver was not warned of %s; warnings: %v", want, req.GetWarnings())
+			}
+		}
+		approver.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: req.GetRequestId(),
+			Answer: &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Reason: "not this month"}}}}}})
+		var end error
+		for end == nil {
+			var m *pb.StreamCallToolResponse
+			m, end = st.Recv()
+			if m.GetResult() != nil {
+				t.Fatalf("a denied call has a result: %v", m)
+			}
+		}
+		info := errorInfoOf(end)
+		if status.Code(end) != codes.PermissionDenied || info.GetReason() != "APPROVAL_DENIED" || !strings.Contains(status.Convert(end).Message(), "not this month") ||
+			info.GetMetadata()["approverReason"] != "not this month" || info.GetMetadata()["decidedBy"] != "bob" || info.GetMetadata()["approvalRequestId"] != req.GetRequestId() {
+			t.Errorf("denied stream = %v (%v), want PERMISSION_DENIED APPROVAL_DENIED with bob's reason in the message and metadata", end, info)
+		}
+		rec := b.auditRecord(t, func(rec map[string]any) bool {
+			return rec["event"] == "approval.decided" && rec["request_id"] == req.GetRequestId()
+		})
+		if ws, _ := rec["warnings"].([]any); len(ws) != len(req.GetWarnings()) || rec["decision"] != "deny" || rec["reason"] != "not this month" {
+			t.Errorf("approval.decided = %v, want the %d warnings the approver saw", rec, len(req.GetWarnings()))
+		}
+	})
+
+	t.Run("REST stream: approval_pending, then the result", func(t *testing.T) {
+		lines := make(chan map[string]any, 16)
+		go func() { // ends when the response does
+			defer close(lines)
+			resp, err := http.DefaultClient.Do(rAlice.request(ctx, "POST", "/v1/sessions/"+sid+"/tools/block:stream", `{"callId": "call-rest-stream", "arguments": {"tag": "pаypal", "durationSeconds": 0.01}}`))
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			dec := json.NewDecoder(resp.Body)
+			for {
+				var m map[string]any
+				if dec.Decode(&m) != nil {
+					return
+				}
+				lines <- m
+			}
+		}()
+		first := await(t, lines)
+		pending, _ := first["result"].(map[string]any)["approvalPending"].(map[string]any)
+		if pending["rule"] != "bl*" || pending["expireTime"] == nil || pending["requestId"] == nil {
+			t.Fatalf("first line = %v, want approvalPending", first)
+		}
+		req := approvalOf(approver, "call-rest-stream")
+		if len(req.GetWarnings()) != 1 || req.GetWarnings()[0].GetKind() != pb.TextWarningKind_TEXT_WARNING_KIND_MIXED_SCRIPT || req.GetWarnings()[0].GetPath() != "approval.arguments.tag" {
+			t.Errorf("warnings = %v, want mixed script in approval.arguments.tag", req.GetWarnings())
+		}
+		if ack := approver.reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+			t.Fatalf("approval refused: %v", ack.GetError())
+		}
+		var last map[string]any
+		for m := range lines {
+			last = m
+		}
+		if r, _ := last["result"].(map[string]any); r["result"] == nil {
+			t.Errorf("last line = %v, want the result", last)
+		}
+		if line := await(t, b.reports.Lines); line != "started pаypal" {
+			t.Errorf("the server saw %q", line)
+		}
+	})
+
+	t.Run("an expiry says when", func(t *testing.T) {
+		fast, err := b.client.CreateSession(alice, &pb.CreateSessionRequest{Server: "gated-fast"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, gerr := b.client.CallTool(alice, &pb.CallToolRequest{SessionId: fast.GetSession().GetSessionId(), Name: "block", Arguments: args(t, map[string]any{"tag": "x"})})
+		info := errorInfoOf(gerr)
+		if status.Code(gerr) != codes.DeadlineExceeded || info.GetReason() != "APPROVAL_EXPIRED" || info.GetMetadata()["expireTime"] == "" ||
+			!strings.Contains(status.Convert(gerr).Message(), "expired at") {
+			t.Errorf("expired call = %v (%v)", gerr, info)
+		}
+	})
+
+	t.Run("history", func(t *testing.T) {
+		h, err := b.client.ListApprovalHistory(bob, &pb.ListApprovalHistoryRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var denied *pb.ApprovalRecord
+		for _, r := range h.GetRecords() {
+			if r.GetRequestId() == deniedID {
+				denied = r
+			}
+		}
+		if denied == nil || denied.GetOutcome() != pb.ApprovalOutcome_APPROVAL_OUTCOME_DENIED || denied.GetDecidedBy() != "bob" || denied.GetReason() != "not this month" ||
+			denied.GetCaller() != "alice" || denied.GetTool() != "block" || denied.GetArgumentsSha256() == "" || len(denied.GetWarnings()) == 0 || denied.GetEndTime() == nil {
+			t.Fatalf("bob's history = %v, want the denial", h)
+		}
+		if len(h.GetRecords()) != 3 || h.GetRecords()[0].GetOutcome() != pb.ApprovalOutcome_APPROVAL_OUTCOME_EXPIRED {
+			t.Errorf("bob's history = %v, want 3 records, newest (the expiry) first", h.GetRecords())
+		}
+		if got := compact(rAlice.must("GET", "/v1/approvals/history", "")); !strings.Contains(got, deniedID) || !strings.Contains(got, `"decidedBy":"bob"`) {
+			t.Errorf("alice's history over REST = %s", got)
+		}
+		if got := compact(rBob.must("GET", "/v1/approvals/history?pageSize=1", "")); !strings.Contains(got, `"nextPageToken":"1"`) {
+			t.Errorf("bob's first page = %s", got)
+		}
+		if got := compact(rEve.must("GET", "/v1/approvals/history", "")); strings.Contains(got, "requestId") {
+			t.Errorf("eve's history = %s, want none", got)
+		}
+		if _, err := b.client.ListApprovalHistory(eve, &pb.ListApprovalHistoryRequest{PageToken: "x"}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("a bad page token = %v", err)
+		}
+	})
+}
+
+// errorInfoOf is the ErrorInfo detail of a status error.
+func errorInfoOf(err error) *errdetails.ErrorInfo {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info
+		}
+	}
+	return nil
+}
+
+// TestURLElicitationDestination (issue 30): a URL elicitation whose URL a person cannot check — relative,
+// javascript:, data:, http to another host — is refused back to the server and never reaches the host, on
+// both protocol eras; an https one reaches the host with its host and registrable domain.
+func TestURLElicitationDestination(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	for _, server := range []string{"demo", "demo-2025"} {
+		t.Run(server, func(t *testing.T) {
+			cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sid := cs.GetSession().GetSessionId()
+			h := b.connect(ctx)
+			h.attach(sid)
+			for _, u := range []string{"/v1/sessions", "javascript:alert(1)", "data:text/html,<b>x</b>", "http://evil.example/x", "https://bank.example@evil.example/"} {
+				res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": u})})
+				if err == nil && !res.GetResult().GetIsError() {
+					t.Errorf("%s: call = %v, want the refusal", u, res)
+				}
+				t.Logf("%s: %v %v", u, textOf(res.GetResult()), err)
+			}
+			for _, m := range h.backlog {
+				if m.GetEvent().GetServerRequest() != nil {
+					t.Errorf("the host was shown a refused URL elicitation: %v", m)
+				}
+			}
+			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": "https://login.example.co.uk/consent"})})
+			req := h.nextRequest()
+			if d := req.GetUrlDestination(); d.GetHost() != "login.example.co.uk" || d.GetRegistrableDomain() != "example.co.uk" || d.GetScheme() != "https" {
+				t.Errorf("url_destination = %v", d)
+			}
+			h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT}}})
+			if res := await(t, done); res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accept") {
+				t.Errorf("https elicitation = %v, %v", res.resp, res.err)
+			}
+		})
 	}
 }

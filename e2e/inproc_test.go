@@ -92,11 +92,11 @@ func TestRESTAndGRPCAgree(t *testing.T) {
 	}
 
 	// The logging interceptor saw the REST failures too: both "another principal's session" calls are logged
-	// as failed GetSession calls naming the session (it runs inside the chain, after authentication).
+	// as refused GetSession calls naming the session (it runs inside the chain, after authentication).
 	method := "/" + pb.BridgeService_ServiceDesc.ServiceName + "/GetSession"
 	seen := 0
 	b.logs.waitFor(t, func(rec map[string]any) bool {
-		if rec["msg"] == "rpc failed" && rec["method"] == method && rec["session"] == sid && rec["code"] == "NotFound" {
+		if rec["msg"] == "rpc refused" && rec["method"] == method && rec["session"] == sid && rec["code"] == "NotFound" {
 			seen++
 		}
 		return seen >= 2

@@ -337,7 +337,7 @@ func TestTraceChain(t *testing.T) {
 	if _, err := b.client.CallTool(hostCtx, &pb.CallToolRequest{SessionId: probeID, Name: "no-such-tool"}); err == nil {
 		t.Fatal("calling an unknown tool succeeded")
 	}
-	rec := b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "rpc failed" && rec["session"] == probeID })
+	rec := b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "rpc refused" && rec["session"] == probeID })
 	if rec["trace_id"] != traceID || rec["span_id"] == nil || rec["span_id"] == hostSpan {
 		t.Errorf("log of the failed call = %v, want trace_id %s and the bridge's span_id", rec, traceID)
 	}

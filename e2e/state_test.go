@@ -103,7 +103,7 @@ func TestStateBadStore(t *testing.T) {
 				start(t, bridgeConfig{defaults: true, flags: []string{"--state-file", path}})
 				return nil, nil
 			},
-			want:    "state file FILE is locked by another process (another mcp-bridge?)",
+			want:    "state file FILE is locked by another process (another mcp-bridge, e.g. `make run`?): stop it, or give this bridge a file of its own with --state-file or state.file (`make run STATE=other.db`)",
 			noReset: true,
 		},
 		{

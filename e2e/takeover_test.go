@@ -712,3 +712,46 @@ with Client(sys.argv[1], timeout=60) as c:
                     raise
                 time.sleep(0.2)
 `
+
+// A replica killed with SIGKILL and started again at once under its own name (what a StatefulSet does)
+// serves the first call on its session: it waits out the lease its dead incarnation still holds (at most
+// the lease TTL) and takes the session over, never answering WRONG_REPLICA "served by replica r1, not r1"
+// (issue 31, docs/adr/0093). Needs redis-server (make redis-peer); no proxy: the call goes straight to it.
+func TestReplicaRestartedUnderItsOwnNameServes(t *testing.T) {
+	redis := statetest.StartRedis(t, statetest.RedisConfig{Password: "redis-secret-for-the-test"})
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i * 5)
+	}
+	r := &sharedReplica{name: "r1", grpc: freeAddr(t), http: freeAddr(t)}
+	r.cfg = bridgeConfig{
+		extra: fmt.Sprintf("sessions:\n  replica: %s\nstate:\n  keyEnv: MCPB_STATE_KEY\n  redis:\n    address: %q\n    passwordEnv: MCPB_REDIS_PASSWORD\n    keyPrefix: \"e2e:\"\n    leaseTTL: %s\n",
+			r.name, redis.Addr, takeoverLeaseTTL),
+		flags: []string{"--grpc-addr", r.grpc, "--http-addr", r.http},
+		env:   []string{"MCPB_STATE_KEY=" + hex.EncodeToString(key), "MCPB_REDIS_PASSWORD=" + redis.Password},
+	}
+	b := start(t, r.cfg)
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	if _, err := b.client.CallTool(routed(ctx, id), &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "before"})}); err != nil {
+		t.Fatal(err)
+	}
+	b.kill()
+	b2 := start(t, r.cfg) // at once, same name, same addresses: the dead process's lease is still live
+	began := time.Now()
+	var hdr metadata.MD
+	res, err := b2.client.CallTool(routed(ctx, id), &pb.CallToolRequest{SessionId: id, Name: "echo", CallId: "call-after-kill",
+		Arguments: args(t, map[string]any{"text": "after"})}, grpc.Header(&hdr))
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("first call on session %s after kill -9 and a restart under the same name: %v (reason %s)", id, err, reasonOf(err))
+	}
+	if !strings.Contains(textOf(res.GetResult()), "after") || replicaOf(hdr) != r.name {
+		t.Fatalf("first call after the restart = %v, answered by %q", res, replicaOf(hdr))
+	}
+	t.Logf("the first call after kill -9 and a restart under the same name was served after %v (lease TTL %v)", took.Round(time.Millisecond), takeoverLeaseTTL)
+}

@@ -36,11 +36,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
+	"github.com/mcp-bridge/mcp-bridge/internal/untrusted"
 )
 
 // DefaultApprovalExpiry is how long an approval request waits for a decision when ApprovalPolicy.Expiry is
@@ -121,6 +123,17 @@ type ApprovalRequest struct {
 	Rule string
 	// Approvers may decide it (the policy's, when the request was raised or restored).
 	Approvers Approvers
+	// Warnings are what the untrusted-text inspection found in the tool name ("tool") and the arguments
+	// ("arguments.amount", keys and values): shown to every approver, with the request (docs/adr/0091).
+	Warnings []untrusted.Finding `json:",omitempty"`
+}
+
+// inspectApproval returns the untrusted-text findings of an approval request's tool and arguments.
+func inspectApproval(tool string, canon []byte) []untrusted.Finding {
+	var r untrusted.Report
+	r.String("tool", tool)
+	_ = r.JSON("arguments", canon) // canonical JSON: valid
+	return r.Findings
 }
 
 // ApprovalAnswer is an approver's decision.
@@ -131,6 +144,59 @@ type ApprovalAnswer struct {
 	Reason string
 	// Digest must equal the request's Digest when approving: the approver approves the arguments it saw.
 	Digest string
+	// DecidedBy is the approver's principal; the dispatcher sets it (decidedBy).
+	DecidedBy string `json:",omitempty"`
+}
+
+// decidedBy returns a, an answer (or a cancel's answer) of who to req, with the approver named; an approver's
+// error answer becomes a denial with the error's message as its reason. Other kinds' answers are unchanged.
+func decidedBy(req *PendingRequest, a Answer, who Identity) Answer {
+	if req.Kind != KindApproval {
+		return a
+	}
+	var ap ApprovalAnswer
+	switch {
+	case a.Approval != nil:
+		ap = *a.Approval
+	case a.Error != nil:
+		ap = ApprovalAnswer{Reason: a.Error.Message}
+	default:
+		return a
+	}
+	ap.DecidedBy = who.Principal
+	return Answer{Approval: &ap}
+}
+
+// ApprovalError is the error of a call whose approval request was denied or expired: it matches
+// ErrApprovalDenied or ErrApprovalExpired, and says which request, rule, approver and reason.
+type ApprovalError struct {
+	Err       error // ErrApprovalDenied or ErrApprovalExpired
+	RequestID string
+	Rule      string
+	DecidedBy string // the approver that denied it; empty for an expiry or an unknown approver
+	Reason    string // the approver's reason (a denial)
+	Expires   time.Time
+}
+
+func (e *ApprovalError) Error() string {
+	if e.Err == ErrApprovalExpired {
+		return fmt.Sprintf("%v: request %s expired at %s", e.Err, e.RequestID, e.Expires.UTC().Format(time.RFC3339))
+	}
+	by := ""
+	if e.DecidedBy != "" {
+		by = " (" + e.DecidedBy + ")"
+	}
+	return fmt.Sprintf("%v%s: %s", e.Err, by, e.Reason)
+}
+
+func (e *ApprovalError) Unwrap() error { return e.Err }
+
+func denied(req *PendingRequest, a Answer) error {
+	by := ""
+	if a.Approval != nil {
+		by = a.Approval.DecidedBy
+	}
+	return &ApprovalError{Err: ErrApprovalDenied, RequestID: req.ID, Rule: req.Approval.Rule, DecidedBy: by, Reason: denialReason(a), Expires: req.Deadline}
 }
 
 // validateApprovalAnswer checks an approver's decision against its request.
@@ -162,6 +228,9 @@ func (p *Policy) approvalRule(tool string) string {
 	}
 	return ""
 }
+
+// ApprovalRule returns the approval pattern of p that tool matches, or "" when its calls need no approval.
+func (p *Policy) ApprovalRule(tool string) string { return p.approvalRule(tool) }
 
 // NeedsApproval reports whether calls of tool need approval under p.
 func (p *Policy) NeedsApproval(tool string) bool { return p.approvalRule(tool) != "" }
@@ -249,7 +318,8 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 		req = &PendingRequest{
 			ID: newRequestID(), SessionID: s.id, Owner: s.owner, OriginCallID: call.id, OriginMethod: "tools/call", OriginName: tool,
 			Kind: KindApproval, Created: now, Deadline: now.Add(expiry),
-			Approval: &ApprovalRequest{Caller: s.owner, Server: s.server.Name, Tool: tool, Arguments: canon, Digest: digest, Rule: rule, Approvers: p.Approvers},
+			Approval: &ApprovalRequest{Caller: s.owner, Server: s.server.Name, Tool: tool, Arguments: canon, Digest: digest, Rule: rule, Approvers: p.Approvers,
+				Warnings: inspectApproval(tool, canon)},
 		}
 		// The approver's host continues the call's trace (ServerRequest.trace_context), as for any request.
 		endSpan := s.traceServerRequest(ctx, req, call)
@@ -264,12 +334,13 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 			return nil, err
 		}
 	}
+	c.history.add(c.opts.ApprovalHistory, req, answer, outcome, c.draining.Load())
 	switch outcome {
 	case OutcomeAnswered:
 	case OutcomeCancelledByHost:
-		return nil, fmt.Errorf("%w: %s", ErrApprovalDenied, denialReason(answer))
+		return nil, denied(req, answer)
 	case OutcomeTimedOut:
-		return nil, fmt.Errorf("%w: request %s expired at %s", ErrApprovalExpired, req.ID, req.Deadline.UTC().Format(time.RFC3339))
+		return nil, &ApprovalError{Err: ErrApprovalExpired, RequestID: req.ID, Rule: req.Approval.Rule, Expires: req.Deadline}
 	case OutcomeCallEnded:
 		if ctx.Err() != nil {
 			return nil, &unsentError{ctxError(ctx)}
@@ -288,7 +359,7 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 	// The decision is consumed (kept until now for a retry after a restart): a restart from here on asks again.
 	c.del(state.KindRequest, req.ID)
 	if answer.Approval == nil || !answer.Approval.Approve {
-		return nil, fmt.Errorf("%w: %s", ErrApprovalDenied, denialReason(answer))
+		return nil, denied(req, answer)
 	}
 	// Right before sending: what goes upstream is what was approved.
 	if d := digestOf(req.Approval.Arguments); d != req.Approval.Digest || answer.Approval.Digest != req.Approval.Digest {
@@ -339,6 +410,127 @@ func digestOf(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// --- the history ---
+
+// ApprovalHistoryLimits bound the history of approval requests that ended (Options.ApprovalHistory).
+type ApprovalHistoryLimits struct {
+	// Max is the number of records kept (the oldest go first); 0 means DefaultApprovalHistoryMax.
+	Max int
+	// MaxAge is how long a record is kept; 0 means DefaultApprovalHistoryAge.
+	MaxAge time.Duration
+}
+
+// Defaults of ApprovalHistoryLimits.
+const (
+	DefaultApprovalHistoryMax = 1000
+	DefaultApprovalHistoryAge = 24 * time.Hour
+)
+
+// ApprovalOutcome is how an approval request ended, in the history.
+type ApprovalOutcome int
+
+// Outcomes of approval requests.
+const (
+	ApprovalApproved ApprovalOutcome = iota + 1
+	ApprovalDenied
+	ApprovalExpired
+	ApprovalWithdrawn     // the caller gave up first
+	ApprovalSessionClosed // the session closed, or the bridge drained, first
+)
+
+// ApprovalRecord is one approval request that ended, as the history keeps it: in memory, bounded, lost on a
+// restart (the audit log is the durable record).
+type ApprovalRecord struct {
+	RequestID, SessionID, CallID string
+	Request                      ApprovalRequest // Arguments left out: the history keeps no payloads
+	Outcome                      ApprovalOutcome
+	DecidedBy, Reason            string
+	Created, Ended, Expires      time.Time
+}
+
+// approvalHistory is the bounded history of approval requests that ended. The zero value is ready.
+type approvalHistory struct {
+	mu      sync.Mutex       // guards records
+	records []ApprovalRecord // oldest first
+}
+
+// add records the end of req, and drops what the limits no longer admit.
+func (h *approvalHistory) add(lim ApprovalHistoryLimits, req *PendingRequest, a Answer, o Outcome, draining bool) {
+	rec := ApprovalRecord{RequestID: req.ID, SessionID: req.SessionID, CallID: req.OriginCallID, Request: *req.Approval,
+		Created: req.Created, Ended: time.Now(), Expires: req.Deadline}
+	rec.Request.Arguments = nil
+	switch o {
+	case OutcomeAnswered, OutcomeCancelledByHost:
+		rec.Outcome = ApprovalDenied
+		if a.Approval != nil {
+			rec.DecidedBy = a.Approval.DecidedBy
+			if a.Approval.Approve && o == OutcomeAnswered {
+				rec.Outcome = ApprovalApproved
+			}
+		}
+		if rec.Outcome == ApprovalDenied {
+			rec.Reason = denialReason(a)
+		} else if a.Approval != nil {
+			rec.Reason = a.Approval.Reason
+		}
+	case OutcomeTimedOut:
+		rec.Outcome, rec.Reason = ApprovalExpired, "expired at "+req.Deadline.UTC().Format(time.RFC3339)
+	case OutcomeCallEnded:
+		rec.Outcome, rec.Reason = ApprovalWithdrawn, "the caller gave up before a decision"
+	default:
+		if draining {
+			return // kept in the store, and asked again after the restart
+		}
+		rec.Outcome, rec.Reason = ApprovalSessionClosed, "the session closed before a decision"
+	}
+	limit, age := lim.Max, lim.MaxAge
+	if limit <= 0 {
+		limit = DefaultApprovalHistoryMax
+	}
+	if age <= 0 {
+		age = DefaultApprovalHistoryAge
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, rec)
+	drop := max(0, len(h.records)-limit)
+	for drop < len(h.records) && time.Since(h.records[drop].Ended) > age {
+		drop++
+	}
+	if drop > 0 {
+		h.records = slices.Delete(h.records, 0, drop)
+	}
+}
+
+// ApprovalHistory returns the approval requests that ended which who may see — as an approver of the
+// request (the approvers it had), or as its caller — newest first.
+func (c *Core) ApprovalHistory(who Identity) []ApprovalRecord {
+	age := c.opts.ApprovalHistory.MaxAge
+	if age <= 0 {
+		age = DefaultApprovalHistoryAge
+	}
+	c.history.mu.Lock()
+	defer c.history.mu.Unlock()
+	var out []ApprovalRecord
+	for i := len(c.history.records) - 1; i >= 0; i-- {
+		r := c.history.records[i]
+		if time.Since(r.Ended) > age {
+			break
+		}
+		if (who.Principal != "" && r.Request.Caller == who.Principal) || r.Request.Approvers.Admits(r.Request.Caller, who) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ApprovalHistoryLen is the number of records the history holds (a metric).
+func (c *Core) ApprovalHistoryLen() int {
+	c.history.mu.Lock()
+	defer c.history.mu.Unlock()
+	return len(c.history.records)
+}
+
 // --- approvals restored after a restart ---
 
 // restoredApproval is an approval request of an earlier process: re-raised and pending (entry), or decided
@@ -384,7 +576,7 @@ func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
 		c.del(state.KindRequest, req.ID)
 		return false
 	}
-	if sc, ok := c.opts.Servers[req.Approval.Server]; ok && sc.Policy != nil && sc.Policy.Approval != nil {
+	if sc, ok := c.table()[req.Approval.Server]; ok && sc.Policy != nil && sc.Policy.Approval != nil {
 		req.Approval.Approvers = sc.Policy.Approval.Approvers
 	}
 	if r.Answer != nil {

@@ -29,6 +29,8 @@ const (
 	DefaultMaxPendingPerSession = 64
 	DefaultMaxStdioProcesses    = 256
 	DefaultEventBuffer          = 64
+	// DefaultOpenTimeout bounds opening a session (Limits.OpenTimeout).
+	DefaultOpenTimeout = 30 * time.Second
 
 	DefaultSamplingTimeout    = 5 * time.Minute
 	DefaultElicitationTimeout = 10 * time.Minute
@@ -59,6 +61,9 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxPendingPerSession, DefaultMaxPendingPerSession)
 	def(&l.MaxStdioProcesses, DefaultMaxStdioProcesses)
 	def(&l.EventBuffer, DefaultEventBuffer)
+	if l.OpenTimeout <= 0 {
+		l.OpenTimeout = DefaultOpenTimeout
+	}
 	return l
 }
 
@@ -92,9 +97,16 @@ func (r RestartPolicy) withDefaults() RestartPolicy {
 //
 // All methods are safe for concurrent use. The Core owns every Session it opened: Close closes them all.
 type Core struct {
-	logger     *slog.Logger
-	opts       Options // normalized: defaults filled in, Servers copied
-	limits     Limits
+	logger *slog.Logger
+	opts   Options // normalized: defaults filled in, Servers copied (read the servers with c.table(), not opts.Servers)
+	limits Limits
+	// servers is the generation of the configured servers every Open, policy check and listing reads; Reconfigure
+	// swaps it whole (reconfigure.go).
+	servers atomic.Pointer[map[string]ServerConfig]
+	// retiring waits for the sessions of removed servers being ended (reconfigure.go); retireStop ends their waits.
+	retiring   sync.WaitGroup
+	retireStop chan struct{}
+	retireOnce sync.Once
 	clientInfo *mcp.Implementation
 	dispatcher *Dispatcher
 	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
@@ -109,6 +121,8 @@ type Core struct {
 	hostsTracked atomic.Bool
 	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
+	history      approvalHistory              // approval requests that ended, bounded (approval.go)
+	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -117,6 +131,8 @@ type Core struct {
 
 	// testDial, set only by tests, supplies the transport for servers of kind transportTest.
 	testDial func(ServerConfig) (mcp.Transport, error)
+	// testFDs, set only by tests, replaces the count of open descriptors (walls.go).
+	testFDs func() (int, bool)
 
 	mu       sync.Mutex          // guards the fields below
 	sessions map[string]*Session // open sessions, by id
@@ -124,8 +140,10 @@ type Core struct {
 	live     map[string]*Session // sessions from the start of Open to the end of Close, for event routing
 	reserved int                 // sessions being opened, counted against MaxSessions
 	perOwner map[string]int      // open + opening sessions per owner
-	closed   bool
-	opened   map[string]openOutcome // the last Open of each server, by name (health.go)
+	// maxSessions and maxPerOwner are Limits.MaxSessions and MaxSessionsPerOwner, which Reconfigure changes.
+	maxSessions, maxPerOwner int
+	closed                   bool
+	opened                   map[string]openOutcome // the last Open of each server, by name (health.go)
 }
 
 // coreStats are the core's counters of bad input from servers; all fields are updated atomically.
@@ -135,6 +153,10 @@ type coreStats struct {
 	stderrDropped atomic.Uint64
 	restarts      atomic.Uint64
 	reinitialized atomic.Uint64
+	// descriptorRefusals counts sessions refused for want of descriptors (walls.go).
+	descriptorRefusals atomic.Uint64
+	// notificationsDropped counts servers' notifications over the rate a session may send (events.go).
+	notificationsDropped atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.
@@ -148,6 +170,11 @@ type Stats struct {
 	// Restarts counts stdio server restarts; Reinitialized counts re-initialized HTTP sessions.
 	Restarts      uint64
 	Reinitialized uint64
+	// DescriptorRefusals counts new sessions refused because the process was near its descriptor limit.
+	DescriptorRefusals uint64
+	// NotificationsDropped counts progress and log notifications of servers dropped over the rate a
+	// session may send.
+	NotificationsDropped uint64
 }
 
 // New returns a Core configured by opts. It starts no goroutines; sessions start their own.
@@ -176,7 +203,14 @@ func New(opts Options) *Core {
 		live:       map[string]*Session{},
 		perOwner:   map[string]int{},
 		lists:      newListCache(),
+		retireStop: make(chan struct{}),
+
+		maxSessions: opts.Limits.MaxSessions,
+		maxPerOwner: opts.Limits.MaxSessionsPerOwner,
+		kept:        newKeptResults(opts.KeptResults),
 	}
+	servers := opts.Servers
+	c.servers.Store(&servers)
 	c.obs = opts.Observer
 	if c.obs == nil {
 		c.obs = NopObserver{}
@@ -196,19 +230,22 @@ func (c *Core) Dispatcher() *Dispatcher { return c.dispatcher }
 // Stats returns the core's counters.
 func (c *Core) Stats() Stats {
 	return Stats{
-		MalformedMessages:  c.stats.malformed.Load(),
-		OversizedMessages:  c.stats.oversized.Load(),
-		StderrLinesDropped: c.stats.stderrDropped.Load(),
-		Restarts:           c.stats.restarts.Load(),
-		Reinitialized:      c.stats.reinitialized.Load(),
+		MalformedMessages:    c.stats.malformed.Load(),
+		OversizedMessages:    c.stats.oversized.Load(),
+		StderrLinesDropped:   c.stats.stderrDropped.Load(),
+		Restarts:             c.stats.restarts.Load(),
+		Reinitialized:        c.stats.reinitialized.Load(),
+		DescriptorRefusals:   c.stats.descriptorRefusals.Load(),
+		NotificationsDropped: c.stats.notificationsDropped.Load(),
 	}
 }
 
 // Servers returns the configured servers sorted by name. Header values and environment are included:
 // callers that show them to hosts must redact them.
 func (c *Core) Servers() []ServerConfig {
-	out := make([]ServerConfig, 0, len(c.opts.Servers))
-	for name, s := range c.opts.Servers {
+	table := c.table()
+	out := make([]ServerConfig, 0, len(table))
+	for name, s := range table {
 		if s.Name == "" {
 			s.Name = name
 		}
@@ -277,6 +314,21 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	if err := c.reserve(p.Owner); err != nil {
 		return nil, err
 	}
+	if err := c.checkDescriptors(); err != nil {
+		c.release(p.Owner)
+		c.noteOpen(cfg.Name, err)
+		return nil, err
+	}
+	// The bridge's own deadline on opening: a server that accepts and never answers does not hold the
+	// session (and its host) for as long as the host's deadline says. A server behind OAuth may wait for a
+	// person to authorize: that wait has its own bound (OAuthOptions.AuthorizationTimeout), added.
+	openTimeout := c.limits.OpenTimeout
+	if cfg.OAuth != nil {
+		openTimeout += cmp.Or(c.opts.OAuth.AuthorizationTimeout, DefaultAuthorizationTimeout)
+	}
+	ctx, cancelOpen := context.WithTimeoutCause(ctx, openTimeout,
+		fmt.Errorf("%w: the server did not complete the handshake within %v (limits.openTimeout)", ErrUnavailable, openTimeout))
+	defer cancelOpen()
 	s := newSession(c, c.newSessionID(), p, cfg)
 	c.mu.Lock()
 	c.live[s.id] = s
@@ -318,7 +370,7 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 		}
 	} else {
 		var ok bool
-		cfg, ok = c.opts.Servers[p.Server]
+		cfg, ok = c.table()[p.Server]
 		if !ok || !cfg.Policy.AllowsOwner(p.Owner) { // no oracle: a server the owner may not use does not exist
 			return cfg, fmt.Errorf("%w: %q", ErrServerNotFound, p.Server)
 		}
@@ -374,11 +426,11 @@ func (c *Core) reserve(owner string) error {
 	if c.closed {
 		return ErrSessionClosed
 	}
-	if len(c.sessions)+c.reserved >= c.limits.MaxSessions {
-		return fmt.Errorf("%w: the core holds %d sessions", ErrTooManySessions, c.limits.MaxSessions)
+	if len(c.sessions)+c.reserved >= c.maxSessions {
+		return fmt.Errorf("%w: the bridge holds %d sessions, its limit (limits.maxSessions)", ErrTooManySessions, c.maxSessions)
 	}
-	if c.perOwner[owner] >= c.limits.MaxSessionsPerOwner {
-		return fmt.Errorf("%w: owner holds %d sessions", ErrTooManySessions, c.limits.MaxSessionsPerOwner)
+	if c.perOwner[owner] >= c.maxPerOwner {
+		return fmt.Errorf("%w: the principal holds %d sessions, its limit (limits.maxSessionsPerPrincipal)", ErrTooManySessions, c.maxPerOwner)
 	}
 	c.reserved++
 	c.perOwner[owner]++
@@ -441,12 +493,14 @@ func (c *Core) Close(ctx context.Context) error {
 	c.closed = true
 	sessions := slices.Collect(maps.Values(c.sessions))
 	c.mu.Unlock()
+	c.stopRetiring()
 	var wg sync.WaitGroup
 	errs := make([]error, len(sessions))
 	for i, s := range sessions {
 		wg.Go(func() { errs[i] = s.closeWith(ctx, shutdownReason, ErrShuttingDown) })
 	}
 	wg.Wait()
+	c.kept.close()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()
 	c.h2cTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {

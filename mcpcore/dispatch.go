@@ -518,6 +518,7 @@ func (d *Dispatcher) RespondFor(ctx context.Context, who Identity, id, by string
 		return err
 	}
 	a = e.withElicitDefaults(d.logger, a) // elicitschema.go
+	a = decidedBy(e.req, a, who)          // approval.go
 	if err := d.validateAnswer(e, a); err != nil {
 		return err
 	}
@@ -557,7 +558,7 @@ func (d *Dispatcher) CancelFor(who Identity, id, reason string) error {
 		}
 		return err
 	}
-	if !d.finish(e, OutcomeCancelledByHost, hostCancelAnswer(e.req.Kind, reason), reason) {
+	if !d.finish(e, OutcomeCancelledByHost, decidedBy(e.req, hostCancelAnswer(e.req.Kind, reason), who), reason) {
 		d.logLate(owner, id, "cancel")
 		<-e.done
 		return endedError(e.outcome)

@@ -238,6 +238,14 @@ func (k *keptCalls[T]) put(sessionID, callID string, v T) {
 	k.m[roundKey(sessionID, callID)] = v
 }
 
+// has reports whether anything is kept for the call.
+func (k *keptCalls[T]) has(sessionID, callID string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.m[roundKey(sessionID, callID)]
+	return ok
+}
+
 // take removes and returns what is kept for the call; ok is false when nothing is.
 func (k *keptCalls[T]) take(sessionID, callID string) (v T, ok bool) {
 	k.mu.Lock()
@@ -530,6 +538,11 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 				rep.Requests++
 			}
 			continue
+		}
+		if r.Request.OriginCallID != "" && restored[r.Request.SessionID] != nil {
+			// Its call was in flight upstream when the process died: its id is known, its outcome not. A call
+			// under that id without resume is refused rather than run again (docs/adr/0093).
+			c.kept.markUnknown(roundKey(r.Request.SessionID, r.Request.OriginCallID))
 		}
 		if s := restored[r.Request.SessionID]; s != nil && s.reattach != nil && r.Request.Delivery == DeliveryPush {
 			if id, ok := decodeRPCID(r.UpstreamID); ok {

@@ -50,6 +50,14 @@ func newEventLog(sessionID string, limits Limits) *eventLog {
 // subscription without blocking. It is safe for concurrent use; concurrent publishers are ordered by
 // whoever takes the lock first, so a caller that needs an order between two events publishes them from one
 // goroutine. After close, publish does nothing.
+// The rate of progress and log notifications a server may send in one session (wireTap.received): a burst
+// of notificationBurst, then notificationRate a second. Beyond, they are dropped, counted
+// (Stats.NotificationsDropped) and announced to the session's watchers by an EventDropped.
+const (
+	notificationRate  = 1000
+	notificationBurst = 2000
+)
+
 func (l *eventLog) publish(ev Event) {
 	l.mu.Lock()
 	if l.closed {

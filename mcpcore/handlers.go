@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/untrusted"
 )
 
 // clientCapabilities are exactly what the host declared (DESIGN: capabilities follow the host).
@@ -300,6 +302,11 @@ func (s *Session) handleElicitation(ctx context.Context, p *mcp.ElicitParams, d 
 		}
 		if p.URL == "" {
 			return nil, rpcError(jsonrpc.CodeInvalidParams, "URL elicitation without a url")
+		}
+		// Only a URL a person can check is shown to one (docs/adr/0091): the host is not bothered with
+		// another; the server is told why.
+		if _, err := untrusted.CheckURL(p.URL); err != nil {
+			return nil, rpcError(jsonrpc.CodeInvalidParams, "URL elicitation refused by the client: %v", err)
 		}
 	default:
 		return nil, rpcError(jsonrpc.CodeInvalidParams, "unsupported elicitation mode %q", mode)

@@ -73,7 +73,7 @@ type openOutcome struct {
 func (c *Core) noteOpen(server string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.opts.Servers[server]; !ok {
+	if _, ok := c.table()[server]; !ok {
 		return
 	}
 	if c.opened == nil {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -120,6 +122,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errKeptForRestart
 	}
 	var sent jsonrpc.Message
+	var sentID jsonrpc.ID // the wire id of the request posted, if it is one
 	var origin *activeCall
 	var fake *http.Response // the bridge's own answer to initialize when re-attaching
 	if req.Method == http.MethodPost && req.Body != nil {
@@ -148,6 +151,9 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
 				origin = callFrom(req.Context())
 			}
+			if r, ok := out.(*jsonrpc.Request); ok && r.IsCall() {
+				sentID = r.ID
+			}
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
@@ -164,7 +170,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if sent != nil {
 			h.tap.sendFailed(sent)
 		}
-		if req.Context().Err() == nil {
+		if req.Context().Err() == nil && !requestInvalid(err) {
 			// The server cannot be reached (refused, reset, DNS): the SDK would keep the connection and
 			// fail each call with "rejected by transport"; supervision reconnects, with backoff, instead.
 			h.tap.g.markDead("server unreachable: " + err.Error())
@@ -180,7 +186,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
 	case "text/event-stream":
-		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max}
+		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: sentID}
 	}
 	return resp, nil
 }
@@ -291,9 +297,35 @@ type sseTap struct {
 	origin *activeCall
 	max    int
 
-	out []byte
-	err error
+	reqID jsonrpc.ID // the wire id of the request this stream answers (a POST's); invalid for GET
+	out   []byte
+	err   error
+	multi bool // inside a data field of several lines (until the blank line that ends the event)
 }
+
+// failRequest fails the request this SSE stream answers (a POST's response stream) with the bridge's bad
+// message error, since a frame that is not JSON names no id; nil when the stream answers none (the
+// standalone GET stream) or the request was already answered.
+func (s *sseTap) failRequest(what string) jsonrpc.Message {
+	if !s.reqID.IsValid() {
+		return nil
+	}
+	s.tap.mu.Lock()
+	_, waiting := s.tap.outgoing[s.reqID]
+	s.tap.mu.Unlock()
+	if !waiting {
+		return nil
+	}
+	data, _ := json.Marshal(map[string]string{localErrorMarker: what})
+	out, ok := s.tap.received(&jsonrpc.Response{ID: s.reqID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server's response was " + what, Data: data}}, s.origin)
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// errSSENotJSON is the cause logged for an SSE data line that is not JSON.
+var errSSENotJSON = errors.New("SSE data is not JSON")
 
 func (s *sseTap) Read(p []byte) (int, error) {
 	for len(s.out) == 0 && s.err == nil {
@@ -314,6 +346,9 @@ func (s *sseTap) Close() error { return s.body.Close() }
 func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 	data, isData := bytes.CutPrefix(line, []byte("data:"))
 	if !isData {
+		if len(bytes.TrimSpace(line)) == 0 {
+			s.multi = false // the event ends
+		}
 		return line
 	}
 	if oversized {
@@ -321,13 +356,26 @@ func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 		return s.frame(s.tap.badFrame(bytes.TrimSpace(data), size, true, nil, nil))
 	}
 	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if len(trimmed) == 0 {
 		return line
+	}
+	if s.multi || trimmed[0] != '{' {
+		if s.multi {
+			return line // a later line of a multi-line data field: the SDK joins them
+		}
+		// Not JSON at all: the server's bad message (502 UPSTREAM_BAD_MESSAGE), not the SDK's parse error.
+		s.tap.observe(false, size)
+		bad := s.tap.badFrame(trimmed, size, false, errSSENotJSON, nil)
+		if bad == nil {
+			bad = s.failRequest("malformed")
+		}
+		return s.frame(bad)
 	}
 	s.tap.observe(false, size)
 	msg, err := jsonrpc.DecodeMessage(trimmed)
 	if err != nil {
 		if !bytes.HasSuffix(trimmed, []byte("}")) {
+			s.multi = true
 			return line // probably the first line of a multi-line data field
 		}
 		return s.frame(s.tap.badFrame(trimmed, size, false, err, nil))
@@ -376,4 +424,22 @@ func readSSELine(br *bufio.Reader, max int) (line []byte, size int, oversized bo
 		}
 		return line, size, oversized, ferr
 	}
+}
+
+// headerSafe refuses a name or URI that an upstream transport cannot carry: on a 2026-07-28 Streamable
+// HTTP session it goes in the Mcp-Name header, where CR, LF and NUL are not allowed (RFC 9110 §5.5), and
+// no MCP name or URI (RFC 3986) holds them anyway. It is the host's error, refused before anything is
+// sent: the session is not touched (before, the transport's refusal read as the server being down).
+func headerSafe(field, v string) error {
+	if i := strings.IndexAny(v, "\r\n\x00"); i >= 0 {
+		return &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: field,
+			Description: fmt.Sprintf("must not contain CR, LF or NUL (found at byte %d)", i)}}}
+	}
+	return nil
+}
+
+// requestInvalid reports whether err is net/http refusing the request itself (a header it cannot send),
+// not the server being unreachable.
+func requestInvalid(err error) bool {
+	return strings.Contains(err.Error(), "invalid header field")
 }

@@ -226,7 +226,7 @@ func (l *listedNames) learn(server, method string, n int, name func(int) string)
 
 // learnListed records the names of a list result of the session's server, when the server is configured.
 func (s *Session) learnListed(method string, n int, name func(int) string) {
-	if _, ok := s.core.opts.Servers[s.server.Name]; ok {
+	if _, ok := s.core.table()[s.server.Name]; ok {
 		s.core.listed.learn(s.server.Name, method, n, name)
 	}
 }

@@ -359,6 +359,10 @@ func toolArguments(args any) (any, error) {
 	if raw[0] != '{' || !json.Valid(raw) {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments", Description: "must be a JSON object"}}}
 	}
+	if jsonTooDeep(raw, MaxNestingDepth) { // walls.go
+		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "arguments",
+			Description: fmt.Sprintf("nested deeper than %d levels", MaxNestingDepth)}}}
+	}
 	return json.RawMessage(raw), nil
 }
 
@@ -387,6 +391,9 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, nil, err
 	}
 	if err := s.permit(itemTool, params.Name); err != nil {
 		return nil, nil, err
@@ -422,6 +429,14 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, nil, err
 	}
 	defer end()
+	if !opts.Resume && ra == nil {
+		// One outcome per call id (resume.go): a known call is not run a second time. Checked once the id is
+		// reserved: a call that ended meanwhile kept its outcome before it gave the id up.
+		if err := s.checkCallIDFree(opts.CallID); err != nil {
+			close(call.ended)
+			return nil, nil, err
+		}
+	}
 	defer s.keepOutcome(call, &res, &task, &err)
 	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
 	// and goes on only with the approved arguments.
@@ -471,6 +486,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if params == nil || params.URI == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "uri", Description: "required"}}}
 	}
+	if err := headerSafe("uri", params.URI); err != nil {
+		return nil, err
+	}
 	if err := s.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
@@ -497,6 +515,9 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, opts CallOptions) (*mcp.GetPromptResult, error) {
 	if params == nil || params.Name == "" {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
+	}
+	if err := headerSafe("name", params.Name); err != nil {
+		return nil, err
 	}
 	if err := s.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
@@ -546,6 +567,9 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 // handshake era it sends resources/subscribe; on 2026-07-28 the SDK opens a subscriptions/listen stream
 // for the URI. Subscriptions are renewed after supervision reconnects.
 func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
+	if err := headerSafe("uri", uri); err != nil {
+		return err
+	}
 	if err := s.permit(itemResource, uri); err != nil {
 		return err
 	}

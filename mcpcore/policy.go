@@ -109,8 +109,17 @@ const (
 	itemTemplate = "resource template"
 )
 
-// policy returns the session's server's policy (nil: everything allowed).
-func (s *Session) policy() *Policy { return s.server.Policy }
+// policy returns the session's server's policy (nil: everything allowed): the policy of the configuration
+// in force (Core.Reconfigure), so that a changed policy applies from the next call of every session of the
+// server; the session's own when its server is ad hoc or no longer configured.
+func (s *Session) policy() *Policy {
+	if !s.adHoc {
+		if cfg, ok := s.core.table()[s.server.Name]; ok {
+			return cfg.Policy
+		}
+	}
+	return s.server.Policy
+}
 
 // permit returns ErrPermissionDenied when the server's policy does not allow the item. The decision
 // rests on the name alone: it tells the host what the policy is, never whether the server has the item.

@@ -1,32 +1,41 @@
 package mcpcore
 
-// Resumable calls (docs/adr/0022-resumable-calls.md). A host that lost a call — its connection dropped, the
-// call failed UNAVAILABLE, the bridge restarted — calls again with the same call id and CallOptions.Resume,
-// and gets that call's one outcome, never a second execution:
+// Resumable calls (docs/adr/0022-resumable-calls.md, docs/adr/0093-kept-results-and-call-ids.md). A host
+// that lost a call — its connection dropped, the call failed UNAVAILABLE, the bridge restarted — calls again
+// with the same call id and CallOptions.Resume, and gets that call's one outcome, never a second execution:
 //
 //   - a tools/call that was waiting between MRTR rounds when the bridge restarted goes on from its kept
 //     round (durable.go) without asking anybody again;
 //   - a tools/call that completed (a result, or the server's error) while only its response was lost
-//     returns the kept outcome: the session keeps it in memory for keptOutcomeTTL (a plain call writes
-//     nothing to the store);
+//     returns the kept outcome: the bridge keeps it in memory, in its encoded form, within a bridge-wide
+//     budget and for a TTL (kept.go; a plain call writes nothing to the store);
+//   - a tools/call whose kept outcome was evicted for the budget fails with ErrKeptOutcomeEvicted;
 //   - a tools/call still in flight is joined: the retry waits for it and returns its outcome;
 //   - otherwise the call's fate upstream cannot be known (it was in flight when the bridge died, or it was
 //     cut off before its outcome): ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when
 //     it is sent again.
+//
+// One outcome per call id: a call WITHOUT Resume whose id the bridge knows — in flight (ErrCallInFlight),
+// kept or evicted, or a round kept in the store before a restart — is refused with ErrCallIDUsed instead of
+// running the tool a second time.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Bounds of the kept outcomes of completed calls, per session.
-const (
-	keptOutcomeTTL = 5 * time.Minute
-	maxKeptOutcome = 256
+var (
+	// ErrCallIDUsed: a call without Resume names a call id the bridge knows (a completed call whose outcome
+	// is kept or was evicted, or a call kept in the store across a restart): the tool is not run a second
+	// time. Call again with Resume for that call's outcome, or with a new call id for a new call.
+	ErrCallIDUsed = errors.New("call id already used")
+	// ErrKeptOutcomeEvicted: a resumed call completed, but its kept outcome was evicted for the kept
+	// results budget (KeptResultsPolicy.MaxBytes) before the host came back for it. The tool ran once; its
+	// outcome is gone.
+	ErrKeptOutcomeEvicted = errors.New("the call completed but its kept outcome was evicted")
 )
 
 // NewCallID returns a new call id ("call-" and 128 random bits). The core mints every id it is not given.
@@ -37,14 +46,17 @@ func errCallInFlight() error {
 	return &InvalidError{Err: ErrCallInFlight, Violations: []FieldViolation{{Field: "call_id", Description: "already used by a call in flight in this session"}}}
 }
 
-// keptOutcome is the outcome of a completed tools/call, for a resumed call.
-type keptOutcome struct {
-	result *mcp.CallToolResult
-	task   *Task
-	err    error
-	// unsent: the call ended while it waited for approval, before anything was sent upstream (approval.go):
-	// a resumed call is not a repetition, and goes on as a new call (asking for approval again).
-	unsent bool
+// checkCallIDFree refuses a call without Resume whose id names a call the bridge knows, other than one in
+// flight (beginCall refuses those): one kept in the store across a restart, or one whose outcome is kept
+// or was evicted.
+func (s *Session) checkCallIDFree(callID string) error {
+	if callID == "" {
+		return nil
+	}
+	if s.core.mrtr.has(s.id, callID) || s.core.kept.known(roundKey(s.id, callID)) {
+		return fmt.Errorf("%w: call %s already ran in this session (its outcome is kept, or it waits to be resumed): call again with resume for its outcome, or with a new call id", ErrCallIDUsed, callID)
+	}
+	return nil
 }
 
 // resumed is what resumeCall found for a resumed call: its kept outcome, or its kept MRTR round, or neither
@@ -73,13 +85,14 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 			return resumed{}, ctxError(ctx)
 		}
 	}
-	s.mu.Lock()
-	k, ok := s.kept.get(callID, time.Now())
-	s.mu.Unlock()
-	if ok && k.unsent {
+	k, evicted, ok := s.core.kept.get(roundKey(s.id, callID))
+	if evicted {
+		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes)", ErrKeptOutcomeEvicted, callID, name)
+	}
+	if ok && k != nil && k.unsent {
 		return resumed{}, nil
 	}
-	if ok {
+	if ok && k != nil {
 		return resumed{kept: k}, nil
 	}
 	idem, err := s.toolIdempotent(ctx, name)
@@ -99,8 +112,8 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 // callTool with pointers to its named results.
 func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
 	defer close(call.ended)
-	if call.opts.CallID == "" {
-		return
+	if call.opts.CallID == "" || call.opts.MintedID {
+		return // an id the host did not choose: no host can resume it
 	}
 	o := &keptOutcome{result: *res, task: *task, err: *err}
 	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again; a
@@ -110,9 +123,9 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
-	s.mu.Lock()
-	s.kept.add(call.opts.CallID, o, time.Now())
-	s.mu.Unlock()
+	if err := s.core.kept.add(roundKey(s.id, call.opts.CallID), o); err != nil {
+		s.logger.Warn("the outcome of a call is not kept for a resumed call", "call_id", call.opts.CallID, "error", err)
+	}
 }
 
 // toolIdempotent reports whether the server lists tool name with annotations.idempotentHint true (MCP

@@ -66,7 +66,6 @@ type Session struct {
 	calls     map[string]*activeCall // in-flight host calls by call id
 	tokens    map[string]*activeCall // progress tokens of in-flight calls
 	subs      map[string]bool        // resource URIs subscribed to, renewed after a reconnection
-	kept      expiring[*keptOutcome] // outcomes of completed tools/calls by host call id (resume.go)
 	// reconnectErr is the error of the last failed reconnection attempt while Reconnecting (nil
 	// otherwise): calls fail at once with ErrUnavailable instead of waiting for the next attempt.
 	reconnectErr error
@@ -127,7 +126,6 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		calls:            map[string]*activeCall{},
 		tokens:           map[string]*activeCall{},
 		subs:             map[string]bool{},
-		kept:             newExpiring[*keptOutcome](keptOutcomeTTL, maxKeptOutcome),
 		closeDone:        make(chan struct{}),
 		superDone:        make(chan struct{}),
 	}
@@ -475,7 +473,13 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 			p.kill()
 			p.waitExit(context.Background())
 		}
+		if errors.Is(err, ErrTooManySessions) || errors.Is(err, ErrDescriptorLimit) {
+			return nil, err // a limit of the bridge's, not the server unavailable: its own reason
+		}
 		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrUnavailable) {
+				return nil, fmt.Errorf("connecting to %q: %w", s.server.Name, cause)
+			}
 			return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, ctx.Err())
 		}
 		return nil, fmt.Errorf("%w: connecting to %q: %w", ErrUnavailable, s.server.Name, err)

@@ -112,6 +112,13 @@ type Limits struct {
 	// EventBuffer is the per-subscriber event buffer (default 64); a subscriber that falls further
 	// behind loses events, and the loss is counted and reported as an EventDropped event.
 	EventBuffer int
+	// DescriptorReserve is how many of the process's descriptors (RLIMIT_NOFILE) are kept for live sessions,
+	// health checks and new host connections: a new session is refused with ErrDescriptorLimit while fewer
+	// are left (walls.go). Default: a tenth of the limit, at least MinDescriptorReserve.
+	DescriptorReserve int
+	// OpenTimeout bounds opening a session — connecting and the handshake — whatever the host's deadline
+	// (default DefaultOpenTimeout, as the handshake of a reconnection).
+	OpenTimeout time.Duration
 }
 
 // PendingPolicy sets deadlines for server-initiated requests and what happens when one passes.
@@ -134,6 +141,8 @@ type Options struct {
 	AllowUnconfigured bool
 	Limits            Limits
 	Pending           PendingPolicy
+	// KeptResults bounds the outcomes of completed tools/calls kept for resumed calls (kept.go).
+	KeptResults KeptResultsPolicy
 	// ClientInfo is the implementation the bridge presents upstream; nil means {"mcp-bridge", version}.
 	ClientInfo *mcp.Implementation
 	// OAuth configures how hosts are asked to authorize servers with ServerConfig.OAuth set.
@@ -146,6 +155,9 @@ type Options struct {
 	// ("s-<replica>.<random>", see SessionReplica) so that a proxy can route a session's calls to the replica
 	// that owns it. It must be a DNS label ([a-z0-9-], at most 63). Empty: ids are "s-<random>".
 	Replica string
+	// ApprovalHistory bounds the history of approval requests that ended (Core.ApprovalHistory): at most
+	// Max records (default 1000), none older than MaxAge (default 24h).
+	ApprovalHistory ApprovalHistoryLimits
 	// Observer is told the core's facts for metrics (sessions, upstream requests, server requests,
 	// reconnections, dropped events, messages); nil means none. See Observer.
 	Observer Observer
@@ -259,8 +271,11 @@ type CallOptions struct {
 	// call's one outcome instead of a second execution (resume.go): a tools/call waiting between MRTR rounds
 	// goes on from its kept round; one that completed returns its kept result; one whose fate upstream is
 	// unknown fails with ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when it is sent
-	// again. Without Resume a call id is only an identifier.
+	// again. Without Resume a call id the bridge knows is refused (ErrCallInFlight, ErrCallIDUsed).
 	Resume bool
+	// MintedID says CallID was minted by the caller, not chosen by the host: no host can resume the call,
+	// so its outcome is not kept (kept.go).
+	MintedID bool
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.
@@ -513,6 +528,9 @@ var (
 	ErrPermissionDenied   = errors.New("permission denied")
 	ErrInvalidAnswer      = errors.New("invalid answer")
 	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")
+	// ErrCommandNotFound: a stdio server's command cannot be run (not found on $PATH, not a file, not
+	// executable). It wraps nothing; Core.CheckCommands reports it, as not serving (ErrUnavailable too).
+	ErrCommandNotFound = errors.New("command not found")
 	// ErrShuttingDown: the bridge is shutting down; the call or session was ended by the drain.
 	ErrShuttingDown = errors.New("the bridge is shutting down")
 	// ErrRequestTimeout: the server did not answer within the server's RequestTimeout (or

@@ -118,6 +118,9 @@ type wireTap struct {
 	// flight under those numbers. Each request goes out as the string idTag+id; its response comes back
 	// to the SDK under the SDK's own id.
 	idTag string
+
+	badLog logThrottle // the log lines about bad frames (badFrame)
+	flood  logThrottle // the server's progress and log notifications (received)
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
@@ -235,6 +238,16 @@ func (t *wireTap) sendFailed(msg jsonrpc.Message) {
 func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Message, bool) {
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
+		if m.Error == nil && jsonTooDeep(m.Result, MaxNestingDepth) { // walls.go: the server's bad message
+			t.s.core.stats.malformed.Add(1)
+			if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok {
+				t.s.logger.Warn("dropped a bad message from the server", "problem", "nested too deeply", "max_depth", MaxNestingDepth, "suppressed", suppressed)
+			}
+			data, _ := json.Marshal(map[string]string{localErrorMarker: "nested too deeply"})
+			m = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("the server's response was nested deeper than %d levels", MaxNestingDepth), Data: data}, Extra: m.Extra}
+			msg = m
+		}
 		if m.Error == nil && bytes.Contains(m.Result, []byte(`"inputRequests"`)) {
 			if r, ok := normalizeInputRequests(m.Result); ok {
 				m = &jsonrpc.Response{ID: m.ID, Result: r, Extra: m.Extra}
@@ -306,6 +319,25 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				}
 			}
 			return msg, true
+		}
+		// A server's share of the bridge is bounded: progress and log notifications beyond a rate per
+		// session are dropped here, before the SDK decodes them and the bridge fans them out; they are
+		// counted, and the session's watchers are told how many were lost (an EventDropped) when the
+		// next one passes (events.go).
+		if m.Method == "notifications/progress" || m.Method == "notifications/message" {
+			ok, dropped := t.flood.allow(notificationBurst, time.Second/notificationRate)
+			if !ok {
+				if t.s.core != nil {
+					t.s.core.stats.notificationsDropped.Add(1)
+				}
+				return nil, false
+			}
+			if dropped > 0 {
+				t.s.logger.Warn("server notifications dropped: over the rate a session may send", "dropped", dropped, "rate", notificationRate)
+				if t.s.events != nil {
+					t.s.events.publish(Event{Kind: EventDropped, Dropped: dropped})
+				}
+			}
 		}
 		// A list_changed drops the server's cached lists before anyone hears of it (listcache.go).
 		if t.s.core != nil {
@@ -468,7 +500,10 @@ func (t *wireTap) badFrame(prefix []byte, size int, oversized bool, cause error,
 	} else {
 		t.s.core.stats.malformed.Add(1)
 	}
-	t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix))
+	if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok { // stdio.go
+		t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix),
+			"suppressed", suppressed)
+	}
 	id, isRequest, ok := salvageID(prefix)
 	if !ok {
 		return nil

@@ -10,6 +10,16 @@ export MAVEN_OPTS="${MAVEN_OPTS:--Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel
 
 (cd "$root/clients/java" && mvn -B -q -ntp -Dstyle.color=never -DskipTests install 2>&1 | sed -u 's/\x1b\[0m//g')
 
+# The core artifact keeps no agent-framework dependency: those live in clients/java/frameworks.
+tree="$(cd "$root/clients/java" && mvn -B -q -ntp -Dstyle.color=never dependency:tree -DoutputFile=/dev/stdout 2>&1 | sed -u 's/\x1b\[0m//g')"
+if grep -Eiq 'springframework|langchain4j|com\.openai' <<<"$tree"; then
+  echo "test-java-consumer: the core client depends on an agent framework:" >&2
+  grep -Ei 'springframework|langchain4j|com\.openai' <<<"$tree" >&2
+  exit 1
+fi
+grep -q 'dev.mcpbridge:mcp-bridge-client' <<<"$tree" ||
+  { echo "test-java-consumer: mvn dependency:tree printed no tree:" >&2; echo "$tree" >&2; exit 1; }
+
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # The first ```xml block of the section is the sample pom.

@@ -8,7 +8,8 @@
 # default 600; the first run downloads Maven dependencies into ~/.m2), MCPBRIDGE_OAUTHPEER for a prebuilt
 # internal/testauth/cmd/oauthpeer (the OAuth integration test builds it with `go build` otherwise; without go it
 # skips, or fails when peers are required). After a full run it also builds a project outside the checkout
-# against the installed library (scripts/test-java-consumer.sh).
+# against the installed library (scripts/test-java-consumer.sh) and runs the agent-framework adapters' tests
+# (scripts/test-java-frameworks.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,5 +47,6 @@ if compgen -G "target/surefire-reports/TEST-*.xml" >/dev/null; then
 fi
 if ((status == 0)) && [[ "${MAVEN_ARGS:-}" != *-Dtest=* ]]; then
   "$root/scripts/test-java-consumer.sh" || status=$?
+  ((status != 0)) || MAVEN_ARGS= "$root/scripts/test-java-frameworks.sh" || status=$?
 fi
 exit $status

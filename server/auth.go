@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
 // LocalPrincipal is the principal of every caller when no bearer tokens are configured
@@ -162,6 +163,11 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 			}
 			defer release()
 			ctx = WithGroups(WithPrincipal(ctx, p), groups)
+			if m, ok := req.(proto.Message); ok {
+				if derr := CheckDepth(m); derr != nil {
+					return nil, derr
+				}
+			}
 		}
 		return handler(ctx, req)
 	}
@@ -212,6 +218,17 @@ type principalStream struct {
 }
 
 func (p *principalStream) Context() context.Context { return p.ctx }
+
+// RecvMsg receives a message of the stream and refuses one nested deeper than MaxNestingDepth (CheckDepth).
+func (p *principalStream) RecvMsg(m any) error {
+	if err := p.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if pm, ok := m.(proto.Message); ok {
+		return CheckDepth(pm)
+	}
+	return nil
+}
 
 // recoverInto is the last line of defence: a panic in a handler is logged and becomes INTERNAL, and the
 // process goes on. (Goroutines the service starts recover on their own: see logPanic.)

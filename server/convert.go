@@ -773,6 +773,7 @@ func serverRequestToProto(r *mcpcore.PendingRequest) (*pb.ServerRequest, error) 
 	default:
 		return nil, badMessage("server request", fmt.Errorf("unknown kind %v", r.Kind))
 	}
+	inspectServerRequest(r, out) // approval.go
 	return out, nil
 }
 

@@ -33,6 +33,10 @@ const (
 	ReasonWrongAnswerKind    = "WRONG_ANSWER_KIND"
 	ReasonInvalidInput       = "INVALID_INPUT"
 	ReasonTooManySessions    = "TOO_MANY_SESSIONS"
+	// The process is near its descriptor limit: new sessions are refused, the rest kept for live ones.
+	ReasonDescriptorLimit = "DESCRIPTOR_LIMIT"
+	// The principal holds limits.maxEventStreamsPerPrincipal WatchEvents streams.
+	ReasonTooManyStreams     = "TOO_MANY_STREAMS"
 	ReasonTooManyPending     = "TOO_MANY_PENDING_REQUESTS"
 	ReasonSessionClosed      = "SESSION_CLOSED"
 	ReasonCapabilityMissing  = "CAPABILITY_NOT_NEGOTIATED"
@@ -42,6 +46,8 @@ const (
 	ReasonCancelled          = "CANCELLED"
 	ReasonUnauthenticated    = "UNAUTHENTICATED"
 	ReasonShuttingDown       = "SHUTTING_DOWN"
+	// The session's server was removed from the configuration by a reload (docs/adr/0095-live-configuration.md).
+	ReasonServerRemoved = "SERVER_REMOVED"
 	// The server did not answer within its requestTimeout; the request was cancelled upstream.
 	ReasonRequestTimeout = "UPSTREAM_REQUEST_TIMEOUT"
 	// A sampling, elicitation or roots request the call depended on reached its deadline unanswered.
@@ -52,6 +58,12 @@ const (
 	// lost — it may or may not have run upstream — and whose tool is not annotated idempotentHint, so the
 	// bridge did not send it again. Not to be retried blindly: the host decides.
 	ReasonCallOutcomeUnknown = "CALL_OUTCOME_UNKNOWN"
+	// ReasonCallIDUsed: a call without resume named a call id the bridge knows (a completed call whose
+	// outcome is kept, or a call kept across a restart): the tool is not run again (docs/adr/0093).
+	ReasonCallIDUsed = "CALL_ID_USED"
+	// ReasonCallOutcomeEvicted: a resumed call completed, but its kept outcome was evicted for
+	// limits.keptResultsBytes before the host came back for it (docs/adr/0093).
+	ReasonCallOutcomeEvicted = "CALL_OUTCOME_EVICTED"
 	// The upstream OAuth authorization failed or was declined (mcpcore.ErrAuthorization).
 	ReasonUpstreamAuthorization = "UPSTREAM_AUTHORIZATION_FAILED"
 	// The identity provider's keys could not be fetched, so a JWT could not be verified.
@@ -61,6 +73,8 @@ const (
 	ReasonRateLimited            = "RATE_LIMITED"
 	ReasonTooManyConcurrentCalls = "TOO_MANY_CONCURRENT_CALLS"
 	ReasonInternal               = "INTERNAL"
+	// ReasonMessageTooLarge: a REST body over limits.maxMessageBytes (HTTP 413, answered before the gateway).
+	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
 	// Approvals (approval.go): an approver denied the call (PERMISSION_DENIED), nobody decided before the
 	// expiry (DEADLINE_EXCEEDED), or the arguments about to be sent are not those approved
 	// (FAILED_PRECONDITION: a resumed call retried with other arguments).
@@ -93,6 +107,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
 	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
 	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
+	{mcpcore.ErrDescriptorLimit, codes.ResourceExhausted, ReasonDescriptorLimit},
+	{errTooManyStreams, codes.ResourceExhausted, ReasonTooManyStreams},
 	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
 	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
 	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
@@ -106,8 +122,12 @@ var sentinelTable = []struct {
 	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
 	// A resumed call whose first attempt may or may not have run upstream (docs/adr/0022).
 	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
+	{mcpcore.ErrCallIDUsed, codes.AlreadyExists, ReasonCallIDUsed},
+	{mcpcore.ErrKeptOutcomeEvicted, codes.Aborted, ReasonCallOutcomeEvicted},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
 	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	// A reload removed the session's server: the session ended; open one to a configured server.
+	{mcpcore.ErrServerRemoved, codes.FailedPrecondition, ReasonServerRemoved},
 	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
 	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
@@ -230,6 +250,10 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 			md[MetaJSONRPCData] = string(we.Data)
 		}
 		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+	}
+	var ae *mcpcore.ApprovalError
+	if errors.As(err, &ae) {
+		return approvalStatus(ae) // approval.go
 	}
 	var rl *RateLimitedError
 	if errors.As(err, &rl) {

@@ -282,17 +282,22 @@ func (f *eventFeed) resync() []*pb.Event {
 // goes away, or at shutdown (UNAVAILABLE). A watcher keeps the session from being closed as idle.
 func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	ctx := stream.Context()
+	release, err := s.watchSlot(ctx) // stream.go
+	if err != nil {
+		return toStatus(err)
+	}
+	defer release()
 	if req.GetSessionId() == anySession {
 		return s.watchOpeningEvents(req, stream)
 	}
 	if req.GetSessionId() == approvalsSession {
 		return s.watchApprovalEvents(req, stream) // approval.go
 	}
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	sess, unuse, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer unuse()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "", nil)
 	defer feed.sub.Close()
 	defer s.attachHost(sess)()

@@ -15,14 +15,19 @@ import (
 // session and server the request named. Status messages come from toStatus, which gets its text from the
 // core with the servers' secrets already redacted.
 
-// failureLevel is the level of a failed RPC's log line: WARN for faults on the bridge's or the upstream
-// server's side, INFO for what the caller did (bad input, unknown ids, its own cancellation or deadline).
-func failureLevel(c codes.Code) slog.Level {
+// failureRecord is the level and message of a failed RPC's log line. Only faults on the bridge's or the
+// upstream server's side (UNKNOWN, INTERNAL, UNAVAILABLE, DATA_LOSS) are "rpc failed", at WARN. What the
+// caller did — bad input, an id that is not there, a permission, a limit, a deadline — is "rpc refused" at
+// INFO: an expected 404 is not a failure of the bridge. A caller that cancels its own call (every stream a
+// client closes ends so) is "rpc cancelled" at DEBUG: it is how calls normally end.
+func failureRecord(c codes.Code) (slog.Level, string) {
 	switch c {
 	case codes.Unknown, codes.Internal, codes.Unavailable, codes.DataLoss:
-		return slog.LevelWarn
+		return slog.LevelWarn, "rpc failed"
+	case codes.Canceled:
+		return slog.LevelDebug, "rpc cancelled"
 	}
-	return slog.LevelInfo
+	return slog.LevelInfo, "rpc refused"
 }
 
 // logFailure logs a failed RPC; it does nothing for a nil error.
@@ -38,7 +43,8 @@ func (s *Service) logFailure(ctx context.Context, method string, req any, err er
 	if r, ok := req.(interface{ GetServer() string }); ok && r.GetServer() != "" {
 		attrs = append(attrs, slog.String("server", r.GetServer()))
 	}
-	s.logger.LogAttrs(ctx, failureLevel(st.Code()), "rpc failed", attrs...)
+	level, msg := failureRecord(st.Code())
+	s.logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
 // loggingUnaryInterceptor logs failed unary RPCs. It is the outermost interceptor, so it sees

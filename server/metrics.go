@@ -10,3 +10,10 @@ func (s *Service) HostStreams() int64 { return s.hostStreams.Load() }
 // CoreStats returns the MCP client core's counters (bad messages from servers, dropped stderr lines,
 // restarts), for the bridge's metrics.
 func (s *Service) CoreStats() mcpcore.Stats { return s.core.Stats() }
+
+// ApprovalHistoryRecords returns how many ended approval requests the approval history holds: the bridge's
+// approval_history_records gauge (docs/adr/0091). Safe for concurrent use.
+func (s *Service) ApprovalHistoryRecords() int { return s.core.ApprovalHistoryLen() }
+
+// KeptStats describes the outcomes of completed tool calls kept for resumed calls.
+func (s *Service) KeptStats() mcpcore.KeptStats { return s.core.KeptStats() }

@@ -46,12 +46,17 @@ var (
 
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
 func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+	var policy *mcpcore.Policy // the session's server's: which tools need approval (approval.go)
 	return listPage(s, ctx, req.GetSessionId(), toolLists,
 		func(sess *mcpcore.Session) (*mcp.ListToolsResult, error) {
+			policy = sess.Server().Policy
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
 		func(r *mcp.ListToolsResult) (*pb.ListToolsResponse, error) {
 			tools, err := convertAll(r.Tools, toolToProto)
+			for _, t := range tools {
+				t.Approval = toolApproval(policy, t.GetName())
+			}
 			return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, err
 		})
 }
@@ -157,6 +162,7 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 	}
 	callID := callIDOf(req.GetCallId())
 	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
+	tc.opts.MintedID = req.GetCallId() == "" // no host can resume it: its outcome is not kept
 	res, task, err := s.callToolAudited(ctx, sess, tc)
 	if err != nil {
 		return nil, toStatus(err)

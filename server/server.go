@@ -64,6 +64,9 @@ type Options struct {
 	AuditPayloads bool
 	// RateLimits returns a principal's limits (ratelimit.go); nil means none.
 	RateLimits func(principal string) RateLimit
+	// MaxEventStreamsPerPrincipal caps the WatchEvents streams one principal holds open (stream.go);
+	// 0: no cap.
+	MaxEventStreamsPerPrincipal int
 
 	// Leases, when set, are this replica's leases on the sessions of a state shared with other replicas
 	// (Redis; takeover.go): a session is served here while this replica holds its lease, and taken over
@@ -89,10 +92,12 @@ type Service struct {
 
 	core   *mcpcore.Core
 	logger *slog.Logger
-	auth   *authenticator
-	opts   Options
-	// limiter enforces Options.RateLimits (ratelimit.go); nil without limits.
-	limiter *rateLimiter
+	// auth and limiter are the authenticator and the rate limits in force, servers the servers' descriptions:
+	// Reconfigure swaps them (live.go).
+	auth    *authSwitch
+	opts    Options
+	limiter *limiterSwitch
+	servers atomic.Pointer[[]ServerDescription]
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}
@@ -112,6 +117,8 @@ type Service struct {
 	adoptMu    sync.Mutex            // guards adopting
 	adopting   map[string]*adoptGate // takeovers under way, by session id
 	stopLeases context.CancelFunc    // ends runLeases; nil without Leases
+
+	watches watchSlots // WatchEvents streams per principal (stream.go)
 
 	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
@@ -138,15 +145,16 @@ func New(core *mcpcore.Core, opts Options) *Service {
 	s := &Service{
 		core:       core,
 		logger:     opts.Logger,
-		auth:       newAuthenticator(opts.Tokens),
-		limiter:    newRateLimiter(opts.RateLimits),
+		limiter:    newLimiterSwitch(opts.RateLimits),
 		opts:       opts,
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
 		adopting:   map[string]*adoptGate{},
 	}
-	s.auth.configure(opts, s.logger)
+	a := newAuthenticator(opts.Tokens)
+	a.configure(opts, s.logger)
+	s.auth = newAuthSwitch(a)
 	core.TrackHosts() // the service's host streams say when a host is attached (attachHost)
 	if opts.IdleTimeout > 0 {
 		s.reaperWG.Add(1)

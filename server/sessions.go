@@ -45,7 +45,7 @@ func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*p
 			ProtocolVersion: c.ProtocolVersion,
 		})
 	}
-	for _, d := range s.opts.Servers {
+	for _, d := range s.serverDescriptions() {
 		add(d.Name, d.Description)
 	}
 	for _, c := range s.core.Servers() { // sorted by name

@@ -1,11 +1,16 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -20,6 +25,7 @@ const callWatchBuffer = 16
 // are bounded by the session's pending-request limit).
 type callQueue struct {
 	limit  int
+	callID string
 	signal chan struct{} // has a value when items are waiting
 
 	mu      sync.Mutex // guards items
@@ -27,8 +33,8 @@ type callQueue struct {
 	dropped int
 }
 
-func newCallQueue(limit int) *callQueue {
-	return &callQueue{limit: limit, signal: make(chan struct{}, 1)}
+func newCallQueue(limit int, callID string) *callQueue {
+	return &callQueue{limit: limit, callID: callID, signal: make(chan struct{}, 1)}
 }
 
 func (q *callQueue) push(m *pb.StreamCallToolResponse, droppable bool) {
@@ -46,12 +52,33 @@ func (q *callQueue) push(m *pb.StreamCallToolResponse, droppable bool) {
 	}
 }
 
+// take returns the queued messages and, when some were dropped since the last take, a log message of the
+// bridge's own after them saying how many (issue 31: the host is told that events were lost).
 func (q *callQueue) take() []*pb.StreamCallToolResponse {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
 	q.items = nil
+	if q.dropped > 0 {
+		items = append(items, droppedMarker(q.callID, q.dropped))
+		q.dropped = 0
+	}
 	return items
+}
+
+// droppedLogger is the logger name of the bridge's own log messages on a call's stream.
+const droppedLogger = "mcp-bridge"
+
+// droppedMarker is the message that tells a StreamCallTool host that n progress or log messages of the
+// call were dropped because it read too slowly: a LoggingMessage at warning from logger "mcp-bridge" whose
+// data is {"eventsDropped": n, "message": …}.
+func droppedMarker(callID string, n int) *pb.StreamCallToolResponse {
+	data, _ := structpb.NewValue(map[string]any{
+		"eventsDropped": n,
+		"message":       fmt.Sprintf("the bridge dropped %d progress or log messages of this call: the stream was read too slowly", n),
+	})
+	return &pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Log{Log: &pb.LoggingMessage{
+		Level: logLevelToProto("warning"), Logger: droppedLogger, Data: data, CallId: callID}}}
 }
 
 // StreamCallTool calls a tool and streams its progress, log messages, server requests and their endings,
@@ -71,20 +98,31 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	callID := callIDOf(req.GetCallId())
 	tc.opts.Resume = req.GetResume()
 
-	q := newCallQueue(s.opts.StreamBuffer)
+	q := newCallQueue(s.opts.StreamBuffer, callID)
 	d := s.core.Dispatcher()
 	sid := sess.ID()
 	// The call's server requests and their ends come from the dispatcher's one feed: the requests this call
 	// raised, and the session's requests that belong to no call (a push over stdio or SSE names none) while
 	// it runs. The core's OnRequest below only marks the call as one that streams its requests.
 	watch := d.Watch(func(pr *mcpcore.PendingRequest) bool {
-		// Not the call's own approval request: only its approvers see it (approval.go).
-		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "") && pr.Kind != mcpcore.KindApproval
+		// The call's own approval request is not shown as a request (only its approvers see that,
+		// approval.go): the caller is told the call waits for approval (approval_pending).
+		if pr.Kind == mcpcore.KindApproval {
+			return pr.SessionID == sid && pr.OriginCallID == callID
+		}
+		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "")
 	}, callWatchBuffer)
 	defer watch.Close()
 	shown := map[string]bool{} // requests shown on the stream whose end is not yet shown; this goroutine's
 	showRequest := func(pr *mcpcore.PendingRequest) {
 		if shown[pr.ID] {
+			return
+		}
+		if pr.Kind == mcpcore.KindApproval {
+			if pr.Approval != nil {
+				shown[pr.ID] = true
+				q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_ApprovalPending{ApprovalPending: approvalPendingToProto(pr)}}, false)
+			}
 			return
 		}
 		r, err := serverRequestToProto(pr)
@@ -129,6 +167,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 	}
 	tc.opts.CallID = callID
+	tc.opts.MintedID = req.GetCallId() == "" // the host chose no id to resume it by: its outcome is not kept
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
 		pp, err := progressToProto(&p)
 		if err != nil {
@@ -211,3 +250,44 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 	}
 }
+
+// errTooManyStreams refuses a WatchEvents stream over Options.MaxEventStreamsPerPrincipal.
+var errTooManyStreams = errors.New("too many event streams")
+
+// watchSlots counts the WatchEvents streams of each principal (Options.MaxEventStreamsPerPrincipal).
+type watchSlots struct {
+	mu      sync.Mutex
+	n       map[string]int
+	refused atomic.Uint64
+}
+
+// watchSlot takes one of the caller's WatchEvents streams; release gives it back. Over the cap it
+// returns errTooManyStreams naming the key that raises it.
+func (s *Service) watchSlot(ctx context.Context) (release func(), err error) {
+	limit := s.opts.MaxEventStreamsPerPrincipal
+	if limit <= 0 {
+		return func() {}, nil
+	}
+	p := Principal(ctx)
+	w := &s.watches
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == nil {
+		w.n = map[string]int{}
+	}
+	if w.n[p] >= limit {
+		w.refused.Add(1)
+		return nil, fmt.Errorf("%w: the principal holds %d WatchEvents streams, its limit (limits.maxEventStreamsPerPrincipal)", errTooManyStreams, limit)
+	}
+	w.n[p]++
+	return sync.OnceFunc(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.n[p]--; w.n[p] <= 0 {
+			delete(w.n, p)
+		}
+	}), nil
+}
+
+// WatchStreamsRefused counts WatchEvents streams refused over limits.maxEventStreamsPerPrincipal.
+func (s *Service) WatchStreamsRefused() uint64 { return s.watches.refused.Load() }

@@ -105,9 +105,12 @@ func (s *Service) takeOver(ctx context.Context, id string) (*mcpcore.Session, er
 // acquire takes the session's lease. A live lease of another replica is waited out: on the session's
 // home replica (named in its id, back after a restart) the holder is asked to hand it back (it does
 // within a third of the TTL); elsewhere the call came because the home replica is down, and the holder
-// is most likely the dead owner, whose lease expires within the TTL. A holder that still holds the lease
-// after the wait is alive: the call was misrouted (WRONG_REPLICA), or, on the home replica, the holder
-// did not hand it over yet (SESSION_MOVED, retry).
+// is most likely the dead owner, whose lease expires within the TTL. A lease held under this replica's
+// own name by another process — an earlier incarnation killed and started again at once under the same
+// name, as a StatefulSet does — is waited out too (docs/adr/0093): a dead process renews nothing, so its
+// lease ends within the TTL. A holder that still holds the lease after the wait is alive: the call was
+// misrouted (WRONG_REPLICA), another live process uses this replica's name (WRONG_REPLICA, naming no
+// replica twice), or, on the home replica, the holder did not hand it over yet (SESSION_MOVED, retry).
 func (s *Service) acquire(ctx context.Context, id string) error {
 	leases := s.opts.Leases
 	own := s.core.Replica()
@@ -120,9 +123,6 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 		case err == nil:
 			return nil
 		case errors.As(err, &held):
-			if held.Holder == own {
-				return s.wrongReplica(id, held.Holder)
-			}
 		case errors.Is(err, state.ErrUnreachable):
 			return storeUnavailable()
 		case ctx.Err() != nil:
@@ -133,7 +133,10 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 		}
 		if wait == nil {
 			bound := leases.TTL() + leases.TTL()/2
-			if home == own {
+			if held.Holder == own {
+				s.logger.Info("the session's lease is held under this replica's name by another process (an earlier incarnation?): waiting for it to expire",
+					"session", id, "bound", bound)
+			} else if home == own {
 				if err := leases.AskBack(ctx, id); err != nil {
 					return storeUnavailable()
 				}
@@ -145,6 +148,9 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 		case <-ctx.Done():
 			return toStatus(ctx.Err())
 		case <-wait:
+			if held.Holder == own {
+				return s.nameShared(id)
+			}
 			if home != own && held.Holder != home {
 				return s.wrongReplica(id, held.Holder)
 			}
@@ -157,7 +163,18 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 	}
 }
 
-// wrongReplica is the error of a call for a session another replica's live lease holds.
+// nameShared is the error of a call for a session whose lease another live process holds under this
+// replica's own name: two processes were given one replica name.
+func (s *Service) nameShared(id string) error {
+	s.misrouted.Add(1)
+	own := s.core.Replica()
+	return withDetails(codes.Unavailable,
+		"session "+strconv.Quote(id)+" is held by another live process under this replica's own name "+strconv.Quote(own)+": every replica needs a name of its own (sessions.replica)",
+		&errdetails.ErrorInfo{Reason: ReasonWrongReplica, Domain: ErrorDomain, Metadata: map[string]string{"owner": own, "replica": own}})
+}
+
+// wrongReplica is the error of a call for a session another replica's live lease holds (holder is never
+// this replica's own name: see nameShared).
 func (s *Service) wrongReplica(id, holder string) error {
 	s.misrouted.Add(1)
 	own := s.core.Replica()

@@ -1,62 +1,157 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
-// CheckUTF8 returns INVALID_ARGUMENT, with a google.rpc.BadRequest violation naming each field (by its proto
-// path, as "session_id" or "arguments.fields[k]"), when a string field of m holds invalid UTF-8, and nil
-// otherwise. Protobuf cannot carry such a string: a REST path or query parameter like "/v1/sessions/s-%ff"
-// would otherwise fail when the gateway marshals the request, as INTERNAL. The gateway runs it on every
-// request before sending it.
-func CheckUTF8(m proto.Message) error {
-	var vs []mcpcore.FieldViolation
-	checkUTF8(m.ProtoReflect(), "", &vs)
-	if len(vs) > 0 {
-		return invalidArgument(vs...)
+// MaxNestingDepth bounds how deeply a request may nest, the same on REST and gRPC: on REST the body's JSON
+// objects and arrays (the request object itself is level 1), on gRPC the request's messages, each
+// google.protobuf.Struct and ListValue counting one level and a Value none — so tool arguments nested as deep as
+// the limit allows are accepted by both. A deeper request is INVALID_ARGUMENT naming the limit, checked before
+// anything walks it (REST: on the body's bytes, before it is parsed; gRPC: before the UTF-8 check and the
+// handler). It is a constant, not a setting: no MCP tool's arguments come near it, and many servers fail far
+// below a thousand levels. It is mcpcore.MaxNestingDepth, the one limit the core applies to what it forwards
+// and to what servers answer.
+const MaxNestingDepth = mcpcore.MaxNestingDepth
+
+// TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.
+var TooDeepMessage = fmt.Sprintf("invalid request: it nests deeper than %d levels of objects and arrays (the bridge's fixed limit, MaxNestingDepth)", MaxNestingDepth)
+
+// TooDeep returns the INVALID_ARGUMENT status (reason INVALID_INPUT) of a request nested deeper than
+// MaxNestingDepth.
+func TooDeep() error {
+	return withDetails(codes.InvalidArgument, TooDeepMessage, &errdetails.ErrorInfo{Reason: ReasonInvalidInput, Domain: ErrorDomain})
+}
+
+// CheckDepth returns TooDeep when m nests deeper than MaxNestingDepth (see there how levels count), and nil
+// otherwise. It never descends below the limit, so its work is bounded by the message's size.
+func CheckDepth(m proto.Message) error {
+	if !withinDepth(m.ProtoReflect(), 0) {
+		return TooDeep()
 	}
 	return nil
 }
 
-func checkUTF8(m protoreflect.Message, path string, vs *[]mcpcore.FieldViolation) {
+// withinDepth reports whether m, at depth (the levels above it), stays within MaxNestingDepth.
+func withinDepth(m protoreflect.Message, depth int) bool {
+	if m.Descriptor().FullName() != "google.protobuf.Value" {
+		depth++
+	}
+	if depth > MaxNestingDepth {
+		return false
+	}
+	ok := true
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		name := joinField(path, string(fd.Name()))
+		switch {
+		case fd.IsList():
+			if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
+				l := v.List()
+				for i := 0; i < l.Len() && ok; i++ {
+					ok = withinDepth(l.Get(i).Message(), depth)
+				}
+			}
+		case fd.IsMap():
+			if k := fd.MapValue().Kind(); k == protoreflect.MessageKind || k == protoreflect.GroupKind {
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					ok = withinDepth(mv.Message(), depth)
+					return ok
+				})
+			}
+		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			ok = withinDepth(v.Message(), depth)
+		}
+		return ok
+	})
+	return ok
+}
+
+// CheckUTF8 returns INVALID_ARGUMENT, with a google.rpc.BadRequest violation naming each field (by its proto
+// path, as "session_id" or "arguments.fields[k]"), when a string field of m holds invalid UTF-8, and nil
+// otherwise. Protobuf cannot carry such a string: a REST path or query parameter like "/v1/sessions/s-%ff"
+// would otherwise fail when the gateway marshals the request, as INTERNAL. The gateway runs it on every
+// request before sending it, after CheckDepth.
+//
+// Its work is linear in the message's size: the walk keeps the path as a stack of segments and joins it only
+// for a violation (building every field's path as a string cost memory in the square of the depth).
+func CheckUTF8(m proto.Message) error {
+	c := utf8Check{}
+	c.message(m.ProtoReflect())
+	if len(c.vs) > 0 {
+		return invalidArgument(c.vs...)
+	}
+	return nil
+}
+
+// maxUTF8Violations bounds the violations one request reports.
+const maxUTF8Violations = 20
+
+// utf8Check is one CheckUTF8 walk: the path to the value it is at, and the violations found.
+type utf8Check struct {
+	path []string // segments: "name", ".name", "[3]", "[\"key\"]"
+	vs   []mcpcore.FieldViolation
+}
+
+func (c *utf8Check) violation(desc string) {
+	if len(c.vs) < maxUTF8Violations {
+		c.vs = append(c.vs, mcpcore.FieldViolation{Field: strings.Join(c.path, ""), Description: desc})
+	}
+}
+
+func (c *utf8Check) push(seg string) { c.path = append(c.path, seg) }
+func (c *utf8Check) pop()            { c.path = c.path[:len(c.path)-1] }
+
+func (c *utf8Check) message(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := string(fd.Name())
+		if len(c.path) > 0 {
+			name = "." + name
+		}
+		c.push(name)
+		defer c.pop()
 		switch {
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
-				checkUTF8Value(fd, l.Get(i), name+"["+strconv.Itoa(i)+"]", vs)
+				c.push("[" + strconv.Itoa(i) + "]")
+				c.value(fd, l.Get(i))
+				c.pop()
 			}
 		case fd.IsMap():
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 				key := k.String()
 				if !utf8.ValidString(key) {
-					*vs = append(*vs, mcpcore.FieldViolation{Field: name, Description: "a key is not valid UTF-8"})
+					c.violation("a key is not valid UTF-8")
 					return true
 				}
-				checkUTF8Value(fd.MapValue(), mv, name+"["+strconv.Quote(key)+"]", vs)
+				c.push("[" + strconv.Quote(key) + "]")
+				c.value(fd.MapValue(), mv)
+				c.pop()
 				return true
 			})
 		default:
-			checkUTF8Value(fd, v, name, vs)
+			c.value(fd, v)
 		}
 		return true
 	})
 }
 
-func checkUTF8Value(fd protoreflect.FieldDescriptor, v protoreflect.Value, path string, vs *[]mcpcore.FieldViolation) {
+func (c *utf8Check) value(fd protoreflect.FieldDescriptor, v protoreflect.Value) {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		if !utf8.ValidString(v.String()) {
-			*vs = append(*vs, mcpcore.FieldViolation{Field: path, Description: "not valid UTF-8"})
+			c.violation("not valid UTF-8")
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		checkUTF8(v.Message(), path, vs)
+		c.message(v.Message())
 	}
 }

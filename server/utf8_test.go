@@ -1,6 +1,8 @@
 package server
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -42,5 +44,45 @@ func TestCheckUTF8(t *testing.T) {
 			}
 			t.Errorf("CheckUTF8 details = %v, want one violation of %s", st.Details(), tc.field)
 		})
+	}
+}
+
+// nestedArgs is a CallToolRequest whose arguments nest depth lists deep, with an invalid string at the bottom
+// when bad.
+func nestedArgs(depth int, bad bool) *pb.CallToolRequest {
+	v := structpb.NewStringValue("ok")
+	if bad {
+		v = structpb.NewStringValue("\xff")
+	}
+	for range depth {
+		v = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{v}})
+	}
+	return &pb.CallToolRequest{SessionId: "s", Name: "t", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"a": v}}}
+}
+
+func TestCheckDepth(t *testing.T) {
+	// The request is level 1, its arguments Struct level 2: MaxNestingDepth-2 lists fit, one more does not.
+	if err := CheckDepth(nestedArgs(MaxNestingDepth-2, false)); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	err := CheckDepth(nestedArgs(MaxNestingDepth-1, false))
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "deeper than 128 levels") {
+		t.Errorf("over the limit: %v, want INVALID_ARGUMENT naming the limit", err)
+	}
+}
+
+// TestCheckUTF8Linear: checking a 5,000-deep request allocates a small multiple of its size (it allocated
+// hundreds of megabytes, building every field's path as a string), and still names the bad field.
+func TestCheckUTF8Linear(t *testing.T) {
+	m := nestedArgs(5000, true)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := CheckUTF8(m)
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
+		t.Errorf("CheckUTF8 of a 5,000-deep request allocated %d MB, want < 16 MB", grown>>20)
+	}
+	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, `invalid request: arguments.fields["a"].list_value.values[0]`) || !strings.HasSuffix(msg, "string_value: not valid UTF-8") {
+		t.Errorf("CheckUTF8 = %.200v…, want the bad field named", err)
 	}
 }

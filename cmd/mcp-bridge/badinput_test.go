@@ -73,27 +73,27 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "http port in use",
 			args: []string{"--http-addr", busy.Addr().String()},
-			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(HTTP\): address already in use`,
+			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(HTTP\): address already in use; another process holds it \(another mcp-bridge, e\.g\. .make run.\?\): stop it, or choose another address with --http-addr or listen\.http`,
 		},
 		{
 			name: "grpc port in use",
 			args: []string{"--grpc-addr", busy.Addr().String()},
-			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(gRPC\): address already in use`,
+			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(gRPC\): address already in use; another process holds it \(another mcp-bridge, e\.g\. .make run.\?\): stop it, or choose another address with --grpc-addr or listen\.grpc`,
 		},
 		{
 			name: "port in use from the config file",
 			args: []string{"--config", write("busy.yaml", "listen:\n  http: "+busy.Addr().String()+"\n"), "--http-addr", "127.0.0.1:0", "--grpc-addr", busy.Addr().String()},
-			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(gRPC\): address already in use`,
+			want: `cannot listen on ` + regexp.QuoteMeta(busy.Addr().String()) + ` \(gRPC\): address already in use; another process holds it \(another mcp-bridge, e\.g\. .make run.\?\): stop it, or choose another address with --grpc-addr or listen\.grpc`,
 		},
 		{
 			name: "socket in use",
 			args: []string{"--grpc-socket", busySocket},
-			want: `cannot listen on .*/busy\.sock \(gRPC socket\): address already in use`,
+			want: `cannot listen on .*/busy\.sock \(gRPC socket\): address already in use; .* with --grpc-socket or listen\.grpcSocket`,
 		},
 		{
 			name: "socket path is a file",
 			args: []string{"--grpc-socket", notSocket},
-			want: `cannot listen on .*/plain-file \(gRPC socket\): .*/plain-file exists and is not a socket`,
+			want: `cannot listen on .*/plain-file \(gRPC socket\): .*/plain-file exists and is not a socket; choose another address with --grpc-socket or listen\.grpcSocket`,
 		},
 		{
 			name: "bad address flag",

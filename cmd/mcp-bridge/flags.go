@@ -32,7 +32,7 @@ type flags struct {
 const usageHeader = `Usage:
   mcp-bridge [flags]          serve the bridge (gRPC and REST) in front of the configured MCP servers
   mcp-bridge demo-server      run the built-in demo MCP server over stdio
-  mcp-bridge version          print the version
+  mcp-bridge version          print the version (also --version)
 
 Without --config the bridge serves one server, "demo", which runs this binary's demo-server.
 Flags override the configuration file. See docs/configuration.md.

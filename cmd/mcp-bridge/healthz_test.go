@@ -78,7 +78,13 @@ func TestServerHealth(t *testing.T) {
 
 	code, body := httpGet(t, nil, "http://"+tb.addrs.HTTP+"/readyz")
 	want := map[string]any{"status": "READY", "replica": "r1", "servers": map[string]any{"demo": "SERVING", "down": "NOT_SERVING"}}
-	if diff := cmp.Diff(want, decodeJSON(t, body)); code != http.StatusOK || diff != "" {
+	got := decodeJSON(t, body)
+	// The configuration in force (docs/adr/0095-live-configuration.md): the file as started, generation 1.
+	if c, _ := got["config"].(map[string]any); c["generation"] != float64(1) {
+		t.Errorf("/readyz config = %v, want generation 1", got["config"])
+	}
+	delete(got, "config")
+	if diff := cmp.Diff(want, got); code != http.StatusOK || diff != "" {
 		t.Errorf("/readyz = %d (-want +got):\n%s", code, diff)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -41,8 +40,11 @@ func newObservability(ctx context.Context, cfg *config.Config, getenv func(strin
 	if err != nil {
 		return nil, err
 	}
+	// OpenTelemetry's own errors go to the bridge's log whether tracing is on or not: the W3C propagator
+	// also reads hosts' baggage headers, and its default handler writes a plain-text line to stderr, which
+	// breaks --log-format json (issue 31).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 	if tr.Provider != nil {
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("opentelemetry", "error", err) }))
 		otel.SetTracerProvider(tr.Provider)
 		otel.SetTextMapPropagator(telemetry.Propagator)
 	}
@@ -102,10 +104,39 @@ func (o *observability) registerService(svc any, srv *grpc.Server) {
 			Help: "Host streams attached to sessions: sessions a Connect stream attached to, and WatchEvents watchers.",
 		}, func() float64 { return float64(hs.HostStreams()) }))
 	}
+	if ah, ok := svc.(interface{ ApprovalHistoryRecords() int }); ok { // docs/adr/0091
+		o.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "approval_history_records",
+			Help: "Approval requests that ended, kept in the bounded approval history (ListApprovalHistory).",
+		}, func() float64 { return float64(ah.ApprovalHistoryRecords()) }))
+	}
+	if ws, ok := svc.(interface{ WatchStreamsRefused() uint64 }); ok {
+		o.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: telemetry.Namespace, Name: "watch_streams_refused_total",
+			Help: "WatchEvents streams refused because the principal held limits.maxEventStreamsPerPrincipal.",
+		}, func() float64 { return float64(ws.WatchStreamsRefused()) }))
+	}
 	if st, ok := svc.(interface{ CoreStats() mcpcore.Stats }); ok {
 		telemetry.RegisterCoreStats(o.registry, st.CoreStats)
 	}
+	if ks, ok := svc.(interface{ KeptStats() mcpcore.KeptStats }); ok {
+		telemetry.RegisterKeptResults(o.registry, ks.KeptStats)
+	}
 	o.grpc.InitializeMetrics(srv)
+}
+
+// registerConnGate registers the HTTP listener's connection metrics.
+func (o *observability) registerConnGate(g *connGate) {
+	o.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: telemetry.Namespace, Name: "http_connections",
+			Help: "Connections the HTTP listener holds (limits.maxHTTPConnections caps them).",
+		}, func() float64 { return float64(g.open()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: telemetry.Namespace, Name: "http_connections_closed_at_limit_total",
+			Help: "HTTP connections closed to stay within limits.maxHTTPConnections: the quietest one, or the new one when every connection had a request in flight.",
+		}, func() float64 { return float64(g.evicted.Load()) }),
+	)
 }
 
 // handler serves the registry in the Prometheus text format (or OpenMetrics when asked for).
@@ -155,6 +186,9 @@ func (b *bridge) readyz(operator bool) http.Handler {
 	if !operator {
 		o.Hide = b.hidesHealth
 	}
+	if b.reload != nil {
+		o.Config = b.reload.status
+	}
 	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
 }
 
@@ -198,7 +232,7 @@ func (b *bridge) serveAdmin() {
 	mux.Handle("GET /metrics", b.obs.handler(b.logger))
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.Handle("GET /readyz", b.readyz(true))
-	b.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
+	b.admin = &http.Server{Handler: b.door(mux), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout, ErrorLog: slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn)}
 	b.serving.Go(func() {
 		if err := b.admin.Serve(b.adminLn); !errors.Is(err, http.ErrServerClosed) {
 			b.reportServeErr(fmt.Errorf("admin server: %w", err))

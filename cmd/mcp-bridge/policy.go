@@ -21,26 +21,12 @@ import (
 // policyOptions fills in the service options of the policy settings. It returns what must be closed
 // after the service (the audit log file), or nil.
 func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, err error) {
-	if oc := cfg.Auth.OIDC; oc != nil {
-		client, err := oidcClient(oc.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		o.OIDC = &server.OIDCOptions{
-			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim, GroupsClaim: oc.GroupsClaim,
-			Algorithms: oc.Algorithms, ClockSkew: oc.ClockSkew, RefreshInterval: oc.RefreshInterval,
-			MinRefreshInterval: oc.MinRefreshInterval, HTTPClient: client,
-		}
+	live, err := liveOptions(cfg)
+	if err != nil {
+		return nil, err
 	}
-	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
+	o.Tokens, o.OIDC, o.CertPrincipal, o.RateLimits = live.Tokens, live.OIDC, live.CertPrincipal, live.RateLimits
 	o.Caller = gateway.CallerInfo
-	if cfg.RateLimits.Enabled() {
-		rl := cfg.RateLimits
-		o.RateLimits = func(principal string) server.RateLimit {
-			l := rl.For(principal)
-			return server.RateLimit{CallsPerSecond: l.CallsPerSecond, Burst: l.Burst, ConcurrentCalls: l.ConcurrentCalls}
-		}
-	}
 	o.AuditPayloads = cfg.Audit.IncludePayloads
 	switch out := cfg.Audit.Output; out {
 	case "":
@@ -59,6 +45,36 @@ func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, 
 		closer = f.Close
 	}
 	return closer, nil
+}
+
+// liveOptions are the service's options that a reload changes (reload.go): principals and tokens, the
+// identity provider, the certificate rule, rate limits and the servers' descriptions.
+func liveOptions(cfg *config.Config) (server.LiveOptions, error) {
+	var o server.LiveOptions
+	if oc := cfg.Auth.OIDC; oc != nil {
+		client, err := oidcClient(oc.CAFile)
+		if err != nil {
+			return o, err
+		}
+		o.OIDC = &server.OIDCOptions{
+			Issuer: oc.Issuer, Audience: oc.Audience, JWKSURL: oc.JWKSURL, PrincipalClaim: oc.PrincipalClaim, GroupsClaim: oc.GroupsClaim,
+			Algorithms: oc.Algorithms, ClockSkew: oc.ClockSkew, RefreshInterval: oc.RefreshInterval,
+			MinRefreshInterval: oc.MinRefreshInterval, HTTPClient: client,
+		}
+	}
+	o.Tokens = cfg.Auth.Tokens
+	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
+	if cfg.RateLimits.Enabled() {
+		rl := cfg.RateLimits
+		o.RateLimits = func(principal string) server.RateLimit {
+			l := rl.For(principal)
+			return server.RateLimit{CallsPerSecond: l.CallsPerSecond, Burst: l.Burst, ConcurrentCalls: l.ConcurrentCalls}
+		}
+	}
+	for _, name := range cfg.ServerNames() {
+		o.Servers = append(o.Servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
+	}
+	return o, nil
 }
 
 // oidcClient is the HTTP client that fetches the identity provider's keys: the system's roots plus

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -35,6 +36,8 @@ type runOptions struct {
 	ready func(listening)
 	// shutdownTimeout bounds the steps of the graceful shutdown; zero fields take the defaults.
 	shutdownTimeout shutdownTimeouts
+	// hangup delivers SIGHUP: each one reloads the configuration (reload.go). Nil: no signal reloads.
+	hangup <-chan os.Signal
 	// newService, if set, replaces newBridgeService.
 	newService func(*config.Config, *slog.Logger) (bridgeService, []grpc.ServerOption, error)
 }
@@ -50,7 +53,9 @@ func runWith(ctx context.Context, args []string, o runOptions) int {
 		switch args[0] {
 		case "demo-server":
 			return runDemoServer(ctx, args[1:], o)
-		case "version":
+		case "check":
+			return runCheck(ctx, args[1:], o)
+		case "version", "--version", "-version":
 			fmt.Fprintln(o.stdout, versionLine())
 			return exitOK
 		case "help":

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,12 +20,14 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/gen/openapiv2"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/console"
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 )
 
@@ -70,7 +72,9 @@ type bridge struct {
 	// storeHealth reports the state store's health for /readyz (state.TrackedStore.Health).
 	storeHealth func() error
 	logger      *slog.Logger
-	tls         *tls.Config // nil without TLS
+	tls         *tlsFiles // nil without TLS
+	// reload reads the configuration file again and applies it (reload.go); set once serving.
+	reload *reloader
 
 	grpcLn, httpLn, socketLn net.Listener // nil when off
 	inprocLn                 *gateway.Listener
@@ -105,7 +109,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
-	tlsConf, err := serverTLS(cfg.TLS)
+	tlsConf, err := newTLSFiles(cfg.TLS)
 	if err != nil {
 		return badInput(o.stderr, err)
 	}
@@ -126,7 +130,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
-	if cfg.State.File != "" {            // a store in memory cannot fail
+	if cfg.State.Durable() {             // a store in memory cannot fail
 		b.storeHealth = store.Health
 	}
 	newService := o.newService
@@ -142,6 +146,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return exitFailure
 	}
 	b.svc = svc
+	b.reload = newReloader(fl, b, cfg, obs)
 	if startBenchDebug != nil {
 		stop, err := startBenchDebug()
 		if err != nil {
@@ -158,8 +163,14 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		fmt.Fprintf(o.stderr, "mcp-bridge: %s\n", oneLine(err.Error()))
 		return exitFailure
 	}
+	reportWalls(logger, cfg) // walls.go: once serving can start, so bad input stays one line
 	stopHealth := make(chan struct{})
 	healthDone := healthz.Watch(b.svc.Core(), b.health, b.hidesHealth, stopHealth)
+	reloadDone := make(chan struct{})
+	go func() { // ends when stopHealth closes
+		defer close(reloadDone)
+		b.reload.run(o.hangup, stopHealth)
+	}()
 	addrs := b.addrs()
 	logger.Info("mcp-bridge serving", "version", buildVersion(), "replica", cfg.Sessions.Replica, "grpc", addrs.GRPC, "http", addrs.HTTP,
 		"grpc_socket", addrs.GRPCSocket, "admin", addrs.Admin, "traces", obs.tracing.Exporter, "tls", cfg.TLS.Enabled(), "mtls", cfg.TLS.MutualTLS(),
@@ -178,6 +189,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	close(stopHealth)
 	<-healthDone
+	<-reloadDone
 	b.shutdown(o.shutdownTimeout.withDefaults())
 	return status
 }
@@ -188,31 +200,32 @@ func (b *bridge) listen() error {
 	var err error
 	if l.GRPC != "" {
 		if b.grpcLn, err = net.Listen("tcp", l.GRPC); err != nil {
-			return listenError("gRPC", l.GRPC, err)
+			return listenError("gRPC", "--grpc-addr", "listen.grpc", l.GRPC, err)
 		}
 	}
 	if l.HTTP != "" {
 		if b.httpLn, err = net.Listen("tcp", l.HTTP); err != nil {
-			return listenError("HTTP", l.HTTP, err)
+			return listenError("HTTP", "--http-addr", "listen.http", l.HTTP, err)
 		}
 	}
 	if l.GRPCSocket != "" {
 		if b.socketLn, err = listenUnix(l.GRPCSocket); err != nil {
-			return listenError("gRPC socket", l.GRPCSocket, err)
+			return listenError("gRPC socket", "--grpc-socket", "listen.grpcSocket", l.GRPCSocket, err)
 		}
 	}
 	if l.Admin != "" {
 		if b.adminLn, err = net.Listen("tcp", l.Admin); err != nil {
-			return listenError("admin", l.Admin, err)
+			return listenError("admin", "--admin-addr", "listen.admin", l.Admin, err)
 		}
 	}
 	b.inprocLn = gateway.NewListener()
 	return nil
 }
 
-// listenError is the one line for a listener that cannot open, e.g. "cannot listen on
-// 127.0.0.1:8080 (HTTP): address already in use".
-func listenError(what, addr string, err error) error {
+// listenError is the one line for a listener that cannot open, naming the flag and the key that move it,
+// e.g. "cannot listen on 127.0.0.1:8080 (HTTP): address already in use; another process holds it (another
+// mcp-bridge? `make run` uses it): choose another address with --http-addr or listen.http".
+func listenError(what, flag, key, addr string, err error) error {
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Err != nil {
 		err = opErr.Err
@@ -221,7 +234,11 @@ func listenError(what, addr string, err error) error {
 			err = sysErr.Err
 		}
 	}
-	return fmt.Errorf("cannot listen on %s (%s): %v", addr, what, err)
+	hint := fmt.Sprintf("choose another address with %s or %s", flag, key)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "another process holds it (another mcp-bridge, e.g. `make run`?): stop it, or " + hint
+	}
+	return fmt.Errorf("cannot listen on %s (%s): %v; %s", addr, what, err, hint)
 }
 
 // listenUnix listens on a Unix socket at path, replacing a stale socket file that nothing
@@ -309,11 +326,15 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		grpc.NumStreamWorkers(streamWorkers()),
 		// Fixed flow-control windows turn grpc-go's BDP estimation off: it pinged the client on every request
 		// that carried data, one more write and read per call (docs/adr/0052).
-		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow)}
+		grpc.InitialWindowSize(grpcWindow), grpc.InitialConnWindowSize(grpcWindow),
+		// A connection without an RPC for this long is closed (GOAWAY): idle clients do not hold descriptors
+		// for ever. Host streams (Connect, WatchEvents) keep their connection busy.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxConnectionIdle})}
 	if b.tls != nil {
-		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.Clone()))))
+		opts = append(opts, grpc.Creds(gateway.ListenerCredentials(credentials.NewTLS(b.tls.config(nil)))))
 	}
 	opts = append(opts, b.obs.serverOptions()...) // outermost: sees every RPC
+	opts = append(opts, refusalLogging(b.logger)) // what grpc-go refuses before any interceptor
 	opts = append(opts, svcOpts...)
 	b.grpcServer = grpc.NewServer(opts...)
 	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
@@ -343,20 +364,24 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 		b.serveGRPC(b.socketLn)
 	}
 	if b.httpLn != nil {
+		gate := newConnGate(cmp.Or(b.cfg.Limits.MaxHTTPConnections, defaultHTTPConnections()))
+		b.obs.registerConnGate(gate)
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
+			// Idle keep-alive connections close, and past the cap the quietest makes room (conns.go), so
+			// that idle clients cannot fill the descriptor table and lock new clients out.
+			IdleTimeout: httpIdleTimeout,
+			ConnState:   gate.connState,
 			// Every request's context derives from restCut, so cutting it at the drain bound ends the
 			// calls still in flight with gateway.ErrDrainBound as their cause (see shutdown).
 			BaseContext:       func(net.Listener) context.Context { return b.restCut },
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: httpReadHeaderTimeout,
 			ErrorLog:          slog.NewLogLogger(b.logger.Handler(), slog.LevelWarn),
 		}
 		b.serving.Go(func() {
 			var err error
 			if b.tls != nil {
-				tc := b.tls.Clone()
-				tc.NextProtos = []string{"h2", "http/1.1"}
-				b.httpServer.TLSConfig = tc
+				b.httpServer.TLSConfig = b.tls.config([]string{"h2", "http/1.1"})
 				err = b.httpServer.ServeTLS(b.httpLn, "", "")
 			} else {
 				err = b.httpServer.Serve(b.httpLn)
@@ -458,7 +483,7 @@ func deadline(ctx context.Context) time.Time {
 }
 
 // httpHandler routes /healthz, /readyz, /metrics, /openapi.json, the REST API under /v1/ and the console
-// under /console/.
+// under /console/, every route behind the door (b.door).
 func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", b.healthz)
@@ -468,12 +493,23 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
-	mux.Handle("/v1/", console.ProtectAPI(http.MaxBytesHandler(gw, int64(b.cfg.Limits.MaxMessageBytes))))
+	mux.Handle("/v1/", console.ProtectAPI(b.apiDoor(gw)))
 	if b.cfg.Console.On() {
 		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
 	}
 	mux.Handle("/", gateway.NotFound)
-	return mux
+	return b.door(mux)
+}
+
+// door wraps a listener's handler (HTTP and admin): the Host check against DNS rebinding when the
+// configuration asks for it (config.HostCheck), and the safe headers on every answer
+// (docs/adr/0090-the-door.md).
+func (b *bridge) door(h http.Handler) http.Handler {
+	var hosts *door.Hosts
+	if b.cfg.HostCheck() {
+		hosts = door.NewHosts(b.cfg.Listen.AllowedHosts)
+	}
+	return door.Guard(hosts, h)
 }
 
 // healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.

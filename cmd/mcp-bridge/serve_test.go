@@ -491,13 +491,16 @@ func TestDemoServerSubcommand(t *testing.T) {
 }
 
 func TestVersionAndHelp(t *testing.T) {
+	for _, arg := range []string{"version", "--version", "-version"} { // --version: issue 32, refused before
+		var out, errOut lockedBuffer
+		if code := run(t.Context(), []string{arg}, &out, &errOut); code != exitOK {
+			t.Fatalf("%s: exit %d (%s)", arg, code, errOut.String())
+		}
+		if !strings.HasPrefix(out.String(), "mcp-bridge ") || !strings.Contains(out.String(), "2026-07-28") {
+			t.Errorf("%s output %q", arg, out.String())
+		}
+	}
 	var out, errOut lockedBuffer
-	if code := run(t.Context(), []string{"version"}, &out, &errOut); code != exitOK {
-		t.Fatalf("version: exit %d", code)
-	}
-	if !strings.HasPrefix(out.String(), "mcp-bridge ") || !strings.Contains(out.String(), "2026-07-28") {
-		t.Errorf("version output %q", out.String())
-	}
 	for _, args := range [][]string{{"-help"}, {"--help"}, {"help"}, {"-h"}} {
 		var out, errOut lockedBuffer
 		if code := run(t.Context(), args, &out, &errOut); code != exitOK {

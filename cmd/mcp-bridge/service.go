@@ -51,7 +51,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	}
 	opts := coreOptions(cfg, logger, ua)
 	obs.coreOptions(&opts)
-	if store != nil && cfg.State.File != "" {
+	if store != nil && cfg.State.Durable() {
 		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
 		// memory store would only cost each MRTR hop an encoding for nothing).
 		opts.Store = store
@@ -64,6 +64,11 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		opts.Store = mcpcore.FencedStore(store, leases, leases.Gone)
 	}
 	core := mcpcore.New(opts)
+	// A stdio server whose command cannot be run is said at start (log and /readyz), not at the first
+	// CreateSession; the bridge starts all the same.
+	for _, err := range core.CheckCommands() {
+		logger.Warn("a configured server cannot start: its sessions will fail until the command is there", "err", err)
+	}
 	var servers []server.ServerDescription // in configuration order, as ListServers lists them
 	for _, name := range cfg.ServerNames() {
 		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
@@ -74,6 +79,8 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		IdleTimeout: cfg.Sessions.IdleTimeout,
 		Servers:     servers,
 		Leases:      leases,
+
+		MaxEventStreamsPerPrincipal: cfg.Limits.MaxEventStreamsPerPrincipal,
 	}
 	closeAudit, err := policyOptions(cfg, &svcOpts)
 	if err != nil {
@@ -107,19 +114,17 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(append(svc.ServerOptions(), svc.RoutingOptions()...), svc.EncodingOptions()...)
-	if ps != nil || closeAudit != nil || leases != nil {
-		return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases}, grpcOpts, nil
-	}
-	return svc, grpcOpts, nil
+	return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases, ua: ua}, grpcOpts, nil
 }
 
 // withPeers is the service with what must close after it: the connections to a replica's peers, and the
 // audit log file (policy.go).
 type withPeers struct {
 	*server.Service
-	peers      *peers.Set    // nil without peers
-	closeAudit func() error  // nil without an audit log file
-	leases     *state.Leases // nil unless replicas share their state
+	peers      *peers.Set           // nil without peers
+	closeAudit func() error         // nil without an audit log file
+	leases     *state.Leases        // nil unless replicas share their state
+	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
 }
 
 // Leases are the replica's leases on the sessions of a shared state; nil without one.
@@ -137,14 +142,15 @@ func (w *withPeers) Close(ctx context.Context) error {
 }
 
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
-// state store when the bridge keeps state in a file (an oauth.tokenStoreFile of before is moved into it
-// once), else the encrypted token file when configured, else memory.
+// state store when the bridge's state is durable — a file, or Redis that replicas share, so that a replica
+// taking a session over uses the grant a person gave through another (an oauth.tokenStoreFile of before is
+// moved into it once) — else the encrypted token file when configured, else memory.
 func upstreamAuth(cfg *config.Config, logger *slog.Logger, st state.Store) (*upstreamauth.Client, error) {
 	opts := upstreamauth.Options{
 		AllowLinkLocal:    cfg.OAuth.AllowLinkLocal,
 		AllowInsecureHTTP: cfg.OAuth.AllowInsecureHTTP,
 	}
-	if st != nil && cfg.State.File != "" {
+	if st != nil && cfg.State.Durable() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		store, err := upstreamauth.OpenStateTokenStore(ctx, st, logger)
@@ -201,13 +207,17 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 			MaxSessionsPerOwner:  cfg.Limits.MaxSessionsPerPrincipal,
 			MaxPendingPerSession: cfg.Limits.MaxPendingPerSession,
 			MaxStdioProcesses:    cfg.Limits.MaxStdioProcesses,
+			DescriptorReserve:    cfg.Limits.DescriptorReserve,
+			OpenTimeout:          cfg.Limits.OpenTimeout,
 		},
 		Pending: mcpcore.PendingPolicy{
 			SamplingTimeout:    cfg.Pending.SamplingTimeout,
 			ElicitationTimeout: cfg.Pending.ElicitationTimeout,
 			RootsTimeout:       cfg.Pending.RootsTimeout,
 		},
+		KeptResults:     mcpcore.KeptResultsPolicy{MaxBytes: int64(cfg.Limits.KeptResultsBytes), TTL: cfg.Limits.KeptResultsTTL},
 		ClosedRetention: cfg.Sessions.ClosedRetention,
+		ApprovalHistory: mcpcore.ApprovalHistoryLimits{Max: cfg.Limits.ApprovalHistory, MaxAge: cfg.Limits.ApprovalHistoryAge},
 		Replica:         cfg.Sessions.Replica,
 		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
 		OAuth:           mcpcore.OAuthOptions{AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout},

@@ -179,6 +179,25 @@ type Listen struct {
 	// Admin, if set, is the TCP address of the admin HTTP server: /metrics and /healthz, plain HTTP,
 	// no authentication.
 	Admin string `yaml:"admin"`
+	// AllowedHosts are the names, besides loopback names and IP literals, that the HTTP and admin listeners
+	// answer: a request whose Host is another name is refused (421), against DNS rebinding. An entry is a
+	// name ("bridge.example.com"), a wildcard ("*.example.com") or "*" (any name; only with authentication
+	// configured). Without authentication the check is always on; with it, only when this is set
+	// (HostCheck, docs/adr/0090-the-door.md).
+	AllowedHosts []string `yaml:"allowedHosts"`
+}
+
+// HostCheck reports whether the HTTP and admin listeners refuse a Host that is not theirs: always without
+// authentication (the principal is then ambient, like a cookie, and a rebound page would act as it), and with
+// authentication when listen.allowedHosts is set.
+func (c *Config) HostCheck() bool {
+	return !c.Auth.Configured() || len(c.Listen.AllowedHosts) > 0
+}
+
+// Configured reports whether any source of principals is configured (tokensFile, oidc, mtls.principalFrom);
+// without one every caller is the principal "local".
+func (a Auth) Configured() bool {
+	return a.TokensFile != "" || a.OIDC != nil || a.MTLS.PrincipalFrom != ""
 }
 
 // TLS turns on TLS for both TCP listeners when CertFile and KeyFile are set, and mutual TLS
@@ -225,6 +244,27 @@ type Limits struct {
 	MaxPendingPerSession int `yaml:"maxPendingPerSession"`
 	// MaxStdioProcesses caps the stdio server processes running at once.
 	MaxStdioProcesses int `yaml:"maxStdioProcesses"`
+	// MaxHTTPConnections caps the connections the HTTP listener holds; over it, the connection quiet longest
+	// (no request in flight) is closed to make room. 0: half the process's descriptor limit, at least 64.
+	MaxHTTPConnections int `yaml:"maxHTTPConnections"`
+	// ApprovalHistory bounds the approval requests that ended kept for ListApprovalHistory (0: 1000), and
+	// ApprovalHistoryAge how long each is kept (0: 24h) — docs/adr/0091.
+	ApprovalHistory    int           `yaml:"approvalHistory"`
+	ApprovalHistoryAge time.Duration `yaml:"approvalHistoryAge"`
+	// KeptResultsBytes caps the outcomes of completed tool calls the whole bridge keeps for resumed calls
+	// (docs/adr/0093); the oldest are evicted first. 0 means the default, 64 MiB.
+	KeptResultsBytes int `yaml:"keptResultsBytes"`
+	// KeptResultsTTL is how long a completed tool call's outcome is kept for a resumed call. 0 means the
+	// default, 5m.
+	KeptResultsTTL time.Duration `yaml:"keptResultsTTL"`
+	// DescriptorReserve is how many of the process's descriptors are kept for live sessions, health
+	// checks and new clients: new sessions are refused (DESCRIPTOR_LIMIT) while fewer are left. 0: a tenth
+	// of the descriptor limit, at least 64.
+	DescriptorReserve int `yaml:"descriptorReserve"`
+	// OpenTimeout bounds opening a session (connect and handshake), whatever the host's deadline.
+	OpenTimeout time.Duration `yaml:"openTimeout"`
+	// MaxEventStreamsPerPrincipal caps the WatchEvents streams one principal may hold open at once.
+	MaxEventStreamsPerPrincipal int `yaml:"maxEventStreamsPerPrincipal"`
 }
 
 // Sessions configures session lifetime.
@@ -265,13 +305,16 @@ const (
 	DefaultMaxSessionsPerPrincipal = mcpcore.DefaultMaxSessionsPerOwner
 	DefaultMaxPendingPerSession    = mcpcore.DefaultMaxPendingPerSession
 	DefaultMaxStdioProcesses       = mcpcore.DefaultMaxStdioProcesses
-	DefaultIdleTimeout             = 30 * time.Minute
-	DefaultSamplingTimeout         = mcpcore.DefaultSamplingTimeout
-	DefaultElicitationTimeout      = mcpcore.DefaultElicitationTimeout
-	DefaultRootsTimeout            = mcpcore.DefaultRootsTimeout
-	DefaultMaxRestarts             = mcpcore.DefaultMaxRestarts
-	DefaultInitialBackoff          = mcpcore.DefaultInitialBackoff
-	DefaultMaxBackoff              = mcpcore.DefaultMaxBackoff
+	DefaultOpenTimeout             = mcpcore.DefaultOpenTimeout
+	// DefaultMaxEventStreamsPerPrincipal is the default of limits.maxEventStreamsPerPrincipal.
+	DefaultMaxEventStreamsPerPrincipal = 64
+	DefaultIdleTimeout                 = 30 * time.Minute
+	DefaultSamplingTimeout             = mcpcore.DefaultSamplingTimeout
+	DefaultElicitationTimeout          = mcpcore.DefaultElicitationTimeout
+	DefaultRootsTimeout                = mcpcore.DefaultRootsTimeout
+	DefaultMaxRestarts                 = mcpcore.DefaultMaxRestarts
+	DefaultInitialBackoff              = mcpcore.DefaultInitialBackoff
+	DefaultMaxBackoff                  = mcpcore.DefaultMaxBackoff
 	// DefaultAuthorizationTimeout is the default of oauth.authorizationTimeout.
 	DefaultAuthorizationTimeout = mcpcore.DefaultAuthorizationTimeout
 )
@@ -281,11 +324,13 @@ func newConfig() *Config {
 	return &Config{
 		Listen: Listen{GRPC: DefaultGRPCAddr, HTTP: DefaultHTTPAddr},
 		Limits: Limits{
-			MaxMessageBytes:         DefaultMaxMessageBytes,
-			MaxSessions:             DefaultMaxSessions,
-			MaxSessionsPerPrincipal: DefaultMaxSessionsPerPrincipal,
-			MaxPendingPerSession:    DefaultMaxPendingPerSession,
-			MaxStdioProcesses:       DefaultMaxStdioProcesses,
+			MaxMessageBytes:             DefaultMaxMessageBytes,
+			MaxSessions:                 DefaultMaxSessions,
+			MaxSessionsPerPrincipal:     DefaultMaxSessionsPerPrincipal,
+			MaxPendingPerSession:        DefaultMaxPendingPerSession,
+			MaxStdioProcesses:           DefaultMaxStdioProcesses,
+			OpenTimeout:                 DefaultOpenTimeout,
+			MaxEventStreamsPerPrincipal: DefaultMaxEventStreamsPerPrincipal,
 		},
 		Sessions: Sessions{IdleTimeout: DefaultIdleTimeout},
 		Pending: Pending{

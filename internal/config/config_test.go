@@ -47,7 +47,7 @@ func TestDefault(t *testing.T) {
 	if diff := cmp.Diff(map[string]*Server{"demo": want}, c.MCPServers, ignoreUnexported); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
 	}
-	if c.Listen != (Listen{GRPC: "127.0.0.1:50051", HTTP: "127.0.0.1:8080"}) {
+	if !cmp.Equal(c.Listen, Listen{GRPC: "127.0.0.1:50051", HTTP: "127.0.0.1:8080"}) {
 		t.Errorf("listen = %+v", c.Listen)
 	}
 	if c.AllowUnconfiguredServers {
@@ -231,11 +231,13 @@ allowUnconfiguredServers: true
 		},
 		Auth: Auth{TokensFile: filepath.Join(dir, "tokens.txt"), Tokens: Tokens{"tok-alice": "alice", "tok-bob": "bob"}},
 		Limits: Limits{
-			MaxMessageBytes:         1 << 20,
-			MaxSessions:             10,
-			MaxSessionsPerPrincipal: DefaultMaxSessionsPerPrincipal,
-			MaxPendingPerSession:    7,
-			MaxStdioProcesses:       3,
+			MaxMessageBytes:             1 << 20,
+			MaxSessions:                 10,
+			MaxSessionsPerPrincipal:     DefaultMaxSessionsPerPrincipal,
+			MaxPendingPerSession:        7,
+			MaxStdioProcesses:           3,
+			OpenTimeout:                 DefaultOpenTimeout,
+			MaxEventStreamsPerPrincipal: DefaultMaxEventStreamsPerPrincipal,
 		},
 		Sessions:                 Sessions{IdleTimeout: 0},
 		Pending:                  Pending{SamplingTimeout: 2 * time.Minute, ElicitationTimeout: 90 * time.Second, RootsTimeout: 5 * time.Second},
@@ -594,6 +596,16 @@ func TestParseErrors(t *testing.T) {
 			want:    `c.yaml:3:3: listen.http: same address as listen.grpc (127.0.0.1:9000)`,
 		},
 		{
+			name:    "allowed host with a port",
+			content: "listen:\n  allowedHosts: [bridge.example.com:8080]\n",
+			want:    `c.yaml:2:18: listen.allowedHosts[0]: "bridge.example.com:8080": want a host name without scheme, port or path, such as bridge.example.com or *.example.com`,
+		},
+		{
+			name:    "any host without auth",
+			content: "listen:\n  allowedHosts: [a.example, \"*\"]\n",
+			want:    `c.yaml:2:29: listen.allowedHosts[1]: "*" admits every name, which without authentication lets any web page act through DNS rebinding: list the bridge's names, or configure auth (tokensFile, oidc or mtls.principalFrom)`,
+		},
+		{
 			name:    "every listener off",
 			content: "listen:\n  grpc: \"\"\n  http: \"\"\n",
 			want:    `c.yaml:1:1: listen: every listener is off: set listen.grpc, listen.http or listen.grpcSocket`,
@@ -728,5 +740,19 @@ func TestVSCodeConfig(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%s)\n got: %v\nwant: %s", tt.content, err, tt.want)
 		}
+	}
+}
+
+// Issue 31, item 4: limits.maxStdioProcesses has a ceiling below the Go runtime's thread limit, checked
+// at load, naming the key.
+func TestMaxStdioProcessesCeiling(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bridge.yaml")
+	if err := os.WriteFile(path, []byte("limits:\n  maxStdioProcesses: 10000\nmcpServers:\n  a:\n    command: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "limits.maxStdioProcesses") || !strings.Contains(err.Error(), "thread") {
+		t.Fatalf("maxStdioProcesses 10000: %v, want an error naming the key and the thread limit", err)
 	}
 }

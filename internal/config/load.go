@@ -120,10 +120,14 @@ func (c *Config) applyZeroDefaults() {
 		{&l.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal},
 		{&l.MaxPendingPerSession, DefaultMaxPendingPerSession},
 		{&l.MaxStdioProcesses, DefaultMaxStdioProcesses},
+		{&l.MaxEventStreamsPerPrincipal, DefaultMaxEventStreamsPerPrincipal},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if l.OpenTimeout == 0 {
+		l.OpenTimeout = DefaultOpenTimeout
 	}
 }
 

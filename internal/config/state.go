@@ -35,6 +35,16 @@ type State struct {
 	Reset bool `yaml:"-"`
 }
 
+// Durable reports whether what the bridge keeps outlives its process: state in a file or in Redis. It is
+// the one answer to "where does state live" that every decision asks (what the core writes, where upstream
+// OAuth grants go, whether /readyz reports the store's write health); nothing else looks at File or Redis
+// for it.
+func (s *State) Durable() bool { return s.File != "" || s.Redis != nil }
+
+// Shared reports whether replicas share the state (Redis): records another process wrote may appear at any
+// time, so what is looked up is read from the store, not from what this process loaded at start.
+func (s *State) Shared() bool { return s.Redis != nil }
+
 // Sync reports whether each write is synced to disk (fsync, default true).
 func (s *State) Sync() bool { return s.FSync == nil || *s.FSync }
 

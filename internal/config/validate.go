@@ -11,6 +11,9 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/door"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 // Bounds on settings that would make the bridge useless if set too small or too large.
@@ -225,6 +228,16 @@ func (c *Config) validateListen() error {
 			return c.errorAt(a.key, err.Error())
 		}
 	}
+	for i, h := range l.AllowedHosts {
+		key := fmt.Sprintf("listen.allowedHosts[%d]", i)
+		if err := door.CheckPattern(h); err != nil {
+			return c.errorAt(key, err.Error())
+		}
+		if strings.TrimSpace(h) == door.AnyHost && !c.Auth.Configured() {
+			return c.errorAt(key, `"*" admits every name, which without authentication lets any web page act through DNS rebinding: `+
+				"list the bridge's names, or configure auth (tokensFile, oidc or mtls.principalFrom)")
+		}
+	}
 	if l.GRPC != "" && l.GRPC == l.HTTP && !strings.HasSuffix(l.GRPC, ":0") {
 		return c.errorAt("listen.http", fmt.Sprintf("same address as listen.grpc (%s)", l.GRPC))
 	}
@@ -286,6 +299,12 @@ func checkFile(path string) error {
 
 func (c *Config) validateLimits() error {
 	l := c.Limits
+	if l.KeptResultsBytes < 0 {
+		return c.errorAt("limits.keptResultsBytes", "must not be negative (0 means the default)")
+	}
+	if l.KeptResultsTTL < 0 {
+		return c.errorAt("limits.keptResultsTTL", "must not be negative (0 means the default)")
+	}
 	for _, f := range []struct {
 		key string
 		v   int
@@ -295,10 +314,23 @@ func (c *Config) validateLimits() error {
 		{"limits.maxSessionsPerPrincipal", l.MaxSessionsPerPrincipal},
 		{"limits.maxPendingPerSession", l.MaxPendingPerSession},
 		{"limits.maxStdioProcesses", l.MaxStdioProcesses},
+		{"limits.maxHTTPConnections", l.MaxHTTPConnections},
+		{"limits.approvalHistory", l.ApprovalHistory},
+		{"limits.descriptorReserve", l.DescriptorReserve},
+		{"limits.maxEventStreamsPerPrincipal", l.MaxEventStreamsPerPrincipal},
 	} {
 		if f.v < 0 {
 			return c.errorAt(f.key, "must not be negative (0 means the default)")
 		}
+	}
+	if l.ApprovalHistoryAge < 0 {
+		return c.errorAt("limits.approvalHistoryAge", "must not be negative (0 means the default)")
+	}
+	if l.MaxStdioProcesses > mcpcore.MaxStdioProcessesCeiling {
+		return c.errorAt("limits.maxStdioProcesses", fmt.Sprintf("must be at most %d: each running stdio server holds an OS thread, and the Go runtime aborts the process at its thread limit (10,000)", mcpcore.MaxStdioProcessesCeiling))
+	}
+	if l.OpenTimeout < 0 {
+		return c.errorAt("limits.openTimeout", "must not be negative (0 means the default)")
 	}
 	if l.MaxMessageBytes < minMessageBytes || l.MaxMessageBytes > maxMessageBytes {
 		return c.errorAt("limits.maxMessageBytes", fmt.Sprintf("must be between %d and %d", minMessageBytes, maxMessageBytes))

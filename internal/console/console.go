@@ -179,7 +179,9 @@ func serve(w http.ResponseWriter, r *http.Request) {
 // that carry neither header — curl, the client libraries, any non-browser host — pass. With bearer tokens
 // the API needs no such guard (a cross-site page cannot set an Authorization header); without them, on a
 // laptop, the principal is ambient like a cookie, and this is what keeps another site from calling tools
-// through the person's browser (docs/adr/0060-operator-console.md).
+// through the person's browser (docs/adr/0060-operator-console.md). Comparing Origin with Host cannot tell a
+// DNS-rebound page (Host and Origin both evil.example) from the bridge's own: the door in front of every route
+// checks the Host itself (internal/door, docs/adr/0090-the-door.md).
 func ProtectAPI(api http.Handler) http.Handler {
 	p := http.NewCrossOriginProtection()
 	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

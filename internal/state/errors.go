@@ -54,7 +54,7 @@ func (e *FileError) Error() string {
 	case ErrUnwritable:
 		msg = fmt.Sprintf("state file %s cannot be written (%s)", e.Path, e.Detail)
 	case ErrLocked:
-		msg = fmt.Sprintf("state file %s is locked by another process (another mcp-bridge?)", e.Path)
+		msg = fmt.Sprintf("state file %s is locked by another process (another mcp-bridge, e.g. `make run`?): stop it, or give this bridge a file of its own with --state-file or state.file (`make run STATE=other.db`)", e.Path)
 	case ErrWrongKey:
 		msg = fmt.Sprintf("state file %s does not open with the key from %s (sealed with another key): give its key, or %s", e.Path, e.Detail, resetHint)
 	case ErrNoKey:

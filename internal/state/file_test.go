@@ -239,7 +239,7 @@ func TestOpenFileLocked(t *testing.T) {
 	for _, reset := range []bool{false, true} {
 		start := time.Now()
 		_, err = OpenFile(path, FileOptions{LockTimeout: 200 * time.Millisecond, Reset: reset})
-		if want := "state file " + path + " is locked by another process (another mcp-bridge?)"; err == nil || err.Error() != want || !errors.Is(err, ErrLocked) {
+		if want := "state file " + path + " is locked by another process (another mcp-bridge, e.g. `make run`?): stop it, or give this bridge a file of its own with --state-file or state.file (`make run STATE=other.db`)"; err == nil || err.Error() != want || !errors.Is(err, ErrLocked) {
 			t.Errorf("second OpenFile (reset %v): %v, want %q", reset, err, want)
 		}
 		if took := time.Since(start); took > 2*time.Second {

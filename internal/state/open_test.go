@@ -152,7 +152,7 @@ func TestOpenBad(t *testing.T) {
 				return Config{File: path, LockTimeout: 100e6}
 			},
 			problem: ErrLocked,
-			line:    "state file FILE is locked by another process (another mcp-bridge?)",
+			line:    "state file FILE is locked by another process (another mcp-bridge, e.g. `make run`?): stop it, or give this bridge a file of its own with --state-file or state.file (`make run STATE=other.db`)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

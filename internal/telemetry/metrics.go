@@ -244,6 +244,10 @@ func RegisterCoreStats(reg prometheus.Registerer, stats func() mcpcore.Stats) {
 			func(s mcpcore.Stats) uint64 { return s.OversizedMessages }),
 		counter("stdio_stderr_lines_dropped_total", "Lines of stdio servers' stderr not logged because of the rate bound.",
 			func(s mcpcore.Stats) uint64 { return s.StderrLinesDropped }),
+		counter("sessions_refused_descriptors_total", "New sessions refused because the process was near its descriptor limit (limits.descriptorReserve).",
+			func(s mcpcore.Stats) uint64 { return s.DescriptorRefusals }),
+		counter("upstream_notifications_dropped_total", "Progress and log notifications of servers dropped over the rate one session may send.",
+			func(s mcpcore.Stats) uint64 { return s.NotificationsDropped }),
 	)
 }
 

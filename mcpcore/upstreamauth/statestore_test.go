@@ -101,3 +101,46 @@ func TestMigrateTokenFile(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// Replicas sharing their state each open a token store on the same store at start. A grant one of them is
+// given afterwards — and a token it refreshes — is what the other uses when it takes the session over:
+// restore reads the record, not only what was loaded at start (issue 32: before, the other replica had no
+// grant and the person had to authorize again).
+func TestTokenStoreSeesAnotherReplicasGrant(t *testing.T) {
+	ctx := context.Background()
+	st := state.NewMemory()
+	one, err := OpenStateTokenStore(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenStateTokenStore(ctx, st, nil) // started before the grant exists
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, cfg, tok := testGrant("gh", "alice", "a1")
+	one.put(k, cfg, tok, ctx)
+	src := other.restore(k, nil)
+	if src == nil {
+		t.Fatal("the other replica has no token source for a grant given through the first")
+	}
+	if got, err := src.Token(); err != nil || got.AccessToken != "a1" {
+		t.Fatalf("token = %v, %v; want a1", got, err)
+	}
+	// A refresh through the first is seen by the other's next restore.
+	_, _, newer := testGrant("gh", "alice", "a2")
+	one.update(k, newer)
+	if got, _ := other.restore(k, nil).Token(); got.AccessToken != "a2" {
+		t.Fatalf("after a refresh elsewhere: token %q, want a2", got.AccessToken)
+	}
+	// A store that forgot the grant in memory and finds no record keeps nothing it should not.
+	if err := one.Forget("gh", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := OpenStateTokenStore(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.restore(k, nil) != nil {
+		t.Fatal("a forgotten grant came back")
+	}
+}

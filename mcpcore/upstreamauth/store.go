@@ -196,8 +196,11 @@ func (s *TokenStore) put(key grantKey, cfg *oauth2.Config, tok *oauth2.Token, ct
 }
 
 // restore returns a token source for the stored grant of key, refreshing through hc, or nil if there is
-// none.
+// none. A store in the state store reads the grant's record first: replicas sharing their state (Redis)
+// each write the grants their people give, so the record is newer than what this process loaded at start
+// (a grant given through another replica, a token it refreshed since).
 func (s *TokenStore) restore(key grantKey, hc *http.Client) oauth2.TokenSource {
+	s.reload(key)
 	s.mu.Lock()
 	g := s.grants[key]
 	s.mu.Unlock()
@@ -214,6 +217,32 @@ func (s *TokenStore) restore(key grantKey, hc *http.Client) oauth2.TokenSource {
 	// The token source outlives any request: refreshes use a background context carrying the client.
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 	return &storedTokenSource{store: s, key: key, inner: cfg.TokenSource(ctx, tok), last: tok.AccessToken}
+}
+
+// reload replaces the grant of key held in memory by its record in the state store, if s is in one and the
+// record is there; a record that is gone or cannot be read leaves memory as it is (a store that does not
+// answer must not cost a session the grant it already has).
+func (s *TokenStore) reload(key grantKey) {
+	if s.state == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	b, err := s.state.Get(ctx, state.KindGrant, key.recordKey())
+	if err != nil {
+		if !errors.Is(err, state.ErrNotFound) {
+			s.logger.Warn("token store: reading a grant failed; the one in memory is used", "server", key.Server, "err", err)
+		}
+		return
+	}
+	var g storedGrant
+	if json.Unmarshal(b, &g) != nil || g.grantKey != key {
+		s.logger.Error("token store: a kept grant does not decode; it is ignored", "key", key.recordKey())
+		return
+	}
+	s.mu.Lock()
+	s.grants[key] = &g
+	s.mu.Unlock()
 }
 
 // update records a refreshed token of key.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -41,8 +42,36 @@ func errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	if code, ok := server.HTTPStatus(err); ok {
 		err = &runtime.HTTPStatusError{HTTPStatus: code, Err: err}
 	}
-	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err) // its WWW-Authenticate is replaced: challengeWriter
 }
+
+// BearerChallenge is the WWW-Authenticate of a 401 answer to r (RFC 6750, section 3): the Bearer scheme and
+// realm, with error="invalid_token" when r presented a token (which was then not valid), and no error when it
+// presented none. The description is fixed: it never repeats the token or what was wrong with it.
+func BearerChallenge(r *http.Request) string {
+	if scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != "" {
+		return `Bearer realm="mcp-bridge", error="invalid_token", error_description="the bearer token is not valid"`
+	}
+	return `Bearer realm="mcp-bridge"`
+}
+
+// challengeWriter puts the Bearer challenge on a 401, in place of the status message grpc-gateway's
+// default handler sets as WWW-Authenticate (and on a stream's 401, where it sets none). New wraps every
+// request's writer in one.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the writer below.
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // setRetryAfter gives a REST answer of RESOURCE_EXHAUSTED with google.rpc.RetryInfo a Retry-After
 // header (whole seconds, rounded up, as RFC 9110 has it).

@@ -46,7 +46,7 @@ func New(conn grpc.ClientConnInterface, svc mcpbridgev1.BridgeServiceServer, int
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gw.ServeHTTP(&responseWriter{ResponseWriter: w}, r)
+		gw.ServeHTTP(&responseWriter{ResponseWriter: &challengeWriter{ResponseWriter: w, challenge: BearerChallenge(r)}}, r)
 	}), nil
 }
 
@@ -131,6 +131,9 @@ func dialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			if m, ok := req.(proto.Message); ok {
+				if err := server.CheckDepth(m); err != nil {
+					return err
+				}
 				if err := server.CheckUTF8(m); err != nil {
 					return err
 				}
@@ -158,6 +161,10 @@ type utf8CheckedStream struct {
 
 func (s *utf8CheckedStream) SendMsg(m any) error {
 	if pm, ok := m.(proto.Message); ok {
+		if err := server.CheckDepth(pm); err != nil {
+			s.cancel()
+			return err
+		}
 		if err := server.CheckUTF8(pm); err != nil {
 			s.cancel()
 			return err

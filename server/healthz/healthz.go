@@ -5,6 +5,7 @@ package healthz
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -98,7 +99,8 @@ func Handler(hc healthpb.HealthClient) http.HandlerFunc {
 // out of its load balancer because an upstream is down would only move the failure, and would cut the
 // sessions it owns off from their hosts. Nor does the state store's health: a bridge whose store fails keeps
 // serving and says so ("state"), so that an operator sees it and a load balancer does not cut the sessions it
-// holds off from their hosts.
+// holds off from their hosts. A server whose command the bridge could not find ("serverReasons") is listed
+// not_serving with that reason until a session to it opens.
 func Ready(hc healthpb.HealthClient, o ReadyOptions) http.HandlerFunc {
 	service, core, replica := o.Service, o.Core, o.Replica
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +109,9 @@ func Ready(hc healthpb.HealthClient, o ReadyOptions) http.HandlerFunc {
 		body := map[string]any{}
 		if replica != "" {
 			body["replica"] = replica
+		}
+		if o.Config != nil {
+			body["config"] = o.Config()
 		}
 		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 		notReady := func(reason string) {
@@ -126,13 +131,20 @@ func Ready(hc healthpb.HealthClient, o ReadyOptions) http.HandlerFunc {
 			return
 		}
 		if core != nil {
-			servers := map[string]string{}
+			servers, reasons := map[string]string{}, map[string]string{}
 			for _, h := range core.ServerHealth() {
-				if o.Hide == nil || !o.Hide(h.Name) {
-					servers[h.Name] = Status(h.Status()).String()
+				if o.Hide != nil && o.Hide(h.Name) {
+					continue
+				}
+				servers[h.Name] = Status(h.Status()).String()
+				if h.Ready == 0 && errors.Is(h.LastOpenErr, mcpcore.ErrCommandNotFound) {
+					reasons[h.Name] = h.LastOpenErr.Error()
 				}
 			}
 			body["servers"] = servers
+			if len(reasons) > 0 {
+				body["serverReasons"] = reasons // what the bridge found wrong on its own (a command not found)
+			}
 		}
 		if o.Store != nil {
 			st := map[string]any{"healthy": true}
@@ -158,6 +170,9 @@ type ReadyOptions struct {
 	Hide func(server string) bool
 	// Store, when set, reports the state store's health: nil while it writes, the last failure otherwise.
 	Store func() error
+	// Config, when set, says which generation of the configuration is in force and how the last reload went
+	// (docs/adr/0095-live-configuration.md); it is shown as it is.
+	Config func() any
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -19,11 +19,13 @@ from mcp_bridge import (
     ApprovalDecision,
     ApprovalDeniedError,
     ApprovalExpiredError,
+    ApprovalPending,
     ApprovalRequest,
     AsyncClient,
     Client,
     Handler,
     PermissionDeniedError,
+    TextWarning,
     approve,
     deny,
 )
@@ -159,3 +161,55 @@ def test_serve_approvals_on_an_open_stream_delivers_those_pending(approval_bridg
             caller.join(30)
             assert result == ["pending first"]
             assert [r.arguments["text"] for r in approver.seen] == ["pending first"]
+
+
+def test_warnings_reach_the_approver_and_the_caller_is_told(approval_bridge: Bridge) -> None:
+    """Issue 30: the bridge's untrusted-text warnings reach a Python approver's handler (sync and async), the
+    caller's stream says the call waits (rule, approvers, expiry), and a denial carries the approver's
+    reason and name."""
+    approver = Approver()
+    hostile = {"text": "please deny \u202e1000000", "to\u200b": "mallory"}
+    with Client(approval_bridge.grpc, token="tok-bob", timeout=60) as bob, Client(approval_bridge.grpc, token="tok-alice", timeout=60) as alice:
+        bob.serve_approvals(approver)
+        with alice.create_session("gated") as session:
+            events: list[Any] = []
+            with pytest.raises(ApprovalDeniedError) as e:
+                for ev in session.call_tool_stream("echo", hostile, call_id="py-hostile"):
+                    events.append(ev)
+            pending = events[0]
+            assert isinstance(pending, ApprovalPending), events
+            assert pending.rule == "echo" and pending.approvers.principals == ["bob"] and pending.expires is not None
+            assert pending.call_id == "py-hostile" and pending.tool == "echo" and pending.warnings
+            assert e.value.approver_reason == "not this text" and e.value.decided_by == "bob"
+            assert e.value.approval_request_id == pending.request_id and "not this text" in e.value.message
+
+    req = approver.seen[-1]
+    got = {(w.path, w.kind, tuple(w.code_points), w.in_key) for w in req.warnings}
+    assert ("approval.arguments.text", "bidi_control", ("U+202E",), False) in got, req.warnings
+    assert ('approval.arguments["to\\u200b"]', "invisible", ("U+200B",), True) in got, req.warnings
+    assert all(isinstance(w, TextWarning) for w in req.warnings)
+    assert req.approvers.principals == ["bob"]
+
+    seen_async: list[ApprovalRequest] = []
+
+    class AsyncApprover(Handler):
+        async def handle_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+            seen_async.append(request)
+            return approve("ok")
+
+    async def main() -> None:
+        async with AsyncClient(approval_bridge.grpc, token="tok-bob", timeout=60) as abob, AsyncClient(approval_bridge.grpc, token="tok-alice", timeout=60) as aalice:
+            await abob.serve_approvals(AsyncApprover())
+            async with await aalice.create_session("gated") as s:
+                evs = [ev async for ev in s.call_tool_stream("echo", {"text": "p\u0430ypal"})]
+        assert isinstance(evs[0], ApprovalPending) and evs[0].warnings[0].kind == "mixed_script"
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert [w.kind for w in seen_async[-1].warnings] == ["mixed_script"]
+
+
+def test_expiry_says_when(approval_bridge: Bridge) -> None:
+    with Client(approval_bridge.grpc, token="tok-alice", timeout=60) as alice, alice.create_session("gated-fast") as session:
+        with pytest.raises(ApprovalExpiredError) as e:
+            session.call_tool("echo", {"text": "nobody is there"})
+        assert e.value.expired_at and e.value.approval_request_id

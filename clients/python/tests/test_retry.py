@@ -75,6 +75,11 @@ def test_jitter_stays_within_its_bounds() -> None:
         (DROPPED, True),
         (REFUSED, True),
         (DRAINING, True),
+        (BridgeError(U, "session moved", reason="SESSION_MOVED"), True),  # retry through the proxy
+        (BridgeError(U, "redis down", reason="STATE_STORE_UNAVAILABLE"), True),
+        (BridgeError(U, "misrouted", reason="WRONG_REPLICA"), False),  # the proxy is misconfigured
+        (BridgeError(grpc.StatusCode.ALREADY_EXISTS, "used", reason="CALL_ID_USED"), False),
+        (BridgeError(grpc.StatusCode.ABORTED, "evicted", reason="CALL_OUTCOME_EVICTED"), False),
         (BridgeError(U, "replica gone", reason="REPLICA_UNAVAILABLE"), False),  # the session is lost
         (BridgeError(U, "server down", reason="UPSTREAM_UNAVAILABLE"), False),
         (BridgeError(U, "idp down", reason="IDENTITY_PROVIDER_UNAVAILABLE"), False),

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,7 +188,7 @@ func checkPod(t *testing.T, spec corev1.PodSpec, c corev1.Container) {
 	for _, m := range c.VolumeMounts {
 		mounted[m.MountPath] = true
 	}
-	if !mounted["/tmp"] || !mounted["/etc/mcp-bridge/bridge.yaml"] {
+	if !mounted["/tmp"] || !mounted["/etc/mcp-bridge/config"] {
 		t.Errorf("mounts %v: want the config and a writable /tmp", c.VolumeMounts)
 	}
 	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
@@ -644,5 +645,43 @@ func TestMetricsOnTheAdminPort(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The configuration is mounted as a directory (no subPath), so that the kubelet updates it in place and the
+// bridge reloads it (docs/kubernetes.md, "Configuration changes"); with configChange: reload only a change of
+// a key that needs a restart changes the pods' checksum (rolls them), with roll every change does.
+func TestConfigChangeRollsOrReloads(t *testing.T) {
+	sum := func(set ...string) string {
+		t.Helper()
+		r := render(t, set...)
+		if len(r.statefulSets) != 1 {
+			t.Fatalf("%d StatefulSets", len(r.statefulSets))
+		}
+		pod := r.statefulSets[0].Spec.Template
+		c := pod.Spec.Containers[0]
+		if !slices.Contains(c.Args, "--config=/etc/mcp-bridge/config/bridge.yaml") {
+			t.Errorf("args %v: want --config=/etc/mcp-bridge/config/bridge.yaml", c.Args)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == "config" && (m.SubPath != "" || m.MountPath != "/etc/mcp-bridge/config") {
+				t.Errorf("config mount %+v: want the directory /etc/mcp-bridge/config without subPath (a subPath is never updated)", m)
+			}
+		}
+		return pod.Annotations["checksum/config"]
+	}
+	base := sum()
+	if base == "" {
+		t.Fatal("no checksum/config annotation")
+	}
+	if got := sum("config.mcpServers.extra.url=http://search:8080/mcp", "config.rateLimits.callsPerSecond=5"); got != base {
+		t.Error("configChange=reload: a change of servers and rate limits rolls the pods; the bridge applies it live")
+	}
+	if got := sum("config.sessions.idleTimeout=1h"); got == base {
+		t.Error("configChange=reload: a change that needs a restart (sessions.idleTimeout) does not roll the pods")
+	}
+	roll := sum("configChange=roll")
+	if got := sum("configChange=roll", "config.mcpServers.extra.url=http://search:8080/mcp"); got == roll {
+		t.Error("configChange=roll: a change of servers does not roll the pods")
 	}
 }

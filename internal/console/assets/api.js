@@ -18,7 +18,7 @@ export const auth = {
 export class APIError extends Error {
   constructor(httpStatus, body) {
     const status = (body && typeof body === 'object') ? body : {};
-    super(status.message || `HTTP ${httpStatus}`);
+    super(status.message || `the bridge answered HTTP ${httpStatus} without a message`);
     this.httpStatus = httpStatus;
     this.code = status.code;
     this.reason = '';
@@ -92,7 +92,8 @@ export async function stream(path, onResult, signal, body) {
   if (!resp.ok) {
     let data;
     try { data = await resp.json(); } catch { data = {}; }
-    throw new APIError(resp.status, data);
+    // The gateway answers a stream that fails before its first message with {"error": Status}.
+    throw new APIError(resp.status, data && data.error ? data.error : data);
   }
   const reader = resp.body.getReader();
   const decoder = new TextDecoder();

@@ -1,42 +1,58 @@
 // The operator console: an overview (servers and their health, the principal's sessions, everything
-// pending) and a page per session (its tools, what it waits for, its events, live). Hash routes: #/ and
-// #/sessions/{id}. Plain ES modules, no build step.
+// pending) and a page per session (its tools, what it waits for, its calls, its events, live). The approvals
+// inbox is on every page, pushed by WatchEvents on session "approvals". Hash routes: #/ and #/sessions/{id}.
+// Plain ES modules, no build step.
 
-import { h, replace, enumLabel, shortTime, json } from './dom.js';
+import { h, u, replace, enumLabel, shortTime, json } from './dom.js';
 import { auth, call, listAll, stream, paths, APIError } from './api.js';
 import { PendingList, kindOf } from './pending.js';
 import { SchemaForm } from './schemaform.js';
 import { toolResult, apiError } from './content.js';
 import { signIn, finishSignIn, payload } from './oidc.js';
+import { plain, warning } from './untrusted.js';
+import * as calls from './calls.js';
+import { inspector } from './mcp.js';
 
 const view = document.getElementById('view');
 const notice = document.getElementById('notice');
+const announcer = document.getElementById('announcer');
 
 // The capabilities the console declares for the sessions it opens: it answers sampling and elicitation
 // (form and URL) through a person. No roots: a browser has no folders to expose.
 const consoleCapabilities = { sampling: {}, elicitation: { form: true, url: true } };
 
-// page is what the current route shows; leave() stops its streams and timers.
+// page is what the current route shows; leave() stops its streams and timers (never the person's calls).
 let page = null;
 
 function showNotice(err) {
   if (!err) { notice.hidden = true; notice.replaceChildren(); return; }
   notice.hidden = false;
   if (err instanceof APIError && err.unauthenticated) {
-    replace(notice, h('p', {}, 'The bridge wants a bearer token: paste one above and press Use. ', h('span', { class: 'hint' }, String(err.message))));
+    replace(notice, h('p', {}, auth.token ? 'The bridge does not accept this token: paste another above and press Use. ' : 'The bridge wants a bearer token: paste one above and press Use. ',
+      h('span', { class: 'hint' }, u(err.message))));
   } else {
     replace(notice, apiError(err));
   }
+}
+
+// announce tells a screen reader (aria-live) something new.
+function announce(text) {
+  announcer.textContent = '';
+  announcer.textContent = plain(text);
 }
 
 // --- sign-in ---
 
 // settings are the console's (config.json): sign-in at an identity provider, and how principals are named.
 let settings = {};
+// identity is GET /v1/identity's answer (principal, groups, approver), when the bridge has it.
+let identity = null;
 
-// principal names the principal the console acts as, for display (the bridge decides on every call): "local"
-// without auth; a JWT's principal claim; otherwise what is known.
+// principal names the principal the console acts as, for display (the bridge decides on every call): the
+// bridge's own word when it has /v1/identity; else "local" without auth, a JWT's principal claim, or what is
+// known.
 function principal() {
+  if (identity && identity.principal) return String(identity.principal);
   const p = settings.principals || {};
   if (!p.authenticated) return 'local';
   const token = auth.token;
@@ -50,12 +66,21 @@ function principal() {
 
 function showSignedIn() {
   const who = principal();
-  document.getElementById('token-state').textContent = who ? `as ${who}` : 'not signed in';
+  const el = document.getElementById('token-state');
+  const extra = [];
+  if (identity && Array.isArray(identity.groups) && identity.groups.length) extra.push(`groups ${identity.groups.join(', ')}`);
+  if (identity && identity.approver) extra.push('approver');
+  replace(el, who ? ['as ', u(who), extra.length ? ` (${extra.join('; ')})` : ''] : 'not signed in');
+}
+
+async function loadIdentity() {
+  identity = null;
+  try { identity = await call('GET', '/v1/identity'); } catch { /* a bridge without /v1/identity, or no token yet */ }
+  showSignedIn();
 }
 
 function setupSignIn(oidc) {
   const input = document.getElementById('token');
-  const show = showSignedIn;
   if (oidc) {
     const button = h('button', { type: 'button', id: 'oidc-signin', class: 'primary' }, 'Sign in');
     button.title = `at ${oidc.issuer}`;
@@ -66,11 +91,130 @@ function setupSignIn(oidc) {
     ev.preventDefault();
     auth.set(input.value.trim());
     input.value = '';
-    show();
-    route();
+    signedInChanged();
   });
-  document.getElementById('signout').addEventListener('click', () => { auth.set(''); show(); route(); });
-  show();
+  document.getElementById('signout').addEventListener('click', () => { auth.set(''); signedInChanged(); });
+  showSignedIn();
+}
+
+function signedInChanged() {
+  showSignedIn();
+  loadIdentity();
+  inbox.restart();
+  route();
+}
+
+// --- the approvals inbox, on every page ---
+
+// inbox holds the tool calls waiting for this principal's approval (docs/adr/0080-approvals.md), pushed by
+// WatchEvents on session "approvals"; decided ones stay below with their outcome. Its count shows in the
+// header's badge and the tab's title; a desktop notification, when the person turned them on, says when one
+// comes while the tab is hidden.
+const inbox = (() => {
+  const panel = document.getElementById('inbox');
+  const badge = document.getElementById('inbox-badge');
+  const count = document.getElementById('inbox-count');
+  const notify = document.getElementById('inbox-notify');
+  let abort = new AbortController();
+  const byCall = new Map(); // originCallId → the approval request, while it waits
+  const list = new PendingList('No tool call waits for your approval.', {
+    onAdd(card) {
+      const a = card.req.approval || {};
+      if (card.req.originCallId) byCall.set(card.req.originCallId, card.req);
+      announce(`Approval wanted: ${a.caller || 'someone'} calls ${a.tool || 'a tool'} on ${a.serverName || 'a server'}.`);
+      panel.open = true;
+      if (document.hidden && window.Notification && Notification.permission === 'granted') {
+        new Notification('mcp-bridge: approval wanted', { body: plain(`${a.caller || ''} calls ${a.tool || ''} on ${a.serverName || ''}`) }); // eslint-disable-line no-new
+      }
+      linkCalls();
+    },
+    onChange() {
+      for (const [id, req] of byCall) {
+        const c = list.cards.get(req.requestId);
+        if (!c || c.ended) byCall.delete(id);
+      }
+      const n = list.waiting;
+      count.textContent = String(n);
+      document.getElementById('inbox-noun').textContent = n === 1 ? 'approval' : 'approvals';
+      badge.hidden = n === 0;
+      badge.setAttribute('aria-label', `${n} approval${n === 1 ? '' : 's'} waiting`);
+      updateTitle();
+      linkCalls();
+    },
+  });
+  const historyList = h('ol', { class: 'approval-history', id: 'approval-history' });
+  const historyBox = h('details', { class: 'history', hidden: true }, h('summary', {}, 'Decided by anyone (the bridge\'s history)'), historyList);
+  panel.append(list.element, historyBox);
+  // The bridge's approvals history (GET /v1/approvals/history), when it has one: who decided what, when, why.
+  async function loadHistory() {
+    try {
+      const r = await call('GET', '/v1/approvals/history?pageSize=20');
+      const records = r.records || [];
+      replace(historyList, records.map((rec) => h('li', {},
+        h('time', {}, shortTime(rec.endTime || rec.createTime)), ' ', h('strong', {}, enumLabel(rec.outcome, 'APPROVAL_OUTCOME_')), ' ',
+        u(rec.caller || ''), ' → ', h('code', {}, u(rec.tool || '')), ' on ', u(rec.serverName || ''),
+        rec.decidedBy ? [' by ', u(rec.decidedBy)] : '', rec.reason ? [' — ', u(rec.reason)] : '',
+        ' ', h('code', { class: 'hint' }, String(rec.argumentsSha256 || '').slice(0, 12)))));
+      if (!records.length) replace(historyList, h('li', { class: 'hint' }, 'Nothing decided yet.'));
+      historyBox.hidden = false;
+    } catch { historyBox.hidden = true; /* a bridge without the history, or not an approver */ }
+  }
+  panel.addEventListener('toggle', () => { if (panel.open) loadHistory(); });
+  notify.hidden = !window.Notification || Notification.permission === 'granted';
+  notify.addEventListener('click', async () => {
+    const p = await Notification.requestPermission();
+    notify.hidden = p === 'granted';
+  });
+
+  // linkCalls tells the person's own running calls which approval they wait for (allowSelf: the person
+  // approves here, in the same tab).
+  function linkCalls() {
+    for (const c of calls.running()) {
+      const req = byCall.get(c.callId) || null;
+      if (c.approval !== req) { c.approval = req; c.changed(); }
+    }
+  }
+
+  async function watch(signal) {
+    while (!signal.aborted) {
+      try {
+        await stream(paths.events('approvals'), (ev) => {
+          if (ev.serverRequest) list.add(ev.serverRequest);
+          if (ev.requestEnded) list.ended(ev.requestEnded.requestId, ev.requestEnded.outcome, ev.requestEnded.detail);
+        }, signal);
+      } catch (e) {
+        if (signal.aborted) return;
+        // Not an approver, or not signed in: nothing to show, nothing to retry until the sign-in changes.
+        if (e instanceof APIError && (e.unauthenticated || e.httpStatus === 403 || e.httpStatus === 404)) return;
+      }
+      if (signal.aborted) return;
+      await new Promise((r) => setTimeout(r, 2000)); // the stream broke (a restart): again, after a pause
+    }
+  }
+
+  badge.addEventListener('click', () => show());
+
+  // show opens the inbox and puts the focus on the first request waiting.
+  function show() {
+    panel.open = true;
+    const first = [...list.cards.values()].find((c) => !c.ended);
+    const target = first ? first.element.querySelector('button, input') : panel.querySelector('summary');
+    if (target) target.focus();
+    panel.scrollIntoView({ block: 'start' });
+  }
+
+  return {
+    list,
+    show,
+    get waiting() { return list.waiting; },
+    restart() { abort.abort(); abort = new AbortController(); watch(abort.signal); },
+  };
+})();
+
+// updateTitle puts the number of things waiting for the person in the tab's title.
+function updateTitle() {
+  const n = inbox.waiting + (page && page.waiting ? page.waiting() : 0);
+  document.title = n ? `(${n}) mcp-bridge console` : 'mcp-bridge console';
 }
 
 // --- overview ---
@@ -87,52 +231,89 @@ function healthBadge(status) {
   return h('span', { class: `health health-${st.toLowerCase()}`, title, 'data-health': st }, label);
 }
 
+// syncRows makes tbody hold one row per item, keyed, redrawing only a row whose content changed: a row the
+// person is on (focus, a pressed button) stays the same element across refreshes.
+function syncRows(tbody, items, key, render, empty) {
+  const old = new Map([...tbody.children].filter((r) => r.dataset.key !== undefined).map((r) => [r.dataset.key, r]));
+  const rows = items.map((it) => {
+    const sig = JSON.stringify(it);
+    const k = String(key(it));
+    const prev = old.get(k);
+    if (prev && prev.dataset.sig === sig) return prev;
+    const row = render(it);
+    row.dataset.key = k;
+    row.dataset.sig = sig;
+    if (prev && prev.contains(document.activeElement)) {
+      // Keep the person where they were: the same control of the new row.
+      const idx = [...prev.querySelectorAll('a, button')].indexOf(document.activeElement);
+      queueMicrotask(() => { const t = row.querySelectorAll('a, button')[idx]; if (t) t.focus(); });
+    }
+    return row;
+  });
+  if (!items.length) { replace(tbody, empty); return; }
+  rows.forEach((r, i) => { if (tbody.children[i] !== r) tbody.insertBefore(r, tbody.children[i] || null); });
+  while (tbody.children.length > rows.length) tbody.lastElementChild.remove();
+}
+
+// overviewPending holds the requests of all the principal's sessions across visits of the overview, so that
+// an answer being typed is still there after a look at another page.
+const overviewPending = new PendingList('Nothing is waiting for you.', {
+  onAdd(card) { if (card.kind !== 'approval') announce(`New ${card.kind} request.`); },
+  onChange: () => updateTitle(),
+});
+
 function overview() {
   const abort = new AbortController();
   const servers = h('tbody');
   const sessions = h('tbody');
-  const pending = new PendingList('Nothing is waiting for you.');
   const creating = h('div', { class: 'creating', role: 'status' });
   let timer = 0;
+  let opening = false;
 
   async function refresh() {
     try {
-      const [srv, sess, reqs, approvals, ready] = await Promise.all([
+      const [srv, sess, reqs, ready] = await Promise.all([
         call('GET', paths.servers(), undefined, abort.signal),
         listAll(paths.sessions(), 'sessions'),
         call('GET', paths.requests('-'), undefined, abort.signal),
-        // Tool calls of others that this principal may approve (docs/adr/0080-approvals.md).
-        call('GET', paths.requests('approvals'), undefined, abort.signal),
         fetch('/readyz', { cache: 'no-store', signal: abort.signal }).then((r) => r.json()).catch(() => ({})),
       ]);
+      if (abort.signal.aborted) return;
       showNotice(null);
       const health = (ready && ready.servers) || {};
-      replace(servers, (srv.servers || []).map((s) => h('tr', { 'data-server': s.name },
-        h('td', {}, h('strong', {}, String(s.name))),
+      const list = (srv.servers || []).map((s) => ({ ...s, health: health[s.name] }));
+      syncRows(servers, list, (s) => s.name, (s) => h('tr', { 'data-server': s.name },
+        h('td', {}, h('strong', {}, u(s.name))),
         h('td', {}, enumLabel(s.transport, 'TRANSPORT_')),
-        h('td', {}, healthBadge(health[s.name])),
-        h('td', {}, String(s.description || '')),
-        h('td', {}, h('button', { type: 'button', class: 'primary', onclick: () => openSession(s.name) }, 'Open session')))));
-      if (!(srv.servers || []).length) replace(servers, h('tr', {}, h('td', { colspan: 5, class: 'hint' }, 'No server you may use.')));
+        h('td', {}, healthBadge(s.health)),
+        h('td', {}, u(s.description || '')),
+        h('td', {}, h('button', { type: 'button', class: 'primary', onclick: (ev) => openSession(s.name, ev.currentTarget) }, 'Open session'))),
+      h('tr', {}, h('td', { colspan: 5, class: 'hint' }, 'No server you may use.')));
       const count = {};
       for (const r of reqs.requests || []) count[r.sessionId] = (count[r.sessionId] || 0) + 1;
-      replace(sessions, sess.map((s) => h('tr', { 'data-session': s.sessionId },
-        h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(s.sessionId)}` }, h('code', {}, String(s.sessionId)))),
-        h('td', {}, String(s.server || '')),
-        h('td', { class: 'principal' }, principal() || '—'),
+      const who = principal() || '—';
+      syncRows(sessions, sess.map((s) => ({ ...s, pending: count[s.sessionId] || 0, who })), (s) => s.sessionId, (s) => h('tr', { 'data-session': s.sessionId },
+        h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(s.sessionId)}` }, h('code', {}, u(s.sessionId)))),
+        h('td', {}, u(s.server || '')),
+        h('td', { class: 'principal' }, u(s.who)),
         h('td', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}` }, enumLabel(s.state, 'SESSION_STATE_')),
-          s.stateReason ? h('span', { class: 'hint' }, ` ${String(s.stateReason)}`) : null),
-        h('td', {}, String(s.protocolVersion || '')),
-        h('td', { class: 'num' }, String(count[s.sessionId] || 0)),
-        h('td', {}, shortTime(s.createTime)))));
-      if (!sess.length) replace(sessions, h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
-      pending.sync([...(reqs.requests || []), ...(approvals.requests || [])]);
+          s.stateReason ? h('span', { class: 'hint' }, ' ', u(s.stateReason)) : null),
+        h('td', {}, u(s.protocolVersion || '')),
+        h('td', { class: 'num' }, String(s.pending)),
+        h('td', {}, shortTime(s.createTime))),
+      h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
+      // Approval requests show in the inbox, above every page.
+      overviewPending.sync((reqs.requests || []).filter((r) => !r.approval));
+      servers.parentElement.dataset.refreshes = String((Number(servers.parentElement.dataset.refreshes) || 0) + 1);
     } catch (e) {
       if (e.name !== 'AbortError') showNotice(e);
     }
   }
 
-  async function openSession(server) {
+  async function openSession(server, button) {
+    if (opening) return; // a double click opens one session
+    opening = true;
+    for (const b of servers.querySelectorAll('button')) b.disabled = true;
     replace(creating, `Opening a session to ${server}… (a sign-in the server needs shows under Waiting for you)`);
     const poll = setInterval(refresh, 1500); // an authorization request appears while CreateSession runs
     try {
@@ -142,58 +323,121 @@ function overview() {
       location.hash = `#/sessions/${encodeURIComponent(session.sessionId)}`;
     } catch (e) {
       replace(creating, apiError(e));
+      if (button) button.focus();
     } finally {
       clearInterval(poll);
+      opening = false;
+      for (const b of servers.querySelectorAll('button')) b.disabled = false;
     }
   }
 
   replace(view,
     h('section', {}, h('h2', {}, 'Servers'),
-      h('table', { id: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Transport', 'Health', 'Description', ''].map((t) => h('th', {}, t)))), servers),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Transport', 'Health', 'Description', ''].map((t) => h('th', {}, t)))), servers)),
       creating),
-    h('section', {}, h('h2', {}, 'Waiting for you'), pending.element),
+    h('section', {}, h('h2', {}, 'Waiting for you'), overviewPending.element),
     h('section', {}, h('h2', {}, 'Your sessions'),
       h('p', { class: 'hint' }, 'Only your own sessions: a session belongs to the principal that opened it.'),
-      h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'Principal', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions)));
+      h('div', { class: 'table-wrap' }, h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'Principal', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions))));
   refresh();
   timer = setInterval(refresh, 5000);
-  return { leave() { clearInterval(timer); abort.abort(); } };
+  return { leave() { clearInterval(timer); abort.abort(); }, waiting: () => overviewPending.waiting };
 }
 
 // --- one session ---
+
+// dataText is a log message's data as text: a string as it is, anything else as JSON, nothing as nothing
+// (never a literal "null").
+function dataText(v) {
+  if (v === null || v === undefined) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
 
 function eventSummary(ev) {
   if (ev.serverRequest) {
     const r = ev.serverRequest;
     const kind = kindOf(r);
-    return [kind, `${kind} request ${r.requestId}${r.originName ? ` from ${r.originName}` : ''}`];
+    return [kind, [`${kind} request ${r.requestId}`, r.originName ? [' from ', u(r.originName)] : '']];
   }
-  if (ev.requestEnded) return ['ended', `${ev.requestEnded.requestId}: ${enumLabel(ev.requestEnded.outcome, 'REQUEST_OUTCOME_')}${ev.requestEnded.detail ? ` — ${ev.requestEnded.detail}` : ''}`];
-  if (ev.progress) return ['progress', `${ev.progress.progress}${ev.progress.total ? ` / ${ev.progress.total}` : ''} ${ev.progress.message || ''}`];
-  if (ev.log) return ['log', `${enumLabel(ev.log.level, 'LOGGING_LEVEL_')}${ev.log.logger ? ` ${ev.log.logger}` : ''}: ${typeof ev.log.data === 'string' ? ev.log.data : JSON.stringify(ev.log.data)}`];
-  if (ev.sessionState) return ['state', `${enumLabel(ev.sessionState.state, 'SESSION_STATE_')}${ev.sessionState.reason ? ` — ${ev.sessionState.reason}` : ''}`];
+  if (ev.requestEnded) return ['ended', [`${ev.requestEnded.requestId}: ${enumLabel(ev.requestEnded.outcome, 'REQUEST_OUTCOME_')}`, ev.requestEnded.detail ? [' — ', u(ev.requestEnded.detail)] : '']];
+  if (ev.progress) return ['progress', [`${ev.progress.progress ?? 0}${ev.progress.total ? ` / ${ev.progress.total}` : ''} `, u(ev.progress.message || '')]];
+  if (ev.log) return ['log', [`${enumLabel(ev.log.level, 'LOGGING_LEVEL_')}`, ev.log.logger ? [' ', u(ev.log.logger)] : '', ': ', u(dataText(ev.log.data))]];
+  if (ev.sessionState) return ['state', [enumLabel(ev.sessionState.state, 'SESSION_STATE_'), ev.sessionState.reason ? [' — ', u(ev.sessionState.reason)] : '']];
   if (ev.eventsDropped) return ['dropped', `${ev.eventsDropped.count} events dropped (the console read too slowly)`];
   const kind = Object.keys(ev).find((k) => !['sequence', 'sessionId', 'time'].includes(k)) || 'event';
-  return [kind, JSON.stringify(ev[kind])];
+  return [kind, u(JSON.stringify(ev[kind]) ?? '')];
+}
+
+// sessions keeps, per session, what must outlive a visit of its page: its waiting requests (with what the
+// person typed into them) and its event history (the newest KEEP_EVENTS).
+const KEEP_EVENTS = 500;
+const sessionsKept = new Map();
+function kept(id) {
+  if (!sessionsKept.has(id)) {
+    sessionsKept.set(id, {
+      pending: new PendingList('Nothing is waiting for you in this session.', {
+        onAdd(card) { announce(`New ${card.kind} request in this session.`); },
+        onChange: () => updateTitle(),
+      }),
+      log: h('ol', { class: 'events', id: 'events' }),
+      seen: new Set(),
+      toolInput: new Map(), // tool name → what its form held when the page was left
+    });
+  }
+  return sessionsKept.get(id);
 }
 
 function sessionPage(id) {
   const abort = new AbortController();
+  const k = kept(id);
+  const { pending, log } = k;
   const info = h('div', { class: 'session-info' }, h('p', { class: 'hint' }, 'Loading…'));
-  const pending = new PendingList('Nothing is waiting for you in this session.');
+  const gone = h('div', { class: 'gone', role: 'alert', hidden: true });
   const tools = h('div', { class: 'tools' });
-  const log = h('ol', { class: 'events', id: 'events' });
+  const history = h('ol', { class: 'call-history', id: 'call-history' });
   const live = h('span', { class: 'live' }, 'connecting…');
+  let server = '';
+  const unsubscribe = [];
+  const forms = new Map(); // tool name → its form on this visit
 
   function addEvent(ev) {
+    // A reconnection sends the pending requests again: one line each.
+    const key = ev.sequence ? `seq-${ev.sequence}` : null;
+    if (key && k.seen.has(key)) return;
+    if (key) k.seen.add(key);
     const [kind, text] = eventSummary(ev);
     log.append(h('li', { class: `event event-${kind}`, 'data-kind': kind },
       h('span', { class: 'seq' }, String(ev.sequence || '')), h('time', {}, shortTime(ev.time)), h('span', { class: 'kind' }, kind), h('span', { class: 'text' }, text)));
-    while (log.childElementCount > 500) log.firstElementChild.remove();
-    if (ev.serverRequest) pending.add(ev.serverRequest);
+    while (log.childElementCount > KEEP_EVENTS) log.firstElementChild.remove();
+    if (ev.serverRequest && !ev.serverRequest.approval) pending.add(ev.serverRequest);
     if (ev.requestEnded) pending.ended(ev.requestEnded.requestId, ev.requestEnded.outcome, ev.requestEnded.detail);
     if (ev.sessionState) loadInfo();
   }
+
+  // showGone says the session no longer exists and offers a way on.
+  function showGone(err) {
+    live.textContent = 'gone';
+    live.className = 'live off';
+    const st = document.getElementById('session-state');
+    if (st) { st.textContent = 'gone'; st.className = 'state state-closed'; }
+    replace(gone,
+      h('p', {}, h('strong', {}, 'This session is gone. '), 'It was closed, it expired, or the bridge restarted without it; nothing more happens in it.'),
+      h('p', { class: 'hint' }, u(err && err.message ? err.message : '')),
+      h('div', { class: 'actions' },
+        server ? h('button', { type: 'button', class: 'primary', onclick: () => reopen() }, `Open a new session to ${server}`) : null,
+        h('a', { class: 'button', href: '#/' }, 'Back to the overview')));
+    gone.hidden = false;
+  }
+
+  async function reopen() {
+    try {
+      const resp = await call('POST', paths.sessions(), { server, hostCapabilities: consoleCapabilities });
+      const session = resp.session || resp;
+      location.hash = `#/sessions/${encodeURIComponent(session.sessionId)}`;
+    } catch (e) { showNotice(e); }
+  }
+
+  const isGone = (e) => e instanceof APIError && (e.httpStatus === 404 || e.reason === 'SESSION_NOT_FOUND' || e.reason === 'SESSION_CLOSED');
 
   // watch follows the session's events until the page is left, reconnecting after a break.
   async function watch() {
@@ -204,41 +448,70 @@ function sessionPage(id) {
         await stream(paths.events(id), addEvent, abort.signal);
       } catch (e) {
         if (abort.signal.aborted) return;
-        live.textContent = `disconnected: ${e.message}`;
+        if (isGone(e)) { showGone(e); return; }
+        live.textContent = 'disconnected: ';
+        live.append(u(e.message));
         live.className = 'live off';
-        if (e instanceof APIError && (e.httpStatus === 404 || e.unauthenticated || e.httpStatus === 403)) return;
+        if (e instanceof APIError && (e.unauthenticated || e.httpStatus === 403)) return;
       }
       if (abort.signal.aborted) return;
+      // The stream ended: the session may be gone (a restart), or the connection broke.
+      try {
+        const r = await call('GET', paths.session(id), undefined, abort.signal);
+        const s = r.session || r;
+        if (s.state === 'SESSION_STATE_CLOSED') { showGone({ message: s.stateReason || 'the session is closed' }); return; }
+      } catch (e) {
+        if (isGone(e)) { showGone(e); return; }
+      }
       live.textContent = 'reconnecting…';
       live.className = 'live off';
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
 
+  let closing = false;
   async function loadInfo() {
     try {
       const resp = await call('GET', paths.session(id), undefined, abort.signal);
       const s = resp.session || resp; // REST answers with the Session itself (response_body)
       const si = s.serverInfo || {};
+      server = String(s.server || '');
+      if (s.state === 'SESSION_STATE_CLOSED') setTimeout(() => showGone({ message: s.stateReason || 'the session is closed' }));
+      const confirmClose = h('div', { class: 'confirm', hidden: true },
+        h('p', {}, 'Close this session? Its calls end and what it waits for is refused.'),
+        h('div', { class: 'actions' },
+          h('button', {
+            type: 'button', class: 'danger close-confirm', onclick: async (ev) => {
+              if (closing) return;
+              closing = true;
+              ev.currentTarget.disabled = true;
+              try { await call('DELETE', paths.session(id)); location.hash = '#/'; } catch (e) { showNotice(e); } finally { closing = false; }
+            },
+          }, 'Yes, close it'),
+          h('button', { type: 'button', onclick: () => { confirmClose.hidden = true; closeButton.focus(); } }, 'Keep it')));
+      const closeButton = h('button', {
+        type: 'button', class: 'danger close-session', onclick: () => { confirmClose.hidden = false; confirmClose.querySelector('.close-confirm').focus(); },
+      }, 'Close session');
+      const focused = info.contains(document.activeElement) ? document.activeElement.className : null;
       replace(info,
         h('dl', {},
-          h('dt', {}, 'Server'), h('dd', {}, String(s.server || '')),
-          h('dt', {}, 'Principal'), h('dd', { id: 'session-principal' }, principal() || '—'),
+          h('dt', {}, 'Server'), h('dd', {}, u(server)),
+          h('dt', {}, 'Principal'), h('dd', { id: 'session-principal' }, u(principal() || '—')),
           h('dt', {}, 'State'), h('dd', {}, h('span', { class: `state state-${enumLabel(s.state, 'SESSION_STATE_')}`, id: 'session-state' }, enumLabel(s.state, 'SESSION_STATE_')),
-            s.stateReason ? ` — ${String(s.stateReason)}` : ''),
-          h('dt', {}, 'Protocol'), h('dd', {}, String(s.protocolVersion || '')),
-          h('dt', {}, 'Server info'), h('dd', {}, `${String(si.title || si.name || '')} ${String(si.version || '')}`),
+            s.stateReason ? [' — ', u(s.stateReason)] : ''),
+          h('dt', {}, 'Protocol'), h('dd', {}, u(s.protocolVersion || '')),
+          h('dt', {}, 'Server info'), h('dd', { id: 'server-info' }, u(si.title || si.name || ''), ' ', u(si.version || '')),
           h('dt', {}, 'Restarts'), h('dd', {}, String(s.restarts || 0)),
           h('dt', {}, 'You answer'), h('dd', {}, Object.keys(s.hostCapabilities || {}).join(', ') || 'nothing')),
-        s.instructions ? h('details', {}, h('summary', {}, 'Instructions'), h('pre', {}, String(s.instructions))) : null,
-        h('div', { class: 'actions' }, h('button', {
-          type: 'button', class: 'danger', onclick: async () => {
-            try { await call('DELETE', paths.session(id)); location.hash = '#/'; } catch (e) { showNotice(e); }
-          },
-        }, 'Close session')));
+        s.instructions ? h('details', {}, h('summary', {}, 'Instructions'), h('pre', {}, u(s.instructions))) : null,
+        h('div', { class: 'actions' }, closeButton), confirmClose);
+      const warn = warning(info);
+      if (warn) info.prepend(warn);
+      if (focused) { const t = info.querySelector(`.${focused.split(' ').filter(Boolean).join('.')}`); if (t) t.focus(); }
       showNotice(null);
     } catch (e) {
-      if (e.name !== 'AbortError') showNotice(e);
+      if (e.name === 'AbortError') return;
+      if (isGone(e)) showGone(e); else showNotice(e);
     }
   }
 
@@ -248,88 +521,136 @@ function sessionPage(id) {
       replace(tools, list.map(toolCard));
       if (!list.length) replace(tools, h('p', { class: 'hint' }, 'The server offers no tools (or none you may use).'));
     } catch (e) {
+      if (isGone(e)) showGone(e);
       replace(tools, apiError(e));
     }
   }
 
-  // toolCard is a tool with a form from its input schema. Run streams the call (StreamCallTool), so that
-  // progress and log messages show while it runs; Cancel ends the request, which the bridge turns into an MCP
+  function drawHistory() {
+    const entries = calls.history(id);
+    replace(history, entries.map((e) => h('li', { 'data-call-id': e.callId, 'data-state': e.state },
+      h('time', {}, shortTime(e.startTime)), ' ', h('code', {}, u(e.tool)), ' ', h('span', { class: 'summary' }, u(e.summary)), ' ', h('code', { class: 'hint' }, e.callId))));
+    if (!entries.length) replace(history, h('li', { class: 'hint' }, 'No calls yet in this tab.'));
+  }
+
+  // showCall draws a call into a tool card's result area and keeps it current while the page shows.
+  function showCall(c, result, form, run, cancel) {
+    const draw = () => {
+      run.disabled = c.state === 'running';
+      cancel.hidden = c.state !== 'running';
+      if (c.state === 'running') {
+        const p = c.progress;
+        const status = h('p', { class: 'hint running' }, p ? `Running… ${p.progress || 0}${p.total ? ` of ${p.total}` : ''}` : 'Running… (what the server asks meanwhile shows under Waiting for you)',
+          p && p.message ? [' — ', u(p.message)] : '');
+        const bar = h('progress', { class: 'progress' });
+        if (p && p.total) { bar.max = p.total; bar.value = p.progress || 0; }
+        const waits = c.approval || c.pendingEvent;
+        let approval = null;
+        if (waits) {
+          const a = c.approval ? c.approval.approval || {} : c.pendingEvent;
+          const expiry = (c.approval && c.approval.deadline) || (c.pendingEvent && (c.pendingEvent.expireTime || c.pendingEvent.deadline));
+          // ApprovalPending.approvers, or the approval request's own (ApprovalRequest.approvers).
+          const ap = (c.pendingEvent && c.pendingEvent.approvers) || (c.approval && c.approval.approval && c.approval.approval.approvers) || null;
+          const approvers = ap ? [...(ap.principals || []), ...(ap.groups || []).map((g) => `group ${g}`), ap.allowSelf ? 'you (allowSelf)' : null].filter(Boolean) : null;
+          approval = h('div', { class: 'waits-approval', role: 'status' },
+            h('strong', {}, 'Waiting for approval'),
+            a.rule ? [' · rule ', h('code', {}, u(a.rule))] : '',
+            approvers && approvers.length ? [' · who may approve: ', u(approvers.join(', '))] : '',
+            expiry ? [' · expires at ', new Date(expiry).toLocaleTimeString()] : '',
+            c.approval ? h('p', {}, 'You may approve it yourself: ', h('button', { type: 'button', class: 'to-inbox', onclick: () => inbox.show() }, 'Go to the approval'), '.') : null);
+        }
+        const logs = h('ol', { class: 'call-log' }, c.logs.map((l) => h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
+          u(dataText(l.data)))));
+        replace(result, approval, status, bar, logs, h('p', { class: 'hint' }, 'Call ', h('code', {}, c.callId)));
+        return;
+      }
+      const logs = c.logs.length ? h('ol', { class: 'call-log' }, c.logs.map((l) => h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
+        u(dataText(l.data))))) : null;
+      if (c.state === 'done') replace(result, c.result ? toolResult(c.result) : h('p', { class: 'hint' }, 'The call ended without a result.'), logs);
+      else if (c.state === 'cancelled') replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
+      else {
+        if (form && c.error.fieldViolations) form.showErrors(c.error.fieldViolations, '');
+        replace(result, apiError(c.error), logs);
+      }
+    };
+    draw();
+    unsubscribe.push(c.on(() => { draw(); drawHistory(); }));
+  }
+
+  // toolCard is a tool with a form from its input schema. Run streams the call (StreamCallTool) with a call
+  // id; the call belongs to the page, not this view (calls.js), so it goes on when the person looks
+  // elsewhere, and shows here again on return. Cancel ends the request, which the bridge turns into an MCP
   // cancellation upstream.
   function toolCard(tool) {
     const result = h('div', { class: 'tool-result', 'aria-live': 'polite' });
-    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'] });
+    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'], initial: k.toolInput.get(tool.name) || null });
+    forms.set(tool.name, form);
     const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
     const cancel = h('button', { type: 'button', class: 'cancel', hidden: true }, 'Cancel');
-    let running = null;
-    cancel.addEventListener('click', () => { if (running) running.abort(); });
+    let current = null;
+    cancel.addEventListener('click', () => { if (current) current.cancel(); });
     form.actions.append(run, cancel);
-    form.element.addEventListener('submit', async (ev) => {
+    form.element.addEventListener('submit', (ev) => {
       ev.preventDefault();
+      if (current && current.state === 'running') return; // a double submit starts one call
       const args = form.values();
       if (args === null) return;
-      const ctl = new AbortController();
-      running = ctl;
-      const leave = () => ctl.abort();
-      abort.signal.addEventListener('abort', leave);
-      run.disabled = true;
-      cancel.hidden = false;
-      const status = h('p', { class: 'hint running' }, 'Running… (what the server asks meanwhile shows under Waiting for you)');
-      const bar = h('progress', { class: 'progress' });
-      const logs = h('ol', { class: 'call-log' });
-      replace(result, status, bar, logs);
-      let final = null;
-      try {
-        await stream(paths.streamTool(id, tool.name), (msg) => {
-          if (msg.progress) {
-            const p = msg.progress;
-            if (p.total) { bar.max = p.total; bar.value = p.progress || 0; } else bar.removeAttribute('value');
-            status.textContent = `Running… ${p.progress || 0}${p.total ? ` of ${p.total}` : ''}${p.message ? ` — ${p.message}` : ''}`;
-          }
-          if (msg.log) {
-            const l = msg.log;
-            logs.append(h('li', {}, h('span', { class: 'kind' }, enumLabel(l.level, 'LOGGING_LEVEL_')), ' ',
-              typeof l.data === 'string' ? l.data : JSON.stringify(l.data)));
-          }
-          if (msg.result) final = msg.result;
-        }, ctl.signal, { arguments: args });
-        replace(result, final ? toolResult(final) : h('p', { class: 'hint' }, 'The call ended without a result.'), logs.childElementCount ? logs : null);
-      } catch (e) {
-        if (abort.signal.aborted) return;
-        if (e.name === 'AbortError') {
-          replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
-        } else {
-          if (e instanceof APIError) form.showErrors(e.fieldViolations, e.message);
-          replace(result, apiError(e));
-        }
-      } finally {
-        abort.signal.removeEventListener('abort', leave);
-        running = null;
-        run.disabled = false;
-        cancel.hidden = true;
-      }
+      current = calls.start(id, tool.name, args);
+      showCall(current, result, form, run, cancel);
+      drawHistory();
     });
     const ann = tool.annotations || {};
     const hints = [ann.readOnlyHint ? 'read-only' : null, ann.destructiveHint ? 'destructive' : null, ann.idempotentHint ? 'idempotent' : null].filter(Boolean);
-    return h('details', { class: 'card tool', 'data-tool': tool.name },
-      h('summary', {}, h('code', { class: 'tool-name' }, String(tool.name)), tool.title ? ` ${String(tool.title)}` : '',
-        hints.length ? h('span', { class: 'hint' }, ` (${hints.join(', ')})`) : null),
-      h('p', { class: 'description' }, String(tool.description || '')),
+    // Tool.approval: the bridge says a call of this tool waits for a person's approval.
+    const needsApproval = tool.approval ? h('span', { class: 'needs-approval', title: tool.approval.rule ? plain(`rule ${tool.approval.rule}`) : 'a person approves each call' }, 'needs approval') : null;
+    const card = h('details', { class: 'card tool', 'data-tool': tool.name },
+      h('summary', {}, h('code', { class: 'tool-name' }, u(tool.name)), tool.title ? [' ', u(tool.title)] : '',
+        hints.length ? h('span', { class: 'hint' }, ` (${hints.join(', ')})`) : null, needsApproval ? [' ', needsApproval] : null),
+      h('p', { class: 'description' }, u(tool.description || '')),
       form.element,
       result,
       tool.outputSchema ? h('details', {}, h('summary', {}, 'Output schema'), h('pre', {}, json(tool.outputSchema))) : null);
+    // A tool whose name, title or description holds what a person cannot see says so on its card.
+    const warn = warning(card);
+    if (warn) {
+      const summary = card.querySelector('summary');
+      summary.after(warn);
+      summary.append(h('span', { class: 'warn-flag' }, ' ⚠ hidden characters'));
+    }
+    const prev = calls.latest(id, tool.name);
+    if (prev) {
+      current = prev;
+      card.open = true;
+      showCall(prev, result, form, run, cancel);
+    }
+    return card;
   }
 
   replace(view,
     h('p', {}, h('a', { href: '#/' }, '← Overview')),
     h('h2', {}, 'Session ', h('code', { id: 'session-id' }, id)),
+    gone,
     info,
     h('section', {}, h('h2', {}, 'Waiting for you'), pending.element),
     h('section', {}, h('h2', {}, 'Tools'), tools),
+    h('section', {}, h('h2', {}, 'Resources, prompts, log level'), inspector(id)),
+    h('section', {}, h('h2', {}, 'Calls'), history),
     h('section', {}, h('h2', {}, 'Events ', live), log));
+  calls.resumeLost(id);
+  drawHistory();
   loadInfo();
   loadTools();
+  // Requests that ended while the page showed something else.
+  call('GET', paths.requests(id), undefined, abort.signal).then((r) => pending.sync((r.requests || []).filter((q) => !q.approval))).catch(() => {});
   watch();
-  return { leave() { abort.abort(); } };
+  return {
+    leave() {
+      abort.abort();
+      for (const f of unsubscribe) f();
+      for (const [name, form] of forms) k.toolInput.set(name, form.snapshot()); // what was typed stays
+    },
+    waiting: () => pending.waiting,
+  };
 }
 
 // --- routing ---
@@ -339,6 +660,7 @@ function route() {
   showNotice(null);
   const m = /^#\/sessions\/([^/]+)$/.exec(location.hash);
   page = m ? sessionPage(decodeURIComponent(m[1])) : overview();
+  updateTitle();
 }
 
 // start reads the console's settings, finishes a sign-in at the identity provider if this page load is its
@@ -358,6 +680,8 @@ async function start() {
     }
   }
   showSignedIn();
+  loadIdentity();
+  inbox.restart();
   window.addEventListener('hashchange', route);
   route();
   if (signInError) showNotice(signInError);

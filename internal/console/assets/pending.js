@@ -6,10 +6,11 @@
 // to refuse it), so a new kind the bridge adds (an approval, say) is visible at once and gets its own
 // renderer with one registerRenderer call.
 
-import { h, replace, json, safeURL, enumLabel } from './dom.js';
+import { h, u, replace, json, safeURL, linkCheck, registrableDomain, enumLabel } from './dom.js';
 import { call, paths, APIError } from './api.js';
 import { SchemaForm } from './schemaform.js';
 import { apiError, block } from './content.js';
+import { warning, findings, collidingKeys } from './untrusted.js';
 
 const renderers = new Map();
 
@@ -41,38 +42,60 @@ export class Card {
         // An authorization request may come while its session is still being created: no page to link to yet.
         // An approval request belongs to the caller's session, which is not the approver's to open.
         req.sessionId && this.kind !== 'authorization' && this.kind !== 'approval' ? h('span', { class: 'meta' }, 'session ', h('a', { href: `#/sessions/${encodeURIComponent(req.sessionId)}` }, String(req.sessionId))) : null,
-        origin ? h('span', { class: 'meta' }, 'from ', h('code', {}, origin)) : null,
+        origin ? h('span', { class: 'meta' }, 'from ', h('code', {}, u(origin))) : null,
         req.deadline ? h('span', { class: 'meta' }, 'answer by ', new Date(req.deadline).toLocaleTimeString()) : null),
       this.body, this.status);
+    this.collisions = [];
     (renderers.get(this.kind) || renderGeneric)(req, this);
+    // What the renderer showed holds characters a person cannot see, or keys that look alike: say so on top,
+    // with what the bridge itself found (ServerRequest.warnings), which a Python or Java host sees too.
+    this.serverWarnings = Array.isArray(req.warnings) ? req.warnings : [];
+    const warn = warning(this.element, this.collisions);
+    const fromBridge = this.serverWarnings.length ? h('div', { class: 'u-warning bridge-warnings', role: 'alert' },
+      h('strong', {}, 'The bridge flags this request: '),
+      h('ul', {}, this.serverWarnings.map((w) => h('li', {}, enumLabel(w.kind, 'TEXT_WARNING_KIND_'), ' at ', h('code', {}, u(w.path || '')),
+        (w.codePoints || []).length ? [' (', u(w.codePoints.join(' ')), ')'] : '', w.inKey ? ' in a key' : '', w.detail ? [' — ', u(w.detail)] : '')))) : null;
+    if (fromBridge) this.body.prepend(fromBridge);
+    if (warn) this.body.prepend(warn);
   }
+
+  // risky says whether the card shows marked characters or colliding keys: deciding then takes a second,
+  // explicit confirmation.
+  get risky() { return findings(this.element) > 0 || this.collisions.length > 0 || this.serverWarnings.length > 0; }
 
   // respond sends answer (a HostAnswer) and marks the card answered; an APIError is thrown back to the
   // renderer, which shows it (field errors next to fields).
-  async respond(answer) {
+  async respond(answer, outcome = 'answered', detail = '') {
+    if (this.busy || this.ended) return; // a second press while the first answer is on its way
     this.setBusy(true);
     try {
       // "-": the request id alone names the request, also one of a session still being created (an
       // authorization request raised while CreateSession runs), which its own session id does not reach yet.
       await call('POST', paths.respond('-', this.req.requestId), answer);
-      this.end('answered');
+      // The request's end may have come first (as "answered"): say what this answer was.
+      this.end(outcome, detail, true);
     } finally {
       this.setBusy(false);
     }
   }
 
   setBusy(busy) {
-    for (const b of this.element.querySelectorAll('button')) b.disabled = busy;
+    this.busy = busy;
+    if (this.ended) return;
+    for (const b of this.element.querySelectorAll('button:not(.show-more):not(.show-less)')) b.disabled = busy;
   }
 
   // end marks the request as no longer pending.
-  end(outcome, detail) {
-    if (this.ended) return;
+  end(outcome, detail, mine = false) {
+    if (this.ended && !(mine && !this.answered)) return;
+    if (mine) this.answered = true;
+    const first = !this.ended;
     this.ended = true;
     this.element.classList.add('ended');
-    for (const b of this.element.querySelectorAll('button, input, textarea, select')) b.disabled = true;
-    replace(this.status, `Ended: ${outcome}`, detail ? ` — ${detail}` : '');
-    this.onDone(this);
+    for (const b of this.element.querySelectorAll('button:not(.show-more):not(.show-less), input, textarea, select')) b.disabled = true;
+    this.element.dataset.outcome = outcome;
+    replace(this.status, h('strong', {}, `${outcome[0].toUpperCase()}${outcome.slice(1)}`), ` at ${new Date().toLocaleTimeString()}`, detail ? [' — ', u(detail)] : '');
+    if (first) this.onDone(this);
   }
 
   // fail shows an error that is not about a field.
@@ -84,7 +107,7 @@ function button(label, onclick, cls = '') {
 }
 
 function message(text) {
-  return text ? h('p', { class: 'message' }, String(text)) : null;
+  return text ? h('p', { class: 'message' }, u(text)) : null;
 }
 
 // Elicitation: a form from requestedSchema, or a URL to open.
@@ -92,18 +115,22 @@ registerRenderer('elicitation', (req, card) => {
   const el = req.elicitation;
   const answer = (action, content) => ({ elicitation: { action, content } });
   const simple = (action) => async () => {
-    try { await card.respond(answer(action)); } catch (e) { card.fail(e); }
+    try { await card.respond(answer(action), { ELICIT_ACTION_ACCEPT: 'accepted', ELICIT_ACTION_DECLINE: 'declined', ELICIT_ACTION_CANCEL: 'cancelled' }[action]); } catch (e) { card.fail(e); }
   };
   if (el.mode === 'ELICITATION_MODE_URL') {
-    const url = safeURL(el.url);
-    let host = '';
-    try { host = new URL(url).host; } catch { /* "#" */ }
+    // The destination's registrable domain first (what a person must judge), then its full host and the URL
+    // as sent; a link only to an absolute https URL (http to loopback), never resolved against this page.
+    const check = linkCheck(el.url);
+    const domain = check.url ? registrableDomain(check.url.hostname) : '';
     card.body.append(
       message(el.message),
-      h('p', {}, 'The server asks you to open ', h('strong', { class: 'host' }, host || '(an invalid URL)'), ':'),
-      h('p', {}, h('code', { class: 'url' }, String(el.url || ''))),
+      check.url
+        ? h('p', { class: 'destination' }, 'The server asks you to open a page of ', h('strong', { class: 'domain' }, u(domain)),
+          check.url.hostname !== domain ? [' (host ', h('code', { class: 'host' }, u(check.url.host)), ')'] : '', ':')
+        : h('p', { class: 'refused', role: 'alert' }, 'The server asks you to open an address the console will not link to: ', check.reason, '.'),
+      h('p', {}, h('code', { class: 'url' }, u(el.url || ''))),
       h('div', { class: 'actions' },
-        h('a', { class: 'button', href: url, target: '_blank', rel: 'noopener noreferrer' }, 'Open link'),
+        check.url ? h('a', { class: 'button', href: check.url.href, target: '_blank', rel: 'noopener noreferrer' }, 'Open link') : null,
         button('Done: accept', simple('ELICIT_ACTION_ACCEPT'), 'primary'),
         button('Decline', simple('ELICIT_ACTION_DECLINE')),
         button('Cancel', simple('ELICIT_ACTION_CANCEL'))));
@@ -119,7 +146,7 @@ registerRenderer('elicitation', (req, card) => {
     const content = form.values();
     if (content === null) return;
     try {
-      await card.respond(answer('ELICIT_ACTION_ACCEPT', content));
+      await card.respond(answer('ELICIT_ACTION_ACCEPT', content), 'accepted');
     } catch (e) {
       if (e instanceof APIError) form.showErrors(e.fieldViolations, e.fieldViolations.length ? 'The bridge refused the answer:' : e.message);
       else card.fail(e);
@@ -134,7 +161,7 @@ registerRenderer('sampling', (req, card) => {
   const text = h('textarea', { rows: 4, class: 'answer', 'aria-label': 'Answer', placeholder: 'Write the answer the model would give' });
   const model = h('input', { type: 'text', value: 'console-user', 'aria-label': 'Model name' });
   card.body.append(
-    s.systemPrompt ? h('div', {}, h('h4', {}, 'System prompt'), h('pre', {}, String(s.systemPrompt))) : null,
+    s.systemPrompt ? h('div', {}, h('h4', {}, 'System prompt'), h('pre', {}, u(s.systemPrompt))) : null,
     h('ol', { class: 'conversation' }, (s.messages || []).map((m) => h('li', {},
       h('span', { class: 'role' }, enumLabel(m.role, 'ROLE_')), (m.content || []).map(block)))),
     h('p', { class: 'hint' }, `At most ${s.maxTokens || '?'} tokens.`),
@@ -143,11 +170,11 @@ registerRenderer('sampling', (req, card) => {
     h('div', { class: 'actions' },
       button('Send answer', async () => {
         try {
-          await card.respond({ sampling: { role: 'ROLE_ASSISTANT', model: model.value || 'console-user', stopReason: 'endTurn', content: [{ text: { text: text.value } }] } });
+          await card.respond({ sampling: { role: 'ROLE_ASSISTANT', model: model.value || 'console-user', stopReason: 'endTurn', content: [{ text: { text: text.value } }] } }, 'answered');
         } catch (e) { card.fail(e); }
       }, 'primary'),
       button('Decline', async () => {
-        try { await card.respond({ error: { code: -1, message: 'User rejected sampling request' } }); } catch (e) { card.fail(e); }
+        try { await card.respond({ error: { code: -1, message: 'User rejected sampling request' } }, 'declined'); } catch (e) { card.fail(e); }
       })));
 });
 
@@ -156,11 +183,11 @@ registerRenderer('authorization', (req, card) => {
   const a = req.authorization;
   const landed = h('input', { type: 'url', class: 'wide', 'aria-label': 'Redirect URL', placeholder: String(a.redirectUrl || '') + '?code=…&state=…' });
   const form = h('form', { novalidate: true },
-    h('p', {}, 'Server ', h('strong', {}, String(a.serverName || '')), ' needs you to sign in',
-      (a.scopes || []).length ? [' (scopes ', h('code', {}, a.scopes.join(' ')), ')'] : '', '.'),
+    h('p', {}, 'Server ', h('strong', {}, u(a.serverName || '')), ' needs you to sign in',
+      (a.scopes || []).length ? [' (scopes ', h('code', {}, u(a.scopes.join(' '))), ')'] : '', '.'),
     h('p', {}, h('a', { class: 'button', href: safeURL(a.authorizationUrl), target: '_blank', rel: 'noopener noreferrer' }, 'Open sign-in page'),
-      ' ', h('code', { class: 'url' }, String(a.authorizationUrl || ''))),
-    h('label', {}, 'Then paste the address the browser landed on (it starts with ', h('code', {}, String(a.redirectUrl || '')), ')', landed),
+      ' ', h('code', { class: 'url' }, u(a.authorizationUrl || ''))),
+    h('label', {}, 'Then paste the address the browser landed on (it starts with ', h('code', {}, u(a.redirectUrl || '')), ')', landed),
     h('div', { class: 'actions' },
       h('button', { type: 'submit', class: 'primary' }, 'Send'),
       button('Give up', async () => {
@@ -168,7 +195,7 @@ registerRenderer('authorization', (req, card) => {
       })));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    try { await card.respond({ authorization: { redirectUrl: landed.value.trim() } }); } catch (e) { card.fail(e); }
+    try { await card.respond({ authorization: { redirectUrl: landed.value.trim() } }, 'sent'); } catch (e) { card.fail(e); }
   });
   card.body.append(form);
 });
@@ -181,52 +208,101 @@ registerRenderer('approval', (req, card) => {
   const a = req.approval;
   const reason = h('input', { type: 'text', class: 'wide reason', 'aria-label': 'Reason', placeholder: 'Why (the caller sees it on a denial; it is audited)' });
   let args = String(a.canonicalArguments || '{}');
-  try { args = json(JSON.parse(args)); } catch { /* shown as it will be sent */ }
-  const decide = (approve) => async () => {
+  try {
+    const parsed = JSON.parse(args);
+    card.collisions = collidingKeys(parsed);
+    args = json(parsed);
+  } catch { /* shown as it will be sent */ }
+  // Approving what holds hidden characters or look-alike keys takes a second, explicit press.
+  const confirm = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Approve anyway?', hidden: true });
+  const decide = (approve, confirmed = false) => async () => {
+    if (approve && !confirmed && card.risky) {
+      replace(confirm,
+        h('p', {}, h('strong', {}, 'Approve anyway? '), 'The arguments hold characters you cannot see or keys that look alike (marked above). ',
+          'The server gets exactly what is marked, not what it seems to say.'),
+        h('div', { class: 'actions' },
+          button('Approve anyway', decide(true, true), 'primary approve-confirm'),
+          button('Back', () => { confirm.hidden = true; approveButton.focus(); })));
+      confirm.hidden = false;
+      confirm.querySelector('.approve-confirm').focus();
+      return;
+    }
     const decision = { approve, reason: reason.value.trim() };
     if (approve) decision.argumentsSha256 = a.argumentsSha256;
-    try { await card.respond({ approval: decision }); } catch (e) { card.fail(e); }
+    try {
+      await card.respond({ approval: decision }, approve ? 'approved' : 'denied', decision.reason);
+    } catch (e) { card.fail(e); }
   };
+  const approveButton = button('Approve', decide(true), 'primary approve');
   card.body.append(
-    h('p', { class: 'call' }, h('strong', { class: 'caller' }, String(a.caller || '')), ' calls ',
-      h('code', { class: 'tool' }, String(a.tool || '')), ' on ', h('strong', { class: 'server' }, String(a.serverName || '')),
-      req.originCallId ? [' (call ', h('code', {}, String(req.originCallId)), ')'] : ''),
+    h('p', { class: 'call' }, h('strong', { class: 'caller' }, u(a.caller || '')), ' calls ',
+      h('code', { class: 'tool' }, u(a.tool || '')), ' on ', h('strong', { class: 'server' }, u(a.serverName || '')),
+      req.originCallId ? [' (call ', h('code', {}, u(req.originCallId)), ')'] : ''),
     h('h4', {}, 'Arguments'),
     h('pre', { class: 'arguments' }, args),
     h('p', { class: 'hint' }, 'SHA-256 of the arguments as sent: ', h('code', { class: 'digest' }, String(a.argumentsSha256 || '')),
-      a.rule ? [' · matched ', h('code', { class: 'rule' }, String(a.rule))] : ''),
+      a.rule ? [' · matched ', h('code', { class: 'rule' }, u(a.rule))] : ''),
     h('label', {}, 'Reason', reason),
-    h('div', { class: 'actions' }, button('Approve', decide(true), 'primary approve'), button('Deny', decide(false), 'danger deny')));
+    h('div', { class: 'actions' }, approveButton, button('Deny', decide(false), 'danger deny')),
+    confirm);
 });
 
 // Any other kind (roots: the console declares no roots capability, so the bridge answers those itself): the
 // request as JSON, and a refusal.
 function renderGeneric(req, card) {
-  const payload = {};
+  const payload = Object.create(null);
   for (const [k, v] of Object.entries(req)) if (!envelope.has(k)) payload[k] = v;
+  card.collisions = collidingKeys(payload);
   card.body.append(
     h('p', { class: 'hint' }, `The console cannot answer a ${card.kind} request except by refusing it.`),
     h('pre', {}, json(payload)),
     h('div', { class: 'actions' }, button('Refuse', async () => {
-      try { await card.respond({ error: { code: -32603, message: 'refused by the operator' } }); } catch (e) { card.fail(e); }
+      try { await card.respond({ error: { code: -32603, message: 'refused by the operator' } }, 'refused'); } catch (e) { card.fail(e); }
     })));
 }
 
 // PendingList shows a changing set of pending requests, keyed by request id, so that a card being filled
-// in is never redrawn.
+// in is never redrawn. A decided card stays, ended, with its outcome (the newest KEEP_ENDED of them), so that
+// what was decided remains visible; onAdd hears of every new card (to announce it).
+const KEEP_ENDED = 20;
+
 export class PendingList {
-  constructor(emptyText) {
+  constructor(emptyText, { onAdd, onChange } = {}) {
     this.cards = new Map();
+    this.onAdd = onAdd || (() => {});
+    this.onChange = onChange || (() => {});
     this.empty = h('p', { class: 'hint empty' }, emptyText);
     this.element = h('div', { class: 'pending-list' }, this.empty);
   }
 
+  // waiting is the number of cards not yet ended.
+  get waiting() {
+    let n = 0;
+    for (const c of this.cards.values()) if (!c.ended) n++;
+    return n;
+  }
+
   add(req) {
     if (!req || !req.requestId || this.cards.has(req.requestId)) return;
-    const card = new Card(req, { onDone: (c) => setTimeout(() => this.remove(c.req.requestId), 4000) });
+    const card = new Card(req, { onDone: () => this.trim() });
     this.cards.set(req.requestId, card);
-    this.element.append(card.element);
+    // Waiting cards above decided ones.
+    const firstEnded = [...this.element.children].find((c) => c.classList.contains('ended'));
+    this.element.insertBefore(card.element, firstEnded || null);
     this.empty.hidden = true;
+    this.onAdd(card);
+    this.onChange();
+  }
+
+  // trim drops the oldest decided cards beyond KEEP_ENDED, moving the others below the waiting ones.
+  trim() {
+    const ended = [...this.cards.values()].filter((c) => c.ended);
+    for (const c of ended.slice(0, Math.max(0, ended.length - KEEP_ENDED))) this.remove(c.req.requestId);
+    for (const c of ended.slice(-KEEP_ENDED)) {
+      if (c.element.isConnected && c.element.contains(document.activeElement)) continue; // keep the person's focus
+      this.element.append(c.element);
+    }
+    this.onChange();
   }
 
   // ended marks a request as ended (a requestEnded event).
@@ -241,6 +317,7 @@ export class PendingList {
     card.element.remove();
     this.cards.delete(requestId);
     this.empty.hidden = this.cards.size > 0;
+    this.onChange();
   }
 
   // sync makes the list hold exactly reqs (a fresh ListPendingRequests): new ones are added, gone ones end.

@@ -6,7 +6,7 @@
 // The form does not validate against the schema itself (novalidate): the bridge does, and the person sees
 // its field errors (google.rpc.BadRequest) next to the fields, exactly what a REST host would get.
 
-import { h, json } from './dom.js';
+import { h, u, json } from './dom.js';
 
 let formCount = 0;
 
@@ -34,10 +34,11 @@ const inputTypeOfFormat = { email: 'email', uri: 'url', date: 'date', 'date-time
 
 // fieldFor returns {el, read, input} for one property: el to show, read() → [present, value] or throws
 // Error with a message for the field (only for local parse errors, e.g. bad JSON).
-function fieldFor(id, name, schema, required) {
+function fieldFor(id, name, schema, required, initial) {
   const type = typeOf(schema);
   const options = optionsOf(schema);
-  const def = schema ? schema.default : undefined;
+  // What the person entered before (a form drawn again), else the schema's default.
+  const def = initial !== undefined ? initial : schema ? schema.default : undefined;
   const attrs = { id, name, 'data-field': name };
 
   if (type === 'boolean') {
@@ -68,6 +69,9 @@ function fieldFor(id, name, schema, required) {
     return {
       input,
       read: () => {
+        // What the person typed is not a number (say "2003-6"): the browser keeps it on screen but gives no
+        // value. Flag it; never send the form without it as if the field were empty.
+        if (input.validity.badInput) throw new Error(`this is not ${type === 'integer' ? 'a whole number' : 'a number'}: correct it or clear the field`);
         if (input.value === '') return [false];
         const n = Number(input.value);
         return [true, Number.isNaN(n) ? input.value : n];
@@ -84,6 +88,7 @@ function fieldFor(id, name, schema, required) {
         input,
         read: () => {
           if (input.value === '') return [false];
+          if (input.validity.badInput) throw new Error('this is not a complete date: correct it or clear the field');
           if (inputType === 'datetime-local') {
             const d = new Date(input.value);
             return [true, Number.isNaN(d.getTime()) ? input.value : d.toISOString()];
@@ -108,28 +113,33 @@ function fieldFor(id, name, schema, required) {
 // actions and listens for submit. values() returns the object entered (properties left empty are left out);
 // showErrors places field violations next to their fields and returns the ones it could not place.
 export class SchemaForm {
-  constructor(schema, { pathPrefixes = [] } = {}) {
+  constructor(schema, { pathPrefixes = [], initial = null } = {}) {
     const n = ++formCount;
     this.pathPrefixes = pathPrefixes;
     this.fields = new Map();
-    const props = (schema && typeof schema.properties === 'object' && schema.properties) || {};
+    const props = (schema && typeof schema.properties === 'object' && schema.properties) || Object.create(null);
     const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
     this.formError = h('p', { class: 'form-error', role: 'alert', hidden: true });
     this.actions = h('div', { class: 'actions' });
     // The schema's property order does not survive the bridge (a google.protobuf.Struct sorts its keys), so
     // required fields come first, each group in name order.
     const entries = Object.entries(props).sort(([a], [b]) => (required.has(b) - required.has(a)) || (a < b ? -1 : a > b ? 1 : 0));
-    const rows = entries.map(([name, prop]) => {
-      const id = `f${n}-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-      const f = fieldFor(id, name, prop || {}, required.has(name));
+    const rows = entries.map(([name, prop], i) => {
+      // The index keeps ids apart for names that differ only in characters an id cannot hold.
+      const id = `f${n}-${i}-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+      const f = fieldFor(id, name, prop || {}, required.has(name), initial && Object.hasOwn(initial, name) ? initial[name] : undefined);
       const error = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert', hidden: true, 'data-error-for': name });
       f.input.setAttribute('aria-describedby', `${id}-error`);
       this.fields.set(name, { ...f, error });
+      // An error goes when the person edits the field it is about.
+      const clear = () => { error.hidden = true; error.textContent = ''; f.input.removeAttribute('aria-invalid'); };
+      f.input.addEventListener('input', clear);
+      f.input.addEventListener('change', clear);
       const title = prop && prop.title ? String(prop.title) : name;
       return h('div', { class: 'field' },
-        h('label', { for: id }, title, required.has(name) ? h('span', { class: 'req', title: 'required' }, ' *') : null,
-          title !== name ? h('code', { class: 'prop' }, name) : null),
-        prop && prop.description ? h('p', { class: 'hint' }, String(prop.description)) : null,
+        h('label', { for: id }, u(title), required.has(name) ? h('span', { class: 'req', title: 'required' }, ' *') : null,
+          title !== name ? h('code', { class: 'prop' }, u(name)) : null),
+        prop && prop.description ? h('p', { class: 'hint' }, u(prop.description)) : null,
         f.input,
         error);
     });
@@ -140,7 +150,8 @@ export class SchemaForm {
   // values returns the entered object; on a local error (bad JSON) it shows it and returns null.
   values() {
     this.clearErrors();
-    const out = {};
+    // No prototype: a property named __proto__ is a property like any other.
+    const out = Object.create(null);
     let ok = true;
     for (const [name, f] of this.fields) {
       try {
@@ -151,7 +162,24 @@ export class SchemaForm {
         ok = false;
       }
     }
+    if (!ok) {
+      const first = [...this.fields.values()].find((f) => f.input.getAttribute('aria-invalid') === 'true');
+      if (first) first.input.focus();
+    }
     return ok ? out : null;
+  }
+
+  // snapshot returns what the fields hold now, leaving out any that cannot be read (no errors shown): kept
+  // so that a form drawn again starts from it.
+  snapshot() {
+    const out = Object.create(null);
+    for (const [name, f] of this.fields) {
+      try {
+        const [present, value] = f.read();
+        if (present) out[name] = value;
+      } catch { /* not readable now: left out */ }
+    }
+    return out;
   }
 
   clearErrors() {

@@ -55,8 +55,12 @@ from .handler import (
     decline,
     deny,
 )
+from .toolbox import AsyncToolbox, Toolbox, ToolboxTool
 from .types import (
     Annotations,
+    ApprovalPending,
+    Approvers,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
@@ -64,6 +68,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Identity,
     ImageContent,
     Implementation,
     LogMessage,
@@ -84,10 +89,12 @@ from .types import (
     StreamEvent,
     Task,
     TextContent,
+    TextWarning,
     Tool,
     ToolAnnotations,
     ToolResultContent,
     ToolUseContent,
+    UrlDestination,
 )
 
 __version__ = "0.1.0"
@@ -98,6 +105,9 @@ __all__ = [
     "Client",
     "Session",
     "RetryPolicy",
+    "Toolbox",
+    "AsyncToolbox",
+    "ToolboxTool",
     # handler
     "Handler",
     "ServerRequest",
@@ -109,6 +119,10 @@ __all__ = [
     "ElicitResult",
     "AuthorizationRequest",
     "ApprovalRequest",
+    "ApprovalPending",
+    "Approvers",
+    "TextWarning",
+    "UrlDestination",
     "ApprovalDecision",
     "RootsRequest",
     "accept",
@@ -159,6 +173,8 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Root",
+    "ApproverScope",
+    "Identity",
     "ServerInfo",
     "SessionInfo",
     "StreamEvent",

@@ -144,6 +144,8 @@ def stream_event(resp: pb.StreamCallToolResponse) -> StreamEvent | None:
         )
     if kind == "request_ended":
         return cv.request_ended_from(resp.request_ended)
+    if kind == "approval_pending":
+        return cv.approval_pending_from(resp.approval_pending, resp.call_id)
     if kind == "result":
         return cv.call_tool_result_from(resp.result, resp.call_id)
     return None

@@ -13,10 +13,13 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from ._gen.mcpbridge.v1 import host_pb2, mcp_pb2, session_pb2
+from ._gen.mcpbridge.v1 import bridge_service_pb2, host_pb2, mcp_pb2, session_pb2
 from .types import (
     JSON,
     Annotations,
+    ApprovalPending,
+    Approvers,
+    ApproverScope,
     AudioContent,
     CallToolResult,
     Completion,
@@ -24,6 +27,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Identity,
     ImageContent,
     Implementation,
     LogMessage,
@@ -42,10 +46,12 @@ from .types import (
     SessionInfo,
     Task,
     TextContent,
+    TextWarning,
     Tool,
     ToolAnnotations,
     ToolResultContent,
     ToolUseContent,
+    UrlDestination,
 )
 
 _MAX_SAFE_INT = 2**53
@@ -713,6 +719,24 @@ def server_from(s: session_pb2.UpstreamServer) -> ServerInfo:
     )
 
 
+AUTHENTICATION = {
+    bridge_service_pb2.AUTHENTICATION_METHOD_NONE: "none",
+    bridge_service_pb2.AUTHENTICATION_METHOD_TOKEN: "token",
+    bridge_service_pb2.AUTHENTICATION_METHOD_OIDC: "oidc",
+    bridge_service_pb2.AUTHENTICATION_METHOD_MTLS: "mtls",
+}
+
+
+def identity_from(r: bridge_service_pb2.GetIdentityResponse) -> Identity:
+    return Identity(
+        principal=r.principal,
+        groups=list(r.groups),
+        authentication=enum_str(AUTHENTICATION, r.authentication),
+        approver=r.approver,
+        approves=[ApproverScope(server=a.server, tools=list(a.tools), own_calls=a.own_calls) for a in r.approves],
+    )
+
+
 def progress_from(p: mcp_pb2.ProgressNotification, call_id: str = "") -> Progress:
     return Progress(
         progress=p.progress,
@@ -731,6 +755,54 @@ def log_from(m: mcp_pb2.LoggingMessage, call_id: str = "") -> LogMessage:
 
 def request_ended_from(r: host_pb2.RequestEnded) -> RequestEnded:
     return RequestEnded(request_id=r.request_id, outcome=enum_str(OUTCOME, r.outcome), detail=r.detail)
+
+
+TEXT_WARNING_KIND = {
+    host_pb2.TEXT_WARNING_KIND_BIDI_CONTROL: "bidi_control",
+    host_pb2.TEXT_WARNING_KIND_INVISIBLE: "invisible",
+    host_pb2.TEXT_WARNING_KIND_CONTROL: "control",
+    host_pb2.TEXT_WARNING_KIND_MIXED_SCRIPT: "mixed_script",
+    host_pb2.TEXT_WARNING_KIND_KEY_COLLISION: "key_collision",
+}
+
+
+def warnings_from(ws: Any) -> list[TextWarning]:
+    return [
+        TextWarning(
+            path=w.path,
+            kind=enum_str(TEXT_WARNING_KIND, w.kind),
+            code_points=list(w.code_points),
+            in_key=w.in_key,
+            detail=w.detail,
+        )
+        for w in ws
+    ]
+
+
+def url_destination_from(sr: host_pb2.ServerRequest) -> UrlDestination | None:
+    if not sr.HasField("url_destination"):
+        return None
+    d = sr.url_destination
+    return UrlDestination(scheme=d.scheme, host=d.host, registrable_domain=d.registrable_domain, loopback=d.loopback)
+
+
+def approvers_from(a: host_pb2.Approvers) -> Approvers:
+    return Approvers(principals=list(a.principals), groups=list(a.groups), allow_self=a.allow_self)
+
+
+def approval_pending_from(p: host_pb2.ApprovalPending, call_id: str) -> ApprovalPending:
+    return ApprovalPending(
+        request_id=p.request_id,
+        call_id=call_id,
+        server_name=p.server_name,
+        tool=p.tool,
+        rule=p.rule,
+        approvers=approvers_from(p.approvers),
+        expires=timestamp(p, "expire_time"),
+        created=timestamp(p, "create_time"),
+        arguments_sha256=p.arguments_sha256,
+        warnings=warnings_from(p.warnings),
+    )
 
 
 # ---------------------------------------------------------------------------------------- notifications

@@ -3,7 +3,8 @@
 A tool call can be lost without the host having done anything wrong: the connection to the bridge dropped, or
 the bridge restarted (a crash, a deploy) or was draining. The bridge keeps each call's one outcome by its call
 id (``CallToolRequest.resume``): a call waiting between multi round-trip rounds goes on from its kept round
-after a restart, a completed call's result is kept for 5 minutes, a call still in flight is joined; when the
+after a restart, a completed call's result is kept for 5 minutes within a bridge-wide budget (``ABORTED`` /
+``CALL_OUTCOME_EVICTED`` once evicted), a call still in flight is joined; when the
 bridge cannot know whether the tool ran it answers ``ABORTED`` / ``CALL_OUTCOME_UNKNOWN`` (unless the tool is
 annotated ``idempotentHint``: then it sends it again). So ``call_tool`` always sends a call id, and when an
 attempt fails ``UNAVAILABLE`` it calls again with the same id and ``resume`` set, with exponential backoff,
@@ -22,11 +23,14 @@ import grpc
 
 from .errors import BridgeError
 
-RETRY_REASONS = frozenset({"", "SHUTTING_DOWN"})
+RETRY_REASONS = frozenset({"", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE"})
 """ErrorInfo reasons of the UNAVAILABLE errors that are retried: the transport's own (no ErrorInfo: the
-connection dropped or could not be made, or a proxy answered) and the bridge draining for a shutdown or a
-restart. Not ``REPLICA_UNAVAILABLE`` (the session is lost: create a new one), ``UPSTREAM_UNAVAILABLE`` (the MCP
-server, not the bridge, is down; the bridge already reconnects it) nor ``IDENTITY_PROVIDER_UNAVAILABLE``."""
+connection dropped or could not be made, or a proxy answered), the bridge draining for a shutdown or a
+restart, the session moving between replicas (``SESSION_MOVED``: retry through the proxy) and the replicas'
+shared state store not answering for a moment (``STATE_STORE_UNAVAILABLE``) -- the errors the bridge says to
+retry. Not ``WRONG_REPLICA`` (the proxy is misconfigured), ``REPLICA_UNAVAILABLE`` (the session is lost:
+create a new one), ``UPSTREAM_UNAVAILABLE`` (the MCP server, not the bridge, is down; the bridge already
+reconnects it) nor ``IDENTITY_PROVIDER_UNAVAILABLE``."""
 
 
 def new_call_id() -> str:

@@ -32,6 +32,7 @@ from .types import (
     CallToolResult,
     Completion,
     GetPromptResult,
+    Identity,
     Implementation,
     Prompt,
     ReadResourceResult,
@@ -177,6 +178,12 @@ class Client:
             raise BridgeError(grpc.StatusCode.UNAVAILABLE, f"bridge at {self.target} not reachable within {timeout}s") from None
 
     # ---------------------------------------------------------------------------------------- servers
+
+    def get_identity(self, *, timeout: float | None = None) -> Identity:
+        """Who the caller is, as the bridge sees it: principal, groups, how it authenticated (``none``, ``token``,
+        ``oidc``, ``mtls``) and the servers whose approval requests it may decide (``GetIdentity``)."""
+        resp = self._call(self._stub.GetIdentity, pb.GetIdentityRequest(), timeout)
+        return cv.identity_from(resp)
 
     def list_servers(self, *, timeout: float | None = None) -> list[ServerInfo]:
         """The upstream MCP servers the operator configured."""

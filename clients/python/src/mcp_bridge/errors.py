@@ -163,10 +163,35 @@ class ApprovalDeniedError(PermissionDeniedError):
     """PERMISSION_DENIED, reason ``APPROVAL_DENIED``: the call needed approval and an approver denied it (the
     message carries the approver's reason). Nothing was sent upstream."""
 
+    @property
+    def approver_reason(self) -> str:
+        """The approver's reason (ErrorInfo metadata ``approverReason``)."""
+        return self.metadata.get("approverReason", "")
+
+    @property
+    def decided_by(self) -> str:
+        """The approver that denied the call (metadata ``decidedBy``); empty if unknown."""
+        return self.metadata.get("decidedBy", "")
+
+    @property
+    def approval_request_id(self) -> str:
+        """The approval request's id (metadata ``approvalRequestId``)."""
+        return self.metadata.get("approvalRequestId", "")
+
 
 class ApprovalExpiredError(DeadlineExceededError):
     """DEADLINE_EXCEEDED, reason ``APPROVAL_EXPIRED``: the call needed approval and nobody decided before the
     approval request expired. Nothing was sent upstream."""
+
+    @property
+    def expired_at(self) -> str:
+        """When the approval request expired, RFC 3339 (metadata ``expireTime``)."""
+        return self.metadata.get("expireTime", "")
+
+    @property
+    def approval_request_id(self) -> str:
+        """The approval request's id (metadata ``approvalRequestId``)."""
+        return self.metadata.get("approvalRequestId", "")
 
 
 class ApprovalArgumentsChangedError(FailedPreconditionError):

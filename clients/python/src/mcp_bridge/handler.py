@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeGuard, TypeVar, Union
 from . import _convert as cv
 from ._gen.mcpbridge.v1 import host_pb2, mcp_pb2
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from .types import JSON, Content, JSONObject, Role, Root, Tool
+from .types import JSON, Approvers, Content, JSONObject, Role, Root, TextWarning, Tool, UrlDestination
 
 log = logging.getLogger("mcp_bridge")
 
@@ -104,6 +104,13 @@ class ServerRequest:
     """W3C trace context of the request (``traceparent``, ``tracestate``, ``baggage``): the bridge's span of
     it, or the originating call's context. While a handler method runs it is the current OpenTelemetry
     context (when OpenTelemetry is installed), so the spans the handler starts continue the trace."""
+    warnings: list[TextWarning] = field(default_factory=list)
+    """What the bridge found in the request's text that a person may not see as it is (bidi controls, invisible
+    characters, mixed scripts, keys that collide): show them with the request, and ask for a second
+    confirmation before approving (docs/adr/0091-untrusted-text-and-approval-visibility.md)."""
+    url_destination: UrlDestination | None = None
+    """Where the URL of a URL elicitation or an authorization request leads: show its registrable domain
+    first."""
 
     kind: ClassVar[str] = ""
     _responder: _Responder | None = field(default=None, repr=False, compare=False)
@@ -291,6 +298,8 @@ class ApprovalRequest(ServerRequest):
     arguments_sha256: str = ""
     rule: str = ""
     """The approval pattern of the server's policy that matched the tool."""
+    approvers: Approvers = field(default_factory=Approvers)
+    """Who may decide it."""
 
     kind: ClassVar[str] = "approval"
 
@@ -477,6 +486,8 @@ def _common(sr: host_pb2.ServerRequest) -> dict[str, Any]:
         deadline=cv.timestamp(sr, "deadline"),
         created=cv.timestamp(sr, "create_time"),
         trace_context=dict(sr.trace_context),
+        warnings=cv.warnings_from(sr.warnings),
+        url_destination=cv.url_destination_from(sr),
     )
 
 
@@ -548,6 +559,7 @@ def request_from(sr: host_pb2.ServerRequest) -> ServerRequest | None:
             canonical_arguments=ap.canonical_arguments,
             arguments_sha256=ap.arguments_sha256,
             rule=ap.rule,
+            approvers=cv.approvers_from(ap.approvers),
         )
     return None
 

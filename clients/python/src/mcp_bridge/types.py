@@ -343,6 +343,29 @@ class ServerInfo:
 
 
 @dataclass
+class ApproverScope:
+    """A server whose approval requests the caller may decide (``Identity.approves``)."""
+
+    server: str
+    tools: list[str] = field(default_factory=list)
+    """The tool name patterns whose calls need approval there."""
+    own_calls: bool = False
+    """Whether the caller may decide approvals of its own calls (the server's ``approvers.allowSelf``)."""
+
+
+@dataclass
+class Identity:
+    """Who the caller is, as the bridge sees it (``get_identity``)."""
+
+    principal: str
+    groups: list[str] = field(default_factory=list)
+    authentication: str = ""
+    """``none``, ``token``, ``oidc`` or ``mtls``."""
+    approver: bool = False
+    approves: list[ApproverScope] = field(default_factory=list)
+
+
+@dataclass
 class SessionInfo:
     """A session's state as the bridge reports it.
 
@@ -412,5 +435,62 @@ class RequestEnded:
     detail: str = ""
 
 
-StreamEvent = Union[Progress, LogMessage, RequestNotice, RequestEnded, CallToolResult]
-"""What ``call_tool_stream`` yields: progress, logs and request notices, then the ``CallToolResult`` last."""
+@dataclass(frozen=True)
+class TextWarning:
+    """Characters in a request's text a person may not see as they are, found by the bridge
+    (docs/adr/0091-untrusted-text-and-approval-visibility.md). Show it with the request; ask for a second
+    confirmation before approving a request that has any."""
+
+    path: str
+    """Where, as a path into the request's JSON form, e.g. ``approval.arguments.amount`` or
+    ``approval.arguments["to\\u200b"]``."""
+    kind: str
+    """``bidi_control``, ``invisible``, ``control``, ``mixed_script`` or ``key_collision``."""
+    code_points: list[str] = field(default_factory=list)
+    """The characters found, as ``"U+202E"``."""
+    in_key: bool = False
+    """The finding is in the object key the path ends with, not its value."""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class UrlDestination:
+    """Where a URL a request asks a person to open leads: show ``registrable_domain`` first."""
+
+    scheme: str
+    host: str
+    registrable_domain: str = ""
+    loopback: bool = False
+
+
+@dataclass(frozen=True)
+class Approvers:
+    """Who may decide a server's approval requests."""
+
+    principals: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    allow_self: bool = False
+
+
+@dataclass
+class ApprovalPending:
+    """A streamed call waits for approval (the server's policy names its tool): which rule, who may approve,
+    when it expires. Nothing was sent upstream yet; a :class:`RequestEnded` with the same ``request_id``
+    follows, then the result, or the call raises :class:`~mcp_bridge.ApprovalDeniedError` /
+    :class:`~mcp_bridge.ApprovalExpiredError`."""
+
+    request_id: str
+    call_id: str
+    server_name: str = ""
+    tool: str = ""
+    rule: str = ""
+    approvers: Approvers = field(default_factory=Approvers)
+    expires: _dt.datetime | None = None
+    created: _dt.datetime | None = None
+    arguments_sha256: str = ""
+    warnings: list[TextWarning] = field(default_factory=list)
+
+
+StreamEvent = Union[Progress, LogMessage, RequestNotice, RequestEnded, ApprovalPending, CallToolResult]
+"""What ``call_tool_stream`` yields: progress, logs, request notices and approval notices, then the
+``CallToolResult`` last."""

@@ -69,7 +69,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   image: {{ include "mcp-bridge.image" . }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
   args:
-    - --config=/etc/mcp-bridge/bridge.yaml
+    - --config=/etc/mcp-bridge/config/bridge.yaml
     - --log-format={{ .Values.logFormat }}
     - --log-level={{ .Values.logLevel }}
     {{- if eq .Values.mode "shared" }}
@@ -140,9 +140,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   securityContext:
   {{- toYaml .Values.securityContext | nindent 4 }}
   volumeMounts:
+    # The ConfigMap as a directory, not a subPath: the kubelet then swaps its files (..data) when the
+    # ConfigMap changes, and the bridge's watch applies the new file live (docs/kubernetes.md).
     - name: config
-      mountPath: /etc/mcp-bridge/bridge.yaml
-      subPath: bridge.yaml
+      mountPath: /etc/mcp-bridge/config
       readOnly: true
     - name: tmp
       mountPath: /tmp
@@ -221,4 +222,21 @@ tolerations:
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The pod annotation that rolls the pods on a configuration change (docs/kubernetes.md, "Configuration changes").
+With configChange: reload (the default) it sums the configuration without the keys the bridge applies live
+(internal/config/diff.go liveKeys), so that a change of servers, policy, rate limits or session limits is
+applied by the running pods and only a change that needs a restart rolls them; with configChange: roll it
+sums the whole configuration.
+*/}}
+{{- define "mcp-bridge.configChecksum" -}}
+{{- $cfg := include "mcp-bridge.config" . | fromYaml -}}
+{{- if eq .Values.configChange "reload" -}}
+{{- $cfg = omit $cfg "mcpServers" "servers" "rateLimits" -}}
+{{- with get $cfg "auth" }}{{ $_ := set $cfg "auth" (omit . "tokensFile" "oidc" "mtls") }}{{ end -}}
+{{- with get $cfg "limits" }}{{ $_ := set $cfg "limits" (omit . "maxSessions" "maxSessionsPerPrincipal" "maxPendingPerSession") }}{{ end -}}
+{{- end -}}
+{{- toYaml $cfg | sha256sum -}}
 {{- end -}}

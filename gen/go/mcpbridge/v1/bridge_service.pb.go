@@ -26,6 +26,252 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AuthenticationMethod is how a caller authenticated.
+type AuthenticationMethod int32
+
+const (
+	// Not used.
+	AuthenticationMethod_AUTHENTICATION_METHOD_UNSPECIFIED AuthenticationMethod = 0
+	// No authentication is configured: every caller is "local".
+	AuthenticationMethod_AUTHENTICATION_METHOD_NONE AuthenticationMethod = 1
+	// A static bearer token of auth.tokensFile.
+	AuthenticationMethod_AUTHENTICATION_METHOD_TOKEN AuthenticationMethod = 2
+	// A JWT of the OpenID Connect identity provider (auth.oidc).
+	AuthenticationMethod_AUTHENTICATION_METHOD_OIDC AuthenticationMethod = 3
+	// A verified client certificate (auth.mtls.principalFrom).
+	AuthenticationMethod_AUTHENTICATION_METHOD_MTLS AuthenticationMethod = 4
+)
+
+// Enum value maps for AuthenticationMethod.
+var (
+	AuthenticationMethod_name = map[int32]string{
+		0: "AUTHENTICATION_METHOD_UNSPECIFIED",
+		1: "AUTHENTICATION_METHOD_NONE",
+		2: "AUTHENTICATION_METHOD_TOKEN",
+		3: "AUTHENTICATION_METHOD_OIDC",
+		4: "AUTHENTICATION_METHOD_MTLS",
+	}
+	AuthenticationMethod_value = map[string]int32{
+		"AUTHENTICATION_METHOD_UNSPECIFIED": 0,
+		"AUTHENTICATION_METHOD_NONE":        1,
+		"AUTHENTICATION_METHOD_TOKEN":       2,
+		"AUTHENTICATION_METHOD_OIDC":        3,
+		"AUTHENTICATION_METHOD_MTLS":        4,
+	}
+)
+
+func (x AuthenticationMethod) Enum() *AuthenticationMethod {
+	p := new(AuthenticationMethod)
+	*p = x
+	return p
+}
+
+func (x AuthenticationMethod) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AuthenticationMethod) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcpbridge_v1_bridge_service_proto_enumTypes[0].Descriptor()
+}
+
+func (AuthenticationMethod) Type() protoreflect.EnumType {
+	return &file_mcpbridge_v1_bridge_service_proto_enumTypes[0]
+}
+
+func (x AuthenticationMethod) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AuthenticationMethod.Descriptor instead.
+func (AuthenticationMethod) EnumDescriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{0}
+}
+
+// GetIdentityRequest is the request of GetIdentity. It has no fields.
+type GetIdentityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetIdentityRequest) Reset() {
+	*x = GetIdentityRequest{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetIdentityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetIdentityRequest) ProtoMessage() {}
+
+func (x *GetIdentityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetIdentityRequest.ProtoReflect.Descriptor instead.
+func (*GetIdentityRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{0}
+}
+
+// GetIdentityResponse is the response of GetIdentity: the caller as the bridge sees it.
+type GetIdentityResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The principal the caller's calls act as: the token's, the JWT claim's, the certificate's, or "local" without
+	// authentication.
+	Principal string `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The groups of the caller's identity (an identity provider's groups claim); empty for static tokens,
+	// certificates and "local".
+	Groups []string `protobuf:"bytes,2,rep,name=groups,proto3" json:"groups,omitempty"`
+	// How the caller authenticated.
+	Authentication AuthenticationMethod `protobuf:"varint,3,opt,name=authentication,proto3,enum=mcpbridge.v1.AuthenticationMethod" json:"authentication,omitempty"`
+	// Whether the caller may decide approval requests of at least one server (approves is not empty).
+	Approver bool `protobuf:"varint,4,opt,name=approver,proto3" json:"approver,omitempty"`
+	// The servers whose approval requests the caller may decide, by name.
+	Approves      []*ApproverScope `protobuf:"bytes,5,rep,name=approves,proto3" json:"approves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetIdentityResponse) Reset() {
+	*x = GetIdentityResponse{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetIdentityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetIdentityResponse) ProtoMessage() {}
+
+func (x *GetIdentityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetIdentityResponse.ProtoReflect.Descriptor instead.
+func (*GetIdentityResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetIdentityResponse) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *GetIdentityResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *GetIdentityResponse) GetAuthentication() AuthenticationMethod {
+	if x != nil {
+		return x.Authentication
+	}
+	return AuthenticationMethod_AUTHENTICATION_METHOD_UNSPECIFIED
+}
+
+func (x *GetIdentityResponse) GetApprover() bool {
+	if x != nil {
+		return x.Approver
+	}
+	return false
+}
+
+func (x *GetIdentityResponse) GetApproves() []*ApproverScope {
+	if x != nil {
+		return x.Approves
+	}
+	return nil
+}
+
+// ApproverScope is one server whose approval requests the caller may decide.
+type ApproverScope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The configured server's name.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// The tool name patterns (globs) whose calls need approval on that server.
+	Tools []string `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Whether the caller may decide approval requests of its own calls (the server's approvers.allowSelf).
+	OwnCalls      bool `protobuf:"varint,3,opt,name=own_calls,json=ownCalls,proto3" json:"own_calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproverScope) Reset() {
+	*x = ApproverScope{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproverScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproverScope) ProtoMessage() {}
+
+func (x *ApproverScope) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproverScope.ProtoReflect.Descriptor instead.
+func (*ApproverScope) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ApproverScope) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ApproverScope) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ApproverScope) GetOwnCalls() bool {
+	if x != nil {
+		return x.OwnCalls
+	}
+	return false
+}
+
 // ListServersRequest is the request of ListServers. It has no fields.
 type ListServersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -35,7 +281,7 @@ type ListServersRequest struct {
 
 func (x *ListServersRequest) Reset() {
 	*x = ListServersRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[0]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -47,7 +293,7 @@ func (x *ListServersRequest) String() string {
 func (*ListServersRequest) ProtoMessage() {}
 
 func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[0]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -60,7 +306,7 @@ func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersRequest.ProtoReflect.Descriptor instead.
 func (*ListServersRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{0}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{3}
 }
 
 // ListServersResponse is the response of ListServers.
@@ -74,7 +320,7 @@ type ListServersResponse struct {
 
 func (x *ListServersResponse) Reset() {
 	*x = ListServersResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -86,7 +332,7 @@ func (x *ListServersResponse) String() string {
 func (*ListServersResponse) ProtoMessage() {}
 
 func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -99,7 +345,7 @@ func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersResponse.ProtoReflect.Descriptor instead.
 func (*ListServersResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{1}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListServersResponse) GetServers() []*UpstreamServer {
@@ -139,7 +385,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -151,7 +397,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -164,7 +410,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{2}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateSessionRequest) GetServer() string {
@@ -220,7 +466,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +478,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +491,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{3}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateSessionResponse) GetSession() *Session {
@@ -266,7 +512,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +524,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +537,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{4}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -312,7 +558,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +570,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +583,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{5}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -360,7 +606,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +618,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +631,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{6}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -415,7 +661,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +673,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +686,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{7}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*Session {
@@ -468,7 +714,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +726,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +739,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{8}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -512,7 +758,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +770,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +783,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{9}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{12}
 }
 
 // ListToolsRequest is the request of ListTools.
@@ -553,7 +799,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -565,7 +811,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -578,7 +824,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{10}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListToolsRequest) GetSessionId() string {
@@ -608,7 +854,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +866,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +879,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{11}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListToolsResponse) GetTools() []*Tool {
@@ -679,7 +925,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +937,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +950,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{12}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CallToolRequest) GetSessionId() string {
@@ -769,7 +1015,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +1027,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +1040,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallToolResponse) GetResult() *CallToolResult {
@@ -835,7 +1081,7 @@ type StreamCallToolRequest struct {
 
 func (x *StreamCallToolRequest) Reset() {
 	*x = StreamCallToolRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +1093,7 @@ func (x *StreamCallToolRequest) String() string {
 func (*StreamCallToolRequest) ProtoMessage() {}
 
 func (x *StreamCallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +1106,7 @@ func (x *StreamCallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCallToolRequest.ProtoReflect.Descriptor instead.
 func (*StreamCallToolRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StreamCallToolRequest) GetSessionId() string {
@@ -926,6 +1172,7 @@ type StreamCallToolResponse struct {
 	//	*StreamCallToolResponse_ServerRequest
 	//	*StreamCallToolResponse_RequestEnded
 	//	*StreamCallToolResponse_Result
+	//	*StreamCallToolResponse_ApprovalPending
 	Event         isStreamCallToolResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -933,7 +1180,7 @@ type StreamCallToolResponse struct {
 
 func (x *StreamCallToolResponse) Reset() {
 	*x = StreamCallToolResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1192,7 @@ func (x *StreamCallToolResponse) String() string {
 func (*StreamCallToolResponse) ProtoMessage() {}
 
 func (x *StreamCallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1205,7 @@ func (x *StreamCallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCallToolResponse.ProtoReflect.Descriptor instead.
 func (*StreamCallToolResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StreamCallToolResponse) GetCallId() string {
@@ -1020,6 +1267,15 @@ func (x *StreamCallToolResponse) GetResult() *CallToolResult {
 	return nil
 }
 
+func (x *StreamCallToolResponse) GetApprovalPending() *ApprovalPending {
+	if x != nil {
+		if x, ok := x.Event.(*StreamCallToolResponse_ApprovalPending); ok {
+			return x.ApprovalPending
+		}
+	}
+	return nil
+}
+
 type isStreamCallToolResponse_Event interface {
 	isStreamCallToolResponse_Event()
 }
@@ -1050,6 +1306,13 @@ type StreamCallToolResponse_Result struct {
 	Result *CallToolResult `protobuf:"bytes,6,opt,name=result,proto3,oneof"`
 }
 
+type StreamCallToolResponse_ApprovalPending struct {
+	// The call waits for approval (the server's policy names its tool in `tools.approve`): which rule, who
+	// may approve, when it expires. Its end is a request_ended event with the same request id; then the call
+	// goes on (approved) or the stream ends with the denial or expiry.
+	ApprovalPending *ApprovalPending `protobuf:"bytes,7,opt,name=approval_pending,json=approvalPending,proto3,oneof"`
+}
+
 func (*StreamCallToolResponse_Progress) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Log) isStreamCallToolResponse_Event() {}
@@ -1059,6 +1322,8 @@ func (*StreamCallToolResponse_ServerRequest) isStreamCallToolResponse_Event() {}
 func (*StreamCallToolResponse_RequestEnded) isStreamCallToolResponse_Event() {}
 
 func (*StreamCallToolResponse_Result) isStreamCallToolResponse_Event() {}
+
+func (*StreamCallToolResponse_ApprovalPending) isStreamCallToolResponse_Event() {}
 
 // ListResourcesRequest is the request of ListResources.
 type ListResourcesRequest struct {
@@ -1073,7 +1338,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1350,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1363,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListResourcesRequest) GetSessionId() string {
@@ -1128,7 +1393,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1405,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1418,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListResourcesResponse) GetResources() []*Resource {
@@ -1183,7 +1448,7 @@ type ListResourceTemplatesRequest struct {
 
 func (x *ListResourceTemplatesRequest) Reset() {
 	*x = ListResourceTemplatesRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1460,7 @@ func (x *ListResourceTemplatesRequest) String() string {
 func (*ListResourceTemplatesRequest) ProtoMessage() {}
 
 func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1473,7 @@ func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListResourceTemplatesRequest) GetSessionId() string {
@@ -1238,7 +1503,7 @@ type ListResourceTemplatesResponse struct {
 
 func (x *ListResourceTemplatesResponse) Reset() {
 	*x = ListResourceTemplatesResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1515,7 @@ func (x *ListResourceTemplatesResponse) String() string {
 func (*ListResourceTemplatesResponse) ProtoMessage() {}
 
 func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1528,7 @@ func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListResourceTemplatesResponse) GetResourceTemplates() []*ResourceTemplate {
@@ -1297,7 +1562,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1574,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1587,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadResourceRequest) GetSessionId() string {
@@ -1366,7 +1631,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1643,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1656,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{21}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadResourceResponse) GetContents() []*ResourceContents {
@@ -1421,7 +1686,7 @@ type SubscribeResourceRequest struct {
 
 func (x *SubscribeResourceRequest) Reset() {
 	*x = SubscribeResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1698,7 @@ func (x *SubscribeResourceRequest) String() string {
 func (*SubscribeResourceRequest) ProtoMessage() {}
 
 func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1711,7 @@ func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{22}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubscribeResourceRequest) GetSessionId() string {
@@ -1472,7 +1737,7 @@ type SubscribeResourceResponse struct {
 
 func (x *SubscribeResourceResponse) Reset() {
 	*x = SubscribeResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1749,7 @@ func (x *SubscribeResourceResponse) String() string {
 func (*SubscribeResourceResponse) ProtoMessage() {}
 
 func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1762,7 @@ func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{23}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{26}
 }
 
 // UnsubscribeResourceRequest is the request of UnsubscribeResource.
@@ -1513,7 +1778,7 @@ type UnsubscribeResourceRequest struct {
 
 func (x *UnsubscribeResourceRequest) Reset() {
 	*x = UnsubscribeResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1790,7 @@ func (x *UnsubscribeResourceRequest) String() string {
 func (*UnsubscribeResourceRequest) ProtoMessage() {}
 
 func (x *UnsubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1803,7 @@ func (x *UnsubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*UnsubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{24}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UnsubscribeResourceRequest) GetSessionId() string {
@@ -1564,7 +1829,7 @@ type UnsubscribeResourceResponse struct {
 
 func (x *UnsubscribeResourceResponse) Reset() {
 	*x = UnsubscribeResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1841,7 @@ func (x *UnsubscribeResourceResponse) String() string {
 func (*UnsubscribeResourceResponse) ProtoMessage() {}
 
 func (x *UnsubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1854,7 @@ func (x *UnsubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*UnsubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{25}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{28}
 }
 
 // ListPromptsRequest is the request of ListPrompts.
@@ -1605,7 +1870,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1882,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1895,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{26}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListPromptsRequest) GetSessionId() string {
@@ -1660,7 +1925,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1937,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1950,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{27}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -1721,7 +1986,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1998,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +2011,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{28}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetPromptRequest) GetSessionId() string {
@@ -1799,7 +2064,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +2076,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +2089,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{29}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -1872,7 +2137,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +2149,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +2162,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{30}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CompleteRequest) GetSessionId() string {
@@ -1986,7 +2251,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2263,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2276,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{31}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -2048,7 +2313,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2325,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2338,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{32}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetLogLevelRequest) GetSessionId() string {
@@ -2099,7 +2364,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2376,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2389,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{33}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{36}
 }
 
 // PingRequest is the request of Ping.
@@ -2138,7 +2403,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2415,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2428,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{34}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PingRequest) GetSessionId() string {
@@ -2184,7 +2449,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2461,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2474,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{35}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PingResponse) GetLatency() *durationpb.Duration {
@@ -2232,7 +2497,7 @@ type SetRootsRequest struct {
 
 func (x *SetRootsRequest) Reset() {
 	*x = SetRootsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2509,7 @@ func (x *SetRootsRequest) String() string {
 func (*SetRootsRequest) ProtoMessage() {}
 
 func (x *SetRootsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2522,7 @@ func (x *SetRootsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRootsRequest.ProtoReflect.Descriptor instead.
 func (*SetRootsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{36}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetRootsRequest) GetSessionId() string {
@@ -2285,7 +2550,7 @@ type SetRootsResponse struct {
 
 func (x *SetRootsResponse) Reset() {
 	*x = SetRootsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2297,7 +2562,7 @@ func (x *SetRootsResponse) String() string {
 func (*SetRootsResponse) ProtoMessage() {}
 
 func (x *SetRootsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2310,7 +2575,7 @@ func (x *SetRootsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRootsResponse.ProtoReflect.Descriptor instead.
 func (*SetRootsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{37}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetRootsResponse) GetRoots() []*Root {
@@ -2333,7 +2598,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2610,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2623,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{38}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetTaskRequest) GetSessionId() string {
@@ -2390,7 +2655,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2402,7 +2667,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,7 +2680,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{39}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2452,7 +2717,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2729,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2742,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{40}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CancelTaskRequest) GetSessionId() string {
@@ -2505,7 +2770,7 @@ type CancelTaskResponse struct {
 
 func (x *CancelTaskResponse) Reset() {
 	*x = CancelTaskResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2782,7 @@ func (x *CancelTaskResponse) String() string {
 func (*CancelTaskResponse) ProtoMessage() {}
 
 func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2795,7 @@ func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
 func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{41}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CancelTaskResponse) GetTask() *Task {
@@ -2554,7 +2819,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2831,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2844,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{42}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *WatchEventsRequest) GetSessionId() string {
@@ -2607,7 +2872,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2884,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2897,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{43}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -2655,7 +2920,7 @@ type ListPendingRequestsRequest struct {
 
 func (x *ListPendingRequestsRequest) Reset() {
 	*x = ListPendingRequestsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2932,7 @@ func (x *ListPendingRequestsRequest) String() string {
 func (*ListPendingRequestsRequest) ProtoMessage() {}
 
 func (x *ListPendingRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2945,7 @@ func (x *ListPendingRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListPendingRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{44}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListPendingRequestsRequest) GetSessionId() string {
@@ -2701,7 +2966,7 @@ type ListPendingRequestsResponse struct {
 
 func (x *ListPendingRequestsResponse) Reset() {
 	*x = ListPendingRequestsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +2978,7 @@ func (x *ListPendingRequestsResponse) String() string {
 func (*ListPendingRequestsResponse) ProtoMessage() {}
 
 func (x *ListPendingRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +2991,7 @@ func (x *ListPendingRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListPendingRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{45}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
@@ -2734,6 +2999,116 @@ func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
 		return x.Requests
 	}
 	return nil
+}
+
+// ListApprovalHistoryRequest is the request of ListApprovalHistory.
+type ListApprovalHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum number of records to return; 0 means 100. Larger values are capped at 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// `next_page_token` of a previous call, to get the next (older) page; empty for the first.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryRequest) Reset() {
+	*x = ListApprovalHistoryRequest{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryRequest) ProtoMessage() {}
+
+func (x *ListApprovalHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListApprovalHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApprovalHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListApprovalHistoryResponse is the response of ListApprovalHistory.
+type ListApprovalHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The records on this page, newest first.
+	Records []*ApprovalRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalHistoryResponse) Reset() {
+	*x = ListApprovalHistoryResponse{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalHistoryResponse) ProtoMessage() {}
+
+func (x *ListApprovalHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalHistoryResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ListApprovalHistoryResponse) GetRecords() []*ApprovalRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *ListApprovalHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // RespondToRequestRequest is the request of RespondToRequest.
@@ -2752,7 +3127,7 @@ type RespondToRequestRequest struct {
 
 func (x *RespondToRequestRequest) Reset() {
 	*x = RespondToRequestRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +3139,7 @@ func (x *RespondToRequestRequest) String() string {
 func (*RespondToRequestRequest) ProtoMessage() {}
 
 func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +3152,7 @@ func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestRequest.ProtoReflect.Descriptor instead.
 func (*RespondToRequestRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RespondToRequestRequest) GetSessionId() string {
@@ -2810,7 +3185,7 @@ type RespondToRequestResponse struct {
 
 func (x *RespondToRequestResponse) Reset() {
 	*x = RespondToRequestResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3197,7 @@ func (x *RespondToRequestResponse) String() string {
 func (*RespondToRequestResponse) ProtoMessage() {}
 
 func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3210,7 @@ func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestResponse.ProtoReflect.Descriptor instead.
 func (*RespondToRequestResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{52}
 }
 
 var File_mcpbridge_v1_bridge_service_proto protoreflect.FileDescriptor
@@ -2843,6 +3218,17 @@ var File_mcpbridge_v1_bridge_service_proto protoreflect.FileDescriptor
 const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\n" +
 	"!mcpbridge/v1/bridge_service.proto\x12\fmcpbridge.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17mcpbridge/v1/host.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\x14\n" +
+	"\x12GetIdentityRequest\"\xec\x01\n" +
+	"\x13GetIdentityResponse\x12\x1c\n" +
+	"\tprincipal\x18\x01 \x01(\tR\tprincipal\x12\x16\n" +
+	"\x06groups\x18\x02 \x03(\tR\x06groups\x12J\n" +
+	"\x0eauthentication\x18\x03 \x01(\x0e2\".mcpbridge.v1.AuthenticationMethodR\x0eauthentication\x12\x1a\n" +
+	"\bapprover\x18\x04 \x01(\bR\bapprover\x127\n" +
+	"\bapproves\x18\x05 \x03(\v2\x1b.mcpbridge.v1.ApproverScopeR\bapproves\"Z\n" +
+	"\rApproverScope\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x14\n" +
+	"\x05tools\x18\x02 \x03(\tR\x05tools\x12\x1b\n" +
+	"\town_calls\x18\x03 \x01(\bR\bownCalls\"\x14\n" +
 	"\x12ListServersRequest\"M\n" +
 	"\x13ListServersResponse\x126\n" +
 	"\aservers\x18\x01 \x03(\v2\x1c.mcpbridge.v1.UpstreamServerR\aservers\"\xcd\x02\n" +
@@ -2900,14 +3286,15 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
 	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
-	"\x06resume\x18\a \x01(\bR\x06resume\"\xef\x02\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\"\xbb\x03\n" +
 	"\x16StreamCallToolResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12@\n" +
 	"\bprogress\x18\x02 \x01(\v2\".mcpbridge.v1.ProgressNotificationH\x00R\bprogress\x120\n" +
 	"\x03log\x18\x03 \x01(\v2\x1c.mcpbridge.v1.LoggingMessageH\x00R\x03log\x12D\n" +
 	"\x0eserver_request\x18\x04 \x01(\v2\x1b.mcpbridge.v1.ServerRequestH\x00R\rserverRequest\x12A\n" +
 	"\rrequest_ended\x18\x05 \x01(\v2\x1a.mcpbridge.v1.RequestEndedH\x00R\frequestEnded\x126\n" +
-	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x06 \x01(\v2\x1c.mcpbridge.v1.CallToolResultH\x00R\x06result\x12J\n" +
+	"\x10approval_pending\x18\a \x01(\v2\x1d.mcpbridge.v1.ApprovalPendingH\x00R\x0fapprovalPendingB\a\n" +
 	"\x05event\"Y\n" +
 	"\x14ListResourcesRequest\x12\"\n" +
 	"\n" +
@@ -3025,15 +3412,29 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\"V\n" +
 	"\x1bListPendingRequestsResponse\x127\n" +
-	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"\x98\x01\n" +
+	"\brequests\x18\x01 \x03(\v2\x1b.mcpbridge.v1.ServerRequestR\brequests\"X\n" +
+	"\x1aListApprovalHistoryRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"}\n" +
+	"\x1bListApprovalHistoryResponse\x126\n" +
+	"\arecords\x18\x01 \x03(\v2\x1c.mcpbridge.v1.ApprovalRecordR\arecords\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x98\x01\n" +
 	"\x17RespondToRequestRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\"\n" +
 	"\n" +
 	"request_id\x18\x02 \x01(\tB\x03\xe0A\x02R\trequestId\x125\n" +
 	"\x06answer\x18\x03 \x01(\v2\x18.mcpbridge.v1.HostAnswerB\x03\xe0A\x02R\x06answer\"\x1a\n" +
-	"\x18RespondToRequestResponse2\x84\x1a\n" +
-	"\rBridgeService\x12g\n" +
+	"\x18RespondToRequestResponse*\xbe\x01\n" +
+	"\x14AuthenticationMethod\x12%\n" +
+	"!AUTHENTICATION_METHOD_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aAUTHENTICATION_METHOD_NONE\x10\x01\x12\x1f\n" +
+	"\x1bAUTHENTICATION_METHOD_TOKEN\x10\x02\x12\x1e\n" +
+	"\x1aAUTHENTICATION_METHOD_OIDC\x10\x03\x12\x1e\n" +
+	"\x1aAUTHENTICATION_METHOD_MTLS\x10\x042\xfa\x1b\n" +
+	"\rBridgeService\x12h\n" +
+	"\vGetIdentity\x12 .mcpbridge.v1.GetIdentityRequest\x1a!.mcpbridge.v1.GetIdentityResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/identity\x12g\n" +
 	"\vListServers\x12 .mcpbridge.v1.ListServersRequest\x1a!.mcpbridge.v1.ListServersResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/servers\x12z\n" +
 	"\rCreateSession\x12\".mcpbridge.v1.CreateSessionRequest\x1a#.mcpbridge.v1.CreateSessionResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*b\asession\"\f/v1/sessions\x12{\n" +
 	"\n" +
@@ -3059,7 +3460,8 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"CancelTask\x12\x1f.mcpbridge.v1.CancelTaskRequest\x1a .mcpbridge.v1.CancelTaskResponse\";\x82\xd3\xe4\x93\x025:\x01*\"0/v1/sessions/{session_id}/tasks/{task_id}:cancel\x12J\n" +
 	"\aConnect\x12\x1c.mcpbridge.v1.ConnectRequest\x1a\x1d.mcpbridge.v1.ConnectResponse(\x010\x01\x12\x85\x01\n" +
 	"\vWatchEvents\x12 .mcpbridge.v1.WatchEventsRequest\x1a!.mcpbridge.v1.WatchEventsResponse\"/\x82\xd3\xe4\x93\x02)b\x05event\x12 /v1/sessions/{session_id}/events0\x01\x12\x96\x01\n" +
-	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\xaa\x01\n" +
+	"\x13ListPendingRequests\x12(.mcpbridge.v1.ListPendingRequestsRequest\x1a).mcpbridge.v1.ListPendingRequestsResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/v1/sessions/{session_id}/requests\x12\x89\x01\n" +
+	"\x13ListApprovalHistory\x12(.mcpbridge.v1.ListApprovalHistoryRequest\x1a).mcpbridge.v1.ListApprovalHistoryResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/approvals/history\x12\xaa\x01\n" +
 	"\x10RespondToRequest\x12%.mcpbridge.v1.RespondToRequestRequest\x1a&.mcpbridge.v1.RespondToRequestResponse\"G\x82\xd3\xe4\x93\x02A:\x06answer\"7/v1/sessions/{session_id}/requests/{request_id}:respondBj\n" +
 	"\x10dev.mcpbridge.v1B\x12BridgeServiceProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3"
 
@@ -3075,184 +3477,201 @@ func file_mcpbridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 	return file_mcpbridge_v1_bridge_service_proto_rawDescData
 }
 
-var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_mcpbridge_v1_bridge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
-	(*ListServersRequest)(nil),            // 0: mcpbridge.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 1: mcpbridge.v1.ListServersResponse
-	(*CreateSessionRequest)(nil),          // 2: mcpbridge.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),         // 3: mcpbridge.v1.CreateSessionResponse
-	(*GetSessionRequest)(nil),             // 4: mcpbridge.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),            // 5: mcpbridge.v1.GetSessionResponse
-	(*ListSessionsRequest)(nil),           // 6: mcpbridge.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),          // 7: mcpbridge.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),          // 8: mcpbridge.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),         // 9: mcpbridge.v1.DeleteSessionResponse
-	(*ListToolsRequest)(nil),              // 10: mcpbridge.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),             // 11: mcpbridge.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 12: mcpbridge.v1.CallToolRequest
-	(*CallToolResponse)(nil),              // 13: mcpbridge.v1.CallToolResponse
-	(*StreamCallToolRequest)(nil),         // 14: mcpbridge.v1.StreamCallToolRequest
-	(*StreamCallToolResponse)(nil),        // 15: mcpbridge.v1.StreamCallToolResponse
-	(*ListResourcesRequest)(nil),          // 16: mcpbridge.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 17: mcpbridge.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 18: mcpbridge.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 19: mcpbridge.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 20: mcpbridge.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),          // 21: mcpbridge.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),      // 22: mcpbridge.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil),     // 23: mcpbridge.v1.SubscribeResourceResponse
-	(*UnsubscribeResourceRequest)(nil),    // 24: mcpbridge.v1.UnsubscribeResourceRequest
-	(*UnsubscribeResourceResponse)(nil),   // 25: mcpbridge.v1.UnsubscribeResourceResponse
-	(*ListPromptsRequest)(nil),            // 26: mcpbridge.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 27: mcpbridge.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 28: mcpbridge.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),             // 29: mcpbridge.v1.GetPromptResponse
-	(*CompleteRequest)(nil),               // 30: mcpbridge.v1.CompleteRequest
-	(*CompleteResponse)(nil),              // 31: mcpbridge.v1.CompleteResponse
-	(*SetLogLevelRequest)(nil),            // 32: mcpbridge.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),           // 33: mcpbridge.v1.SetLogLevelResponse
-	(*PingRequest)(nil),                   // 34: mcpbridge.v1.PingRequest
-	(*PingResponse)(nil),                  // 35: mcpbridge.v1.PingResponse
-	(*SetRootsRequest)(nil),               // 36: mcpbridge.v1.SetRootsRequest
-	(*SetRootsResponse)(nil),              // 37: mcpbridge.v1.SetRootsResponse
-	(*GetTaskRequest)(nil),                // 38: mcpbridge.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 39: mcpbridge.v1.GetTaskResponse
-	(*CancelTaskRequest)(nil),             // 40: mcpbridge.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),            // 41: mcpbridge.v1.CancelTaskResponse
-	(*WatchEventsRequest)(nil),            // 42: mcpbridge.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),           // 43: mcpbridge.v1.WatchEventsResponse
-	(*ListPendingRequestsRequest)(nil),    // 44: mcpbridge.v1.ListPendingRequestsRequest
-	(*ListPendingRequestsResponse)(nil),   // 45: mcpbridge.v1.ListPendingRequestsResponse
-	(*RespondToRequestRequest)(nil),       // 46: mcpbridge.v1.RespondToRequestRequest
-	(*RespondToRequestResponse)(nil),      // 47: mcpbridge.v1.RespondToRequestResponse
-	nil,                                   // 48: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	nil,                                   // 49: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	(*UpstreamServer)(nil),                // 50: mcpbridge.v1.UpstreamServer
-	(*HostCapabilities)(nil),              // 51: mcpbridge.v1.HostCapabilities
-	(*Root)(nil),                          // 52: mcpbridge.v1.Root
-	(*Implementation)(nil),                // 53: mcpbridge.v1.Implementation
-	(LoggingLevel)(0),                     // 54: mcpbridge.v1.LoggingLevel
-	(*Session)(nil),                       // 55: mcpbridge.v1.Session
-	(*Tool)(nil),                          // 56: mcpbridge.v1.Tool
-	(*structpb.Struct)(nil),               // 57: google.protobuf.Struct
-	(*TaskOptions)(nil),                   // 58: mcpbridge.v1.TaskOptions
-	(*CallToolResult)(nil),                // 59: mcpbridge.v1.CallToolResult
-	(*ProgressNotification)(nil),          // 60: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),                // 61: mcpbridge.v1.LoggingMessage
-	(*ServerRequest)(nil),                 // 62: mcpbridge.v1.ServerRequest
-	(*RequestEnded)(nil),                  // 63: mcpbridge.v1.RequestEnded
-	(*Resource)(nil),                      // 64: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 65: mcpbridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 66: mcpbridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 67: mcpbridge.v1.Prompt
-	(*PromptMessage)(nil),                 // 68: mcpbridge.v1.PromptMessage
-	(*durationpb.Duration)(nil),           // 69: google.protobuf.Duration
-	(*Task)(nil),                          // 70: mcpbridge.v1.Task
-	(*JsonRpcError)(nil),                  // 71: mcpbridge.v1.JsonRpcError
-	(*Event)(nil),                         // 72: mcpbridge.v1.Event
-	(*HostAnswer)(nil),                    // 73: mcpbridge.v1.HostAnswer
-	(*ConnectRequest)(nil),                // 74: mcpbridge.v1.ConnectRequest
-	(*ConnectResponse)(nil),               // 75: mcpbridge.v1.ConnectResponse
+	(AuthenticationMethod)(0),             // 0: mcpbridge.v1.AuthenticationMethod
+	(*GetIdentityRequest)(nil),            // 1: mcpbridge.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),           // 2: mcpbridge.v1.GetIdentityResponse
+	(*ApproverScope)(nil),                 // 3: mcpbridge.v1.ApproverScope
+	(*ListServersRequest)(nil),            // 4: mcpbridge.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 5: mcpbridge.v1.ListServersResponse
+	(*CreateSessionRequest)(nil),          // 6: mcpbridge.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),         // 7: mcpbridge.v1.CreateSessionResponse
+	(*GetSessionRequest)(nil),             // 8: mcpbridge.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),            // 9: mcpbridge.v1.GetSessionResponse
+	(*ListSessionsRequest)(nil),           // 10: mcpbridge.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),          // 11: mcpbridge.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),          // 12: mcpbridge.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),         // 13: mcpbridge.v1.DeleteSessionResponse
+	(*ListToolsRequest)(nil),              // 14: mcpbridge.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),             // 15: mcpbridge.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 16: mcpbridge.v1.CallToolRequest
+	(*CallToolResponse)(nil),              // 17: mcpbridge.v1.CallToolResponse
+	(*StreamCallToolRequest)(nil),         // 18: mcpbridge.v1.StreamCallToolRequest
+	(*StreamCallToolResponse)(nil),        // 19: mcpbridge.v1.StreamCallToolResponse
+	(*ListResourcesRequest)(nil),          // 20: mcpbridge.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 21: mcpbridge.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 22: mcpbridge.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 23: mcpbridge.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 24: mcpbridge.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),          // 25: mcpbridge.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),      // 26: mcpbridge.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil),     // 27: mcpbridge.v1.SubscribeResourceResponse
+	(*UnsubscribeResourceRequest)(nil),    // 28: mcpbridge.v1.UnsubscribeResourceRequest
+	(*UnsubscribeResourceResponse)(nil),   // 29: mcpbridge.v1.UnsubscribeResourceResponse
+	(*ListPromptsRequest)(nil),            // 30: mcpbridge.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 31: mcpbridge.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 32: mcpbridge.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),             // 33: mcpbridge.v1.GetPromptResponse
+	(*CompleteRequest)(nil),               // 34: mcpbridge.v1.CompleteRequest
+	(*CompleteResponse)(nil),              // 35: mcpbridge.v1.CompleteResponse
+	(*SetLogLevelRequest)(nil),            // 36: mcpbridge.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),           // 37: mcpbridge.v1.SetLogLevelResponse
+	(*PingRequest)(nil),                   // 38: mcpbridge.v1.PingRequest
+	(*PingResponse)(nil),                  // 39: mcpbridge.v1.PingResponse
+	(*SetRootsRequest)(nil),               // 40: mcpbridge.v1.SetRootsRequest
+	(*SetRootsResponse)(nil),              // 41: mcpbridge.v1.SetRootsResponse
+	(*GetTaskRequest)(nil),                // 42: mcpbridge.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 43: mcpbridge.v1.GetTaskResponse
+	(*CancelTaskRequest)(nil),             // 44: mcpbridge.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 45: mcpbridge.v1.CancelTaskResponse
+	(*WatchEventsRequest)(nil),            // 46: mcpbridge.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),           // 47: mcpbridge.v1.WatchEventsResponse
+	(*ListPendingRequestsRequest)(nil),    // 48: mcpbridge.v1.ListPendingRequestsRequest
+	(*ListPendingRequestsResponse)(nil),   // 49: mcpbridge.v1.ListPendingRequestsResponse
+	(*ListApprovalHistoryRequest)(nil),    // 50: mcpbridge.v1.ListApprovalHistoryRequest
+	(*ListApprovalHistoryResponse)(nil),   // 51: mcpbridge.v1.ListApprovalHistoryResponse
+	(*RespondToRequestRequest)(nil),       // 52: mcpbridge.v1.RespondToRequestRequest
+	(*RespondToRequestResponse)(nil),      // 53: mcpbridge.v1.RespondToRequestResponse
+	nil,                                   // 54: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	nil,                                   // 55: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	(*UpstreamServer)(nil),                // 56: mcpbridge.v1.UpstreamServer
+	(*HostCapabilities)(nil),              // 57: mcpbridge.v1.HostCapabilities
+	(*Root)(nil),                          // 58: mcpbridge.v1.Root
+	(*Implementation)(nil),                // 59: mcpbridge.v1.Implementation
+	(LoggingLevel)(0),                     // 60: mcpbridge.v1.LoggingLevel
+	(*Session)(nil),                       // 61: mcpbridge.v1.Session
+	(*Tool)(nil),                          // 62: mcpbridge.v1.Tool
+	(*structpb.Struct)(nil),               // 63: google.protobuf.Struct
+	(*TaskOptions)(nil),                   // 64: mcpbridge.v1.TaskOptions
+	(*CallToolResult)(nil),                // 65: mcpbridge.v1.CallToolResult
+	(*ProgressNotification)(nil),          // 66: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),                // 67: mcpbridge.v1.LoggingMessage
+	(*ServerRequest)(nil),                 // 68: mcpbridge.v1.ServerRequest
+	(*RequestEnded)(nil),                  // 69: mcpbridge.v1.RequestEnded
+	(*ApprovalPending)(nil),               // 70: mcpbridge.v1.ApprovalPending
+	(*Resource)(nil),                      // 71: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 72: mcpbridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 73: mcpbridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 74: mcpbridge.v1.Prompt
+	(*PromptMessage)(nil),                 // 75: mcpbridge.v1.PromptMessage
+	(*durationpb.Duration)(nil),           // 76: google.protobuf.Duration
+	(*Task)(nil),                          // 77: mcpbridge.v1.Task
+	(*JsonRpcError)(nil),                  // 78: mcpbridge.v1.JsonRpcError
+	(*Event)(nil),                         // 79: mcpbridge.v1.Event
+	(*ApprovalRecord)(nil),                // 80: mcpbridge.v1.ApprovalRecord
+	(*HostAnswer)(nil),                    // 81: mcpbridge.v1.HostAnswer
+	(*ConnectRequest)(nil),                // 82: mcpbridge.v1.ConnectRequest
+	(*ConnectResponse)(nil),               // 83: mcpbridge.v1.ConnectResponse
 }
 var file_mcpbridge_v1_bridge_service_proto_depIdxs = []int32{
-	50, // 0: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
-	51, // 1: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
-	52, // 2: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
-	53, // 3: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
-	54, // 4: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
-	55, // 5: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
-	55, // 6: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
-	55, // 7: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
-	56, // 8: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
-	57, // 9: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
-	57, // 10: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
-	58, // 11: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	59, // 12: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	57, // 13: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
-	57, // 14: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
-	58, // 15: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	60, // 16: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
-	61, // 17: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
-	62, // 18: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
-	63, // 19: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	59, // 20: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	64, // 21: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
-	65, // 22: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
-	57, // 23: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
-	66, // 24: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
-	57, // 25: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
-	67, // 26: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
-	48, // 27: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	57, // 28: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
-	68, // 29: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
-	57, // 30: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
-	49, // 31: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	54, // 32: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
-	69, // 33: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
-	52, // 34: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
-	52, // 35: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
-	70, // 36: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
-	59, // 37: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	71, // 38: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
-	70, // 39: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
-	72, // 40: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
-	62, // 41: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
-	73, // 42: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
-	0,  // 43: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
-	2,  // 44: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
-	4,  // 45: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
-	6,  // 46: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
-	8,  // 47: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
-	10, // 48: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
-	12, // 49: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
-	14, // 50: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
-	16, // 51: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
-	18, // 52: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
-	20, // 53: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
-	22, // 54: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
-	24, // 55: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
-	26, // 56: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
-	28, // 57: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
-	30, // 58: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
-	32, // 59: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
-	34, // 60: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
-	36, // 61: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
-	38, // 62: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
-	40, // 63: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
-	74, // 64: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
-	42, // 65: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
-	44, // 66: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
-	46, // 67: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
-	1,  // 68: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
-	3,  // 69: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
-	5,  // 70: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
-	7,  // 71: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
-	9,  // 72: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
-	11, // 73: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
-	13, // 74: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
-	15, // 75: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
-	17, // 76: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
-	19, // 77: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
-	21, // 78: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
-	23, // 79: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
-	25, // 80: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
-	27, // 81: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
-	29, // 82: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
-	31, // 83: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
-	33, // 84: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
-	35, // 85: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
-	37, // 86: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
-	39, // 87: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
-	41, // 88: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
-	75, // 89: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
-	43, // 90: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
-	45, // 91: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
-	47, // 92: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
-	68, // [68:93] is the sub-list for method output_type
-	43, // [43:68] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	0,  // 0: mcpbridge.v1.GetIdentityResponse.authentication:type_name -> mcpbridge.v1.AuthenticationMethod
+	3,  // 1: mcpbridge.v1.GetIdentityResponse.approves:type_name -> mcpbridge.v1.ApproverScope
+	56, // 2: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
+	57, // 3: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
+	58, // 4: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
+	59, // 5: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
+	60, // 6: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
+	61, // 7: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
+	61, // 8: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
+	61, // 9: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
+	62, // 10: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
+	63, // 11: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
+	63, // 12: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
+	64, // 13: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	65, // 14: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	63, // 15: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
+	63, // 16: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
+	64, // 17: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	66, // 18: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
+	67, // 19: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
+	68, // 20: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
+	69, // 21: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	65, // 22: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	70, // 23: mcpbridge.v1.StreamCallToolResponse.approval_pending:type_name -> mcpbridge.v1.ApprovalPending
+	71, // 24: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
+	72, // 25: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
+	63, // 26: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
+	73, // 27: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
+	63, // 28: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
+	74, // 29: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
+	54, // 30: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	63, // 31: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
+	75, // 32: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
+	63, // 33: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
+	55, // 34: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	60, // 35: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
+	76, // 36: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
+	58, // 37: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
+	58, // 38: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
+	77, // 39: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
+	65, // 40: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	78, // 41: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
+	77, // 42: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
+	79, // 43: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
+	68, // 44: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
+	80, // 45: mcpbridge.v1.ListApprovalHistoryResponse.records:type_name -> mcpbridge.v1.ApprovalRecord
+	81, // 46: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
+	1,  // 47: mcpbridge.v1.BridgeService.GetIdentity:input_type -> mcpbridge.v1.GetIdentityRequest
+	4,  // 48: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
+	6,  // 49: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
+	8,  // 50: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
+	10, // 51: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
+	12, // 52: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
+	14, // 53: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
+	16, // 54: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
+	18, // 55: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
+	20, // 56: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
+	22, // 57: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
+	24, // 58: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
+	26, // 59: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
+	28, // 60: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
+	30, // 61: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
+	32, // 62: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
+	34, // 63: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
+	36, // 64: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
+	38, // 65: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
+	40, // 66: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
+	42, // 67: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
+	44, // 68: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
+	82, // 69: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
+	46, // 70: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
+	48, // 71: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
+	50, // 72: mcpbridge.v1.BridgeService.ListApprovalHistory:input_type -> mcpbridge.v1.ListApprovalHistoryRequest
+	52, // 73: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
+	2,  // 74: mcpbridge.v1.BridgeService.GetIdentity:output_type -> mcpbridge.v1.GetIdentityResponse
+	5,  // 75: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
+	7,  // 76: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
+	9,  // 77: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
+	11, // 78: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
+	13, // 79: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
+	15, // 80: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
+	17, // 81: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
+	19, // 82: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
+	21, // 83: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
+	23, // 84: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
+	25, // 85: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
+	27, // 86: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
+	29, // 87: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
+	31, // 88: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
+	33, // 89: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
+	35, // 90: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
+	37, // 91: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
+	39, // 92: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
+	41, // 93: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
+	43, // 94: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
+	45, // 95: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
+	83, // 96: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
+	47, // 97: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
+	49, // 98: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
+	51, // 99: mcpbridge.v1.BridgeService.ListApprovalHistory:output_type -> mcpbridge.v1.ListApprovalHistoryResponse
+	53, // 100: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
+	74, // [74:101] is the sub-list for method output_type
+	47, // [47:74] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_bridge_service_proto_init() }
@@ -3263,31 +3682,33 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 	file_mcpbridge_v1_host_proto_init()
 	file_mcpbridge_v1_mcp_proto_init()
 	file_mcpbridge_v1_session_proto_init()
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[15].OneofWrappers = []any{
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[18].OneofWrappers = []any{
 		(*StreamCallToolResponse_Progress)(nil),
 		(*StreamCallToolResponse_Log)(nil),
 		(*StreamCallToolResponse_ServerRequest)(nil),
 		(*StreamCallToolResponse_RequestEnded)(nil),
 		(*StreamCallToolResponse_Result)(nil),
+		(*StreamCallToolResponse_ApprovalPending)(nil),
 	}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[30].OneofWrappers = []any{
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[33].OneofWrappers = []any{
 		(*CompleteRequest_PromptName)(nil),
 		(*CompleteRequest_ResourceTemplateUri)(nil),
 	}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[31].OneofWrappers = []any{}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[42].OneofWrappers = []any{}
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[34].OneofWrappers = []any{}
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[45].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_bridge_service_proto_rawDesc), len(file_mcpbridge_v1_bridge_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   50,
+			NumEnums:      1,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_mcpbridge_v1_bridge_service_proto_goTypes,
 		DependencyIndexes: file_mcpbridge_v1_bridge_service_proto_depIdxs,
+		EnumInfos:         file_mcpbridge_v1_bridge_service_proto_enumTypes,
 		MessageInfos:      file_mcpbridge_v1_bridge_service_proto_msgTypes,
 	}.Build()
 	File_mcpbridge_v1_bridge_service_proto = out.File

@@ -21,6 +21,7 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	BridgeService_GetIdentity_FullMethodName           = "/mcpbridge.v1.BridgeService/GetIdentity"
 	BridgeService_ListServers_FullMethodName           = "/mcpbridge.v1.BridgeService/ListServers"
 	BridgeService_CreateSession_FullMethodName         = "/mcpbridge.v1.BridgeService/CreateSession"
 	BridgeService_GetSession_FullMethodName            = "/mcpbridge.v1.BridgeService/GetSession"
@@ -45,6 +46,7 @@ const (
 	BridgeService_Connect_FullMethodName               = "/mcpbridge.v1.BridgeService/Connect"
 	BridgeService_WatchEvents_FullMethodName           = "/mcpbridge.v1.BridgeService/WatchEvents"
 	BridgeService_ListPendingRequests_FullMethodName   = "/mcpbridge.v1.BridgeService/ListPendingRequests"
+	BridgeService_ListApprovalHistory_FullMethodName   = "/mcpbridge.v1.BridgeService/ListApprovalHistory"
 	BridgeService_RespondToRequest_FullMethodName      = "/mcpbridge.v1.BridgeService/RespondToRequest"
 )
 
@@ -64,6 +66,10 @@ const (
 // gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
 // principal that created it; another principal gets NOT_FOUND.
 type BridgeServiceClient interface {
+	// GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+	// authenticated, and the servers whose approval requests it may decide. It needs no session; with
+	// authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+	GetIdentity(ctx context.Context, in *GetIdentityRequest, opts ...grpc.CallOption) (*GetIdentityResponse, error)
 	// ListServers lists the upstream MCP servers the operator configured.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
 	// CreateSession opens a session to a configured server and waits until it is ready (or fails): it starts or
@@ -132,6 +138,10 @@ type BridgeServiceClient interface {
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEventsResponse], error)
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(ctx context.Context, in *ListPendingRequestsRequest, opts ...grpc.CallOption) (*ListPendingRequestsResponse, error)
+	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+	// from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
+	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+	ListApprovalHistory(ctx context.Context, in *ListApprovalHistoryRequest, opts ...grpc.CallOption) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
 	// HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
 	// NOT_FOUND for an unknown request, FAILED_PRECONDITION if it already ended (answered, cancelled or timed
@@ -145,6 +155,16 @@ type bridgeServiceClient struct {
 
 func NewBridgeServiceClient(cc grpc.ClientConnInterface) BridgeServiceClient {
 	return &bridgeServiceClient{cc}
+}
+
+func (c *bridgeServiceClient) GetIdentity(ctx context.Context, in *GetIdentityRequest, opts ...grpc.CallOption) (*GetIdentityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetIdentityResponse)
+	err := c.cc.Invoke(ctx, BridgeService_GetIdentity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *bridgeServiceClient) ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error) {
@@ -408,6 +428,16 @@ func (c *bridgeServiceClient) ListPendingRequests(ctx context.Context, in *ListP
 	return out, nil
 }
 
+func (c *bridgeServiceClient) ListApprovalHistory(ctx context.Context, in *ListApprovalHistoryRequest, opts ...grpc.CallOption) (*ListApprovalHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApprovalHistoryResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ListApprovalHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *bridgeServiceClient) RespondToRequest(ctx context.Context, in *RespondToRequestRequest, opts ...grpc.CallOption) (*RespondToRequestResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RespondToRequestResponse)
@@ -434,6 +464,10 @@ func (c *bridgeServiceClient) RespondToRequest(ctx context.Context, in *RespondT
 // gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
 // principal that created it; another principal gets NOT_FOUND.
 type BridgeServiceServer interface {
+	// GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+	// authenticated, and the servers whose approval requests it may decide. It needs no session; with
+	// authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+	GetIdentity(context.Context, *GetIdentityRequest) (*GetIdentityResponse, error)
 	// ListServers lists the upstream MCP servers the operator configured.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
 	// CreateSession opens a session to a configured server and waits until it is ready (or fails): it starts or
@@ -502,6 +536,10 @@ type BridgeServiceServer interface {
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[WatchEventsResponse]) error
 	// ListPendingRequests lists the session's server requests that wait for an answer, oldest first.
 	ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error)
+	// ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+	// from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
+	// those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+	ListApprovalHistory(context.Context, *ListApprovalHistoryRequest) (*ListApprovalHistoryResponse, error)
 	// RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
 	// HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
 	// NOT_FOUND for an unknown request, FAILED_PRECONDITION if it already ended (answered, cancelled or timed
@@ -517,6 +555,9 @@ type BridgeServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedBridgeServiceServer struct{}
 
+func (UnimplementedBridgeServiceServer) GetIdentity(context.Context, *GetIdentityRequest) (*GetIdentityResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetIdentity not implemented")
+}
 func (UnimplementedBridgeServiceServer) ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListServers not implemented")
 }
@@ -589,6 +630,9 @@ func (UnimplementedBridgeServiceServer) WatchEvents(*WatchEventsRequest, grpc.Se
 func (UnimplementedBridgeServiceServer) ListPendingRequests(context.Context, *ListPendingRequestsRequest) (*ListPendingRequestsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPendingRequests not implemented")
 }
+func (UnimplementedBridgeServiceServer) ListApprovalHistory(context.Context, *ListApprovalHistoryRequest) (*ListApprovalHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApprovalHistory not implemented")
+}
 func (UnimplementedBridgeServiceServer) RespondToRequest(context.Context, *RespondToRequestRequest) (*RespondToRequestResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RespondToRequest not implemented")
 }
@@ -611,6 +655,24 @@ func RegisterBridgeServiceServer(s grpc.ServiceRegistrar, srv BridgeServiceServe
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&BridgeService_ServiceDesc, srv)
+}
+
+func _BridgeService_GetIdentity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetIdentityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).GetIdentity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_GetIdentity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).GetIdentity(ctx, req.(*GetIdentityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _BridgeService_ListServers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -1020,6 +1082,24 @@ func _BridgeService_ListPendingRequests_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BridgeService_ListApprovalHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApprovalHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ListApprovalHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ListApprovalHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ListApprovalHistory(ctx, req.(*ListApprovalHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _BridgeService_RespondToRequest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RespondToRequestRequest)
 	if err := dec(in); err != nil {
@@ -1045,6 +1125,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "mcpbridge.v1.BridgeService",
 	HandlerType: (*BridgeServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "GetIdentity",
+			Handler:    _BridgeService_GetIdentity_Handler,
+		},
 		{
 			MethodName: "ListServers",
 			Handler:    _BridgeService_ListServers_Handler,
@@ -1128,6 +1212,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPendingRequests",
 			Handler:    _BridgeService_ListPendingRequests_Handler,
+		},
+		{
+			MethodName: "ListApprovalHistory",
+			Handler:    _BridgeService_ListApprovalHistory_Handler,
 		},
 		{
 			MethodName: "RespondToRequest",

@@ -28,6 +28,139 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TextWarningKind is a kind of TextWarning.
+type TextWarningKind int32
+
+const (
+	// Not set.
+	TextWarningKind_TEXT_WARNING_KIND_UNSPECIFIED TextWarningKind = 0
+	// Bidirectional controls that reorder what is shown: U+202A–202E, U+2066–2069, U+200E, U+200F, U+061C.
+	TextWarningKind_TEXT_WARNING_KIND_BIDI_CONTROL TextWarningKind = 1
+	// Invisible characters: zero-width (U+200B–200D, U+2060–2064, U+FEFF), soft hyphen, variation selectors,
+	// tag characters (U+E0000–E007F), other format (Cf), private-use (Co) and unassigned (Cn) code points.
+	TextWarningKind_TEXT_WARNING_KIND_INVISIBLE TextWarningKind = 2
+	// C0 and C1 control characters other than tab, line feed and carriage return; also invalid UTF-8.
+	TextWarningKind_TEXT_WARNING_KIND_CONTROL TextWarningKind = 3
+	// One word mixes Latin letters with Cyrillic or Greek ones (look-alikes such as "pаypal" with a Cyrillic
+	// "а").
+	TextWarningKind_TEXT_WARNING_KIND_MIXED_SCRIPT TextWarningKind = 4
+	// Two keys of one object are different strings that read alike: equal once the characters above are
+	// removed and NFKC applied. Reported on each key but the first (in UTF-16 order); `detail` names the other.
+	TextWarningKind_TEXT_WARNING_KIND_KEY_COLLISION TextWarningKind = 5
+)
+
+// Enum value maps for TextWarningKind.
+var (
+	TextWarningKind_name = map[int32]string{
+		0: "TEXT_WARNING_KIND_UNSPECIFIED",
+		1: "TEXT_WARNING_KIND_BIDI_CONTROL",
+		2: "TEXT_WARNING_KIND_INVISIBLE",
+		3: "TEXT_WARNING_KIND_CONTROL",
+		4: "TEXT_WARNING_KIND_MIXED_SCRIPT",
+		5: "TEXT_WARNING_KIND_KEY_COLLISION",
+	}
+	TextWarningKind_value = map[string]int32{
+		"TEXT_WARNING_KIND_UNSPECIFIED":   0,
+		"TEXT_WARNING_KIND_BIDI_CONTROL":  1,
+		"TEXT_WARNING_KIND_INVISIBLE":     2,
+		"TEXT_WARNING_KIND_CONTROL":       3,
+		"TEXT_WARNING_KIND_MIXED_SCRIPT":  4,
+		"TEXT_WARNING_KIND_KEY_COLLISION": 5,
+	}
+)
+
+func (x TextWarningKind) Enum() *TextWarningKind {
+	p := new(TextWarningKind)
+	*p = x
+	return p
+}
+
+func (x TextWarningKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TextWarningKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcpbridge_v1_host_proto_enumTypes[0].Descriptor()
+}
+
+func (TextWarningKind) Type() protoreflect.EnumType {
+	return &file_mcpbridge_v1_host_proto_enumTypes[0]
+}
+
+func (x TextWarningKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TextWarningKind.Descriptor instead.
+func (TextWarningKind) EnumDescriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{0}
+}
+
+// ApprovalOutcome is how an approval request ended.
+type ApprovalOutcome int32
+
+const (
+	// Not set.
+	ApprovalOutcome_APPROVAL_OUTCOME_UNSPECIFIED ApprovalOutcome = 0
+	// An approver approved it; the call was sent.
+	ApprovalOutcome_APPROVAL_OUTCOME_APPROVED ApprovalOutcome = 1
+	// An approver denied (or cancelled) it.
+	ApprovalOutcome_APPROVAL_OUTCOME_DENIED ApprovalOutcome = 2
+	// Nobody decided before its expiry.
+	ApprovalOutcome_APPROVAL_OUTCOME_EXPIRED ApprovalOutcome = 3
+	// The caller gave up (cancelled the call, or its deadline passed) before a decision.
+	ApprovalOutcome_APPROVAL_OUTCOME_WITHDRAWN ApprovalOutcome = 4
+	// The caller's session closed (or the bridge drained) before a decision.
+	ApprovalOutcome_APPROVAL_OUTCOME_SESSION_CLOSED ApprovalOutcome = 5
+)
+
+// Enum value maps for ApprovalOutcome.
+var (
+	ApprovalOutcome_name = map[int32]string{
+		0: "APPROVAL_OUTCOME_UNSPECIFIED",
+		1: "APPROVAL_OUTCOME_APPROVED",
+		2: "APPROVAL_OUTCOME_DENIED",
+		3: "APPROVAL_OUTCOME_EXPIRED",
+		4: "APPROVAL_OUTCOME_WITHDRAWN",
+		5: "APPROVAL_OUTCOME_SESSION_CLOSED",
+	}
+	ApprovalOutcome_value = map[string]int32{
+		"APPROVAL_OUTCOME_UNSPECIFIED":    0,
+		"APPROVAL_OUTCOME_APPROVED":       1,
+		"APPROVAL_OUTCOME_DENIED":         2,
+		"APPROVAL_OUTCOME_EXPIRED":        3,
+		"APPROVAL_OUTCOME_WITHDRAWN":      4,
+		"APPROVAL_OUTCOME_SESSION_CLOSED": 5,
+	}
+)
+
+func (x ApprovalOutcome) Enum() *ApprovalOutcome {
+	p := new(ApprovalOutcome)
+	*p = x
+	return p
+}
+
+func (x ApprovalOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcpbridge_v1_host_proto_enumTypes[1].Descriptor()
+}
+
+func (ApprovalOutcome) Type() protoreflect.EnumType {
+	return &file_mcpbridge_v1_host_proto_enumTypes[1]
+}
+
+func (x ApprovalOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalOutcome.Descriptor instead.
+func (ApprovalOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
 // Delivery is how an upstream server delivered a ServerRequest.
 type Delivery int32
 
@@ -68,11 +201,11 @@ func (x Delivery) String() string {
 }
 
 func (Delivery) Descriptor() protoreflect.EnumDescriptor {
-	return file_mcpbridge_v1_host_proto_enumTypes[0].Descriptor()
+	return file_mcpbridge_v1_host_proto_enumTypes[2].Descriptor()
 }
 
 func (Delivery) Type() protoreflect.EnumType {
-	return &file_mcpbridge_v1_host_proto_enumTypes[0]
+	return &file_mcpbridge_v1_host_proto_enumTypes[2]
 }
 
 func (x Delivery) Number() protoreflect.EnumNumber {
@@ -81,7 +214,7 @@ func (x Delivery) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Delivery.Descriptor instead.
 func (Delivery) EnumDescriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{0}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
 }
 
 // RequestOutcome is how a ServerRequest ended.
@@ -148,11 +281,11 @@ func (x RequestOutcome) String() string {
 }
 
 func (RequestOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_mcpbridge_v1_host_proto_enumTypes[1].Descriptor()
+	return file_mcpbridge_v1_host_proto_enumTypes[3].Descriptor()
 }
 
 func (RequestOutcome) Type() protoreflect.EnumType {
-	return &file_mcpbridge_v1_host_proto_enumTypes[1]
+	return &file_mcpbridge_v1_host_proto_enumTypes[3]
 }
 
 func (x RequestOutcome) Number() protoreflect.EnumNumber {
@@ -161,7 +294,7 @@ func (x RequestOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RequestOutcome.Descriptor instead.
 func (RequestOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
 // ServerRequest is a request an upstream MCP server made of the host — sampling, elicitation or roots — parked
@@ -216,9 +349,19 @@ type ServerRequest struct {
 	// When the bridge traces, `traceparent` names the bridge's span of this request, a child of the upstream
 	// request of the originating call; otherwise it is the originating call's own context. Empty when there
 	// is none.
-	TraceContext  map[string]string `protobuf:"bytes,15,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TraceContext map[string]string `protobuf:"bytes,15,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Characters in the request's text that a person may not see as they are — bidi controls, invisible and
+	// control characters, letters of several scripts mixed in one word, object keys that collide once such
+	// characters are removed — found by the bridge in everything the request shows a person: an approval's
+	// arguments (keys and values), a sampling request's messages and system prompt, an elicitation's message,
+	// schema and URL. Empty when there is none. A host that shows the request should show these warnings with
+	// it, and ask for a second confirmation before approving (docs/adr/0091-untrusted-text-and-approval-visibility.md).
+	Warnings []*TextWarning `protobuf:"bytes,17,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// Where a URL the request asks a person to open leads: set for a URL-mode elicitation and an authorization
+	// request. Show its registrable domain first.
+	UrlDestination *UrlDestination `protobuf:"bytes,18,opt,name=url_destination,json=urlDestination,proto3" json:"url_destination,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ServerRequest) Reset() {
@@ -380,6 +523,20 @@ func (x *ServerRequest) GetTraceContext() map[string]string {
 	return nil
 }
 
+func (x *ServerRequest) GetWarnings() []*TextWarning {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *ServerRequest) GetUrlDestination() *UrlDestination {
+	if x != nil {
+		return x.UrlDestination
+	}
+	return nil
+}
+
 type isServerRequest_Payload interface {
 	isServerRequest_Payload()
 }
@@ -427,6 +584,166 @@ func (*ServerRequest_Authorization) isServerRequest_Payload() {}
 
 func (*ServerRequest_Approval) isServerRequest_Payload() {}
 
+// TextWarning is one finding of the bridge's untrusted-text inspection.
+type TextWarning struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where the text is, as a path into the ServerRequest's JSON form (the REST field names, lower camel
+	// case): "approval.arguments.amount", "approval.arguments[\"to\\u200b\"]" (a key that is not a plain
+	// identifier is written as a JSON string, with every character this inspection flags, and every
+	// non-ASCII character, escaped as \uXXXX), "sampling.messages[0].content[0].text.text", "elicitation.url".
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// What was found.
+	Kind TextWarningKind `protobuf:"varint,2,opt,name=kind,proto3,enum=mcpbridge.v1.TextWarningKind" json:"kind,omitempty"`
+	// The code points found, as "U+202E", each once, in the order first seen; at most 16.
+	CodePoints []string `protobuf:"bytes,3,rep,name=code_points,json=codePoints,proto3" json:"code_points,omitempty"`
+	// True when the finding is in the object key the path ends with, not in its value.
+	InKey bool `protobuf:"varint,4,opt,name=in_key,json=inKey,proto3" json:"in_key,omitempty"`
+	// Human-readable detail, e.g. "mixes Latin and Cyrillic letters", or for a collision the other key:
+	// "collides with \"to\" once invisible characters are removed and NFKC applied".
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextWarning) Reset() {
+	*x = TextWarning{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextWarning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextWarning) ProtoMessage() {}
+
+func (x *TextWarning) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextWarning.ProtoReflect.Descriptor instead.
+func (*TextWarning) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TextWarning) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *TextWarning) GetKind() TextWarningKind {
+	if x != nil {
+		return x.Kind
+	}
+	return TextWarningKind_TEXT_WARNING_KIND_UNSPECIFIED
+}
+
+func (x *TextWarning) GetCodePoints() []string {
+	if x != nil {
+		return x.CodePoints
+	}
+	return nil
+}
+
+func (x *TextWarning) GetInKey() bool {
+	if x != nil {
+		return x.InKey
+	}
+	return false
+}
+
+func (x *TextWarning) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// UrlDestination says where a URL leads, for a person to check before opening it.
+type UrlDestination struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The URL's scheme, lower case: "https", or "http" for a loopback host.
+	Scheme string `protobuf:"bytes,1,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	// The host, in ASCII (an internationalized name in its punycode form), without the port.
+	Host string `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	// The registrable domain (eTLD+1, Public Suffix List) of the host, e.g. "example.co.uk" for
+	// "login.example.co.uk"; empty for an IP address or "localhost".
+	RegistrableDomain string `protobuf:"bytes,3,opt,name=registrable_domain,json=registrableDomain,proto3" json:"registrable_domain,omitempty"`
+	// True when the host is a loopback name or address (http is then allowed).
+	Loopback      bool `protobuf:"varint,4,opt,name=loopback,proto3" json:"loopback,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UrlDestination) Reset() {
+	*x = UrlDestination{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UrlDestination) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UrlDestination) ProtoMessage() {}
+
+func (x *UrlDestination) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UrlDestination.ProtoReflect.Descriptor instead.
+func (*UrlDestination) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UrlDestination) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *UrlDestination) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *UrlDestination) GetRegistrableDomain() string {
+	if x != nil {
+		return x.RegistrableDomain
+	}
+	return ""
+}
+
+func (x *UrlDestination) GetLoopback() bool {
+	if x != nil {
+		return x.Loopback
+	}
+	return false
+}
+
 // AuthorizationRequest asks the host to have its user authorize the bridge at an upstream server's OAuth
 // authorization server (MCP authorization, authorization code flow). The host shows or opens
 // `authorization_url`; after sign-in and consent the authorization server redirects the browser to a URL
@@ -448,7 +765,7 @@ type AuthorizationRequest struct {
 
 func (x *AuthorizationRequest) Reset() {
 	*x = AuthorizationRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +777,7 @@ func (x *AuthorizationRequest) String() string {
 func (*AuthorizationRequest) ProtoMessage() {}
 
 func (x *AuthorizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[1]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +790,7 @@ func (x *AuthorizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizationRequest.ProtoReflect.Descriptor instead.
 func (*AuthorizationRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{1}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AuthorizationRequest) GetAuthorizationUrl() string {
@@ -523,14 +840,16 @@ type ApprovalRequest struct {
 	// (ApprovalDecision.arguments_sha256): the approver approves the arguments it saw.
 	ArgumentsSha256 string `protobuf:"bytes,6,opt,name=arguments_sha256,json=argumentsSha256,proto3" json:"arguments_sha256,omitempty"`
 	// The approval pattern of the server's policy (`tools.approve`) that matched the tool.
-	Rule          string `protobuf:"bytes,7,opt,name=rule,proto3" json:"rule,omitempty"`
+	Rule string `protobuf:"bytes,7,opt,name=rule,proto3" json:"rule,omitempty"`
+	// Who may decide it (the server's `approvers`).
+	Approvers     *Approvers `protobuf:"bytes,8,opt,name=approvers,proto3" json:"approvers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -542,7 +861,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[2]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -555,7 +874,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{2}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApprovalRequest) GetCaller() string {
@@ -607,6 +926,371 @@ func (x *ApprovalRequest) GetRule() string {
 	return ""
 }
 
+func (x *ApprovalRequest) GetApprovers() *Approvers {
+	if x != nil {
+		return x.Approvers
+	}
+	return nil
+}
+
+// Approvers names who may decide a server's approval requests (the server's `approvers` setting).
+type Approvers struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Principal globs.
+	Principals []string `protobuf:"bytes,1,rep,name=principals,proto3" json:"principals,omitempty"`
+	// Group globs, matched against the identity provider's groups claim.
+	Groups []string `protobuf:"bytes,2,rep,name=groups,proto3" json:"groups,omitempty"`
+	// Whether the caller may approve its own call.
+	AllowSelf     bool `protobuf:"varint,3,opt,name=allow_self,json=allowSelf,proto3" json:"allow_self,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Approvers) Reset() {
+	*x = Approvers{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Approvers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Approvers) ProtoMessage() {}
+
+func (x *Approvers) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Approvers.ProtoReflect.Descriptor instead.
+func (*Approvers) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Approvers) GetPrincipals() []string {
+	if x != nil {
+		return x.Principals
+	}
+	return nil
+}
+
+func (x *Approvers) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *Approvers) GetAllowSelf() bool {
+	if x != nil {
+		return x.AllowSelf
+	}
+	return false
+}
+
+// ApprovalPending tells the caller of a tool call that the call waits for approval
+// (StreamCallToolResponse.approval_pending). Nothing has been sent upstream; the call goes on when an approver
+// approves it, fails PERMISSION_DENIED (reason APPROVAL_DENIED) when one denies it, and DEADLINE_EXCEEDED
+// (APPROVAL_EXPIRED) at `expire_time`. Its end is a request_ended event with the same `request_id`.
+type ApprovalPending struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval request's id (ServerRequest.request_id of what the approvers see).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The configured server and the tool.
+	ServerName string `protobuf:"bytes,2,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The tool called.
+	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The approval pattern of the server's policy that matched the tool.
+	Rule string `protobuf:"bytes,4,opt,name=rule,proto3" json:"rule,omitempty"`
+	// Who may decide it.
+	Approvers *Approvers `protobuf:"bytes,5,opt,name=approvers,proto3" json:"approvers,omitempty"`
+	// When the request expires if nobody decides it.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// When the request was raised.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// SHA-256 of the canonical arguments, as the approvers see it.
+	ArgumentsSha256 string `protobuf:"bytes,8,opt,name=arguments_sha256,json=argumentsSha256,proto3" json:"arguments_sha256,omitempty"`
+	// What the approvers are warned of in the arguments (paths as in ServerRequest.warnings).
+	Warnings      []*TextWarning `protobuf:"bytes,9,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalPending) Reset() {
+	*x = ApprovalPending{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalPending) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalPending) ProtoMessage() {}
+
+func (x *ApprovalPending) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalPending.ProtoReflect.Descriptor instead.
+func (*ApprovalPending) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ApprovalPending) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ApprovalPending) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *ApprovalPending) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ApprovalPending) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *ApprovalPending) GetApprovers() *Approvers {
+	if x != nil {
+		return x.Approvers
+	}
+	return nil
+}
+
+func (x *ApprovalPending) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *ApprovalPending) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *ApprovalPending) GetArgumentsSha256() string {
+	if x != nil {
+		return x.ArgumentsSha256
+	}
+	return ""
+}
+
+func (x *ApprovalPending) GetWarnings() []*TextWarning {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+// ApprovalRecord is a decided (or otherwise ended) approval request, kept in the bridge's bounded approval
+// history (ListApprovalHistory).
+type ApprovalRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval request's id.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The caller's session and call.
+	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The call's id.
+	CallId string `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// The principal that made the call.
+	Caller string `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The configured server.
+	ServerName string `protobuf:"bytes,5,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The tool called.
+	Tool string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The approval pattern that matched.
+	Rule string `protobuf:"bytes,7,opt,name=rule,proto3" json:"rule,omitempty"`
+	// SHA-256 of the canonical arguments decided on.
+	ArgumentsSha256 string `protobuf:"bytes,8,opt,name=arguments_sha256,json=argumentsSha256,proto3" json:"arguments_sha256,omitempty"`
+	// How it ended.
+	Outcome ApprovalOutcome `protobuf:"varint,9,opt,name=outcome,proto3,enum=mcpbridge.v1.ApprovalOutcome" json:"outcome,omitempty"`
+	// The approver that decided (approve, deny or cancel); empty when nobody did.
+	DecidedBy string `protobuf:"bytes,10,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
+	// The approver's reason, or what ended the request.
+	Reason string `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When the request was raised.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it ended.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// When it would have expired.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// The warnings the approvers were shown.
+	Warnings      []*TextWarning `protobuf:"bytes,15,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalRecord) Reset() {
+	*x = ApprovalRecord{}
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalRecord) ProtoMessage() {}
+
+func (x *ApprovalRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalRecord.ProtoReflect.Descriptor instead.
+func (*ApprovalRecord) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ApprovalRecord) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetArgumentsSha256() string {
+	if x != nil {
+		return x.ArgumentsSha256
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetOutcome() ApprovalOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return ApprovalOutcome_APPROVAL_OUTCOME_UNSPECIFIED
+}
+
+func (x *ApprovalRecord) GetDecidedBy() string {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ApprovalRecord) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *ApprovalRecord) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *ApprovalRecord) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *ApprovalRecord) GetWarnings() []*TextWarning {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
 // ApprovalDecision answers an ApprovalRequest. A decision without `approve` denies the call; cancelling the
 // request (CancelServerRequest) denies it too.
 type ApprovalDecision struct {
@@ -624,7 +1308,7 @@ type ApprovalDecision struct {
 
 func (x *ApprovalDecision) Reset() {
 	*x = ApprovalDecision{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +1320,7 @@ func (x *ApprovalDecision) String() string {
 func (*ApprovalDecision) ProtoMessage() {}
 
 func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[3]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +1333,7 @@ func (x *ApprovalDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalDecision.ProtoReflect.Descriptor instead.
 func (*ApprovalDecision) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{3}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ApprovalDecision) GetApprove() bool {
@@ -694,7 +1378,7 @@ type AuthorizationResponse struct {
 
 func (x *AuthorizationResponse) Reset() {
 	*x = AuthorizationResponse{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +1390,7 @@ func (x *AuthorizationResponse) String() string {
 func (*AuthorizationResponse) ProtoMessage() {}
 
 func (x *AuthorizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[4]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +1403,7 @@ func (x *AuthorizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizationResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizationResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{4}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AuthorizationResponse) GetRedirectUrl() string {
@@ -770,7 +1454,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +1466,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[5]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +1479,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HostAnswer) GetAnswer() isHostAnswer_Answer {
@@ -919,7 +1603,7 @@ type HostReply struct {
 
 func (x *HostReply) Reset() {
 	*x = HostReply{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1615,7 @@ func (x *HostReply) String() string {
 func (*HostReply) ProtoMessage() {}
 
 func (x *HostReply) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[6]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1628,7 @@ func (x *HostReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostReply.ProtoReflect.Descriptor instead.
 func (*HostReply) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HostReply) GetRequestId() string {
@@ -978,7 +1662,7 @@ type RequestEnded struct {
 
 func (x *RequestEnded) Reset() {
 	*x = RequestEnded{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1674,7 @@ func (x *RequestEnded) String() string {
 func (*RequestEnded) ProtoMessage() {}
 
 func (x *RequestEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[7]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1687,7 @@ func (x *RequestEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestEnded.ProtoReflect.Descriptor instead.
 func (*RequestEnded) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RequestEnded) GetRequestId() string {
@@ -1069,7 +1753,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1765,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[8]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1778,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Event) GetSequence() uint64 {
@@ -1346,7 +2030,7 @@ type ListChanged struct {
 
 func (x *ListChanged) Reset() {
 	*x = ListChanged{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +2042,7 @@ func (x *ListChanged) String() string {
 func (*ListChanged) ProtoMessage() {}
 
 func (x *ListChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[9]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +2055,7 @@ func (x *ListChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChanged.ProtoReflect.Descriptor instead.
 func (*ListChanged) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
 }
 
 // ResourceUpdated says a subscribed resource changed (MCP `notifications/resources/updated`).
@@ -1385,7 +2069,7 @@ type ResourceUpdated struct {
 
 func (x *ResourceUpdated) Reset() {
 	*x = ResourceUpdated{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +2081,7 @@ func (x *ResourceUpdated) String() string {
 func (*ResourceUpdated) ProtoMessage() {}
 
 func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[10]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +2094,7 @@ func (x *ResourceUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUpdated.ProtoReflect.Descriptor instead.
 func (*ResourceUpdated) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{10}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResourceUpdated) GetUri() string {
@@ -1431,7 +2115,7 @@ type ElicitationComplete struct {
 
 func (x *ElicitationComplete) Reset() {
 	*x = ElicitationComplete{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1443,7 +2127,7 @@ func (x *ElicitationComplete) String() string {
 func (*ElicitationComplete) ProtoMessage() {}
 
 func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[11]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1456,7 +2140,7 @@ func (x *ElicitationComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitationComplete.ProtoReflect.Descriptor instead.
 func (*ElicitationComplete) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{11}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ElicitationComplete) GetElicitationId() string {
@@ -1480,7 +2164,7 @@ type Cancelled struct {
 
 func (x *Cancelled) Reset() {
 	*x = Cancelled{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +2176,7 @@ func (x *Cancelled) String() string {
 func (*Cancelled) ProtoMessage() {}
 
 func (x *Cancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[12]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +2189,7 @@ func (x *Cancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancelled.ProtoReflect.Descriptor instead.
 func (*Cancelled) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{12}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Cancelled) GetRequestId() string {
@@ -1537,7 +2221,7 @@ type SessionStateChange struct {
 
 func (x *SessionStateChange) Reset() {
 	*x = SessionStateChange{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +2233,7 @@ func (x *SessionStateChange) String() string {
 func (*SessionStateChange) ProtoMessage() {}
 
 func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +2246,7 @@ func (x *SessionStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStateChange.ProtoReflect.Descriptor instead.
 func (*SessionStateChange) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionStateChange) GetState() SessionState {
@@ -1598,7 +2282,7 @@ type EventsDropped struct {
 
 func (x *EventsDropped) Reset() {
 	*x = EventsDropped{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +2294,7 @@ func (x *EventsDropped) String() string {
 func (*EventsDropped) ProtoMessage() {}
 
 func (x *EventsDropped) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +2307,7 @@ func (x *EventsDropped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsDropped.ProtoReflect.Descriptor instead.
 func (*EventsDropped) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *EventsDropped) GetCount() uint64 {
@@ -1651,7 +2335,7 @@ type ConnectRequest struct {
 
 func (x *ConnectRequest) Reset() {
 	*x = ConnectRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +2347,7 @@ func (x *ConnectRequest) String() string {
 func (*ConnectRequest) ProtoMessage() {}
 
 func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +2360,7 @@ func (x *ConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectRequest.ProtoReflect.Descriptor instead.
 func (*ConnectRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ConnectRequest) GetAction() isConnectRequest_Action {
@@ -1766,7 +2450,7 @@ type AttachSessions struct {
 
 func (x *AttachSessions) Reset() {
 	*x = AttachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +2462,7 @@ func (x *AttachSessions) String() string {
 func (*AttachSessions) ProtoMessage() {}
 
 func (x *AttachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +2475,7 @@ func (x *AttachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSessions.ProtoReflect.Descriptor instead.
 func (*AttachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AttachSessions) GetSessionIds() []string {
@@ -1812,7 +2496,7 @@ type DetachSessions struct {
 
 func (x *DetachSessions) Reset() {
 	*x = DetachSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +2508,7 @@ func (x *DetachSessions) String() string {
 func (*DetachSessions) ProtoMessage() {}
 
 func (x *DetachSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +2521,7 @@ func (x *DetachSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetachSessions.ProtoReflect.Descriptor instead.
 func (*DetachSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DetachSessions) GetSessionIds() []string {
@@ -1861,7 +2545,7 @@ type CancelServerRequest struct {
 
 func (x *CancelServerRequest) Reset() {
 	*x = CancelServerRequest{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +2557,7 @@ func (x *CancelServerRequest) String() string {
 func (*CancelServerRequest) ProtoMessage() {}
 
 func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +2570,7 @@ func (x *CancelServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelServerRequest.ProtoReflect.Descriptor instead.
 func (*CancelServerRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelServerRequest) GetRequestId() string {
@@ -1920,7 +2604,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2616,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2629,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{19}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConnectResponse) GetMessage() isConnectResponse_Message {
@@ -2024,7 +2708,7 @@ type ReplyAck struct {
 
 func (x *ReplyAck) Reset() {
 	*x = ReplyAck{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2720,7 @@ func (x *ReplyAck) String() string {
 func (*ReplyAck) ProtoMessage() {}
 
 func (x *ReplyAck) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2733,7 @@ func (x *ReplyAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyAck.ProtoReflect.Descriptor instead.
 func (*ReplyAck) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{20}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReplyAck) GetRequestId() string {
@@ -2086,7 +2770,7 @@ type AttachedSessions struct {
 
 func (x *AttachedSessions) Reset() {
 	*x = AttachedSessions{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2782,7 @@ func (x *AttachedSessions) String() string {
 func (*AttachedSessions) ProtoMessage() {}
 
 func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2795,7 @@ func (x *AttachedSessions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachedSessions.ProtoReflect.Descriptor instead.
 func (*AttachedSessions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{21}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AttachedSessions) GetSessionIds() []string {
@@ -2141,7 +2825,7 @@ type AttachFailure struct {
 
 func (x *AttachFailure) Reset() {
 	*x = AttachFailure{}
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2837,7 @@ func (x *AttachFailure) String() string {
 func (*AttachFailure) ProtoMessage() {}
 
 func (x *AttachFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_host_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_host_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2850,7 @@ func (x *AttachFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachFailure.ProtoReflect.Descriptor instead.
 func (*AttachFailure) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{22}
+	return file_mcpbridge_v1_host_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AttachFailure) GetSessionId() string {
@@ -2187,7 +2871,7 @@ var File_mcpbridge_v1_host_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\n" +
-	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xfc\x06\n" +
+	"\x17mcpbridge/v1/host.proto\x12\fmcpbridge.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\x1a\x16mcpbridge/v1/mcp.proto\x1a\x1amcpbridge/v1/session.proto\"\xfa\a\n" +
 	"\rServerRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -2209,17 +2893,31 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\rauthorization\x18\r \x01(\v2\".mcpbridge.v1.AuthorizationRequestH\x00R\rauthorization\x12;\n" +
 	"\bapproval\x18\x10 \x01(\v2\x1d.mcpbridge.v1.ApprovalRequestH\x00R\bapproval\x12\x17\n" +
 	"\atask_id\x18\x0e \x01(\tR\x06taskId\x12R\n" +
-	"\rtrace_context\x18\x0f \x03(\v2-.mcpbridge.v1.ServerRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\x0f \x03(\v2-.mcpbridge.v1.ServerRequest.TraceContextEntryR\ftraceContext\x125\n" +
+	"\bwarnings\x18\x11 \x03(\v2\x19.mcpbridge.v1.TextWarningR\bwarnings\x12E\n" +
+	"\x0furl_destination\x18\x12 \x01(\v2\x1c.mcpbridge.v1.UrlDestinationR\x0eurlDestination\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
-	"\apayload\"\x9f\x01\n" +
+	"\apayload\"\xa4\x01\n" +
+	"\vTextWarning\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x121\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x1d.mcpbridge.v1.TextWarningKindR\x04kind\x12\x1f\n" +
+	"\vcode_points\x18\x03 \x03(\tR\n" +
+	"codePoints\x12\x15\n" +
+	"\x06in_key\x18\x04 \x01(\bR\x05inKey\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x87\x01\n" +
+	"\x0eUrlDestination\x12\x16\n" +
+	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12-\n" +
+	"\x12registrable_domain\x18\x03 \x01(\tR\x11registrableDomain\x12\x1a\n" +
+	"\bloopback\x18\x04 \x01(\bR\bloopback\"\x9f\x01\n" +
 	"\x14AuthorizationRequest\x12+\n" +
 	"\x11authorization_url\x18\x01 \x01(\tR\x10authorizationUrl\x12!\n" +
 	"\fredirect_url\x18\x02 \x01(\tR\vredirectUrl\x12\x1f\n" +
 	"\vserver_name\x18\x03 \x01(\tR\n" +
 	"serverName\x12\x16\n" +
-	"\x06scopes\x18\x04 \x03(\tR\x06scopes\"\x85\x02\n" +
+	"\x06scopes\x18\x04 \x03(\tR\x06scopes\"\xbc\x02\n" +
 	"\x0fApprovalRequest\x12\x16\n" +
 	"\x06caller\x18\x01 \x01(\tR\x06caller\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -2228,7 +2926,52 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\targuments\x18\x04 \x01(\v2\x17.google.protobuf.StructR\targuments\x12/\n" +
 	"\x13canonical_arguments\x18\x05 \x01(\tR\x12canonicalArguments\x12)\n" +
 	"\x10arguments_sha256\x18\x06 \x01(\tR\x0fargumentsSha256\x12\x12\n" +
-	"\x04rule\x18\a \x01(\tR\x04rule\"o\n" +
+	"\x04rule\x18\a \x01(\tR\x04rule\x125\n" +
+	"\tapprovers\x18\b \x01(\v2\x17.mcpbridge.v1.ApproversR\tapprovers\"b\n" +
+	"\tApprovers\x12\x1e\n" +
+	"\n" +
+	"principals\x18\x01 \x03(\tR\n" +
+	"principals\x12\x16\n" +
+	"\x06groups\x18\x02 \x03(\tR\x06groups\x12\x1d\n" +
+	"\n" +
+	"allow_self\x18\x03 \x01(\bR\tallowSelf\"\x8c\x03\n" +
+	"\x0fApprovalPending\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vserver_name\x18\x02 \x01(\tR\n" +
+	"serverName\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x12\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\x125\n" +
+	"\tapprovers\x18\x05 \x01(\v2\x17.mcpbridge.v1.ApproversR\tapprovers\x12;\n" +
+	"\vexpire_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12;\n" +
+	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12)\n" +
+	"\x10arguments_sha256\x18\b \x01(\tR\x0fargumentsSha256\x125\n" +
+	"\bwarnings\x18\t \x03(\v2\x19.mcpbridge.v1.TextWarningR\bwarnings\"\xcb\x04\n" +
+	"\x0eApprovalRecord\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x17\n" +
+	"\acall_id\x18\x03 \x01(\tR\x06callId\x12\x16\n" +
+	"\x06caller\x18\x04 \x01(\tR\x06caller\x12\x1f\n" +
+	"\vserver_name\x18\x05 \x01(\tR\n" +
+	"serverName\x12\x12\n" +
+	"\x04tool\x18\x06 \x01(\tR\x04tool\x12\x12\n" +
+	"\x04rule\x18\a \x01(\tR\x04rule\x12)\n" +
+	"\x10arguments_sha256\x18\b \x01(\tR\x0fargumentsSha256\x127\n" +
+	"\aoutcome\x18\t \x01(\x0e2\x1d.mcpbridge.v1.ApprovalOutcomeR\aoutcome\x12\x1d\n" +
+	"\n" +
+	"decided_by\x18\n" +
+	" \x01(\tR\tdecidedBy\x12\x16\n" +
+	"\x06reason\x18\v \x01(\tR\x06reason\x12;\n" +
+	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x125\n" +
+	"\bend_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12;\n" +
+	"\vexpire_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x125\n" +
+	"\bwarnings\x18\x0f \x03(\v2\x19.mcpbridge.v1.TextWarningR\bwarnings\"o\n" +
 	"\x10ApprovalDecision\x12\x18\n" +
 	"\aapprove\x18\x01 \x01(\bR\aapprove\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12)\n" +
@@ -2327,7 +3070,21 @@ const file_mcpbridge_v1_host_proto_rawDesc = "" +
 	"\rAttachFailure\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12*\n" +
-	"\x06status\x18\x02 \x01(\v2\x12.google.rpc.StatusR\x06status*]\n" +
+	"\x06status\x18\x02 \x01(\v2\x12.google.rpc.StatusR\x06status*\xe1\x01\n" +
+	"\x0fTextWarningKind\x12!\n" +
+	"\x1dTEXT_WARNING_KIND_UNSPECIFIED\x10\x00\x12\"\n" +
+	"\x1eTEXT_WARNING_KIND_BIDI_CONTROL\x10\x01\x12\x1f\n" +
+	"\x1bTEXT_WARNING_KIND_INVISIBLE\x10\x02\x12\x1d\n" +
+	"\x19TEXT_WARNING_KIND_CONTROL\x10\x03\x12\"\n" +
+	"\x1eTEXT_WARNING_KIND_MIXED_SCRIPT\x10\x04\x12#\n" +
+	"\x1fTEXT_WARNING_KIND_KEY_COLLISION\x10\x05*\xd2\x01\n" +
+	"\x0fApprovalOutcome\x12 \n" +
+	"\x1cAPPROVAL_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19APPROVAL_OUTCOME_APPROVED\x10\x01\x12\x1b\n" +
+	"\x17APPROVAL_OUTCOME_DENIED\x10\x02\x12\x1c\n" +
+	"\x18APPROVAL_OUTCOME_EXPIRED\x10\x03\x12\x1e\n" +
+	"\x1aAPPROVAL_OUTCOME_WITHDRAWN\x10\x04\x12#\n" +
+	"\x1fAPPROVAL_OUTCOME_SESSION_CLOSED\x10\x05*]\n" +
 	"\bDelivery\x12\x18\n" +
 	"\x14DELIVERY_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DELIVERY_LEGACY_PUSH\x10\x01\x12\x1d\n" +
@@ -2356,99 +3113,119 @@ func file_mcpbridge_v1_host_proto_rawDescGZIP() []byte {
 	return file_mcpbridge_v1_host_proto_rawDescData
 }
 
-var file_mcpbridge_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_mcpbridge_v1_host_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_mcpbridge_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_mcpbridge_v1_host_proto_goTypes = []any{
-	(Delivery)(0),                 // 0: mcpbridge.v1.Delivery
-	(RequestOutcome)(0),           // 1: mcpbridge.v1.RequestOutcome
-	(*ServerRequest)(nil),         // 2: mcpbridge.v1.ServerRequest
-	(*AuthorizationRequest)(nil),  // 3: mcpbridge.v1.AuthorizationRequest
-	(*ApprovalRequest)(nil),       // 4: mcpbridge.v1.ApprovalRequest
-	(*ApprovalDecision)(nil),      // 5: mcpbridge.v1.ApprovalDecision
-	(*AuthorizationResponse)(nil), // 6: mcpbridge.v1.AuthorizationResponse
-	(*HostAnswer)(nil),            // 7: mcpbridge.v1.HostAnswer
-	(*HostReply)(nil),             // 8: mcpbridge.v1.HostReply
-	(*RequestEnded)(nil),          // 9: mcpbridge.v1.RequestEnded
-	(*Event)(nil),                 // 10: mcpbridge.v1.Event
-	(*ListChanged)(nil),           // 11: mcpbridge.v1.ListChanged
-	(*ResourceUpdated)(nil),       // 12: mcpbridge.v1.ResourceUpdated
-	(*ElicitationComplete)(nil),   // 13: mcpbridge.v1.ElicitationComplete
-	(*Cancelled)(nil),             // 14: mcpbridge.v1.Cancelled
-	(*SessionStateChange)(nil),    // 15: mcpbridge.v1.SessionStateChange
-	(*EventsDropped)(nil),         // 16: mcpbridge.v1.EventsDropped
-	(*ConnectRequest)(nil),        // 17: mcpbridge.v1.ConnectRequest
-	(*AttachSessions)(nil),        // 18: mcpbridge.v1.AttachSessions
-	(*DetachSessions)(nil),        // 19: mcpbridge.v1.DetachSessions
-	(*CancelServerRequest)(nil),   // 20: mcpbridge.v1.CancelServerRequest
-	(*ConnectResponse)(nil),       // 21: mcpbridge.v1.ConnectResponse
-	(*ReplyAck)(nil),              // 22: mcpbridge.v1.ReplyAck
-	(*AttachedSessions)(nil),      // 23: mcpbridge.v1.AttachedSessions
-	(*AttachFailure)(nil),         // 24: mcpbridge.v1.AttachFailure
-	nil,                           // 25: mcpbridge.v1.ServerRequest.TraceContextEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
-	(*CreateMessageRequest)(nil),  // 27: mcpbridge.v1.CreateMessageRequest
-	(*ElicitRequest)(nil),         // 28: mcpbridge.v1.ElicitRequest
-	(*ListRootsRequest)(nil),      // 29: mcpbridge.v1.ListRootsRequest
-	(*structpb.Struct)(nil),       // 30: google.protobuf.Struct
-	(*CreateMessageResult)(nil),   // 31: mcpbridge.v1.CreateMessageResult
-	(*ElicitResult)(nil),          // 32: mcpbridge.v1.ElicitResult
-	(*ListRootsResult)(nil),       // 33: mcpbridge.v1.ListRootsResult
-	(*JsonRpcError)(nil),          // 34: mcpbridge.v1.JsonRpcError
-	(*ProgressNotification)(nil),  // 35: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),        // 36: mcpbridge.v1.LoggingMessage
-	(*Task)(nil),                  // 37: mcpbridge.v1.Task
-	(SessionState)(0),             // 38: mcpbridge.v1.SessionState
-	(*status.Status)(nil),         // 39: google.rpc.Status
+	(TextWarningKind)(0),          // 0: mcpbridge.v1.TextWarningKind
+	(ApprovalOutcome)(0),          // 1: mcpbridge.v1.ApprovalOutcome
+	(Delivery)(0),                 // 2: mcpbridge.v1.Delivery
+	(RequestOutcome)(0),           // 3: mcpbridge.v1.RequestOutcome
+	(*ServerRequest)(nil),         // 4: mcpbridge.v1.ServerRequest
+	(*TextWarning)(nil),           // 5: mcpbridge.v1.TextWarning
+	(*UrlDestination)(nil),        // 6: mcpbridge.v1.UrlDestination
+	(*AuthorizationRequest)(nil),  // 7: mcpbridge.v1.AuthorizationRequest
+	(*ApprovalRequest)(nil),       // 8: mcpbridge.v1.ApprovalRequest
+	(*Approvers)(nil),             // 9: mcpbridge.v1.Approvers
+	(*ApprovalPending)(nil),       // 10: mcpbridge.v1.ApprovalPending
+	(*ApprovalRecord)(nil),        // 11: mcpbridge.v1.ApprovalRecord
+	(*ApprovalDecision)(nil),      // 12: mcpbridge.v1.ApprovalDecision
+	(*AuthorizationResponse)(nil), // 13: mcpbridge.v1.AuthorizationResponse
+	(*HostAnswer)(nil),            // 14: mcpbridge.v1.HostAnswer
+	(*HostReply)(nil),             // 15: mcpbridge.v1.HostReply
+	(*RequestEnded)(nil),          // 16: mcpbridge.v1.RequestEnded
+	(*Event)(nil),                 // 17: mcpbridge.v1.Event
+	(*ListChanged)(nil),           // 18: mcpbridge.v1.ListChanged
+	(*ResourceUpdated)(nil),       // 19: mcpbridge.v1.ResourceUpdated
+	(*ElicitationComplete)(nil),   // 20: mcpbridge.v1.ElicitationComplete
+	(*Cancelled)(nil),             // 21: mcpbridge.v1.Cancelled
+	(*SessionStateChange)(nil),    // 22: mcpbridge.v1.SessionStateChange
+	(*EventsDropped)(nil),         // 23: mcpbridge.v1.EventsDropped
+	(*ConnectRequest)(nil),        // 24: mcpbridge.v1.ConnectRequest
+	(*AttachSessions)(nil),        // 25: mcpbridge.v1.AttachSessions
+	(*DetachSessions)(nil),        // 26: mcpbridge.v1.DetachSessions
+	(*CancelServerRequest)(nil),   // 27: mcpbridge.v1.CancelServerRequest
+	(*ConnectResponse)(nil),       // 28: mcpbridge.v1.ConnectResponse
+	(*ReplyAck)(nil),              // 29: mcpbridge.v1.ReplyAck
+	(*AttachedSessions)(nil),      // 30: mcpbridge.v1.AttachedSessions
+	(*AttachFailure)(nil),         // 31: mcpbridge.v1.AttachFailure
+	nil,                           // 32: mcpbridge.v1.ServerRequest.TraceContextEntry
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*CreateMessageRequest)(nil),  // 34: mcpbridge.v1.CreateMessageRequest
+	(*ElicitRequest)(nil),         // 35: mcpbridge.v1.ElicitRequest
+	(*ListRootsRequest)(nil),      // 36: mcpbridge.v1.ListRootsRequest
+	(*structpb.Struct)(nil),       // 37: google.protobuf.Struct
+	(*CreateMessageResult)(nil),   // 38: mcpbridge.v1.CreateMessageResult
+	(*ElicitResult)(nil),          // 39: mcpbridge.v1.ElicitResult
+	(*ListRootsResult)(nil),       // 40: mcpbridge.v1.ListRootsResult
+	(*JsonRpcError)(nil),          // 41: mcpbridge.v1.JsonRpcError
+	(*ProgressNotification)(nil),  // 42: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),        // 43: mcpbridge.v1.LoggingMessage
+	(*Task)(nil),                  // 44: mcpbridge.v1.Task
+	(SessionState)(0),             // 45: mcpbridge.v1.SessionState
+	(*status.Status)(nil),         // 46: google.rpc.Status
 }
 var file_mcpbridge_v1_host_proto_depIdxs = []int32{
-	0,  // 0: mcpbridge.v1.ServerRequest.delivery:type_name -> mcpbridge.v1.Delivery
-	26, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
-	26, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
-	27, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
-	28, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
-	29, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
-	3,  // 6: mcpbridge.v1.ServerRequest.authorization:type_name -> mcpbridge.v1.AuthorizationRequest
-	4,  // 7: mcpbridge.v1.ServerRequest.approval:type_name -> mcpbridge.v1.ApprovalRequest
-	25, // 8: mcpbridge.v1.ServerRequest.trace_context:type_name -> mcpbridge.v1.ServerRequest.TraceContextEntry
-	30, // 9: mcpbridge.v1.ApprovalRequest.arguments:type_name -> google.protobuf.Struct
-	31, // 10: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
-	32, // 11: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
-	33, // 12: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
-	6,  // 13: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
-	5,  // 14: mcpbridge.v1.HostAnswer.approval:type_name -> mcpbridge.v1.ApprovalDecision
-	34, // 15: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
-	7,  // 16: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
-	1,  // 17: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
-	26, // 18: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 19: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
-	9,  // 20: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	35, // 21: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
-	36, // 22: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
-	11, // 23: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
-	11, // 24: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
-	11, // 25: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
-	12, // 26: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
-	13, // 27: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
-	37, // 28: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
-	14, // 29: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
-	15, // 30: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
-	16, // 31: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
-	38, // 32: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
-	18, // 33: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
-	19, // 34: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
-	8,  // 35: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
-	20, // 36: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
-	10, // 37: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
-	22, // 38: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
-	23, // 39: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
-	39, // 40: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
-	24, // 41: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
-	39, // 42: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	2,  // 0: mcpbridge.v1.ServerRequest.delivery:type_name -> mcpbridge.v1.Delivery
+	33, // 1: mcpbridge.v1.ServerRequest.deadline:type_name -> google.protobuf.Timestamp
+	33, // 2: mcpbridge.v1.ServerRequest.create_time:type_name -> google.protobuf.Timestamp
+	34, // 3: mcpbridge.v1.ServerRequest.sampling:type_name -> mcpbridge.v1.CreateMessageRequest
+	35, // 4: mcpbridge.v1.ServerRequest.elicitation:type_name -> mcpbridge.v1.ElicitRequest
+	36, // 5: mcpbridge.v1.ServerRequest.roots:type_name -> mcpbridge.v1.ListRootsRequest
+	7,  // 6: mcpbridge.v1.ServerRequest.authorization:type_name -> mcpbridge.v1.AuthorizationRequest
+	8,  // 7: mcpbridge.v1.ServerRequest.approval:type_name -> mcpbridge.v1.ApprovalRequest
+	32, // 8: mcpbridge.v1.ServerRequest.trace_context:type_name -> mcpbridge.v1.ServerRequest.TraceContextEntry
+	5,  // 9: mcpbridge.v1.ServerRequest.warnings:type_name -> mcpbridge.v1.TextWarning
+	6,  // 10: mcpbridge.v1.ServerRequest.url_destination:type_name -> mcpbridge.v1.UrlDestination
+	0,  // 11: mcpbridge.v1.TextWarning.kind:type_name -> mcpbridge.v1.TextWarningKind
+	37, // 12: mcpbridge.v1.ApprovalRequest.arguments:type_name -> google.protobuf.Struct
+	9,  // 13: mcpbridge.v1.ApprovalRequest.approvers:type_name -> mcpbridge.v1.Approvers
+	9,  // 14: mcpbridge.v1.ApprovalPending.approvers:type_name -> mcpbridge.v1.Approvers
+	33, // 15: mcpbridge.v1.ApprovalPending.expire_time:type_name -> google.protobuf.Timestamp
+	33, // 16: mcpbridge.v1.ApprovalPending.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 17: mcpbridge.v1.ApprovalPending.warnings:type_name -> mcpbridge.v1.TextWarning
+	1,  // 18: mcpbridge.v1.ApprovalRecord.outcome:type_name -> mcpbridge.v1.ApprovalOutcome
+	33, // 19: mcpbridge.v1.ApprovalRecord.create_time:type_name -> google.protobuf.Timestamp
+	33, // 20: mcpbridge.v1.ApprovalRecord.end_time:type_name -> google.protobuf.Timestamp
+	33, // 21: mcpbridge.v1.ApprovalRecord.expire_time:type_name -> google.protobuf.Timestamp
+	5,  // 22: mcpbridge.v1.ApprovalRecord.warnings:type_name -> mcpbridge.v1.TextWarning
+	38, // 23: mcpbridge.v1.HostAnswer.sampling:type_name -> mcpbridge.v1.CreateMessageResult
+	39, // 24: mcpbridge.v1.HostAnswer.elicitation:type_name -> mcpbridge.v1.ElicitResult
+	40, // 25: mcpbridge.v1.HostAnswer.roots:type_name -> mcpbridge.v1.ListRootsResult
+	13, // 26: mcpbridge.v1.HostAnswer.authorization:type_name -> mcpbridge.v1.AuthorizationResponse
+	12, // 27: mcpbridge.v1.HostAnswer.approval:type_name -> mcpbridge.v1.ApprovalDecision
+	41, // 28: mcpbridge.v1.HostAnswer.error:type_name -> mcpbridge.v1.JsonRpcError
+	14, // 29: mcpbridge.v1.HostReply.answer:type_name -> mcpbridge.v1.HostAnswer
+	3,  // 30: mcpbridge.v1.RequestEnded.outcome:type_name -> mcpbridge.v1.RequestOutcome
+	33, // 31: mcpbridge.v1.Event.time:type_name -> google.protobuf.Timestamp
+	4,  // 32: mcpbridge.v1.Event.server_request:type_name -> mcpbridge.v1.ServerRequest
+	16, // 33: mcpbridge.v1.Event.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	42, // 34: mcpbridge.v1.Event.progress:type_name -> mcpbridge.v1.ProgressNotification
+	43, // 35: mcpbridge.v1.Event.log:type_name -> mcpbridge.v1.LoggingMessage
+	18, // 36: mcpbridge.v1.Event.tools_list_changed:type_name -> mcpbridge.v1.ListChanged
+	18, // 37: mcpbridge.v1.Event.prompts_list_changed:type_name -> mcpbridge.v1.ListChanged
+	18, // 38: mcpbridge.v1.Event.resources_list_changed:type_name -> mcpbridge.v1.ListChanged
+	19, // 39: mcpbridge.v1.Event.resource_updated:type_name -> mcpbridge.v1.ResourceUpdated
+	20, // 40: mcpbridge.v1.Event.elicitation_complete:type_name -> mcpbridge.v1.ElicitationComplete
+	44, // 41: mcpbridge.v1.Event.task_status:type_name -> mcpbridge.v1.Task
+	21, // 42: mcpbridge.v1.Event.cancelled:type_name -> mcpbridge.v1.Cancelled
+	22, // 43: mcpbridge.v1.Event.session_state:type_name -> mcpbridge.v1.SessionStateChange
+	23, // 44: mcpbridge.v1.Event.events_dropped:type_name -> mcpbridge.v1.EventsDropped
+	45, // 45: mcpbridge.v1.SessionStateChange.state:type_name -> mcpbridge.v1.SessionState
+	25, // 46: mcpbridge.v1.ConnectRequest.attach:type_name -> mcpbridge.v1.AttachSessions
+	26, // 47: mcpbridge.v1.ConnectRequest.detach:type_name -> mcpbridge.v1.DetachSessions
+	15, // 48: mcpbridge.v1.ConnectRequest.reply:type_name -> mcpbridge.v1.HostReply
+	27, // 49: mcpbridge.v1.ConnectRequest.cancel:type_name -> mcpbridge.v1.CancelServerRequest
+	17, // 50: mcpbridge.v1.ConnectResponse.event:type_name -> mcpbridge.v1.Event
+	29, // 51: mcpbridge.v1.ConnectResponse.reply_ack:type_name -> mcpbridge.v1.ReplyAck
+	30, // 52: mcpbridge.v1.ConnectResponse.attached:type_name -> mcpbridge.v1.AttachedSessions
+	46, // 53: mcpbridge.v1.ReplyAck.error:type_name -> google.rpc.Status
+	31, // 54: mcpbridge.v1.AttachedSessions.failures:type_name -> mcpbridge.v1.AttachFailure
+	46, // 55: mcpbridge.v1.AttachFailure.status:type_name -> google.rpc.Status
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_host_proto_init() }
@@ -2465,7 +3242,7 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*ServerRequest_Authorization)(nil),
 		(*ServerRequest_Approval)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[5].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[10].OneofWrappers = []any{
 		(*HostAnswer_Sampling)(nil),
 		(*HostAnswer_Elicitation)(nil),
 		(*HostAnswer_Roots)(nil),
@@ -2473,7 +3250,7 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*HostAnswer_Approval)(nil),
 		(*HostAnswer_Error)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[8].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[13].OneofWrappers = []any{
 		(*Event_ServerRequest)(nil),
 		(*Event_RequestEnded)(nil),
 		(*Event_Progress)(nil),
@@ -2488,13 +3265,13 @@ func file_mcpbridge_v1_host_proto_init() {
 		(*Event_SessionState)(nil),
 		(*Event_EventsDropped)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[15].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[20].OneofWrappers = []any{
 		(*ConnectRequest_Attach)(nil),
 		(*ConnectRequest_Detach)(nil),
 		(*ConnectRequest_Reply)(nil),
 		(*ConnectRequest_Cancel)(nil),
 	}
-	file_mcpbridge_v1_host_proto_msgTypes[19].OneofWrappers = []any{
+	file_mcpbridge_v1_host_proto_msgTypes[24].OneofWrappers = []any{
 		(*ConnectResponse_Event)(nil),
 		(*ConnectResponse_ReplyAck)(nil),
 		(*ConnectResponse_Attached)(nil),
@@ -2504,8 +3281,8 @@ func file_mcpbridge_v1_host_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_host_proto_rawDesc), len(file_mcpbridge_v1_host_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   24,
+			NumEnums:      4,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

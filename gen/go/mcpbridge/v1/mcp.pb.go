@@ -1554,7 +1554,10 @@ type Tool struct {
 	// How the tool may be executed, e.g. whether it supports tasks; absent if the server said nothing.
 	Execution *ToolExecution `protobuf:"bytes,8,opt,name=execution,proto3" json:"execution,omitempty"`
 	// MCP `_meta` of the tool.
-	Meta          *structpb.Struct `protobuf:"bytes,9,opt,name=meta,json=_meta,proto3" json:"meta,omitempty"`
+	Meta *structpb.Struct `protobuf:"bytes,9,opt,name=meta,json=_meta,proto3" json:"meta,omitempty"`
+	// Set by the bridge, not the server, in ListTools: calls of this tool wait for approval (the server's
+	// `tools.approve`). Unset in a sampling request's tools.
+	Approval      *ToolApproval `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1652,6 +1655,95 @@ func (x *Tool) GetMeta() *structpb.Struct {
 	return nil
 }
 
+func (x *Tool) GetApproval() *ToolApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// ToolApproval says that a tool's calls need approval, and by whom.
+type ToolApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The approval pattern of the server's policy that matched the tool.
+	Rule string `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	// The approvers' principal globs.
+	Principals []string `protobuf:"bytes,2,rep,name=principals,proto3" json:"principals,omitempty"`
+	// The approvers' group globs.
+	Groups []string `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	// Whether the caller may approve its own call.
+	AllowSelf bool `protobuf:"varint,4,opt,name=allow_self,json=allowSelf,proto3" json:"allow_self,omitempty"`
+	// How long a request waits for a decision.
+	Expiry        *durationpb.Duration `protobuf:"bytes,5,opt,name=expiry,proto3" json:"expiry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApproval) Reset() {
+	*x = ToolApproval{}
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApproval) ProtoMessage() {}
+
+func (x *ToolApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
+func (*ToolApproval) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ToolApproval) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *ToolApproval) GetPrincipals() []string {
+	if x != nil {
+		return x.Principals
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetAllowSelf() bool {
+	if x != nil {
+		return x.AllowSelf
+	}
+	return false
+}
+
+func (x *ToolApproval) GetExpiry() *durationpb.Duration {
+	if x != nil {
+		return x.Expiry
+	}
+	return nil
+}
+
 // ToolAnnotations are hints about a tool's behaviour (MCP `ToolAnnotations`). Unset hints take MCP's defaults.
 type ToolAnnotations struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1671,7 +1763,7 @@ type ToolAnnotations struct {
 
 func (x *ToolAnnotations) Reset() {
 	*x = ToolAnnotations{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1775,7 @@ func (x *ToolAnnotations) String() string {
 func (*ToolAnnotations) ProtoMessage() {}
 
 func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1696,7 +1788,7 @@ func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolAnnotations.ProtoReflect.Descriptor instead.
 func (*ToolAnnotations) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolAnnotations) GetTitle() string {
@@ -1745,7 +1837,7 @@ type ToolExecution struct {
 
 func (x *ToolExecution) Reset() {
 	*x = ToolExecution{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1849,7 @@ func (x *ToolExecution) String() string {
 func (*ToolExecution) ProtoMessage() {}
 
 func (x *ToolExecution) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1862,7 @@ func (x *ToolExecution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolExecution.ProtoReflect.Descriptor instead.
 func (*ToolExecution) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolExecution) GetTaskSupport() TaskSupport {
@@ -1802,7 +1894,7 @@ type CallToolResult struct {
 
 func (x *CallToolResult) Reset() {
 	*x = CallToolResult{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +1906,7 @@ func (x *CallToolResult) String() string {
 func (*CallToolResult) ProtoMessage() {}
 
 func (x *CallToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +1919,7 @@ func (x *CallToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResult.ProtoReflect.Descriptor instead.
 func (*CallToolResult) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallToolResult) GetContent() []*ContentBlock {
@@ -1892,7 +1984,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +1996,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2009,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Resource) GetUri() string {
@@ -2008,7 +2100,7 @@ type ResourceTemplate struct {
 
 func (x *ResourceTemplate) Reset() {
 	*x = ResourceTemplate{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2112,7 @@ func (x *ResourceTemplate) String() string {
 func (*ResourceTemplate) ProtoMessage() {}
 
 func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2125,7 @@ func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceTemplate.ProtoReflect.Descriptor instead.
 func (*ResourceTemplate) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResourceTemplate) GetUriTemplate() string {
@@ -2113,7 +2205,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2217,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2230,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Prompt) GetName() string {
@@ -2200,7 +2292,7 @@ type PromptArgument struct {
 
 func (x *PromptArgument) Reset() {
 	*x = PromptArgument{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2304,7 @@ func (x *PromptArgument) String() string {
 func (*PromptArgument) ProtoMessage() {}
 
 func (x *PromptArgument) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2317,7 @@ func (x *PromptArgument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
 func (*PromptArgument) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{19}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PromptArgument) GetName() string {
@@ -2269,7 +2361,7 @@ type PromptMessage struct {
 
 func (x *PromptMessage) Reset() {
 	*x = PromptMessage{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2373,7 @@ func (x *PromptMessage) String() string {
 func (*PromptMessage) ProtoMessage() {}
 
 func (x *PromptMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2386,7 @@ func (x *PromptMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
 func (*PromptMessage) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{20}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PromptMessage) GetRole() Role {
@@ -2326,7 +2418,7 @@ type Root struct {
 
 func (x *Root) Reset() {
 	*x = Root{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2338,7 +2430,7 @@ func (x *Root) String() string {
 func (*Root) ProtoMessage() {}
 
 func (x *Root) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2351,7 +2443,7 @@ func (x *Root) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Root.ProtoReflect.Descriptor instead.
 func (*Root) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{21}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Root) GetUri() string {
@@ -2390,7 +2482,7 @@ type SamplingMessage struct {
 
 func (x *SamplingMessage) Reset() {
 	*x = SamplingMessage{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2402,7 +2494,7 @@ func (x *SamplingMessage) String() string {
 func (*SamplingMessage) ProtoMessage() {}
 
 func (x *SamplingMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,7 +2507,7 @@ func (x *SamplingMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SamplingMessage.ProtoReflect.Descriptor instead.
 func (*SamplingMessage) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{22}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SamplingMessage) GetRole() Role {
@@ -2457,7 +2549,7 @@ type ModelPreferences struct {
 
 func (x *ModelPreferences) Reset() {
 	*x = ModelPreferences{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2561,7 @@ func (x *ModelPreferences) String() string {
 func (*ModelPreferences) ProtoMessage() {}
 
 func (x *ModelPreferences) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2574,7 @@ func (x *ModelPreferences) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelPreferences.ProtoReflect.Descriptor instead.
 func (*ModelPreferences) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{23}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelPreferences) GetHints() []*ModelHint {
@@ -2524,7 +2616,7 @@ type ModelHint struct {
 
 func (x *ModelHint) Reset() {
 	*x = ModelHint{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2628,7 @@ func (x *ModelHint) String() string {
 func (*ModelHint) ProtoMessage() {}
 
 func (x *ModelHint) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2641,7 @@ func (x *ModelHint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelHint.ProtoReflect.Descriptor instead.
 func (*ModelHint) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{24}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelHint) GetName() string {
@@ -2570,7 +2662,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2674,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2687,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{25}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ToolChoice) GetMode() ToolChoiceMode {
@@ -2637,7 +2729,7 @@ type CreateMessageRequest struct {
 
 func (x *CreateMessageRequest) Reset() {
 	*x = CreateMessageRequest{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +2741,7 @@ func (x *CreateMessageRequest) String() string {
 func (*CreateMessageRequest) ProtoMessage() {}
 
 func (x *CreateMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +2754,7 @@ func (x *CreateMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMessageRequest.ProtoReflect.Descriptor instead.
 func (*CreateMessageRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{26}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateMessageRequest) GetMessages() []*SamplingMessage {
@@ -2761,7 +2853,7 @@ type CreateMessageResult struct {
 
 func (x *CreateMessageResult) Reset() {
 	*x = CreateMessageResult{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2773,7 +2865,7 @@ func (x *CreateMessageResult) String() string {
 func (*CreateMessageResult) ProtoMessage() {}
 
 func (x *CreateMessageResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2786,7 +2878,7 @@ func (x *CreateMessageResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMessageResult.ProtoReflect.Descriptor instead.
 func (*CreateMessageResult) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{27}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateMessageResult) GetRole() Role {
@@ -2846,7 +2938,7 @@ type ElicitRequest struct {
 
 func (x *ElicitRequest) Reset() {
 	*x = ElicitRequest{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2950,7 @@ func (x *ElicitRequest) String() string {
 func (*ElicitRequest) ProtoMessage() {}
 
 func (x *ElicitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +2963,7 @@ func (x *ElicitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitRequest.ProtoReflect.Descriptor instead.
 func (*ElicitRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{28}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ElicitRequest) GetMode() ElicitationMode {
@@ -2933,7 +3025,7 @@ type ElicitResult struct {
 
 func (x *ElicitResult) Reset() {
 	*x = ElicitResult{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3037,7 @@ func (x *ElicitResult) String() string {
 func (*ElicitResult) ProtoMessage() {}
 
 func (x *ElicitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3050,7 @@ func (x *ElicitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitResult.ProtoReflect.Descriptor instead.
 func (*ElicitResult) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{29}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ElicitResult) GetAction() ElicitAction {
@@ -2993,7 +3085,7 @@ type ListRootsRequest struct {
 
 func (x *ListRootsRequest) Reset() {
 	*x = ListRootsRequest{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3005,7 +3097,7 @@ func (x *ListRootsRequest) String() string {
 func (*ListRootsRequest) ProtoMessage() {}
 
 func (x *ListRootsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3018,7 +3110,7 @@ func (x *ListRootsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRootsRequest.ProtoReflect.Descriptor instead.
 func (*ListRootsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{30}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListRootsRequest) GetMeta() *structpb.Struct {
@@ -3041,7 +3133,7 @@ type ListRootsResult struct {
 
 func (x *ListRootsResult) Reset() {
 	*x = ListRootsResult{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3145,7 @@ func (x *ListRootsResult) String() string {
 func (*ListRootsResult) ProtoMessage() {}
 
 func (x *ListRootsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3158,7 @@ func (x *ListRootsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRootsResult.ProtoReflect.Descriptor instead.
 func (*ListRootsResult) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{31}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListRootsResult) GetRoots() []*Root {
@@ -3099,7 +3191,7 @@ type JsonRpcError struct {
 
 func (x *JsonRpcError) Reset() {
 	*x = JsonRpcError{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3203,7 @@ func (x *JsonRpcError) String() string {
 func (*JsonRpcError) ProtoMessage() {}
 
 func (x *JsonRpcError) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3124,7 +3216,7 @@ func (x *JsonRpcError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JsonRpcError.ProtoReflect.Descriptor instead.
 func (*JsonRpcError) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{32}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JsonRpcError) GetCode() int32 {
@@ -3166,7 +3258,7 @@ type LoggingMessage struct {
 
 func (x *LoggingMessage) Reset() {
 	*x = LoggingMessage{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3178,7 +3270,7 @@ func (x *LoggingMessage) String() string {
 func (*LoggingMessage) ProtoMessage() {}
 
 func (x *LoggingMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3191,7 +3283,7 @@ func (x *LoggingMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoggingMessage.ProtoReflect.Descriptor instead.
 func (*LoggingMessage) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{33}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LoggingMessage) GetLevel() LoggingLevel {
@@ -3241,7 +3333,7 @@ type ProgressNotification struct {
 
 func (x *ProgressNotification) Reset() {
 	*x = ProgressNotification{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3345,7 @@ func (x *ProgressNotification) String() string {
 func (*ProgressNotification) ProtoMessage() {}
 
 func (x *ProgressNotification) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3266,7 +3358,7 @@ func (x *ProgressNotification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressNotification.ProtoReflect.Descriptor instead.
 func (*ProgressNotification) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{34}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ProgressNotification) GetProgressToken() *structpb.Value {
@@ -3315,7 +3407,7 @@ type TaskOptions struct {
 
 func (x *TaskOptions) Reset() {
 	*x = TaskOptions{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3419,7 @@ func (x *TaskOptions) String() string {
 func (*TaskOptions) ProtoMessage() {}
 
 func (x *TaskOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3432,7 @@ func (x *TaskOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOptions.ProtoReflect.Descriptor instead.
 func (*TaskOptions) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{35}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TaskOptions) GetTtl() *durationpb.Duration {
@@ -3376,7 +3468,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3388,7 +3480,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3401,7 +3493,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{36}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Task) GetTaskId() string {
@@ -3478,7 +3570,7 @@ type HostCapabilities struct {
 
 func (x *HostCapabilities) Reset() {
 	*x = HostCapabilities{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3490,7 +3582,7 @@ func (x *HostCapabilities) String() string {
 func (*HostCapabilities) ProtoMessage() {}
 
 func (x *HostCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3595,7 @@ func (x *HostCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCapabilities.ProtoReflect.Descriptor instead.
 func (*HostCapabilities) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{37}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HostCapabilities) GetSampling() *SamplingCapability {
@@ -3540,7 +3632,7 @@ type SamplingCapability struct {
 
 func (x *SamplingCapability) Reset() {
 	*x = SamplingCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3552,7 +3644,7 @@ func (x *SamplingCapability) String() string {
 func (*SamplingCapability) ProtoMessage() {}
 
 func (x *SamplingCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3565,7 +3657,7 @@ func (x *SamplingCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SamplingCapability.ProtoReflect.Descriptor instead.
 func (*SamplingCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{38}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SamplingCapability) GetTools() bool {
@@ -3596,7 +3688,7 @@ type ElicitationCapability struct {
 
 func (x *ElicitationCapability) Reset() {
 	*x = ElicitationCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3608,7 +3700,7 @@ func (x *ElicitationCapability) String() string {
 func (*ElicitationCapability) ProtoMessage() {}
 
 func (x *ElicitationCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3621,7 +3713,7 @@ func (x *ElicitationCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitationCapability.ProtoReflect.Descriptor instead.
 func (*ElicitationCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{39}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ElicitationCapability) GetForm() bool {
@@ -3649,7 +3741,7 @@ type RootsCapability struct {
 
 func (x *RootsCapability) Reset() {
 	*x = RootsCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3661,7 +3753,7 @@ func (x *RootsCapability) String() string {
 func (*RootsCapability) ProtoMessage() {}
 
 func (x *RootsCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3674,7 +3766,7 @@ func (x *RootsCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RootsCapability.ProtoReflect.Descriptor instead.
 func (*RootsCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{40}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RootsCapability) GetListChanged() bool {
@@ -3710,7 +3802,7 @@ type ServerCapabilities struct {
 
 func (x *ServerCapabilities) Reset() {
 	*x = ServerCapabilities{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +3814,7 @@ func (x *ServerCapabilities) String() string {
 func (*ServerCapabilities) ProtoMessage() {}
 
 func (x *ServerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +3827,7 @@ func (x *ServerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerCapabilities.ProtoReflect.Descriptor instead.
 func (*ServerCapabilities) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{41}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ServerCapabilities) GetTools() *ToolsCapability {
@@ -3805,7 +3897,7 @@ type ToolsCapability struct {
 
 func (x *ToolsCapability) Reset() {
 	*x = ToolsCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +3909,7 @@ func (x *ToolsCapability) String() string {
 func (*ToolsCapability) ProtoMessage() {}
 
 func (x *ToolsCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +3922,7 @@ func (x *ToolsCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsCapability.ProtoReflect.Descriptor instead.
 func (*ToolsCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{42}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ToolsCapability) GetListChanged() bool {
@@ -3851,7 +3943,7 @@ type PromptsCapability struct {
 
 func (x *PromptsCapability) Reset() {
 	*x = PromptsCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3863,7 +3955,7 @@ func (x *PromptsCapability) String() string {
 func (*PromptsCapability) ProtoMessage() {}
 
 func (x *PromptsCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3876,7 +3968,7 @@ func (x *PromptsCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptsCapability.ProtoReflect.Descriptor instead.
 func (*PromptsCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{43}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PromptsCapability) GetListChanged() bool {
@@ -3899,7 +3991,7 @@ type ResourcesCapability struct {
 
 func (x *ResourcesCapability) Reset() {
 	*x = ResourcesCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3911,7 +4003,7 @@ func (x *ResourcesCapability) String() string {
 func (*ResourcesCapability) ProtoMessage() {}
 
 func (x *ResourcesCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3924,7 +4016,7 @@ func (x *ResourcesCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourcesCapability.ProtoReflect.Descriptor instead.
 func (*ResourcesCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{44}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResourcesCapability) GetListChanged() bool {
@@ -3950,7 +4042,7 @@ type LoggingCapability struct {
 
 func (x *LoggingCapability) Reset() {
 	*x = LoggingCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3962,7 +4054,7 @@ func (x *LoggingCapability) String() string {
 func (*LoggingCapability) ProtoMessage() {}
 
 func (x *LoggingCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3975,7 +4067,7 @@ func (x *LoggingCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoggingCapability.ProtoReflect.Descriptor instead.
 func (*LoggingCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{45}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{46}
 }
 
 // CompletionsCapability is the server's completions capability. It has no options.
@@ -3987,7 +4079,7 @@ type CompletionsCapability struct {
 
 func (x *CompletionsCapability) Reset() {
 	*x = CompletionsCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4091,7 @@ func (x *CompletionsCapability) String() string {
 func (*CompletionsCapability) ProtoMessage() {}
 
 func (x *CompletionsCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4104,7 @@ func (x *CompletionsCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletionsCapability.ProtoReflect.Descriptor instead.
 func (*CompletionsCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{46}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{47}
 }
 
 // TasksCapability is the server's tasks capability.
@@ -4030,7 +4122,7 @@ type TasksCapability struct {
 
 func (x *TasksCapability) Reset() {
 	*x = TasksCapability{}
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4042,7 +4134,7 @@ func (x *TasksCapability) String() string {
 func (*TasksCapability) ProtoMessage() {}
 
 func (x *TasksCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_mcp_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4055,7 +4147,7 @@ func (x *TasksCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TasksCapability.ProtoReflect.Descriptor instead.
 func (*TasksCapability) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{47}
+	return file_mcpbridge_v1_mcp_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TasksCapability) GetList() bool {
@@ -4149,7 +4241,7 @@ const file_mcpbridge_v1_mcp_proto_rawDesc = "" +
 	"\x04blob\x18\x04 \x01(\fH\x00R\x04blob\x12,\n" +
 	"\x04meta\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x05_metaB\n" +
 	"\n" +
-	"\bcontents\"\xa0\x03\n" +
+	"\bcontents\"\xd8\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -4159,7 +4251,18 @@ const file_mcpbridge_v1_mcp_proto_rawDesc = "" +
 	"\vannotations\x18\x06 \x01(\v2\x1d.mcpbridge.v1.ToolAnnotationsR\vannotations\x12(\n" +
 	"\x05icons\x18\a \x03(\v2\x12.mcpbridge.v1.IconR\x05icons\x129\n" +
 	"\texecution\x18\b \x01(\v2\x1b.mcpbridge.v1.ToolExecutionR\texecution\x12,\n" +
-	"\x04meta\x18\t \x01(\v2\x17.google.protobuf.StructR\x05_meta\"\xad\x02\n" +
+	"\x04meta\x18\t \x01(\v2\x17.google.protobuf.StructR\x05_meta\x126\n" +
+	"\bapproval\x18\n" +
+	" \x01(\v2\x1a.mcpbridge.v1.ToolApprovalR\bapproval\"\xac\x01\n" +
+	"\fToolApproval\x12\x12\n" +
+	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x1e\n" +
+	"\n" +
+	"principals\x18\x02 \x03(\tR\n" +
+	"principals\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x1d\n" +
+	"\n" +
+	"allow_self\x18\x04 \x01(\bR\tallowSelf\x121\n" +
+	"\x06expiry\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x06expiry\"\xad\x02\n" +
 	"\x0fToolAnnotations\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12)\n" +
 	"\x0eread_only_hint\x18\x02 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
@@ -4402,7 +4505,7 @@ func file_mcpbridge_v1_mcp_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_mcp_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_mcpbridge_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_mcpbridge_v1_mcp_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_mcpbridge_v1_mcp_proto_goTypes = []any{
 	(IconTheme)(0),                // 0: mcpbridge.v1.IconTheme
 	(Role)(0),                     // 1: mcpbridge.v1.Role
@@ -4426,45 +4529,46 @@ var file_mcpbridge_v1_mcp_proto_goTypes = []any{
 	(*ToolResultContent)(nil),     // 19: mcpbridge.v1.ToolResultContent
 	(*ResourceContents)(nil),      // 20: mcpbridge.v1.ResourceContents
 	(*Tool)(nil),                  // 21: mcpbridge.v1.Tool
-	(*ToolAnnotations)(nil),       // 22: mcpbridge.v1.ToolAnnotations
-	(*ToolExecution)(nil),         // 23: mcpbridge.v1.ToolExecution
-	(*CallToolResult)(nil),        // 24: mcpbridge.v1.CallToolResult
-	(*Resource)(nil),              // 25: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),      // 26: mcpbridge.v1.ResourceTemplate
-	(*Prompt)(nil),                // 27: mcpbridge.v1.Prompt
-	(*PromptArgument)(nil),        // 28: mcpbridge.v1.PromptArgument
-	(*PromptMessage)(nil),         // 29: mcpbridge.v1.PromptMessage
-	(*Root)(nil),                  // 30: mcpbridge.v1.Root
-	(*SamplingMessage)(nil),       // 31: mcpbridge.v1.SamplingMessage
-	(*ModelPreferences)(nil),      // 32: mcpbridge.v1.ModelPreferences
-	(*ModelHint)(nil),             // 33: mcpbridge.v1.ModelHint
-	(*ToolChoice)(nil),            // 34: mcpbridge.v1.ToolChoice
-	(*CreateMessageRequest)(nil),  // 35: mcpbridge.v1.CreateMessageRequest
-	(*CreateMessageResult)(nil),   // 36: mcpbridge.v1.CreateMessageResult
-	(*ElicitRequest)(nil),         // 37: mcpbridge.v1.ElicitRequest
-	(*ElicitResult)(nil),          // 38: mcpbridge.v1.ElicitResult
-	(*ListRootsRequest)(nil),      // 39: mcpbridge.v1.ListRootsRequest
-	(*ListRootsResult)(nil),       // 40: mcpbridge.v1.ListRootsResult
-	(*JsonRpcError)(nil),          // 41: mcpbridge.v1.JsonRpcError
-	(*LoggingMessage)(nil),        // 42: mcpbridge.v1.LoggingMessage
-	(*ProgressNotification)(nil),  // 43: mcpbridge.v1.ProgressNotification
-	(*TaskOptions)(nil),           // 44: mcpbridge.v1.TaskOptions
-	(*Task)(nil),                  // 45: mcpbridge.v1.Task
-	(*HostCapabilities)(nil),      // 46: mcpbridge.v1.HostCapabilities
-	(*SamplingCapability)(nil),    // 47: mcpbridge.v1.SamplingCapability
-	(*ElicitationCapability)(nil), // 48: mcpbridge.v1.ElicitationCapability
-	(*RootsCapability)(nil),       // 49: mcpbridge.v1.RootsCapability
-	(*ServerCapabilities)(nil),    // 50: mcpbridge.v1.ServerCapabilities
-	(*ToolsCapability)(nil),       // 51: mcpbridge.v1.ToolsCapability
-	(*PromptsCapability)(nil),     // 52: mcpbridge.v1.PromptsCapability
-	(*ResourcesCapability)(nil),   // 53: mcpbridge.v1.ResourcesCapability
-	(*LoggingCapability)(nil),     // 54: mcpbridge.v1.LoggingCapability
-	(*CompletionsCapability)(nil), // 55: mcpbridge.v1.CompletionsCapability
-	(*TasksCapability)(nil),       // 56: mcpbridge.v1.TasksCapability
-	(*structpb.Struct)(nil),       // 57: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 58: google.protobuf.Value
-	(*durationpb.Duration)(nil),   // 59: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 60: google.protobuf.Timestamp
+	(*ToolApproval)(nil),          // 22: mcpbridge.v1.ToolApproval
+	(*ToolAnnotations)(nil),       // 23: mcpbridge.v1.ToolAnnotations
+	(*ToolExecution)(nil),         // 24: mcpbridge.v1.ToolExecution
+	(*CallToolResult)(nil),        // 25: mcpbridge.v1.CallToolResult
+	(*Resource)(nil),              // 26: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),      // 27: mcpbridge.v1.ResourceTemplate
+	(*Prompt)(nil),                // 28: mcpbridge.v1.Prompt
+	(*PromptArgument)(nil),        // 29: mcpbridge.v1.PromptArgument
+	(*PromptMessage)(nil),         // 30: mcpbridge.v1.PromptMessage
+	(*Root)(nil),                  // 31: mcpbridge.v1.Root
+	(*SamplingMessage)(nil),       // 32: mcpbridge.v1.SamplingMessage
+	(*ModelPreferences)(nil),      // 33: mcpbridge.v1.ModelPreferences
+	(*ModelHint)(nil),             // 34: mcpbridge.v1.ModelHint
+	(*ToolChoice)(nil),            // 35: mcpbridge.v1.ToolChoice
+	(*CreateMessageRequest)(nil),  // 36: mcpbridge.v1.CreateMessageRequest
+	(*CreateMessageResult)(nil),   // 37: mcpbridge.v1.CreateMessageResult
+	(*ElicitRequest)(nil),         // 38: mcpbridge.v1.ElicitRequest
+	(*ElicitResult)(nil),          // 39: mcpbridge.v1.ElicitResult
+	(*ListRootsRequest)(nil),      // 40: mcpbridge.v1.ListRootsRequest
+	(*ListRootsResult)(nil),       // 41: mcpbridge.v1.ListRootsResult
+	(*JsonRpcError)(nil),          // 42: mcpbridge.v1.JsonRpcError
+	(*LoggingMessage)(nil),        // 43: mcpbridge.v1.LoggingMessage
+	(*ProgressNotification)(nil),  // 44: mcpbridge.v1.ProgressNotification
+	(*TaskOptions)(nil),           // 45: mcpbridge.v1.TaskOptions
+	(*Task)(nil),                  // 46: mcpbridge.v1.Task
+	(*HostCapabilities)(nil),      // 47: mcpbridge.v1.HostCapabilities
+	(*SamplingCapability)(nil),    // 48: mcpbridge.v1.SamplingCapability
+	(*ElicitationCapability)(nil), // 49: mcpbridge.v1.ElicitationCapability
+	(*RootsCapability)(nil),       // 50: mcpbridge.v1.RootsCapability
+	(*ServerCapabilities)(nil),    // 51: mcpbridge.v1.ServerCapabilities
+	(*ToolsCapability)(nil),       // 52: mcpbridge.v1.ToolsCapability
+	(*PromptsCapability)(nil),     // 53: mcpbridge.v1.PromptsCapability
+	(*ResourcesCapability)(nil),   // 54: mcpbridge.v1.ResourcesCapability
+	(*LoggingCapability)(nil),     // 55: mcpbridge.v1.LoggingCapability
+	(*CompletionsCapability)(nil), // 56: mcpbridge.v1.CompletionsCapability
+	(*TasksCapability)(nil),       // 57: mcpbridge.v1.TasksCapability
+	(*structpb.Struct)(nil),       // 58: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 59: google.protobuf.Value
+	(*durationpb.Duration)(nil),   // 60: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
 }
 var file_mcpbridge_v1_mcp_proto_depIdxs = []int32{
 	10, // 0: mcpbridge.v1.Implementation.icons:type_name -> mcpbridge.v1.Icon
@@ -4478,87 +4582,89 @@ var file_mcpbridge_v1_mcp_proto_depIdxs = []int32{
 	18, // 8: mcpbridge.v1.ContentBlock.tool_use:type_name -> mcpbridge.v1.ToolUseContent
 	19, // 9: mcpbridge.v1.ContentBlock.tool_result:type_name -> mcpbridge.v1.ToolResultContent
 	11, // 10: mcpbridge.v1.ContentBlock.annotations:type_name -> mcpbridge.v1.Annotations
-	57, // 11: mcpbridge.v1.ContentBlock.meta:type_name -> google.protobuf.Struct
+	58, // 11: mcpbridge.v1.ContentBlock.meta:type_name -> google.protobuf.Struct
 	10, // 12: mcpbridge.v1.ResourceLink.icons:type_name -> mcpbridge.v1.Icon
 	20, // 13: mcpbridge.v1.EmbeddedResource.resource:type_name -> mcpbridge.v1.ResourceContents
-	57, // 14: mcpbridge.v1.ToolUseContent.input:type_name -> google.protobuf.Struct
+	58, // 14: mcpbridge.v1.ToolUseContent.input:type_name -> google.protobuf.Struct
 	12, // 15: mcpbridge.v1.ToolResultContent.content:type_name -> mcpbridge.v1.ContentBlock
-	58, // 16: mcpbridge.v1.ToolResultContent.structured_content:type_name -> google.protobuf.Value
-	57, // 17: mcpbridge.v1.ResourceContents.meta:type_name -> google.protobuf.Struct
-	57, // 18: mcpbridge.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	57, // 19: mcpbridge.v1.Tool.output_schema:type_name -> google.protobuf.Struct
-	22, // 20: mcpbridge.v1.Tool.annotations:type_name -> mcpbridge.v1.ToolAnnotations
+	59, // 16: mcpbridge.v1.ToolResultContent.structured_content:type_name -> google.protobuf.Value
+	58, // 17: mcpbridge.v1.ResourceContents.meta:type_name -> google.protobuf.Struct
+	58, // 18: mcpbridge.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	58, // 19: mcpbridge.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	23, // 20: mcpbridge.v1.Tool.annotations:type_name -> mcpbridge.v1.ToolAnnotations
 	10, // 21: mcpbridge.v1.Tool.icons:type_name -> mcpbridge.v1.Icon
-	23, // 22: mcpbridge.v1.Tool.execution:type_name -> mcpbridge.v1.ToolExecution
-	57, // 23: mcpbridge.v1.Tool.meta:type_name -> google.protobuf.Struct
-	2,  // 24: mcpbridge.v1.ToolExecution.task_support:type_name -> mcpbridge.v1.TaskSupport
-	12, // 25: mcpbridge.v1.CallToolResult.content:type_name -> mcpbridge.v1.ContentBlock
-	58, // 26: mcpbridge.v1.CallToolResult.structured_content:type_name -> google.protobuf.Value
-	57, // 27: mcpbridge.v1.CallToolResult.meta:type_name -> google.protobuf.Struct
-	45, // 28: mcpbridge.v1.CallToolResult.task:type_name -> mcpbridge.v1.Task
-	11, // 29: mcpbridge.v1.Resource.annotations:type_name -> mcpbridge.v1.Annotations
-	10, // 30: mcpbridge.v1.Resource.icons:type_name -> mcpbridge.v1.Icon
-	57, // 31: mcpbridge.v1.Resource.meta:type_name -> google.protobuf.Struct
-	11, // 32: mcpbridge.v1.ResourceTemplate.annotations:type_name -> mcpbridge.v1.Annotations
-	10, // 33: mcpbridge.v1.ResourceTemplate.icons:type_name -> mcpbridge.v1.Icon
-	57, // 34: mcpbridge.v1.ResourceTemplate.meta:type_name -> google.protobuf.Struct
-	28, // 35: mcpbridge.v1.Prompt.arguments:type_name -> mcpbridge.v1.PromptArgument
-	10, // 36: mcpbridge.v1.Prompt.icons:type_name -> mcpbridge.v1.Icon
-	57, // 37: mcpbridge.v1.Prompt.meta:type_name -> google.protobuf.Struct
-	1,  // 38: mcpbridge.v1.PromptMessage.role:type_name -> mcpbridge.v1.Role
-	12, // 39: mcpbridge.v1.PromptMessage.content:type_name -> mcpbridge.v1.ContentBlock
-	57, // 40: mcpbridge.v1.Root.meta:type_name -> google.protobuf.Struct
-	1,  // 41: mcpbridge.v1.SamplingMessage.role:type_name -> mcpbridge.v1.Role
-	12, // 42: mcpbridge.v1.SamplingMessage.content:type_name -> mcpbridge.v1.ContentBlock
-	57, // 43: mcpbridge.v1.SamplingMessage.meta:type_name -> google.protobuf.Struct
-	33, // 44: mcpbridge.v1.ModelPreferences.hints:type_name -> mcpbridge.v1.ModelHint
-	4,  // 45: mcpbridge.v1.ToolChoice.mode:type_name -> mcpbridge.v1.ToolChoiceMode
-	31, // 46: mcpbridge.v1.CreateMessageRequest.messages:type_name -> mcpbridge.v1.SamplingMessage
-	32, // 47: mcpbridge.v1.CreateMessageRequest.model_preferences:type_name -> mcpbridge.v1.ModelPreferences
-	3,  // 48: mcpbridge.v1.CreateMessageRequest.include_context:type_name -> mcpbridge.v1.IncludeContext
-	57, // 49: mcpbridge.v1.CreateMessageRequest.metadata:type_name -> google.protobuf.Struct
-	21, // 50: mcpbridge.v1.CreateMessageRequest.tools:type_name -> mcpbridge.v1.Tool
-	34, // 51: mcpbridge.v1.CreateMessageRequest.tool_choice:type_name -> mcpbridge.v1.ToolChoice
-	57, // 52: mcpbridge.v1.CreateMessageRequest.meta:type_name -> google.protobuf.Struct
-	1,  // 53: mcpbridge.v1.CreateMessageResult.role:type_name -> mcpbridge.v1.Role
-	12, // 54: mcpbridge.v1.CreateMessageResult.content:type_name -> mcpbridge.v1.ContentBlock
-	57, // 55: mcpbridge.v1.CreateMessageResult.meta:type_name -> google.protobuf.Struct
-	5,  // 56: mcpbridge.v1.ElicitRequest.mode:type_name -> mcpbridge.v1.ElicitationMode
-	57, // 57: mcpbridge.v1.ElicitRequest.requested_schema:type_name -> google.protobuf.Struct
-	57, // 58: mcpbridge.v1.ElicitRequest.meta:type_name -> google.protobuf.Struct
-	6,  // 59: mcpbridge.v1.ElicitResult.action:type_name -> mcpbridge.v1.ElicitAction
-	57, // 60: mcpbridge.v1.ElicitResult.content:type_name -> google.protobuf.Struct
-	57, // 61: mcpbridge.v1.ElicitResult.meta:type_name -> google.protobuf.Struct
-	57, // 62: mcpbridge.v1.ListRootsRequest.meta:type_name -> google.protobuf.Struct
-	30, // 63: mcpbridge.v1.ListRootsResult.roots:type_name -> mcpbridge.v1.Root
-	57, // 64: mcpbridge.v1.ListRootsResult.meta:type_name -> google.protobuf.Struct
-	58, // 65: mcpbridge.v1.JsonRpcError.data:type_name -> google.protobuf.Value
-	7,  // 66: mcpbridge.v1.LoggingMessage.level:type_name -> mcpbridge.v1.LoggingLevel
-	58, // 67: mcpbridge.v1.LoggingMessage.data:type_name -> google.protobuf.Value
-	58, // 68: mcpbridge.v1.ProgressNotification.progress_token:type_name -> google.protobuf.Value
-	59, // 69: mcpbridge.v1.TaskOptions.ttl:type_name -> google.protobuf.Duration
-	8,  // 70: mcpbridge.v1.Task.status:type_name -> mcpbridge.v1.TaskStatus
-	60, // 71: mcpbridge.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	60, // 72: mcpbridge.v1.Task.last_update_time:type_name -> google.protobuf.Timestamp
-	59, // 73: mcpbridge.v1.Task.ttl:type_name -> google.protobuf.Duration
-	59, // 74: mcpbridge.v1.Task.poll_interval:type_name -> google.protobuf.Duration
-	57, // 75: mcpbridge.v1.Task.meta:type_name -> google.protobuf.Struct
-	47, // 76: mcpbridge.v1.HostCapabilities.sampling:type_name -> mcpbridge.v1.SamplingCapability
-	48, // 77: mcpbridge.v1.HostCapabilities.elicitation:type_name -> mcpbridge.v1.ElicitationCapability
-	49, // 78: mcpbridge.v1.HostCapabilities.roots:type_name -> mcpbridge.v1.RootsCapability
-	51, // 79: mcpbridge.v1.ServerCapabilities.tools:type_name -> mcpbridge.v1.ToolsCapability
-	52, // 80: mcpbridge.v1.ServerCapabilities.prompts:type_name -> mcpbridge.v1.PromptsCapability
-	53, // 81: mcpbridge.v1.ServerCapabilities.resources:type_name -> mcpbridge.v1.ResourcesCapability
-	54, // 82: mcpbridge.v1.ServerCapabilities.logging:type_name -> mcpbridge.v1.LoggingCapability
-	55, // 83: mcpbridge.v1.ServerCapabilities.completions:type_name -> mcpbridge.v1.CompletionsCapability
-	56, // 84: mcpbridge.v1.ServerCapabilities.tasks:type_name -> mcpbridge.v1.TasksCapability
-	57, // 85: mcpbridge.v1.ServerCapabilities.experimental:type_name -> google.protobuf.Struct
-	57, // 86: mcpbridge.v1.ServerCapabilities.extensions:type_name -> google.protobuf.Struct
-	87, // [87:87] is the sub-list for method output_type
-	87, // [87:87] is the sub-list for method input_type
-	87, // [87:87] is the sub-list for extension type_name
-	87, // [87:87] is the sub-list for extension extendee
-	0,  // [0:87] is the sub-list for field type_name
+	24, // 22: mcpbridge.v1.Tool.execution:type_name -> mcpbridge.v1.ToolExecution
+	58, // 23: mcpbridge.v1.Tool.meta:type_name -> google.protobuf.Struct
+	22, // 24: mcpbridge.v1.Tool.approval:type_name -> mcpbridge.v1.ToolApproval
+	60, // 25: mcpbridge.v1.ToolApproval.expiry:type_name -> google.protobuf.Duration
+	2,  // 26: mcpbridge.v1.ToolExecution.task_support:type_name -> mcpbridge.v1.TaskSupport
+	12, // 27: mcpbridge.v1.CallToolResult.content:type_name -> mcpbridge.v1.ContentBlock
+	59, // 28: mcpbridge.v1.CallToolResult.structured_content:type_name -> google.protobuf.Value
+	58, // 29: mcpbridge.v1.CallToolResult.meta:type_name -> google.protobuf.Struct
+	46, // 30: mcpbridge.v1.CallToolResult.task:type_name -> mcpbridge.v1.Task
+	11, // 31: mcpbridge.v1.Resource.annotations:type_name -> mcpbridge.v1.Annotations
+	10, // 32: mcpbridge.v1.Resource.icons:type_name -> mcpbridge.v1.Icon
+	58, // 33: mcpbridge.v1.Resource.meta:type_name -> google.protobuf.Struct
+	11, // 34: mcpbridge.v1.ResourceTemplate.annotations:type_name -> mcpbridge.v1.Annotations
+	10, // 35: mcpbridge.v1.ResourceTemplate.icons:type_name -> mcpbridge.v1.Icon
+	58, // 36: mcpbridge.v1.ResourceTemplate.meta:type_name -> google.protobuf.Struct
+	29, // 37: mcpbridge.v1.Prompt.arguments:type_name -> mcpbridge.v1.PromptArgument
+	10, // 38: mcpbridge.v1.Prompt.icons:type_name -> mcpbridge.v1.Icon
+	58, // 39: mcpbridge.v1.Prompt.meta:type_name -> google.protobuf.Struct
+	1,  // 40: mcpbridge.v1.PromptMessage.role:type_name -> mcpbridge.v1.Role
+	12, // 41: mcpbridge.v1.PromptMessage.content:type_name -> mcpbridge.v1.ContentBlock
+	58, // 42: mcpbridge.v1.Root.meta:type_name -> google.protobuf.Struct
+	1,  // 43: mcpbridge.v1.SamplingMessage.role:type_name -> mcpbridge.v1.Role
+	12, // 44: mcpbridge.v1.SamplingMessage.content:type_name -> mcpbridge.v1.ContentBlock
+	58, // 45: mcpbridge.v1.SamplingMessage.meta:type_name -> google.protobuf.Struct
+	34, // 46: mcpbridge.v1.ModelPreferences.hints:type_name -> mcpbridge.v1.ModelHint
+	4,  // 47: mcpbridge.v1.ToolChoice.mode:type_name -> mcpbridge.v1.ToolChoiceMode
+	32, // 48: mcpbridge.v1.CreateMessageRequest.messages:type_name -> mcpbridge.v1.SamplingMessage
+	33, // 49: mcpbridge.v1.CreateMessageRequest.model_preferences:type_name -> mcpbridge.v1.ModelPreferences
+	3,  // 50: mcpbridge.v1.CreateMessageRequest.include_context:type_name -> mcpbridge.v1.IncludeContext
+	58, // 51: mcpbridge.v1.CreateMessageRequest.metadata:type_name -> google.protobuf.Struct
+	21, // 52: mcpbridge.v1.CreateMessageRequest.tools:type_name -> mcpbridge.v1.Tool
+	35, // 53: mcpbridge.v1.CreateMessageRequest.tool_choice:type_name -> mcpbridge.v1.ToolChoice
+	58, // 54: mcpbridge.v1.CreateMessageRequest.meta:type_name -> google.protobuf.Struct
+	1,  // 55: mcpbridge.v1.CreateMessageResult.role:type_name -> mcpbridge.v1.Role
+	12, // 56: mcpbridge.v1.CreateMessageResult.content:type_name -> mcpbridge.v1.ContentBlock
+	58, // 57: mcpbridge.v1.CreateMessageResult.meta:type_name -> google.protobuf.Struct
+	5,  // 58: mcpbridge.v1.ElicitRequest.mode:type_name -> mcpbridge.v1.ElicitationMode
+	58, // 59: mcpbridge.v1.ElicitRequest.requested_schema:type_name -> google.protobuf.Struct
+	58, // 60: mcpbridge.v1.ElicitRequest.meta:type_name -> google.protobuf.Struct
+	6,  // 61: mcpbridge.v1.ElicitResult.action:type_name -> mcpbridge.v1.ElicitAction
+	58, // 62: mcpbridge.v1.ElicitResult.content:type_name -> google.protobuf.Struct
+	58, // 63: mcpbridge.v1.ElicitResult.meta:type_name -> google.protobuf.Struct
+	58, // 64: mcpbridge.v1.ListRootsRequest.meta:type_name -> google.protobuf.Struct
+	31, // 65: mcpbridge.v1.ListRootsResult.roots:type_name -> mcpbridge.v1.Root
+	58, // 66: mcpbridge.v1.ListRootsResult.meta:type_name -> google.protobuf.Struct
+	59, // 67: mcpbridge.v1.JsonRpcError.data:type_name -> google.protobuf.Value
+	7,  // 68: mcpbridge.v1.LoggingMessage.level:type_name -> mcpbridge.v1.LoggingLevel
+	59, // 69: mcpbridge.v1.LoggingMessage.data:type_name -> google.protobuf.Value
+	59, // 70: mcpbridge.v1.ProgressNotification.progress_token:type_name -> google.protobuf.Value
+	60, // 71: mcpbridge.v1.TaskOptions.ttl:type_name -> google.protobuf.Duration
+	8,  // 72: mcpbridge.v1.Task.status:type_name -> mcpbridge.v1.TaskStatus
+	61, // 73: mcpbridge.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	61, // 74: mcpbridge.v1.Task.last_update_time:type_name -> google.protobuf.Timestamp
+	60, // 75: mcpbridge.v1.Task.ttl:type_name -> google.protobuf.Duration
+	60, // 76: mcpbridge.v1.Task.poll_interval:type_name -> google.protobuf.Duration
+	58, // 77: mcpbridge.v1.Task.meta:type_name -> google.protobuf.Struct
+	48, // 78: mcpbridge.v1.HostCapabilities.sampling:type_name -> mcpbridge.v1.SamplingCapability
+	49, // 79: mcpbridge.v1.HostCapabilities.elicitation:type_name -> mcpbridge.v1.ElicitationCapability
+	50, // 80: mcpbridge.v1.HostCapabilities.roots:type_name -> mcpbridge.v1.RootsCapability
+	52, // 81: mcpbridge.v1.ServerCapabilities.tools:type_name -> mcpbridge.v1.ToolsCapability
+	53, // 82: mcpbridge.v1.ServerCapabilities.prompts:type_name -> mcpbridge.v1.PromptsCapability
+	54, // 83: mcpbridge.v1.ServerCapabilities.resources:type_name -> mcpbridge.v1.ResourcesCapability
+	55, // 84: mcpbridge.v1.ServerCapabilities.logging:type_name -> mcpbridge.v1.LoggingCapability
+	56, // 85: mcpbridge.v1.ServerCapabilities.completions:type_name -> mcpbridge.v1.CompletionsCapability
+	57, // 86: mcpbridge.v1.ServerCapabilities.tasks:type_name -> mcpbridge.v1.TasksCapability
+	58, // 87: mcpbridge.v1.ServerCapabilities.experimental:type_name -> google.protobuf.Struct
+	58, // 88: mcpbridge.v1.ServerCapabilities.extensions:type_name -> google.protobuf.Struct
+	89, // [89:89] is the sub-list for method output_type
+	89, // [89:89] is the sub-list for method input_type
+	89, // [89:89] is the sub-list for extension type_name
+	89, // [89:89] is the sub-list for extension extendee
+	0,  // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_mcpbridge_v1_mcp_proto_init() }
@@ -4581,18 +4687,18 @@ func file_mcpbridge_v1_mcp_proto_init() {
 		(*ResourceContents_Text)(nil),
 		(*ResourceContents_Blob)(nil),
 	}
-	file_mcpbridge_v1_mcp_proto_msgTypes[13].OneofWrappers = []any{}
-	file_mcpbridge_v1_mcp_proto_msgTypes[16].OneofWrappers = []any{}
-	file_mcpbridge_v1_mcp_proto_msgTypes[23].OneofWrappers = []any{}
-	file_mcpbridge_v1_mcp_proto_msgTypes[26].OneofWrappers = []any{}
-	file_mcpbridge_v1_mcp_proto_msgTypes[34].OneofWrappers = []any{}
+	file_mcpbridge_v1_mcp_proto_msgTypes[14].OneofWrappers = []any{}
+	file_mcpbridge_v1_mcp_proto_msgTypes[17].OneofWrappers = []any{}
+	file_mcpbridge_v1_mcp_proto_msgTypes[24].OneofWrappers = []any{}
+	file_mcpbridge_v1_mcp_proto_msgTypes[27].OneofWrappers = []any{}
+	file_mcpbridge_v1_mcp_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_mcp_proto_rawDesc), len(file_mcpbridge_v1_mcp_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   48,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -10,12 +10,54 @@ from mcp_bridge._gen.mcpbridge.v1 import host_pb2 as _host_pb2
 from mcp_bridge._gen.mcpbridge.v1 import mcp_pb2 as _mcp_pb2
 from mcp_bridge._gen.mcpbridge.v1 import session_pb2 as _session_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AuthenticationMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AUTHENTICATION_METHOD_UNSPECIFIED: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_NONE: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_TOKEN: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_OIDC: _ClassVar[AuthenticationMethod]
+    AUTHENTICATION_METHOD_MTLS: _ClassVar[AuthenticationMethod]
+AUTHENTICATION_METHOD_UNSPECIFIED: AuthenticationMethod
+AUTHENTICATION_METHOD_NONE: AuthenticationMethod
+AUTHENTICATION_METHOD_TOKEN: AuthenticationMethod
+AUTHENTICATION_METHOD_OIDC: AuthenticationMethod
+AUTHENTICATION_METHOD_MTLS: AuthenticationMethod
+
+class GetIdentityRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetIdentityResponse(_message.Message):
+    __slots__ = ("principal", "groups", "authentication", "approver", "approves")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    APPROVER_FIELD_NUMBER: _ClassVar[int]
+    APPROVES_FIELD_NUMBER: _ClassVar[int]
+    principal: str
+    groups: _containers.RepeatedScalarFieldContainer[str]
+    authentication: AuthenticationMethod
+    approver: bool
+    approves: _containers.RepeatedCompositeFieldContainer[ApproverScope]
+    def __init__(self, principal: _Optional[str] = ..., groups: _Optional[_Iterable[str]] = ..., authentication: _Optional[_Union[AuthenticationMethod, str]] = ..., approver: _Optional[bool] = ..., approves: _Optional[_Iterable[_Union[ApproverScope, _Mapping]]] = ...) -> None: ...
+
+class ApproverScope(_message.Message):
+    __slots__ = ("server", "tools", "own_calls")
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    OWN_CALLS_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    own_calls: bool
+    def __init__(self, server: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., own_calls: _Optional[bool] = ...) -> None: ...
 
 class ListServersRequest(_message.Message):
     __slots__ = ()
@@ -148,20 +190,22 @@ class StreamCallToolRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ...) -> None: ...
 
 class StreamCallToolResponse(_message.Message):
-    __slots__ = ("call_id", "progress", "log", "server_request", "request_ended", "result")
+    __slots__ = ("call_id", "progress", "log", "server_request", "request_ended", "result", "approval_pending")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     LOG_FIELD_NUMBER: _ClassVar[int]
     SERVER_REQUEST_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ENDED_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_PENDING_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     progress: _mcp_pb2.ProgressNotification
     log: _mcp_pb2.LoggingMessage
     server_request: _host_pb2.ServerRequest
     request_ended: _host_pb2.RequestEnded
     result: _mcp_pb2.CallToolResult
-    def __init__(self, call_id: _Optional[str] = ..., progress: _Optional[_Union[_mcp_pb2.ProgressNotification, _Mapping]] = ..., log: _Optional[_Union[_mcp_pb2.LoggingMessage, _Mapping]] = ..., server_request: _Optional[_Union[_host_pb2.ServerRequest, _Mapping]] = ..., request_ended: _Optional[_Union[_host_pb2.RequestEnded, _Mapping]] = ..., result: _Optional[_Union[_mcp_pb2.CallToolResult, _Mapping]] = ...) -> None: ...
+    approval_pending: _host_pb2.ApprovalPending
+    def __init__(self, call_id: _Optional[str] = ..., progress: _Optional[_Union[_mcp_pb2.ProgressNotification, _Mapping]] = ..., log: _Optional[_Union[_mcp_pb2.LoggingMessage, _Mapping]] = ..., server_request: _Optional[_Union[_host_pb2.ServerRequest, _Mapping]] = ..., request_ended: _Optional[_Union[_host_pb2.RequestEnded, _Mapping]] = ..., result: _Optional[_Union[_mcp_pb2.CallToolResult, _Mapping]] = ..., approval_pending: _Optional[_Union[_host_pb2.ApprovalPending, _Mapping]] = ...) -> None: ...
 
 class ListResourcesRequest(_message.Message):
     __slots__ = ("session_id", "page_token")
@@ -414,6 +458,22 @@ class ListPendingRequestsResponse(_message.Message):
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     requests: _containers.RepeatedCompositeFieldContainer[_host_pb2.ServerRequest]
     def __init__(self, requests: _Optional[_Iterable[_Union[_host_pb2.ServerRequest, _Mapping]]] = ...) -> None: ...
+
+class ListApprovalHistoryRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListApprovalHistoryResponse(_message.Message):
+    __slots__ = ("records", "next_page_token")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[_host_pb2.ApprovalRecord]
+    next_page_token: str
+    def __init__(self, records: _Optional[_Iterable[_Union[_host_pb2.ApprovalRecord, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RespondToRequestRequest(_message.Message):
     __slots__ = ("session_id", "request_id", "answer")

@@ -48,6 +48,11 @@ class BridgeServiceStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.GetIdentity = channel.unary_unary(
+                '/mcpbridge.v1.BridgeService/GetIdentity',
+                request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.SerializeToString,
+                response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.FromString,
+                _registered_method=True)
         self.ListServers = channel.unary_unary(
                 '/mcpbridge.v1.BridgeService/ListServers',
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListServersRequest.SerializeToString,
@@ -168,6 +173,11 @@ class BridgeServiceStub:
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.SerializeToString,
                 response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.FromString,
                 _registered_method=True)
+        self.ListApprovalHistory = channel.unary_unary(
+                '/mcpbridge.v1.BridgeService/ListApprovalHistory',
+                request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.SerializeToString,
+                response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.FromString,
+                _registered_method=True)
         self.RespondToRequest = channel.unary_unary(
                 '/mcpbridge.v1.BridgeService/RespondToRequest',
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.RespondToRequestRequest.SerializeToString,
@@ -188,6 +198,15 @@ class BridgeServiceServicer:
     gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
     principal that created it; another principal gets NOT_FOUND.
     """
+
+    def GetIdentity(self, request, context):
+        """GetIdentity says who the caller is, as the bridge sees it: the principal its calls act as, its groups, how it
+        authenticated, and the servers whose approval requests it may decide. It needs no session; with
+        authentication configured it needs a valid credential like every other call (a wrong one is UNAUTHENTICATED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
 
     def ListServers(self, request, context):
         """ListServers lists the upstream MCP servers the operator configured.
@@ -377,6 +396,15 @@ class BridgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListApprovalHistory(self, request, context):
+        """ListApprovalHistory lists the approval requests that ended (decided, expired, withdrawn), newest first,
+        from the bridge's bounded in-memory history (`limits.approvalHistory` and `limits.approvalHistoryAge`):
+        those the caller may decide (it is an approver of the request) and those of the caller's own calls.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RespondToRequest(self, request, context):
         """RespondToRequest answers a pending server request, like HostReply on Connect. The REST body is the
         HostAnswer itself, e.g. {"elicitation": {"action": "ELICIT_ACTION_ACCEPT", "content": {...}}}. Fails
@@ -390,6 +418,11 @@ class BridgeServiceServicer:
 
 def add_BridgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'GetIdentity': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetIdentity,
+                    request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.FromString,
+                    response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.SerializeToString,
+            ),
             'ListServers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListServers,
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListServersRequest.FromString,
@@ -510,6 +543,11 @@ def add_BridgeServiceServicer_to_server(servicer, server):
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.FromString,
                     response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.SerializeToString,
             ),
+            'ListApprovalHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListApprovalHistory,
+                    request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.FromString,
+                    response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.SerializeToString,
+            ),
             'RespondToRequest': grpc.unary_unary_rpc_method_handler(
                     servicer.RespondToRequest,
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.RespondToRequestRequest.FromString,
@@ -536,6 +574,33 @@ class BridgeService:
     gRPC deadline or cancellation of a call is sent upstream as an MCP cancellation. Every session belongs to the
     principal that created it; another principal gets NOT_FOUND.
     """
+
+    @staticmethod
+    def GetIdentity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mcpbridge.v1.BridgeService/GetIdentity',
+            mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityRequest.SerializeToString,
+            mcpbridge_dot_v1_dot_bridge__service__pb2.GetIdentityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def ListServers(request,
@@ -1175,6 +1240,33 @@ class BridgeService:
             '/mcpbridge.v1.BridgeService/ListPendingRequests',
             mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsRequest.SerializeToString,
             mcpbridge_dot_v1_dot_bridge__service__pb2.ListPendingRequestsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListApprovalHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mcpbridge.v1.BridgeService/ListApprovalHistory',
+            mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryRequest.SerializeToString,
+            mcpbridge_dot_v1_dot_bridge__service__pb2.ListApprovalHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,6 +17,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TextWarningKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TEXT_WARNING_KIND_UNSPECIFIED: _ClassVar[TextWarningKind]
+    TEXT_WARNING_KIND_BIDI_CONTROL: _ClassVar[TextWarningKind]
+    TEXT_WARNING_KIND_INVISIBLE: _ClassVar[TextWarningKind]
+    TEXT_WARNING_KIND_CONTROL: _ClassVar[TextWarningKind]
+    TEXT_WARNING_KIND_MIXED_SCRIPT: _ClassVar[TextWarningKind]
+    TEXT_WARNING_KIND_KEY_COLLISION: _ClassVar[TextWarningKind]
+
+class ApprovalOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    APPROVAL_OUTCOME_UNSPECIFIED: _ClassVar[ApprovalOutcome]
+    APPROVAL_OUTCOME_APPROVED: _ClassVar[ApprovalOutcome]
+    APPROVAL_OUTCOME_DENIED: _ClassVar[ApprovalOutcome]
+    APPROVAL_OUTCOME_EXPIRED: _ClassVar[ApprovalOutcome]
+    APPROVAL_OUTCOME_WITHDRAWN: _ClassVar[ApprovalOutcome]
+    APPROVAL_OUTCOME_SESSION_CLOSED: _ClassVar[ApprovalOutcome]
+
 class Delivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DELIVERY_UNSPECIFIED: _ClassVar[Delivery]
@@ -34,6 +52,18 @@ class RequestOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REQUEST_OUTCOME_SESSION_CLOSED: _ClassVar[RequestOutcome]
     REQUEST_OUTCOME_CALL_ENDED: _ClassVar[RequestOutcome]
     REQUEST_OUTCOME_BRIDGE_RESTARTED: _ClassVar[RequestOutcome]
+TEXT_WARNING_KIND_UNSPECIFIED: TextWarningKind
+TEXT_WARNING_KIND_BIDI_CONTROL: TextWarningKind
+TEXT_WARNING_KIND_INVISIBLE: TextWarningKind
+TEXT_WARNING_KIND_CONTROL: TextWarningKind
+TEXT_WARNING_KIND_MIXED_SCRIPT: TextWarningKind
+TEXT_WARNING_KIND_KEY_COLLISION: TextWarningKind
+APPROVAL_OUTCOME_UNSPECIFIED: ApprovalOutcome
+APPROVAL_OUTCOME_APPROVED: ApprovalOutcome
+APPROVAL_OUTCOME_DENIED: ApprovalOutcome
+APPROVAL_OUTCOME_EXPIRED: ApprovalOutcome
+APPROVAL_OUTCOME_WITHDRAWN: ApprovalOutcome
+APPROVAL_OUTCOME_SESSION_CLOSED: ApprovalOutcome
 DELIVERY_UNSPECIFIED: Delivery
 DELIVERY_LEGACY_PUSH: Delivery
 DELIVERY_MULTI_ROUND_TRIP: Delivery
@@ -48,7 +78,7 @@ REQUEST_OUTCOME_CALL_ENDED: RequestOutcome
 REQUEST_OUTCOME_BRIDGE_RESTARTED: RequestOutcome
 
 class ServerRequest(_message.Message):
-    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "approval", "task_id", "trace_context")
+    __slots__ = ("request_id", "session_id", "origin_call_id", "origin_method", "origin_name", "delivery", "input_key", "deadline", "create_time", "sampling", "elicitation", "roots", "authorization", "approval", "task_id", "trace_context", "warnings", "url_destination")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +102,8 @@ class ServerRequest(_message.Message):
     APPROVAL_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    URL_DESTINATION_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     session_id: str
     origin_call_id: str
@@ -88,7 +120,35 @@ class ServerRequest(_message.Message):
     approval: ApprovalRequest
     task_id: str
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., approval: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., task_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    warnings: _containers.RepeatedCompositeFieldContainer[TextWarning]
+    url_destination: UrlDestination
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., origin_call_id: _Optional[str] = ..., origin_method: _Optional[str] = ..., origin_name: _Optional[str] = ..., delivery: _Optional[_Union[Delivery, str]] = ..., input_key: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sampling: _Optional[_Union[_mcp_pb2.CreateMessageRequest, _Mapping]] = ..., elicitation: _Optional[_Union[_mcp_pb2.ElicitRequest, _Mapping]] = ..., roots: _Optional[_Union[_mcp_pb2.ListRootsRequest, _Mapping]] = ..., authorization: _Optional[_Union[AuthorizationRequest, _Mapping]] = ..., approval: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., task_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., warnings: _Optional[_Iterable[_Union[TextWarning, _Mapping]]] = ..., url_destination: _Optional[_Union[UrlDestination, _Mapping]] = ...) -> None: ...
+
+class TextWarning(_message.Message):
+    __slots__ = ("path", "kind", "code_points", "in_key", "detail")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CODE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    IN_KEY_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: TextWarningKind
+    code_points: _containers.RepeatedScalarFieldContainer[str]
+    in_key: bool
+    detail: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[_Union[TextWarningKind, str]] = ..., code_points: _Optional[_Iterable[str]] = ..., in_key: _Optional[bool] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class UrlDestination(_message.Message):
+    __slots__ = ("scheme", "host", "registrable_domain", "loopback")
+    SCHEME_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    REGISTRABLE_DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    LOOPBACK_FIELD_NUMBER: _ClassVar[int]
+    scheme: str
+    host: str
+    registrable_domain: str
+    loopback: bool
+    def __init__(self, scheme: _Optional[str] = ..., host: _Optional[str] = ..., registrable_domain: _Optional[str] = ..., loopback: _Optional[bool] = ...) -> None: ...
 
 class AuthorizationRequest(_message.Message):
     __slots__ = ("authorization_url", "redirect_url", "server_name", "scopes")
@@ -103,7 +163,7 @@ class AuthorizationRequest(_message.Message):
     def __init__(self, authorization_url: _Optional[str] = ..., redirect_url: _Optional[str] = ..., server_name: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
-    __slots__ = ("caller", "server_name", "tool", "arguments", "canonical_arguments", "arguments_sha256", "rule")
+    __slots__ = ("caller", "server_name", "tool", "arguments", "canonical_arguments", "arguments_sha256", "rule", "approvers")
     CALLER_FIELD_NUMBER: _ClassVar[int]
     SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +171,7 @@ class ApprovalRequest(_message.Message):
     CANONICAL_ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_SHA256_FIELD_NUMBER: _ClassVar[int]
     RULE_FIELD_NUMBER: _ClassVar[int]
+    APPROVERS_FIELD_NUMBER: _ClassVar[int]
     caller: str
     server_name: str
     tool: str
@@ -118,7 +179,74 @@ class ApprovalRequest(_message.Message):
     canonical_arguments: str
     arguments_sha256: str
     rule: str
-    def __init__(self, caller: _Optional[str] = ..., server_name: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., canonical_arguments: _Optional[str] = ..., arguments_sha256: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
+    approvers: Approvers
+    def __init__(self, caller: _Optional[str] = ..., server_name: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., canonical_arguments: _Optional[str] = ..., arguments_sha256: _Optional[str] = ..., rule: _Optional[str] = ..., approvers: _Optional[_Union[Approvers, _Mapping]] = ...) -> None: ...
+
+class Approvers(_message.Message):
+    __slots__ = ("principals", "groups", "allow_self")
+    PRINCIPALS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_SELF_FIELD_NUMBER: _ClassVar[int]
+    principals: _containers.RepeatedScalarFieldContainer[str]
+    groups: _containers.RepeatedScalarFieldContainer[str]
+    allow_self: bool
+    def __init__(self, principals: _Optional[_Iterable[str]] = ..., groups: _Optional[_Iterable[str]] = ..., allow_self: _Optional[bool] = ...) -> None: ...
+
+class ApprovalPending(_message.Message):
+    __slots__ = ("request_id", "server_name", "tool", "rule", "approvers", "expire_time", "create_time", "arguments_sha256", "warnings")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    APPROVERS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_SHA256_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    server_name: str
+    tool: str
+    rule: str
+    approvers: Approvers
+    expire_time: _timestamp_pb2.Timestamp
+    create_time: _timestamp_pb2.Timestamp
+    arguments_sha256: str
+    warnings: _containers.RepeatedCompositeFieldContainer[TextWarning]
+    def __init__(self, request_id: _Optional[str] = ..., server_name: _Optional[str] = ..., tool: _Optional[str] = ..., rule: _Optional[str] = ..., approvers: _Optional[_Union[Approvers, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., arguments_sha256: _Optional[str] = ..., warnings: _Optional[_Iterable[_Union[TextWarning, _Mapping]]] = ...) -> None: ...
+
+class ApprovalRecord(_message.Message):
+    __slots__ = ("request_id", "session_id", "call_id", "caller", "server_name", "tool", "rule", "arguments_sha256", "outcome", "decided_by", "reason", "create_time", "end_time", "expire_time", "warnings")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_SHA256_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    session_id: str
+    call_id: str
+    caller: str
+    server_name: str
+    tool: str
+    rule: str
+    arguments_sha256: str
+    outcome: ApprovalOutcome
+    decided_by: str
+    reason: str
+    create_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    expire_time: _timestamp_pb2.Timestamp
+    warnings: _containers.RepeatedCompositeFieldContainer[TextWarning]
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., call_id: _Optional[str] = ..., caller: _Optional[str] = ..., server_name: _Optional[str] = ..., tool: _Optional[str] = ..., rule: _Optional[str] = ..., arguments_sha256: _Optional[str] = ..., outcome: _Optional[_Union[ApprovalOutcome, str]] = ..., decided_by: _Optional[str] = ..., reason: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., warnings: _Optional[_Iterable[_Union[TextWarning, _Mapping]]] = ...) -> None: ...
 
 class ApprovalDecision(_message.Message):
     __slots__ = ("approve", "reason", "arguments_sha256")

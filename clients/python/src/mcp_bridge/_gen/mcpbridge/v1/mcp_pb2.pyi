@@ -264,7 +264,7 @@ class ResourceContents(_message.Message):
     def __init__(self, uri: _Optional[str] = ..., mime_type: _Optional[str] = ..., text: _Optional[str] = ..., blob: _Optional[bytes] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Tool(_message.Message):
-    __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "icons", "execution", "meta")
+    __slots__ = ("name", "title", "description", "input_schema", "output_schema", "annotations", "icons", "execution", "meta", "approval")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -274,6 +274,7 @@ class Tool(_message.Message):
     ICONS_FIELD_NUMBER: _ClassVar[int]
     EXECUTION_FIELD_NUMBER: _ClassVar[int]
     META_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
     name: str
     title: str
     description: str
@@ -283,7 +284,22 @@ class Tool(_message.Message):
     icons: _containers.RepeatedCompositeFieldContainer[Icon]
     execution: ToolExecution
     meta: _struct_pb2.Struct
-    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., output_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., annotations: _Optional[_Union[ToolAnnotations, _Mapping]] = ..., icons: _Optional[_Iterable[_Union[Icon, _Mapping]]] = ..., execution: _Optional[_Union[ToolExecution, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    approval: ToolApproval
+    def __init__(self, name: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., output_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., annotations: _Optional[_Union[ToolAnnotations, _Mapping]] = ..., icons: _Optional[_Iterable[_Union[Icon, _Mapping]]] = ..., execution: _Optional[_Union[ToolExecution, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., approval: _Optional[_Union[ToolApproval, _Mapping]] = ...) -> None: ...
+
+class ToolApproval(_message.Message):
+    __slots__ = ("rule", "principals", "groups", "allow_self", "expiry")
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPALS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_SELF_FIELD_NUMBER: _ClassVar[int]
+    EXPIRY_FIELD_NUMBER: _ClassVar[int]
+    rule: str
+    principals: _containers.RepeatedScalarFieldContainer[str]
+    groups: _containers.RepeatedScalarFieldContainer[str]
+    allow_self: bool
+    expiry: _duration_pb2.Duration
+    def __init__(self, rule: _Optional[str] = ..., principals: _Optional[_Iterable[str]] = ..., groups: _Optional[_Iterable[str]] = ..., allow_self: _Optional[bool] = ..., expiry: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ToolAnnotations(_message.Message):
     __slots__ = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")

@@ -3,6 +3,8 @@ package dev.mcpbridge.client;
 import dev.mcpbridge.v1.BridgeServiceGrpc;
 import dev.mcpbridge.v1.CreateSessionRequest;
 import dev.mcpbridge.v1.DeleteSessionRequest;
+import dev.mcpbridge.v1.GetIdentityRequest;
+import dev.mcpbridge.v1.GetIdentityResponse;
 import dev.mcpbridge.v1.GetSessionRequest;
 import dev.mcpbridge.v1.HostCapabilities;
 import dev.mcpbridge.v1.Implementation;
@@ -136,7 +138,24 @@ public final class McpBridgeClient implements AutoCloseable {
     return new Builder();
   }
 
-  // ---- servers and sessions ----
+  // ---- who am I, servers and sessions ----
+
+  /**
+   * Who this client's caller is, as the bridge sees it (GetIdentity): its principal, groups, how it authenticated
+   * ({@code AUTHENTICATION_METHOD_NONE}, {@code _TOKEN}, {@code _OIDC}, {@code _MTLS}) and the servers whose
+   * approval requests it may decide.
+   *
+   * @throws McpBridgeException UNAUTHENTICATED when the bridge does not accept the client's token
+   */
+  public GetIdentityResponse getIdentity() {
+    return Rpc.await(getIdentityAsync());
+  }
+
+  /** Async form of {@link #getIdentity()}. */
+  public CompletableFuture<GetIdentityResponse> getIdentityAsync() {
+    return Rpc.<GetIdentityRequest, GetIdentityResponse>unary(
+        stub(null)::getIdentity, GetIdentityRequest.getDefaultInstance());
+  }
 
   /** The upstream servers the bridge is configured with. */
   public List<UpstreamServer> listServers() {

@@ -155,6 +155,33 @@ public class McpBridgeException extends RuntimeException {
   }
 
   /**
+   * The approver's reason of a denied call (ErrorInfo metadata {@code approverReason}); empty unless {@link
+   * #approvalDenied()}.
+   */
+  public Optional<String> approverReason() {
+    return approvalDenied() ? errorInfo().map(i -> i.getMetadataMap().get("approverReason")) : Optional.empty();
+  }
+
+  /** The approver that denied the call (ErrorInfo metadata {@code decidedBy}); empty when not known. */
+  public Optional<String> approvalDecidedBy() {
+    return approvalDenied() ? errorInfo().map(i -> i.getMetadataMap().get("decidedBy")) : Optional.empty();
+  }
+
+  /** The id of the approval request of a denied or expired call (ErrorInfo metadata {@code approvalRequestId}). */
+  public Optional<String> approvalRequestId() {
+    return approvalDenied() || approvalExpired()
+        ? errorInfo().map(i -> i.getMetadataMap().get("approvalRequestId")) : Optional.empty();
+  }
+
+  /** When the approval request of a denied or expired call expires or expired (ErrorInfo metadata {@code expireTime}). */
+  public Optional<java.time.Instant> approvalExpireTime() {
+    if (!approvalDenied() && !approvalExpired()) {
+      return Optional.empty();
+    }
+    return errorInfo().map(i -> i.getMetadataMap().get("expireTime")).map(java.time.Instant::parse);
+  }
+
+  /**
    * Whether a call resumed by its call id carried other arguments than the call submitted for approval
    * (FAILED_PRECONDITION, reason {@code APPROVAL_ARGUMENTS_CHANGED}). Nothing was sent upstream.
    */

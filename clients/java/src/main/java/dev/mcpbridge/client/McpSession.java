@@ -310,6 +310,9 @@ public final class McpSession implements AutoCloseable {
           case REQUEST_ENDED:
             listener.onRequestEnded(m.getRequestEnded());
             break;
+          case APPROVAL_PENDING:
+            listener.onApprovalPending(m.getApprovalPending());
+            break;
           case RESULT:
             result = m.getResult();
             break;

@@ -4,6 +4,8 @@ import com.google.protobuf.Timestamp;
 import dev.mcpbridge.v1.Delivery;
 import dev.mcpbridge.v1.Root;
 import dev.mcpbridge.v1.ServerRequest;
+import dev.mcpbridge.v1.TextWarning;
+import dev.mcpbridge.v1.UrlDestination;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +72,21 @@ public final class RequestContext {
   /** When the bridge stops waiting and applies its default answer; empty if the bridge gave no deadline. */
   public Optional<Instant> deadline() {
     return request.hasDeadline() ? Optional.of(toInstant(request.getDeadline())) : Optional.empty();
+  }
+
+  /**
+   * What the bridge found in the request's text that a person may not see as it is — bidi controls, invisible and
+   * control characters, mixed scripts, object keys that collide (docs/adr/0091-untrusted-text-and-approval-visibility.md).
+   * Show them with the request, and ask for a second confirmation before approving one that has any. Empty when
+   * there is none.
+   */
+  public List<TextWarning> warnings() {
+    return request.getWarningsList();
+  }
+
+  /** Where the URL of a URL elicitation or an authorization request leads; show its registrable domain first. */
+  public Optional<UrlDestination> urlDestination() {
+    return request.hasUrlDestination() ? Optional.of(request.getUrlDestination()) : Optional.empty();
   }
 
   /** The session's current roots as this client knows them (from openSession or the latest setRoots). */

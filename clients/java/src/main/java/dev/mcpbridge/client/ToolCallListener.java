@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.ApprovalPending;
 import dev.mcpbridge.v1.LoggingMessage;
 import dev.mcpbridge.v1.ProgressNotification;
 import dev.mcpbridge.v1.RequestEnded;
@@ -20,6 +21,14 @@ public interface ToolCallListener {
   /** A request the server made of the host because of this call. */
   default void onServerRequest(ServerRequest request) {}
 
-  /** A server request of this call ended. */
+  /** A server request of this call ended (also the approval request of {@link #onApprovalPending}). */
   default void onRequestEnded(RequestEnded ended) {}
+
+  /**
+   * The call waits for approval (the server's policy names its tool): which rule, who may approve, when it
+   * expires, and what the approvers are warned of. Nothing was sent upstream yet; {@link #onRequestEnded} with the
+   * same request id follows, then the result, or the call fails with {@link McpBridgeException#approvalDenied()}
+   * (and {@link McpBridgeException#approverReason()}) or {@link McpBridgeException#approvalExpired()}.
+   */
+  default void onApprovalPending(ApprovalPending pending) {}
 }

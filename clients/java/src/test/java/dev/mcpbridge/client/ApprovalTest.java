@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.mcpbridge.v1.ApprovalDecision;
+import dev.mcpbridge.v1.ApprovalPending;
 import dev.mcpbridge.v1.ApprovalRequest;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
+import dev.mcpbridge.v1.TextWarning;
+import dev.mcpbridge.v1.TextWarningKind;
 import io.grpc.Status;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,9 +45,11 @@ class ApprovalTest {
   /** Approves echo calls unless their text says "deny"; records what it was shown. */
   static final class Approver implements HostHandler {
     final List<ApprovalRequest> seen = new CopyOnWriteArrayList<>();
+    final List<List<TextWarning>> warnings = new CopyOnWriteArrayList<>();
 
     @Override
     public ApprovalDecision handleApproval(ApprovalRequest request, RequestContext context) {
+      warnings.add(context.warnings());
       seen.add(request);
       String text = request.getArguments().getFieldsOrThrow("text").getStringValue();
       return text.contains("deny") ? Mcp.deny("not this text") : Mcp.approve("looks fine");
@@ -181,5 +186,55 @@ class ApprovalTest {
   @Test
   void serveApprovalsNeedsAHandler() {
     assertThrows(IllegalArgumentException.class, () -> alice.serveApprovals(new HostHandler() {}));
+  }
+
+  /**
+   * Issue 30: the bridge's untrusted-text warnings reach a Java approver's handler, the caller's listener is told
+   * the call waits (rule, approvers, expiry), and a denial carries the approver's reason and name.
+   */
+  @Test
+  void warningsReachTheApproverAndTheCallerIsTold() {
+    McpSession session = alice.openSession("gated");
+    try {
+      List<ApprovalPending> pending = new CopyOnWriteArrayList<>();
+      McpBridgeException e = assertThrows(McpBridgeException.class,
+          () -> session.callToolStreaming("echo", Map.of("text", "please deny \u202e1000000", "to\u200b", "mallory"),
+              new ToolCallListener() {
+                @Override
+                public void onApprovalPending(ApprovalPending p) {
+                  pending.add(p);
+                }
+              }));
+      assertTrue(e.approvalDenied(), e.toString());
+      assertEquals("not this text", e.approverReason().orElseThrow());
+      assertEquals("bob", e.approvalDecidedBy().orElseThrow());
+      assertEquals(1, pending.size());
+      ApprovalPending p = pending.get(0);
+      assertEquals("echo", p.getRule());
+      assertEquals(List.of("bob"), p.getApprovers().getPrincipalsList());
+      assertTrue(p.hasExpireTime());
+      assertEquals(p.getRequestId(), e.approvalRequestId().orElseThrow());
+
+      List<TextWarning> ws = bobApprover.warnings.get(bobApprover.warnings.size() - 1);
+      assertTrue(ws.stream().anyMatch(w -> w.getPath().equals("approval.arguments.text")
+          && w.getKind() == TextWarningKind.TEXT_WARNING_KIND_BIDI_CONTROL && w.getCodePointsList().equals(List.of("U+202E"))), ws.toString());
+      assertTrue(ws.stream().anyMatch(w -> w.getPath().equals("approval.arguments[\"to\\u200b\"]")
+          && w.getKind() == TextWarningKind.TEXT_WARNING_KIND_INVISIBLE && w.getInKey()), ws.toString());
+    } finally {
+      session.close();
+    }
+  }
+
+  @Test
+  void expirySaysWhen() {
+    McpSession session = alice.openSession("gated-fast");
+    try {
+      McpBridgeException e = assertThrows(McpBridgeException.class,
+          () -> session.callTool("echo", Map.of("text", "nobody decides in time either")));
+      assertTrue(e.approvalExpired(), e.toString());
+      assertTrue(e.approvalExpireTime().isPresent(), e.toString());
+    } finally {
+      session.close();
+    }
   }
 }

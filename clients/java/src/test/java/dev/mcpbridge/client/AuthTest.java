@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.v1.AuthenticationMethod;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
+import dev.mcpbridge.v1.GetIdentityResponse;
 import dev.mcpbridge.v1.HostAnswer;
 import dev.mcpbridge.v1.Session;
 import io.grpc.Status;
@@ -58,6 +60,18 @@ class AuthTest {
           assertThrows(McpBridgeException.class, anonymous::listServers).code());
       assertEquals(Status.Code.UNAUTHENTICATED,
           assertThrows(McpBridgeException.class, wrong::listServers).code());
+    }
+  }
+
+  @Test
+  void getIdentitySaysWhoTheCallerIs() {
+    GetIdentityResponse me = alice.getIdentity();
+    assertEquals("alice", me.getPrincipal());
+    assertEquals(AuthenticationMethod.AUTHENTICATION_METHOD_TOKEN, me.getAuthentication());
+    assertEquals(false, me.getApprover());
+    try (McpBridgeClient wrong = client("not-a-token")) {
+      assertEquals(Status.Code.UNAUTHENTICATED,
+          assertThrows(McpBridgeException.class, wrong::getIdentity).code());
     }
   }
 

@@ -1,0 +1,139 @@
+// Tool calls started in the console, kept by the page rather than by the view that started them: a call goes
+// on when the person moves to another page of the console (the hash routes do not unload the page), and the
+// session page finds it again by session and tool when the person comes back. Every call has an id the
+// console mints (call_id), and a short history of each session's calls lives in sessionStorage (this tab,
+// bounded): after a reload, a call the history says was running is asked for again with resume: true
+// (docs/adr/0022-resumable-calls.md), which returns its one outcome — or says that it is unknown.
+
+import { stream, paths, APIError } from './api.js';
+
+const HISTORY_KEY = (sid) => `mcp-bridge-console.calls.${sid}`;
+const KEEP = 30; // calls kept in a session's history
+const KEEP_LOGS = 200; // log lines kept per call
+
+// all is every call of this page's life, by call id.
+const all = new Map();
+
+// Call is one tool call: its state ('running', 'done', 'failed', 'cancelled'), progress, logs, result or error,
+// and the approval it waits for (approval: the ServerRequest on session "approvals", when the person may
+// see it, or the call's own approval-pending event). Listeners hear every change.
+export class Call {
+  constructor(sessionId, tool, args, callId) {
+    this.sessionId = sessionId;
+    this.tool = tool;
+    this.args = args;
+    this.callId = callId || `console-${crypto.randomUUID()}`;
+    this.state = 'running';
+    this.startTime = new Date().toISOString();
+    this.progress = null;
+    this.logs = [];
+    this.result = null;
+    this.error = null;
+    this.approval = null;
+    this.pendingEvent = null;
+    this.abort = new AbortController();
+    this.listeners = new Set();
+    all.set(this.callId, this);
+  }
+
+  on(fn) { this.listeners.add(fn); return () => this.listeners.delete(fn); }
+
+  changed() {
+    for (const fn of this.listeners) fn(this);
+    saveHistory(this.sessionId);
+  }
+
+  // run streams the call (StreamCallTool) until it ends; resume asks for the one outcome of a call of this
+  // id started before.
+  async run(resume = false) {
+    const body = resume ? { callId: this.callId, resume: true } : { arguments: this.args, callId: this.callId };
+    try {
+      await stream(paths.streamTool(this.sessionId, this.tool), (msg) => {
+        if (msg.progress) this.progress = msg.progress;
+        if (msg.log) {
+          this.logs.push(msg.log);
+          if (this.logs.length > KEEP_LOGS) this.logs.shift();
+        }
+        if (msg.approvalPending) this.pendingEvent = msg.approvalPending;
+        if (msg.result) this.result = msg.result;
+        this.changed();
+      }, this.abort.signal, body);
+      this.state = 'done';
+    } catch (e) {
+      if (e.name === 'AbortError') this.state = 'cancelled';
+      else { this.state = 'failed'; this.error = e instanceof APIError ? e : new APIError(0, { message: String(e.message || e) }); }
+    }
+    this.approval = null;
+    this.pendingEvent = null;
+    this.changed();
+  }
+
+  cancel() { this.abort.abort(); }
+
+  // summary is one line for the history.
+  get summary() {
+    if (this.state === 'running') return this.approval || this.pendingEvent ? 'waiting for approval' : 'running';
+    if (this.state === 'failed') return `failed: ${[this.error.reason, this.error.message].filter(Boolean).join(': ')}`;
+    if (this.state === 'done' && this.result && this.result.isError) return 'done, the tool reported an error';
+    return this.state;
+  }
+}
+
+// start begins a new call.
+export function start(sessionId, tool, args) {
+  const c = new Call(sessionId, tool, args);
+  c.run(false);
+  return c;
+}
+
+// latest returns the newest call of tool in session kept in memory, or null.
+export function latest(sessionId, tool) {
+  let found = null;
+  for (const c of all.values()) if (c.sessionId === sessionId && c.tool === tool) found = c;
+  return found;
+}
+
+// byCallId returns the call of that id, or undefined.
+export function byCallId(id) { return all.get(id); }
+
+// running returns the calls still running.
+export function running() { return [...all.values()].filter((c) => c.state === 'running'); }
+
+// history returns a session's kept calls, newest first: those of this page's life and those the tab's
+// sessionStorage remembers from before a reload.
+export function history(sessionId) {
+  const mem = [...all.values()].filter((c) => c.sessionId === sessionId);
+  const ids = new Set(mem.map((c) => c.callId));
+  const stored = loadHistory(sessionId).filter((e) => !ids.has(e.callId));
+  return [...stored, ...mem.map(entryOf)].sort((a, b) => (a.startTime < b.startTime ? 1 : -1)).slice(0, KEEP);
+}
+
+// resumeLost asks again for the calls of a session the stored history says were running when the page was
+// left (a reload): each gets its one outcome, or CALL_OUTCOME_UNKNOWN.
+export function resumeLost(sessionId) {
+  for (const e of loadHistory(sessionId)) {
+    if (e.state !== 'running' || all.has(e.callId)) continue;
+    const c = new Call(sessionId, e.tool, null, e.callId);
+    c.startTime = e.startTime;
+    c.run(true);
+  }
+}
+
+function entryOf(c) {
+  return { callId: c.callId, tool: c.tool, startTime: c.startTime, state: c.state, summary: c.summary };
+}
+
+function loadHistory(sessionId) {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(HISTORY_KEY(sessionId)) || '[]');
+    return Array.isArray(v) ? v.filter((e) => e && typeof e.callId === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveHistory(sessionId) {
+  try {
+    sessionStorage.setItem(HISTORY_KEY(sessionId), JSON.stringify(history(sessionId)));
+  } catch { /* storage full or off: the history is a convenience */ }
+}

@@ -1,0 +1,79 @@
+package mcpcore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+)
+
+func textResult(n int) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}
+}
+
+// The budget holds: the oldest outcomes are evicted, leave a mark (a resumed call is told so), and the
+// newest are returned as they were kept.
+func TestKeptResultsBudgetEvictsOldest(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	k := newKeptResults(KeptResultsPolicy{MaxBytes: 64 << 10, TTL: time.Hour})
+	defer k.close()
+	for i := range 100 {
+		if err := k.add("s/c"+string(rune('A'+i%26))+strings.Repeat("-", i/26), &keptOutcome{result: textResult(1000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := k.stats()
+	if st.Bytes > 64<<10 || st.Outcomes == 0 || st.Evicted == 0 {
+		t.Fatalf("stats %+v: want at most 64 KiB kept, some kept and some evicted", st)
+	}
+	if _, evicted, ok := k.get("s/cA"); !ok || !evicted {
+		t.Fatalf("the first outcome: evicted=%v known=%v, want an evicted mark", evicted, ok)
+	}
+	o, evicted, ok := k.get("s/cV---") // the last one added
+	if !ok || evicted || o.result == nil {
+		t.Fatalf("the last outcome: %v evicted=%v known=%v", o, evicted, ok)
+	}
+	if got := o.result.Content[0].(*mcp.TextContent).Text; len(got) != 1000 {
+		t.Fatalf("decoded result text of %d bytes, want 1000", len(got))
+	}
+	if _, _, ok := k.get("s/never"); ok {
+		t.Fatal("an id never kept is known")
+	}
+	// An outcome larger than the whole budget is not kept, and its id is still known.
+	if err := k.add("s/huge", &keptOutcome{result: textResult(100 << 10)}); err == nil {
+		t.Fatal("an outcome larger than the budget was kept")
+	}
+	if _, evicted, ok := k.get("s/huge"); !ok || !evicted {
+		t.Fatal("a refused outcome's id is not known")
+	}
+}
+
+// Expiry runs on the store's own clock: outcomes and marks go at their TTL with no further call.
+func TestKeptResultsExpireWithoutCalls(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	k := newKeptResults(KeptResultsPolicy{MaxBytes: 8 << 10, TTL: 100 * time.Millisecond})
+	defer k.close()
+	for _, id := range []string{"s/a", "s/b", "s/c", "s/d"} {
+		if err := k.add(id, &keptOutcome{result: textResult(3000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		k.mu.Lock()
+		n := len(k.m)
+		k.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries still kept 10 s after a 100 ms TTL", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := k.stats(); st.Bytes != 0 || st.Expired == 0 || st.Evicted == 0 {
+		t.Fatalf("stats %+v after the TTL", st)
+	}
+}
