@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -117,25 +118,29 @@ func TestCallEndedOutcome(t *testing.T) {
 	}
 }
 
+// TestDispatcherCallEndedCause runs in a synctest bubble so that the second submit is known to be waiting
+// (synctest.Wait) when its context is cancelled, instead of being given 20 ms to get there.
 func TestDispatcherCallEndedCause(t *testing.T) {
-	d := newDispatcher(nil, PendingPolicy{}, Limits{}, func(string, Event) {})
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(errCallEnded)
-	_, o, err := d.submit(ctx, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
-	if err != nil || o != OutcomeCallEnded {
-		t.Errorf("submit on an ended call = %v, %v; want %v", o, err, OutcomeCallEnded)
-	}
-	ctx2, cancel2 := context.WithCancelCause(context.Background())
-	res := make(chan Outcome, 1)
-	go func() {
-		_, o, _ := d.submit(ctx2, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
-		res <- o
-	}()
-	time.Sleep(20 * time.Millisecond)
-	cancel2(errors.New("server cancelled"))
-	if o := <-res; o != OutcomeCancelledByServer {
-		t.Errorf("server cancellation = %v, want %v", o, OutcomeCancelledByServer)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDispatcher(nil, PendingPolicy{}, Limits{}, func(string, Event) {})
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(errCallEnded)
+		_, o, err := d.submit(ctx, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
+		if err != nil || o != OutcomeCallEnded {
+			t.Errorf("submit on an ended call = %v, %v; want %v", o, err, OutcomeCallEnded)
+		}
+		ctx2, cancel2 := context.WithCancelCause(context.Background())
+		res := make(chan Outcome, 1)
+		go func() {
+			_, o, _ := d.submit(ctx2, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)
+			res <- o
+		}()
+		synctest.Wait() // the request is submitted and its submit waits
+		cancel2(errors.New("server cancelled"))
+		if o := <-res; o != OutcomeCancelledByServer {
+			t.Errorf("server cancellation = %v, want %v", o, OutcomeCancelledByServer)
+		}
+	})
 }
 
 // An input request without params (valid: the Python SDK sends {"method":"roots/list"}) is given empty

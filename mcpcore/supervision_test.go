@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,29 +106,32 @@ func TestRequestTimeout(t *testing.T) {
 // The request deadline does not run while the server waits for a host: a pending request answered after
 // several request timeouts still completes the call.
 func TestRequestTimeoutPausedForHost(t *testing.T) {
-	c := memCore(t, nil, func(o *Options) {
-		cfg := o.Servers["mem"]
-		cfg.RequestTimeout = time.Second
-		o.Servers["mem"] = cfg
-	})
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			s := open(t, c, "mem", era.pin, allCaps)
-			sub := s.Subscribe(0)
-			defer sub.Close()
-			done := make(chan error, 1)
-			go func() {
-				_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kinds": []any{"elicitation"}}}, CallOptions{})
-				done <- err
-			}()
-			ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
-			time.Sleep(3 * time.Second) // the host takes its time: three request timeouts
-			if err := c.Dispatcher().Respond(tctx(t), "alice", ev.Request.ID, Answer{Elicitation: &mcp.ElicitResult{Action: "decline"}}); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				t.Fatalf("CallTool = %v, want the call to complete after the host answered", err)
-			}
+			// On synctest's fake clock: the host's three request timeouts of thinking cost no real time.
+			synctest.Test(t, func(t *testing.T) {
+				c := memCore(t, nil, func(o *Options) {
+					cfg := o.Servers["mem"]
+					cfg.RequestTimeout = time.Second
+					o.Servers["mem"] = cfg
+				})
+				s := open(t, c, "mem", era.pin, allCaps)
+				sub := s.Subscribe(0)
+				defer sub.Close()
+				done := make(chan error, 1)
+				go func() {
+					_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kinds": []any{"elicitation"}}}, CallOptions{})
+					done <- err
+				}()
+				ev := waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
+				time.Sleep(3 * time.Second) // the host takes its time: three request timeouts
+				if err := c.Dispatcher().Respond(tctx(t), "alice", ev.Request.ID, Answer{Elicitation: &mcp.ElicitResult{Action: "decline"}}); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-done; err != nil {
+					t.Fatalf("CallTool = %v, want the call to complete after the host answered", err)
+				}
+			})
 		})
 	}
 }
@@ -162,38 +166,52 @@ func TestDrainEndsPendingRequests(t *testing.T) {
 	}
 }
 
+// TestRequestDeadline runs on synctest's fake clock: the sleeps below advance it without waiting, and
+// synctest.Wait lets the deadline's timer goroutine run before each check, so no check depends on how fast
+// the machine is (a paused deadline that fired before pause ran was a flake on a loaded machine).
 func TestRequestDeadline(t *testing.T) {
-	fired := make(chan bool, 1)
-	d := newRequestDeadline(50*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
-	d.pause()
-	time.Sleep(120 * time.Millisecond)
-	select {
-	case <-fired:
-		t.Fatal("fired while paused")
-	default:
-	}
-	d.resume()
-	if total := <-fired; total {
-		t.Error("the idle timeout reported as the total one")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fired := make(chan bool, 1)
+		d := newRequestDeadline(50*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
+		d.pause()
+		time.Sleep(120 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-fired:
+			t.Fatal("fired while paused")
+		default:
+		}
+		d.resume()
+		time.Sleep(49 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-fired:
+			t.Fatal("fired before its idle timeout, counted from resume")
+		default:
+		}
+		if total := <-fired; total {
+			t.Error("the idle timeout reported as the total one")
+		}
 
-	d = newRequestDeadline(time.Hour, 80*time.Millisecond, nil, func(total bool) { fired <- total })
-	for range 3 {
-		d.alive() // progress cannot extend past the total
-	}
-	if total := <-fired; !total {
-		t.Error("the total bound reported as the idle one")
-	}
-	d.stop()
+		d = newRequestDeadline(time.Hour, 80*time.Millisecond, nil, func(total bool) { fired <- total })
+		for range 3 {
+			d.alive() // progress cannot extend past the total
+		}
+		if total := <-fired; !total {
+			t.Error("the total bound reported as the idle one")
+		}
+		d.stop()
 
-	d = newRequestDeadline(30*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
-	d.stop()
-	time.Sleep(60 * time.Millisecond)
-	select {
-	case <-fired:
-		t.Error("fired after stop")
-	default:
-	}
+		d = newRequestDeadline(30*time.Millisecond, time.Hour, nil, func(total bool) { fired <- total })
+		d.stop()
+		time.Sleep(60 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-fired:
+			t.Error("fired after stop")
+		default:
+		}
+	})
 }
 
 // A server's own request sent while a call is in flight, over a transport that does not tie it to the

@@ -16,6 +16,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/oidcdefaults"
 )
 
 // OIDCOptions configure the acceptance of JWT bearer tokens an OpenID Connect identity provider issued
@@ -48,17 +50,18 @@ type OIDCOptions struct {
 	Now func() time.Time
 }
 
-// Defaults of OIDCOptions (the configuration file's too: internal/config refers to them).
+// Defaults of OIDCOptions. internal/oidcdefaults owns them (the configuration file reads them there too).
 const (
-	DefaultOIDCPrincipalClaim     = "sub"
-	DefaultOIDCClockSkew          = time.Minute
-	DefaultOIDCRefreshInterval    = time.Hour
-	DefaultOIDCMinRefreshInterval = 30 * time.Second
+	DefaultOIDCPrincipalClaim     = oidcdefaults.PrincipalClaim
+	DefaultOIDCClockSkew          = oidcdefaults.ClockSkew
+	DefaultOIDCRefreshInterval    = oidcdefaults.RefreshInterval
+	DefaultOIDCMinRefreshInterval = oidcdefaults.MinRefreshInterval
 )
 
 // OIDCAlgorithms are the JWS algorithms the verifier can accept — the asymmetric ones; symmetric algorithms
-// and "none" never are — and the default of OIDCOptions.Algorithms. Read it, do not change it.
-var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+// and "none" never are — and the default of OIDCOptions.Algorithms (oidcdefaults.Algorithms). Read it, do
+// not change it.
+var OIDCAlgorithms = oidcdefaults.Algorithms
 
 // Bounds on what the identity provider can make the bridge hold.
 const (

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mcp-bridge/mcp-bridge/server"
+	"github.com/mcp-bridge/mcp-bridge/internal/oidcdefaults"
 )
 
 // Policy settings: principals from an identity provider (OIDC) and from client certificates, per-server
@@ -46,17 +46,17 @@ type OIDC struct {
 	CAFile string `yaml:"caFile"`
 }
 
-// Defaults of OIDC. The token verifier owns them (server.OIDCOptions).
+// Defaults of OIDC, the token verifier's too: internal/oidcdefaults owns them.
 const (
-	DefaultPrincipalClaim     = server.DefaultOIDCPrincipalClaim
-	DefaultClockSkew          = server.DefaultOIDCClockSkew
-	DefaultRefreshInterval    = server.DefaultOIDCRefreshInterval
-	DefaultMinRefreshInterval = server.DefaultOIDCMinRefreshInterval
+	DefaultPrincipalClaim     = oidcdefaults.PrincipalClaim
+	DefaultClockSkew          = oidcdefaults.ClockSkew
+	DefaultRefreshInterval    = oidcdefaults.RefreshInterval
+	DefaultMinRefreshInterval = oidcdefaults.MinRefreshInterval
 )
 
-// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms: the token
-// verifier's (server.OIDCAlgorithms).
-var OIDCAlgorithms = server.OIDCAlgorithms
+// OIDCAlgorithms are the JWS algorithms the bridge can accept, the default of OIDC.Algorithms
+// (oidcdefaults.Algorithms).
+var OIDCAlgorithms = oidcdefaults.Algorithms
 
 // MTLS maps verified TLS client certificates to principals.
 type MTLS struct {
