@@ -682,6 +682,7 @@ async function start() {
   showSignedIn();
   loadIdentity();
   inbox.restart();
+  calls.resumeAll(); // the person's calls of before a reload, on whichever page it landed
   window.addEventListener('hashchange', route);
   route();
   if (signInError) showNotice(signInError);

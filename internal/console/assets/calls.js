@@ -2,14 +2,19 @@
 // on when the person moves to another page of the console (the hash routes do not unload the page), and the
 // session page finds it again by session and tool when the person comes back. Every call has an id the
 // console mints (call_id), and a short history of each session's calls lives in sessionStorage (this tab,
-// bounded): after a reload, a call the history says was running is asked for again with resume: true
-// (docs/adr/0022-resumable-calls.md), which returns its one outcome — or says that it is unknown.
+// bounded), with the arguments of the calls still running: after a reload, on whichever page it lands, each
+// call the history says was running is asked for again with resume: true and its arguments
+// (docs/adr/0022-resumable-calls.md). A call that waited for approval was never sent, so it goes on and asks
+// for approval again; one that completed returns its one outcome; one cut off upstream says that its outcome
+// is unknown (docs/adr/0096-console-reload-and-narrow-screens.md).
 
 import { stream, paths, APIError } from './api.js';
 
-const HISTORY_KEY = (sid) => `mcp-bridge-console.calls.${sid}`;
+const HISTORY_KEY = (sid) => `${PREFIX}${sid}`;
 const KEEP = 30; // calls kept in a session's history
 const KEEP_LOGS = 200; // log lines kept per call
+const KEEP_ARGS_CHARS = 256 * 1024; // a running call's arguments kept for a reload, as JSON, at most
+const PREFIX = 'mcp-bridge-console.calls.';
 
 // all is every call of this page's life, by call id.
 const all = new Map();
@@ -23,6 +28,8 @@ export class Call {
     this.tool = tool;
     this.args = args;
     this.callId = callId || `console-${crypto.randomUUID()}`;
+    // Whether the arguments are small enough to keep in the tab for a reload (entryOf).
+    this.argsKept = !!args && JSON.stringify(args).length <= KEEP_ARGS_CHARS;
     this.state = 'running';
     this.startTime = new Date().toISOString();
     this.progress = null;
@@ -46,7 +53,9 @@ export class Call {
   // run streams the call (StreamCallTool) until it ends; resume asks for the one outcome of a call of this
   // id started before.
   async run(resume = false) {
-    const body = resume ? { callId: this.callId, resume: true } : { arguments: this.args, callId: this.callId };
+    // A resumed call carries its arguments: a call cut off before it was sent (one waiting for approval) is
+    // sent now, with what the person gave.
+    const body = resume ? { arguments: this.args, callId: this.callId, resume: true } : { arguments: this.args, callId: this.callId };
     try {
       await stream(paths.streamTool(this.sessionId, this.tool), (msg) => {
         if (msg.progress) this.progress = msg.progress;
@@ -109,18 +118,44 @@ export function history(sessionId) {
 }
 
 // resumeLost asks again for the calls of a session the stored history says were running when the page was
-// left (a reload): each gets its one outcome, or CALL_OUTCOME_UNKNOWN.
+// left (a reload): each goes on, or gets its one outcome, or CALL_OUTCOME_UNKNOWN. A call whose arguments
+// were too large to keep is not sent blind: its entry says so.
 export function resumeLost(sessionId) {
-  for (const e of loadHistory(sessionId)) {
+  let lost = false;
+  const entries = loadHistory(sessionId);
+  for (const e of entries) {
     if (e.state !== 'running' || all.has(e.callId)) continue;
-    const c = new Call(sessionId, e.tool, null, e.callId);
+    if (!e.args || typeof e.args !== 'object') {
+      e.state = 'failed';
+      e.summary = 'lost in a reload: its arguments were too large to keep in the tab';
+      lost = true;
+      continue;
+    }
+    const c = new Call(sessionId, e.tool, e.args, e.callId);
     c.startTime = e.startTime;
     c.run(true);
   }
+  if (lost) store(sessionId, entries);
+}
+
+// resumeAll is resumeLost for every session this tab's history knows: a reload on any page takes the
+// person's calls up again.
+export function resumeAll() {
+  const ids = [];
+  try {
+    for (let i = 0; i < sessionStorage.length; i++) {
+      const key = sessionStorage.key(i);
+      if (key && key.startsWith(PREFIX)) ids.push(key.slice(PREFIX.length));
+    }
+  } catch { return; /* storage off: nothing kept */ }
+  for (const id of ids) resumeLost(id);
 }
 
 function entryOf(c) {
-  return { callId: c.callId, tool: c.tool, startTime: c.startTime, state: c.state, summary: c.summary };
+  const e = { callId: c.callId, tool: c.tool, startTime: c.startTime, state: c.state, summary: c.summary };
+  // Only a running call's arguments are kept (to resume it), and only up to a bound.
+  if (c.state === 'running' && c.argsKept) e.args = c.args;
+  return e;
 }
 
 function loadHistory(sessionId) {
@@ -132,8 +167,10 @@ function loadHistory(sessionId) {
   }
 }
 
-function saveHistory(sessionId) {
+function saveHistory(sessionId) { store(sessionId, history(sessionId)); }
+
+function store(sessionId, entries) {
   try {
-    sessionStorage.setItem(HISTORY_KEY(sessionId), JSON.stringify(history(sessionId)));
+    sessionStorage.setItem(HISTORY_KEY(sessionId), JSON.stringify(entries));
   } catch { /* storage full or off: the history is a convenience */ }
 }
