@@ -20,7 +20,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -201,26 +200,6 @@ func hostileServer() *mcp.Server {
 	return s
 }
 
-// chromiumPath is the browser the tests drive: $CHROMIUM, or Debian's chromium on PATH.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MCPBRIDGE_REQUIRE_PEERS") == "1" {
-		t.Fatal("chromium is not installed (scripts/install-chromium.sh installs it)")
-	}
-	// Outside make test (a developer's go test without the browser): skipped, not failed. make test sets
-	// MCPBRIDGE_REQUIRE_PEERS and installs chromium first, so there a missing browser fails above.
-	t.Skip("chromium is not installed (scripts/install-chromium.sh installs it)")
-	return ""
-}
-
 // browser is one headless Chromium tab, and what went wrong in it: uncaught exceptions and Content Security
 // Policy violations, which fail the test.
 type browser struct {
@@ -234,16 +213,11 @@ type browser struct {
 
 func newBrowser(t *testing.T, b *bridge) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox, // containers and CI run as root, where Chromium's sandbox cannot start
+	ctx, stop := startChromium(t,
 		chromedp.WindowSize(1280, 1000),
-		chromedp.Flag("disable-dev-shm-usage", true),
 		// The test identity providers serve HTTPS with certificates of their own.
 		chromedp.Flag("ignore-certificate-errors", true),
 	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
 	br := &browser{t: t, ctx: ctx, base: "http://" + b.http}
 	messages := chromedp.Console(ctx) // starts the browser; subscribes before the first page loads
 	watched := make(chan struct{})
@@ -261,8 +235,7 @@ func newBrowser(t *testing.T, b *bridge) *browser {
 		}
 	}()
 	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc()
+		stop()
 		<-watched
 		br.mu.Lock()
 		defer br.mu.Unlock()

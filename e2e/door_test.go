@@ -146,25 +146,6 @@ func TestDoorAnyHostNeedsAuth(t *testing.T) {
 	}
 }
 
-// doorChromium is the browser TestDoorRebindingInChromium drives: $CHROMIUM, or Debian's chromium on PATH.
-func doorChromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("MCPBRIDGE_REQUIRE_PEERS") == "1" {
-		t.Fatal("chromium is not installed (scripts/install-chromium.sh installs it)")
-	}
-	// Outside make test (which installs chromium and sets MCPBRIDGE_REQUIRE_PEERS): skipped, not failed.
-	t.Skip("chromium is not installed (scripts/install-chromium.sh installs it)")
-	return ""
-}
-
 // attackerPage tries what a rebound page does: create a session, and report the status.
 const attackerPage = `<!doctype html><title>cute cats</title><script>
 window.attack = fetch('/v1/sessions', {method: 'POST', headers: {'Content-Type': 'application/json'},
@@ -178,7 +159,6 @@ window.attack = fetch('/v1/sessions', {method: 'POST', headers: {'Content-Type':
 // by the browser's account, tries to create a session: refused (421) for evil.example, while the same page
 // loaded as 127.0.0.1 gets its session — so the test can tell.
 func TestDoorRebindingInChromium(t *testing.T) {
-	exe := doorChromium(t)
 	b := start(t, bridgeConfig{})
 	target, _ := url.Parse("http://" + b.http)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
@@ -202,16 +182,8 @@ func TestDoorRebindingInChromium(t *testing.T) {
 	t.Cleanup(func() { _ = front.Close(); <-served })
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox, // containers and CI run as root, where Chromium's sandbox cannot start
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP evil.example 127.0.0.1"),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx)
-	defer cancelTab()
+	ctx, stop := startChromium(t, chromedp.Flag("host-resolver-rules", "MAP evil.example 127.0.0.1"))
+	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
