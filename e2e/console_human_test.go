@@ -81,3 +81,85 @@ func TestConsoleReloadKeepsCall(t *testing.T) {
 		}
 	}
 }
+
+// offScreen is a script that lists what does not fit the window: the page wider than the window, and every
+// visible control (button, link, field, summary) not wholly inside the window's width — a person on a phone
+// could neither see nor press it.
+const offScreen = `(() => {
+  const vw = document.documentElement.clientWidth;
+  const bad = [];
+  const sw = document.documentElement.scrollWidth;
+  if (sw > window.innerWidth) bad.push('the page is ' + sw + ' px wide in a window of ' + window.innerWidth);
+  for (const el of document.querySelectorAll('button, a[href], input:not([type=hidden]), select, textarea, summary')) {
+    if (!el.checkVisibility({ visibilityProperty: true })) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.left < -1 || r.right > vw + 1) {
+      const name = (el.textContent || el.getAttribute('aria-label') || el.name || el.id || '').trim().slice(0, 40);
+      bad.push(el.tagName.toLowerCase() + ' "' + name + '" at x ' + Math.round(r.left) + '..' + Math.round(r.right));
+    }
+  }
+  return bad;
+})()`
+
+// fits fails the test for what offScreen finds, naming the page.
+func (br *browser) fits(page string) {
+	br.t.Helper()
+	for _, p := range eval[[]string](br, offScreen) {
+		br.t.Errorf("%s: %s", page, p)
+	}
+}
+
+// openAll opens every <details> of the page (tools, inspector, raw views, the inbox) and waits until what
+// they load on opening is there.
+func (br *browser) openAll() {
+	br.t.Helper()
+	eval[int](br, `(() => { const d = [...document.querySelectorAll('details:not([open])')]; d.forEach((x) => { x.open = true; }); return d.length; })()`)
+	br.waitJS("the opened sections loaded", `![...document.querySelectorAll('details[open]')].some((d) => /Loading…/.test(d.textContent))`)
+}
+
+// TestConsoleNarrow: at 360 and 400 px every page of the console — the overview with its servers and
+// sessions tables and a request waiting, the approvals inbox with a request, a session page with every tool,
+// the inspector, a call waiting for approval, a result, the call history and the events all open — is no
+// wider than the window, and every button, link and field is inside it: tables reflow into stacked rows
+// rather than hide their controls off the right edge.
+func TestConsoleNarrow(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
+	})
+	br := newBrowser(t, b)
+	br.signIn("")
+	sid := br.openSession("gated", "block")
+	echo := `details[data-tool="echo"]`
+	eval[bool](br, `document.querySelector('`+echo+`').open = true`)
+	br.do(chromedp.SetValue(chromedp.CSS(field(echo, "text")), "a result to show"),
+		chromedp.Click(chromedp.CSS(echo+` button[type="submit"]`)))
+	br.waitJS("the echo result", `!!document.querySelector('`+echo+` .result')`)
+	blk := `details[data-tool="block"]`
+	eval[bool](br, `document.querySelector('`+blk+`').open = true`)
+	br.do(chromedp.SetValue(chromedp.CSS(field(blk, "tag")), "narrow"),
+		chromedp.Click(chromedp.CSS(blk+` button[type="submit"]`)))
+	br.waitJS("the call waiting for approval", `!!document.querySelector('`+blk+` .waits-approval')`)
+	eli := `details[data-tool="elicit"]`
+	eval[bool](br, `document.querySelector('`+eli+`').open = true`)
+	br.do(chromedp.Click(chromedp.CSS(eli + ` button[type="submit"]`)))
+	br.waitJS("the elicitation", `!!document.querySelector('section[data-kind="elicitation"]')`)
+
+	for _, w := range []int64{400, 360} {
+		br.viewport(w, 800)
+		br.do(chromedp.Navigate(br.base + "/console/#/sessions/" + sid))
+		br.waitJS("the session page", `!!document.querySelector('`+blk+` .waits-approval') && !!document.querySelector('section[data-kind="elicitation"]')`)
+		br.openAll()
+		br.fits(fmt.Sprintf("the session page at %d px", w))
+		br.shot(fmt.Sprintf("session-%d", w))
+
+		br.do(chromedp.Click(chromedp.CSS(`main a[href="#/"]`)))
+		br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]') && !!document.querySelector('tr[data-server="gated"] button')`, sid))
+		br.waitJS("the approval in the inbox", `!!document.querySelector('#inbox section[data-kind="approval"]:not(.ended)')`)
+		br.openAll()
+		br.fits(fmt.Sprintf("the overview at %d px", w))
+		br.shot(fmt.Sprintf("overview-%d", w))
+	}
+	br.viewport(1280, 1000)
+}

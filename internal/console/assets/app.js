@@ -255,6 +255,17 @@ function syncRows(tbody, items, key, render, empty) {
   while (tbody.children.length > rows.length) tbody.lastElementChild.remove();
 }
 
+// Column headings of the overview's tables. On a narrow screen the tables reflow into stacked rows, each
+// cell labelled with its heading (data-label, console.css), so no control ends up past the right edge.
+const SERVER_COLUMNS = ['Name', 'Transport', 'Health', 'Description', ''];
+const SESSION_COLUMNS = ['Session', 'Server', 'Principal', 'State', 'Protocol', 'Pending', 'Created'];
+
+// labelled gives each cell of row the heading of its column, for the stacked layout.
+function labelled(row, headings) {
+  [...row.children].forEach((td, i) => { td.dataset.label = headings[i] || ''; });
+  return row;
+}
+
 // overviewPending holds the requests of all the principal's sessions across visits of the overview, so that
 // an answer being typed is still there after a look at another page.
 const overviewPending = new PendingList('Nothing is waiting for you.', {
@@ -282,17 +293,17 @@ function overview() {
       showNotice(null);
       const health = (ready && ready.servers) || {};
       const list = (srv.servers || []).map((s) => ({ ...s, health: health[s.name] }));
-      syncRows(servers, list, (s) => s.name, (s) => h('tr', { 'data-server': s.name },
+      syncRows(servers, list, (s) => s.name, (s) => labelled(h('tr', { 'data-server': s.name },
         h('td', {}, h('strong', {}, u(s.name))),
         h('td', {}, enumLabel(s.transport, 'TRANSPORT_')),
         h('td', {}, healthBadge(s.health)),
-        h('td', {}, u(s.description || '')),
-        h('td', {}, h('button', { type: 'button', class: 'primary', onclick: (ev) => openSession(s.name, ev.currentTarget) }, 'Open session'))),
+        h('td', {}, s.description ? u(s.description) : ''),
+        h('td', { class: 'action' }, h('button', { type: 'button', class: 'primary', onclick: (ev) => openSession(s.name, ev.currentTarget) }, 'Open session'))), SERVER_COLUMNS),
       h('tr', {}, h('td', { colspan: 5, class: 'hint' }, 'No server you may use.')));
       const count = {};
       for (const r of reqs.requests || []) count[r.sessionId] = (count[r.sessionId] || 0) + 1;
       const who = principal() || '—';
-      syncRows(sessions, sess.map((s) => ({ ...s, pending: count[s.sessionId] || 0, who })), (s) => s.sessionId, (s) => h('tr', { 'data-session': s.sessionId },
+      syncRows(sessions, sess.map((s) => ({ ...s, pending: count[s.sessionId] || 0, who })), (s) => s.sessionId, (s) => labelled(h('tr', { 'data-session': s.sessionId },
         h('td', {}, h('a', { href: `#/sessions/${encodeURIComponent(s.sessionId)}` }, h('code', {}, u(s.sessionId)))),
         h('td', {}, u(s.server || '')),
         h('td', { class: 'principal' }, u(s.who)),
@@ -300,7 +311,7 @@ function overview() {
           s.stateReason ? h('span', { class: 'hint' }, ' ', u(s.stateReason)) : null),
         h('td', {}, u(s.protocolVersion || '')),
         h('td', { class: 'num' }, String(s.pending)),
-        h('td', {}, shortTime(s.createTime))),
+        h('td', {}, shortTime(s.createTime))), SESSION_COLUMNS),
       h('tr', {}, h('td', { colspan: 7, class: 'hint' }, 'You have no sessions.')));
       // Approval requests show in the inbox, above every page.
       overviewPending.sync((reqs.requests || []).filter((r) => !r.approval));
@@ -333,12 +344,12 @@ function overview() {
 
   replace(view,
     h('section', {}, h('h2', {}, 'Servers'),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'servers' }, h('thead', {}, h('tr', {}, ['Name', 'Transport', 'Health', 'Description', ''].map((t) => h('th', {}, t)))), servers)),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'servers', class: 'stack' }, h('thead', {}, h('tr', {}, SERVER_COLUMNS.map((t) => h('th', {}, t)))), servers)),
       creating),
     h('section', {}, h('h2', {}, 'Waiting for you'), overviewPending.element),
     h('section', {}, h('h2', {}, 'Your sessions'),
       h('p', { class: 'hint' }, 'Only your own sessions: a session belongs to the principal that opened it.'),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'sessions' }, h('thead', {}, h('tr', {}, ['Session', 'Server', 'Principal', 'State', 'Protocol', 'Pending', 'Created'].map((t) => h('th', {}, t)))), sessions))));
+      h('div', { class: 'table-wrap' }, h('table', { id: 'sessions', class: 'stack' }, h('thead', {}, h('tr', {}, SESSION_COLUMNS.map((t) => h('th', {}, t)))), sessions))));
   refresh();
   timer = setInterval(refresh, 5000);
   return { leave() { clearInterval(timer); abort.abort(); }, waiting: () => overviewPending.waiting };
