@@ -6,11 +6,13 @@ package e2e
 // a visit of another page.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestConsoleReloadKeepsCall: with the single-person set-up (allowSelf), a call waiting for approval survives
@@ -162,4 +164,115 @@ func TestConsoleNarrow(t *testing.T) {
 		br.shot(fmt.Sprintf("overview-%d", w))
 	}
 	br.viewport(1280, 1000)
+}
+
+// sparseServer is an MCP server (official Go SDK) that leaves out everything it may: no title, version or
+// instructions, tools without descriptions whose results have no content, an elicitation with an empty
+// message and untitled fields, a sampling request with an empty text and no system prompt, a log message
+// without data, progress without a message, a resource and a prompt without descriptions.
+func sparseServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sparse"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "bare"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info"})
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok})
+			}
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}, "n": map[string]any{"type": "number"}},
+			}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{StructuredContent: res.Content}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 1,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{}}}}); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "sparse://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "sparse://r"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "p", Arguments: []*mcp.PromptArgument{{Name: "a"}}}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{}}}}, nil
+	})
+	return s
+}
+
+// nullText is a script that finds a literal null, undefined, NaN or [object Object] standing alone in the
+// page's visible text or in an attribute a person reads (title, placeholder, aria-label), with what
+// surrounds it.
+const nullText = `(() => {
+  const re = /(?<![\p{L}\p{N}_])(null|undefined|NaN|\[object Object\])(?![\p{L}\p{N}_])/gu;
+  const found = [];
+  const look = (where, t) => { for (const m of t.matchAll(re)) found.push(where + ': …' + t.slice(Math.max(0, m.index - 40), m.index + m[0].length + 40).replace(/\s+/g, ' ') + '…'); };
+  look('text', document.body.innerText);
+  for (const el of document.querySelectorAll('[title], [placeholder], [aria-label]')) {
+    for (const a of ['title', 'placeholder', 'aria-label']) if (el.hasAttribute(a)) look(a, el.getAttribute(a));
+  }
+  return found;
+})()`
+
+// noNull fails the test for what nullText finds, naming the page.
+func (br *browser) noNull(page string) {
+	br.t.Helper()
+	for _, p := range eval[[]string](br, nullText) {
+		br.t.Errorf("%s shows %s", page, p)
+	}
+}
+
+// TestConsoleNoNull: with a server that leaves out everything it may (sparseServer) and one whose data is
+// hostile, every page of the console — the overview, the inbox with an approval and its history, a session
+// page with every section open, a form and a sampling request waiting, results without content, a log line
+// without data, a resource read and a prompt got — shows no literal "null", "undefined", "NaN" or
+// "[object Object]".
+func TestConsoleNoNull(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{extraServers: consolePeer(t, "sparse", "sparse", "    tools: {approve: [bare]}\n    approvers: {principals: [local], allowSelf: true}\n") +
+		consolePeer(t, "hostile", "hostile", "")})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.waitJS("the servers", `!!document.querySelector('tr[data-server="sparse"] button') && !!document.querySelector('tr[data-server="hostile"] button')`)
+	br.noNull("the overview")
+	sid := br.openSession("sparse", "bare")
+	for _, tool := range []string{"bare", "ask", "sample"} {
+		br.runTool(tool)
+	}
+	br.waitJS("the approval, the form and the sampling request",
+		`!!document.querySelector('#inbox section[data-kind="approval"]:not(.ended)') && !!document.querySelector('main section[data-kind="elicitation"]') && !!document.querySelector('main section[data-kind="sampling"]')`)
+	br.openAll()
+	br.noNull("the session page with requests waiting")
+	br.shot("sparse-waiting")
+	br.do(chromedp.Click(chromedp.CSS(`#inbox section[data-kind="approval"]:not(.ended) button.approve`)))
+	br.waitJS("the bare result", `document.querySelector('details[data-tool="bare"] .result, details[data-tool="bare"] .tool-result .hint:not(.running)') !== null && !document.querySelector('details[data-tool="bare"] .running')`)
+	br.do(chromedp.Click(chromedp.CSS(`main section[data-kind="elicitation"] button[type="submit"]`)))
+	br.waitJS("the ask result", `!document.querySelector('details[data-tool="ask"] .running')`)
+	// The inspector: the resource read, the prompt got.
+	br.do(chromedp.Click(chromedp.Search(`//button[text()="Read"]`)))
+	br.do(chromedp.Click(chromedp.Search(`//button[text()="Get"]`)))
+	br.waitJS("the resource and the prompt shown", `document.querySelectorAll('.inspector .raw').length >= 2`)
+	br.openAll()
+	br.noNull("the session page after the answers")
+	br.shot("sparse-answered")
+
+	br.do(chromedp.Click(chromedp.CSS(`main a[href="#/"]`)))
+	br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
+	br.openAll()
+	br.waitJS("the approvals history", `!!document.querySelector('#approval-history li')`)
+	br.noNull("the overview with the inbox's history")
+	br.shot("sparse-overview")
+
+	br.openSession("hostile", "evil")
+	br.runTool("evil")
+	br.waitJS("the hostile elicitation", `!!document.querySelector('main section[data-kind="elicitation"] .message')`)
+	br.openAll()
+	br.noNull("the hostile server's session page")
 }

@@ -38,7 +38,7 @@ import (
 )
 
 // envConsolePeer makes this test binary an MCP server of the console tests instead of running tests:
-// "hostile" (hostileServer) or "forms" (formsServer).
+// "hostile" (hostileServer), "forms" (formsServer) or "sparse" (sparseServer).
 const envConsolePeer = "MCPBRIDGE_E2E_CONSOLE_PEER"
 
 func init() {
@@ -50,6 +50,8 @@ func init() {
 		s = hostileServer()
 	case "forms":
 		s = formsServer()
+	case "sparse":
+		s = sparseServer()
 	}
 	if err := s.Run(context.Background(), stdiotransport.New()); err != nil {
 		fmt.Fprintln(os.Stderr, "console peer:", err)

@@ -6,10 +6,14 @@
 // to refuse it), so a new kind the bridge adds (an approval, say) is visible at once and gets its own
 // renderer with one registerRenderer call.
 
-import { h, u, replace, json, safeURL, linkCheck, registrableDomain, enumLabel } from './dom.js';
+import { h, u, append, replace, json, safeURL, linkCheck, registrableDomain, enumLabel } from './dom.js';
 import { call, paths, APIError } from './api.js';
 import { SchemaForm } from './schemaform.js';
 import { apiError, block } from './content.js';
+
+// put adds children to el as dom.js does: what is absent (null, undefined, false) adds nothing — the DOM's own
+// append would show it as the text "null".
+const put = (el, ...children) => append(el, children);
 import { warning, findings, collidingKeys } from './untrusted.js';
 
 const renderers = new Map();
@@ -122,7 +126,7 @@ registerRenderer('elicitation', (req, card) => {
     // as sent; a link only to an absolute https URL (http to loopback), never resolved against this page.
     const check = linkCheck(el.url);
     const domain = check.url ? registrableDomain(check.url.hostname) : '';
-    card.body.append(
+    put(card.body, 
       message(el.message),
       check.url
         ? h('p', { class: 'destination' }, 'The server asks you to open a page of ', h('strong', { class: 'domain' }, u(domain)),
@@ -137,7 +141,7 @@ registerRenderer('elicitation', (req, card) => {
     return;
   }
   const form = new SchemaForm(el.requestedSchema, { pathPrefixes: ['content.'] });
-  form.actions.append(
+  put(form.actions, 
     h('button', { type: 'submit', class: 'primary' }, 'Accept'),
     button('Decline', simple('ELICIT_ACTION_DECLINE')),
     button('Cancel', simple('ELICIT_ACTION_CANCEL')));
@@ -152,7 +156,7 @@ registerRenderer('elicitation', (req, card) => {
       else card.fail(e);
     }
   });
-  card.body.append(message(el.message), form.element);
+  put(card.body, message(el.message), form.element);
 });
 
 // Sampling: the conversation, and a text answer or a refusal.
@@ -160,7 +164,7 @@ registerRenderer('sampling', (req, card) => {
   const s = req.sampling;
   const text = h('textarea', { rows: 4, class: 'answer', 'aria-label': 'Answer', placeholder: 'Write the answer the model would give' });
   const model = h('input', { type: 'text', value: 'console-user', 'aria-label': 'Model name' });
-  card.body.append(
+  put(card.body, 
     s.systemPrompt ? h('div', {}, h('h4', {}, 'System prompt'), h('pre', {}, u(s.systemPrompt))) : null,
     h('ol', { class: 'conversation' }, (s.messages || []).map((m) => h('li', {},
       h('span', { class: 'role' }, enumLabel(m.role, 'ROLE_')), (m.content || []).map(block)))),
@@ -197,7 +201,7 @@ registerRenderer('authorization', (req, card) => {
     ev.preventDefault();
     try { await card.respond({ authorization: { redirectUrl: landed.value.trim() } }, 'sent'); } catch (e) { card.fail(e); }
   });
-  card.body.append(form);
+  put(card.body, form);
 });
 
 // Approval: a tool call waits for a person other than the caller (docs/adr/0080-approvals.md). Shown: who
@@ -234,7 +238,7 @@ registerRenderer('approval', (req, card) => {
     } catch (e) { card.fail(e); }
   };
   const approveButton = button('Approve', decide(true), 'primary approve');
-  card.body.append(
+  put(card.body, 
     h('p', { class: 'call' }, h('strong', { class: 'caller' }, u(a.caller || '')), ' calls ',
       h('code', { class: 'tool' }, u(a.tool || '')), ' on ', h('strong', { class: 'server' }, u(a.serverName || '')),
       req.originCallId ? [' (call ', h('code', {}, u(req.originCallId)), ')'] : ''),
@@ -253,7 +257,7 @@ function renderGeneric(req, card) {
   const payload = Object.create(null);
   for (const [k, v] of Object.entries(req)) if (!envelope.has(k)) payload[k] = v;
   card.collisions = collidingKeys(payload);
-  card.body.append(
+  put(card.body, 
     h('p', { class: 'hint' }, `The console cannot answer a ${card.kind} request except by refusing it.`),
     h('pre', {}, json(payload)),
     h('div', { class: 'actions' }, button('Refuse', async () => {
