@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
 // TestConsoleReloadKeepsCall: with the single-person set-up (allowSelf), a call waiting for approval survives
@@ -275,4 +277,124 @@ func TestConsoleNoNull(t *testing.T) {
 	br.waitJS("the hostile elicitation", `!!document.querySelector('main section[data-kind="elicitation"] .message')`)
 	br.openAll()
 	br.noNull("the hostile server's session page")
+}
+
+// TestConsoleNotification: the optional desktop notification of a new approval. Without the permission a new
+// approval raises none and nothing breaks (the inbox still shows it, "Notify me" is offered); with it granted
+// (Browser.setPermission, as a person's "Allow" would), a new approval that arrives while the person is in
+// another window raises one naming the caller, the tool and the server. window.Notification is wrapped to
+// record what the page creates; the real one is still constructed.
+func TestConsoleNotification(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{
+		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
+	})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "gated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
+	// The person is in another window: the page has no focus. Every Notification the page creates is recorded.
+	eval[bool](br, `(() => {
+	  document.hasFocus = () => false;
+	  window.__notes = [];
+	  const Real = window.Notification;
+	  window.Notification = class extends Real {
+	    constructor(title, options) { super(title, options); window.__notes.push(title + ' | ' + (options && options.body)); }
+	  };
+	  return true;
+	})()`)
+	if got := eval[string](br, `Notification.permission`); got == "granted" {
+		t.Fatalf("notifications are granted before the test grants them")
+	}
+	call1 := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, CallId: "call-quiet", Name: "block", Arguments: args(t, map[string]any{"tag": "quiet", "durationSeconds": 0.01})})
+	quiet := `section[data-kind="approval"][data-request-id="` + approvalIDAs(t, b, "", "call-quiet") + `"]`
+	br.waitJS("the first approval", `!!document.querySelector('`+quiet+`')`)
+	if n := eval[int](br, `window.__notes.length`); n != 0 {
+		t.Errorf("%d notifications without the permission", n)
+	}
+	if !eval[bool](br, `document.getElementById('inbox-notify').checkVisibility()`) {
+		t.Error(`"Notify me on this computer" is not offered without the permission`)
+	}
+	br.do(chromedp.Click(chromedp.CSS(quiet + " button.approve")))
+	if res := await(t, call1); res.err != nil {
+		t.Fatalf("the first call: %v", res.err)
+	}
+
+	// The person allows notifications.
+	perm := struct {
+		Permission map[string]string `json:"permission"`
+		Setting    string            `json:"setting"`
+		Origin     string            `json:"origin"`
+	}{map[string]string{"name": "notifications"}, "granted", br.base}
+	if err := chromedp.FromContext(br.ctx).Browser.Call(ctx, "Browser.setPermission", perm, nil); err != nil {
+		t.Fatal(err)
+	}
+	br.waitJS("the permission", `Notification.permission === 'granted'`)
+	call2 := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, CallId: "call-loud", Name: "block", Arguments: args(t, map[string]any{"tag": "loud", "durationSeconds": 0.01})})
+	loud := `section[data-kind="approval"][data-request-id="` + approvalIDAs(t, b, "", "call-loud") + `"]`
+	br.waitJS("the second approval", `!!document.querySelector('`+loud+`')`)
+	br.waitJS("the notification", `window.__notes.length === 1`)
+	if got := eval[string](br, `window.__notes[0]`); !strings.Contains(got, "approval wanted") || !strings.Contains(got, "local calls block on gated") {
+		t.Errorf("the notification says %q", got)
+	}
+	br.do(chromedp.Click(chromedp.CSS(loud + " button.approve")))
+	if res := await(t, call2); res.err != nil {
+		t.Fatalf("the second call: %v", res.err)
+	}
+}
+
+// approvalIDAs waits until the approval request of call callID is pending, as the approver with token sees
+// it, and returns its id.
+func approvalIDAs(t *testing.T, b *bridge, token, callID string) string {
+	t.Helper()
+	ev := b.rest(token).events("approvals")
+	defer ev.close()
+	return ev.next(func(e *pb.Event) bool { return e.GetServerRequest().GetOriginCallId() == callID }).GetServerRequest().GetRequestId()
+}
+
+// TestConsoleEventsSurviveNavigation: the events a session page showed — a request, its end — are still
+// there, once each, after the person looked at the overview and came back, and new ones join them.
+func TestConsoleEventsSurviveNavigation(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{})
+	br := newBrowser(t, b)
+	br.signIn("")
+	sid := br.openSession("demo", "elicit")
+	br.runTool("elicit")
+	card := `main section[data-kind="elicitation"]`
+	br.waitJS("the elicitation", `!!document.querySelector('`+card+`')`)
+	br.do(chromedp.Click(chromedp.Search(`//main//section[@data-kind="elicitation"]//button[text()="Decline"]`)))
+	br.waitJS("the request's end among the events", `!!document.querySelector('#events li[data-kind="ended"]')`)
+	events := `[...document.querySelectorAll('#events li')].map((li) => li.dataset.kind + ' ' + li.querySelector('.seq').textContent + ' ' + li.querySelector('.text').textContent).join('\n')`
+	before := eval[string](br, events)
+
+	br.do(chromedp.Click(chromedp.CSS(`main a[href="#/"]`)))
+	br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
+	if n := eval[int](br, `document.querySelectorAll('#events li').length`); n != 0 {
+		t.Errorf("the overview shows %d session events", n)
+	}
+	br.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-session=%q] a`, sid))))
+	br.waitJS("the session page, live again", `document.querySelector('.live.on') !== null && !!document.querySelector('#events li')`)
+	after := eval[string](br, events)
+	if !strings.HasPrefix(after, before) {
+		t.Errorf("the events after the visit:\n%s\nwant them to start with those before:\n%s", after, before)
+	}
+	// Once each: the reconnection's replay of what is pending adds no second line.
+	seen := map[string]bool{}
+	for _, line := range strings.Split(after, "\n") {
+		if seen[line] {
+			t.Errorf("event shown twice: %s", line)
+		}
+		seen[line] = true
+	}
+	// New events join the old ones.
+	eval[bool](br, `document.querySelector('details[data-tool="elicit"]').open = true`) // open since its call
+	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="elicit"] button[type="submit"]`)))
+	br.waitJS("a second request among the events", `document.querySelectorAll('#events li[data-kind="elicitation"]').length === 2`)
+	br.shot("events-kept")
 }

@@ -109,7 +109,7 @@ function signedInChanged() {
 // inbox holds the tool calls waiting for this principal's approval (docs/adr/0080-approvals.md), pushed by
 // WatchEvents on session "approvals"; decided ones stay below with their outcome. Its count shows in the
 // header's badge and the tab's title; a desktop notification, when the person turned them on, says when one
-// comes while the tab is hidden.
+// comes while the person is elsewhere (the tab hidden, or the window without focus).
 const inbox = (() => {
   const panel = document.getElementById('inbox');
   const badge = document.getElementById('inbox-badge');
@@ -123,7 +123,8 @@ const inbox = (() => {
       if (card.req.originCallId) byCall.set(card.req.originCallId, card.req);
       announce(`Approval wanted: ${a.caller || 'someone'} calls ${a.tool || 'a tool'} on ${a.serverName || 'a server'}.`);
       panel.open = true;
-      if (document.hidden && window.Notification && Notification.permission === 'granted') {
+      // Only when the person is elsewhere (another tab, or another window in front): on the page, the inbox shows it.
+      if ((document.hidden || !document.hasFocus()) && window.Notification && Notification.permission === 'granted') {
         new Notification('mcp-bridge: approval wanted', { body: plain(`${a.caller || ''} calls ${a.tool || ''} on ${a.serverName || ''}`) }); // eslint-disable-line no-new
       }
       linkCalls();
