@@ -122,7 +122,7 @@ func (br *browser) openAll() {
 	br.waitJS("the opened sections loaded", `![...document.querySelectorAll('details[open]')].some((d) => /Loading…/.test(d.textContent))`)
 }
 
-// TestConsoleNarrow: at 360 and 400 px every page of the console — the overview with its servers and
+// TestConsoleNarrow: at 360 and 400 px (and 1280) every page of the console — the overview with its servers and
 // sessions tables and a request waiting, the approvals inbox with a request, a session page with every tool,
 // the inspector, a call waiting for approval, a result, the call history and the events all open — is no
 // wider than the window, and every button, link and field is inside it: tables reflow into stacked rows
@@ -150,7 +150,7 @@ func TestConsoleNarrow(t *testing.T) {
 	br.do(chromedp.Click(chromedp.CSS(eli + ` button[type="submit"]`)))
 	br.waitJS("the elicitation", `!!document.querySelector('section[data-kind="elicitation"]')`)
 
-	for _, w := range []int64{400, 360} {
+	for _, w := range []int64{1280, 400, 360} { // 1280 for the screenshots to compare with
 		br.viewport(w, 800)
 		br.do(chromedp.Navigate(br.base + "/console/#/sessions/" + sid))
 		br.waitJS("the session page", `!!document.querySelector('`+blk+` .waits-approval') && !!document.querySelector('section[data-kind="elicitation"]')`)
