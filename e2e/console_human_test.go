@@ -17,25 +17,44 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
+// selfApprovalServer is the single-person set-up: a probe server "gated" whose tool block waits for the
+// approval of local, who may approve their own calls.
+var selfApprovalServer = probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n")
+
+// blockCard is the selector of the block tool's card.
+const blockCard = `details[data-tool="block"]`
+
+// selfApproving starts a bridge with selfApprovalServer and a console signed in without a token, on a new
+// session to gated; it returns the session's id.
+func selfApproving(t *testing.T) (*bridge, *browser, string) {
+	t.Helper()
+	b := start(t, bridgeConfig{extraServers: selfApprovalServer})
+	br := newBrowser(t, b)
+	br.signIn("")
+	return b, br, br.openSession("gated", "block")
+}
+
+// runBlock opens block's card, runs it with tag (for 0.01 s once approved) and waits until the call says it
+// waits for approval.
+func (br *browser) runBlock(tag string) {
+	br.t.Helper()
+	eval[bool](br, `document.querySelector('`+blockCard+`').open = true`)
+	br.do(chromedp.SetValue(chromedp.CSS(field(blockCard, "tag")), tag),
+		chromedp.SetValue(chromedp.CSS(field(blockCard, "durationSeconds")), "0.01"),
+		chromedp.Click(chromedp.CSS(blockCard+` button[type="submit"]`)))
+	br.waitJS("the call waiting for approval", `!!document.querySelector('`+blockCard+` .waits-approval')`)
+}
+
 // TestConsoleReloadKeepsCall: with the single-person set-up (allowSelf), a call waiting for approval survives
 // a reload of the session page — the console finds it again by its call id (kept in the tab's
 // sessionStorage), it waits for approval again, is approved from the same tab, and its result shows — and a
 // reload on the overview does the same for a call started on a session page. The call history survives both.
 func TestConsoleReloadKeepsCall(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{
-		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
-	})
-	br := newBrowser(t, b)
-	br.signIn("")
-	sid := br.openSession("gated", "block")
-	blk := `details[data-tool="block"]`
+	b, br, sid := selfApproving(t)
+	blk := blockCard
 	runBlock := func(tag string) string {
-		eval[bool](br, `document.querySelector('`+blk+`').open = true`)
-		br.do(chromedp.SetValue(chromedp.CSS(field(blk, "tag")), tag),
-			chromedp.SetValue(chromedp.CSS(field(blk, "durationSeconds")), "0.01"),
-			chromedp.Click(chromedp.CSS(blk+` button[type="submit"]`)))
-		br.waitJS("the call waiting for approval", `!!document.querySelector('`+blk+` .waits-approval')`)
+		br.runBlock(tag)
 		return eval[string](br, `document.querySelector('#call-history li[data-state="running"]')?.dataset.callId ?? ''`)
 	}
 	approve := func() {
@@ -106,10 +125,10 @@ const offScreen = `(() => {
   return bad;
 })()`
 
-// fits fails the test for what offScreen finds, naming the page.
-func (br *browser) fits(page string) {
+// none fails the test for each finding of script (offScreen, nullText) on the page.
+func (br *browser) none(page, script string) {
 	br.t.Helper()
-	for _, p := range eval[[]string](br, offScreen) {
+	for _, p := range eval[[]string](br, script) {
 		br.t.Errorf("%s: %s", page, p)
 	}
 }
@@ -129,22 +148,14 @@ func (br *browser) openAll() {
 // rather than hide their controls off the right edge.
 func TestConsoleNarrow(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{
-		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
-	})
-	br := newBrowser(t, b)
-	br.signIn("")
-	sid := br.openSession("gated", "block")
+	_, br, sid := selfApproving(t)
 	echo := `details[data-tool="echo"]`
 	eval[bool](br, `document.querySelector('`+echo+`').open = true`)
 	br.do(chromedp.SetValue(chromedp.CSS(field(echo, "text")), "a result to show"),
 		chromedp.Click(chromedp.CSS(echo+` button[type="submit"]`)))
 	br.waitJS("the echo result", `!!document.querySelector('`+echo+` .result')`)
-	blk := `details[data-tool="block"]`
-	eval[bool](br, `document.querySelector('`+blk+`').open = true`)
-	br.do(chromedp.SetValue(chromedp.CSS(field(blk, "tag")), "narrow"),
-		chromedp.Click(chromedp.CSS(blk+` button[type="submit"]`)))
-	br.waitJS("the call waiting for approval", `!!document.querySelector('`+blk+` .waits-approval')`)
+	blk := blockCard
+	br.runBlock("narrow")
 	eli := `details[data-tool="elicit"]`
 	eval[bool](br, `document.querySelector('`+eli+`').open = true`)
 	br.do(chromedp.Click(chromedp.CSS(eli + ` button[type="submit"]`)))
@@ -155,14 +166,14 @@ func TestConsoleNarrow(t *testing.T) {
 		br.do(chromedp.Navigate(br.base + "/console/#/sessions/" + sid))
 		br.waitJS("the session page", `!!document.querySelector('`+blk+` .waits-approval') && !!document.querySelector('section[data-kind="elicitation"]')`)
 		br.openAll()
-		br.fits(fmt.Sprintf("the session page at %d px", w))
+		br.none(fmt.Sprintf("the session page at %d px", w), offScreen)
 		br.shot(fmt.Sprintf("session-%d", w))
 
 		br.do(chromedp.Click(chromedp.CSS(`main a[href="#/"]`)))
 		br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]') && !!document.querySelector('tr[data-server="gated"] button')`, sid))
 		br.waitJS("the approval in the inbox", `!!document.querySelector('#inbox section[data-kind="approval"]:not(.ended)')`)
 		br.openAll()
-		br.fits(fmt.Sprintf("the overview at %d px", w))
+		br.none(fmt.Sprintf("the overview at %d px", w), offScreen)
 		br.shot(fmt.Sprintf("overview-%d", w))
 	}
 	br.viewport(1280, 1000)
@@ -223,14 +234,6 @@ const nullText = `(() => {
   return found;
 })()`
 
-// noNull fails the test for what nullText finds, naming the page.
-func (br *browser) noNull(page string) {
-	br.t.Helper()
-	for _, p := range eval[[]string](br, nullText) {
-		br.t.Errorf("%s shows %s", page, p)
-	}
-}
-
 // TestConsoleNoNull: with a server that leaves out everything it may (sparseServer) and one whose data is
 // hostile, every page of the console — the overview, the inbox with an approval and its history, a session
 // page with every section open, a form and a sampling request waiting, results without content, a log line
@@ -243,7 +246,7 @@ func TestConsoleNoNull(t *testing.T) {
 	br := newBrowser(t, b)
 	br.signIn("")
 	br.waitJS("the servers", `!!document.querySelector('tr[data-server="sparse"] button') && !!document.querySelector('tr[data-server="hostile"] button')`)
-	br.noNull("the overview")
+	br.none("the overview", nullText)
 	sid := br.openSession("sparse", "bare")
 	for _, tool := range []string{"bare", "ask", "sample"} {
 		br.runTool(tool)
@@ -251,7 +254,7 @@ func TestConsoleNoNull(t *testing.T) {
 	br.waitJS("the approval, the form and the sampling request",
 		`!!document.querySelector('#inbox section[data-kind="approval"]:not(.ended)') && !!document.querySelector('main section[data-kind="elicitation"]') && !!document.querySelector('main section[data-kind="sampling"]')`)
 	br.openAll()
-	br.noNull("the session page with requests waiting")
+	br.none("the session page with requests waiting", nullText)
 	br.shot("sparse-waiting")
 	br.do(chromedp.Click(chromedp.CSS(`#inbox section[data-kind="approval"]:not(.ended) button.approve`)))
 	br.waitJS("the bare result", `document.querySelector('details[data-tool="bare"] .result, details[data-tool="bare"] .tool-result .hint:not(.running)') !== null && !document.querySelector('details[data-tool="bare"] .running')`)
@@ -262,21 +265,21 @@ func TestConsoleNoNull(t *testing.T) {
 	br.do(chromedp.Click(chromedp.Search(`//button[text()="Get"]`)))
 	br.waitJS("the resource and the prompt shown", `document.querySelectorAll('.inspector .raw').length >= 2`)
 	br.openAll()
-	br.noNull("the session page after the answers")
+	br.none("the session page after the answers", nullText)
 	br.shot("sparse-answered")
 
 	br.do(chromedp.Click(chromedp.CSS(`main a[href="#/"]`)))
 	br.waitJS("the overview", fmt.Sprintf(`!!document.querySelector('tr[data-session=%q]')`, sid))
 	br.openAll()
 	br.waitJS("the approvals history", `!!document.querySelector('#approval-history li')`)
-	br.noNull("the overview with the inbox's history")
+	br.none("the overview with the inbox's history", nullText)
 	br.shot("sparse-overview")
 
 	br.openSession("hostile", "evil")
 	br.runTool("evil")
 	br.waitJS("the hostile elicitation", `!!document.querySelector('main section[data-kind="elicitation"] .message')`)
 	br.openAll()
-	br.noNull("the hostile server's session page")
+	br.none("the hostile server's session page", nullText)
 }
 
 // TestConsoleNotification: the optional desktop notification of a new approval. Without the permission a new
@@ -286,9 +289,7 @@ func TestConsoleNoNull(t *testing.T) {
 // record what the page creates; the real one is still constructed.
 func TestConsoleNotification(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{
-		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
-	})
+	b := start(t, bridgeConfig{extraServers: selfApprovalServer})
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "gated"})
 	if err != nil {
@@ -393,6 +394,7 @@ func TestConsoleEventsSurviveNavigation(t *testing.T) {
 		seen[line] = true
 	}
 	// New events join the old ones.
+	br.waitJS("the tools", `!!document.querySelector('details[data-tool="elicit"]')`)
 	eval[bool](br, `document.querySelector('details[data-tool="elicit"]').open = true`) // open since its call
 	br.do(chromedp.Click(chromedp.CSS(`details[data-tool="elicit"] button[type="submit"]`)))
 	br.waitJS("a second request among the events", `document.querySelectorAll('#events li[data-kind="elicitation"]').length === 2`)

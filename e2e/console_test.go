@@ -1142,18 +1142,9 @@ func approvalID(t *testing.T, b *bridge, callID string) string {
 // approved from the same tab by keyboard. A second call, denied, shows the denial's reason in words.
 func TestConsoleSelfApproval(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{
-		extraServers: probeServer("gated", "    tools: {approve: [block]}\n    approvers: {principals: [local], allowSelf: true}\n"),
-	})
-	br := newBrowser(t, b)
-	br.signIn("")
-	sid := br.openSession("gated", "block")
-	blk := `details[data-tool="block"]`
-	br.do(chromedp.Click(chromedp.CSS(blk+" > summary")),
-		chromedp.SetValue(chromedp.CSS(field(blk, "tag")), "self"),
-		chromedp.SetValue(chromedp.CSS(field(blk, "durationSeconds")), "0.01"),
-		chromedp.Click(chromedp.CSS(blk+` button[type="submit"]`)))
-	br.waitJS("the call waiting for approval", `!!document.querySelector('`+blk+` .waits-approval')`)
+	b, br, sid := selfApproving(t)
+	blk := blockCard
+	br.runBlock("self")
 	if got := br.text(blk + " .waits-approval"); !strings.Contains(got, "Waiting for approval") || !strings.Contains(got, "rule") || !strings.Contains(got, "expires at") {
 		t.Errorf("the waiting call says %q", got)
 	}
