@@ -325,6 +325,9 @@ func TestConsoleNotification(t *testing.T) {
 	if res := await(t, call1); res.err != nil {
 		t.Fatalf("the first call: %v", res.err)
 	}
+	// The decision is in the bridge's history when the person opens it.
+	eval[bool](br, `(() => { const d = document.querySelector('#inbox details.history'); d.open = false; d.open = true; return true; })()`)
+	br.waitJS("the decision in the history", `/approved.*block/i.test(document.getElementById('approval-history').textContent)`)
 
 	// The person allows notifications.
 	perm := struct {

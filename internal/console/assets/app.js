@@ -160,7 +160,9 @@ const inbox = (() => {
       historyBox.hidden = false;
     } catch { historyBox.hidden = true; /* a bridge without the history, or not an approver */ }
   }
+  // Fresh whenever the person opens the inbox or its history (a decision made since is in it then).
   panel.addEventListener('toggle', () => { if (panel.open) loadHistory(); });
+  historyBox.addEventListener('toggle', () => { if (historyBox.open) loadHistory(); });
   notify.hidden = !window.Notification || Notification.permission === 'granted';
   notify.addEventListener('click', async () => {
     const p = await Notification.requestPermission();
