@@ -105,6 +105,33 @@ func TestConsoleReloadKeepsCall(t *testing.T) {
 	}
 }
 
+// TestConsoleReloadSentCall: a call the server already runs when the tab reloads is cut off with the page's
+// stream; taken up again by its call id, it says in words that its outcome cannot be known, rather than
+// running the tool a second time or vanishing.
+func TestConsoleReloadSentCall(t *testing.T) {
+	t.Parallel()
+	b := start(t, bridgeConfig{})
+	br := newBrowser(t, b)
+	br.signIn("")
+	br.openSession("demo", "block")
+	eval[bool](br, `document.querySelector('`+blockCard+`').open = true`)
+	br.do(chromedp.SetValue(chromedp.CSS(field(blockCard, "tag")), "cut"),
+		chromedp.Click(chromedp.CSS(blockCard+` button[type="submit"]`)))
+	if line := await(t, b.reports.Lines); line != "started cut" {
+		t.Fatalf("the server saw %q", line)
+	}
+	id := eval[string](br, `document.querySelector('#call-history li[data-state="running"]')?.dataset.callId ?? ''`)
+	br.do(chromedp.Reload())
+	br.waitJSAcross("the call's fate", `!!document.querySelector('`+blockCard+` .api-error')`)
+	if got := br.text(blockCard + " .tool-result"); !strings.Contains(got, "The tab reloaded while the server ran this call") || !strings.Contains(got, "CALL_OUTCOME_UNKNOWN") {
+		t.Errorf("the cut-off call says %q", got)
+	}
+	if got := eval[string](br, `document.querySelector('#call-history li[data-call-id="`+id+`"]')?.dataset.state ?? ''`); got != "failed" {
+		t.Errorf("the call's history entry says %q, want failed", got)
+	}
+	br.shot("cut-off")
+}
+
 // offScreen is a script that lists what does not fit the window: the page wider than the window, and every
 // visible control (button, link, field, summary) not wholly inside the window's width — a person on a phone
 // could neither see nor press it.

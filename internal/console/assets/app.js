@@ -584,11 +584,16 @@ function sessionPage(id) {
       else if (c.state === 'cancelled') replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
       else {
         if (form && c.error.fieldViolations) form.showErrors(c.error.fieldViolations, '');
-        replace(result, apiError(c.error), logs);
+        // A call the tab reloaded under after the server had it: the reload cut it off upstream.
+        const lost = c.resumed && c.error.reason === 'CALL_OUTCOME_UNKNOWN'
+          ? h('p', { class: 'lost' }, h('strong', {}, 'The tab reloaded while the server ran this call. '),
+            'The reload cancelled it; whether the server finished its work before that cannot be known. Check before you run it again.')
+          : null;
+        replace(result, lost, apiError(c.error), logs);
       }
     };
     draw();
-    unsubscribe.push(c.on(() => { draw(); drawHistory(); }));
+    unsubscribe.push(c.on(draw));
   }
 
   // toolCard is a tool with a form from its input schema. Run streams the call (StreamCallTool) with a call
@@ -652,6 +657,7 @@ function sessionPage(id) {
     h('section', {}, h('h2', {}, 'Events ', live), log));
   calls.resumeLost(id);
   drawHistory();
+  unsubscribe.push(calls.watchAll((c) => { if (c.sessionId === id) drawHistory(); }));
   loadInfo();
   loadTools();
   // Requests that ended while the page showed something else.

@@ -18,6 +18,11 @@ const PREFIX = 'mcp-bridge-console.calls.';
 
 // all is every call of this page's life, by call id.
 const all = new Map();
+// watchers hear every change of every call (a page's call history).
+const watchers = new Set();
+
+// watchAll calls fn with each call that changes; it returns the function that stops it.
+export function watchAll(fn) { watchers.add(fn); return () => watchers.delete(fn); }
 
 // Call is one tool call: its state ('running', 'done', 'failed', 'cancelled'), progress, logs, result or error,
 // and the approval it waits for (approval: the ServerRequest on session "approvals", when the person may
@@ -48,6 +53,7 @@ export class Call {
   changed() {
     for (const fn of this.listeners) fn(this);
     saveHistory(this.sessionId);
+    for (const fn of watchers) fn(this);
   }
 
   // run streams the call (StreamCallTool) until it ends; resume asks for the one outcome of a call of this
@@ -91,6 +97,7 @@ export class Call {
 // start begins a new call.
 export function start(sessionId, tool, args) {
   const c = new Call(sessionId, tool, args);
+  saveHistory(sessionId); // remembered at once: a reload before its first event still finds it
   c.run(false);
   return c;
 }
@@ -133,6 +140,7 @@ export function resumeLost(sessionId) {
     }
     const c = new Call(sessionId, e.tool, e.args, e.callId);
     c.startTime = e.startTime;
+    c.resumed = true; // taken up again after a reload: its card says so if its outcome is lost
     c.run(true);
   }
   if (lost) store(sessionId, entries);
