@@ -24,14 +24,20 @@ var selfApprovalServer = probeServer("gated", "    tools: {approve: [block]}\n  
 // blockCard is the selector of the block tool's card.
 const blockCard = `details[data-tool="block"]`
 
-// selfApproving starts a bridge with selfApprovalServer and a console signed in without a token, on a new
-// session to gated; it returns the session's id.
-func selfApproving(t *testing.T) (*bridge, *browser, string) {
+// consoleOn starts a bridge of cfg and a console signed in without a token, on a new session to server
+// (once it lists tool); it returns the session's id.
+func consoleOn(t *testing.T, cfg bridgeConfig, server, tool string) (*bridge, *browser, string) {
 	t.Helper()
-	b := start(t, bridgeConfig{extraServers: selfApprovalServer})
+	b := start(t, cfg)
 	br := newBrowser(t, b)
 	br.signIn("")
-	return b, br, br.openSession("gated", "block")
+	return b, br, br.openSession(server, tool)
+}
+
+// selfApproving is consoleOn with selfApprovalServer, on a session to gated.
+func selfApproving(t *testing.T) (*bridge, *browser, string) {
+	t.Helper()
+	return consoleOn(t, bridgeConfig{extraServers: selfApprovalServer}, "gated", "block")
 }
 
 // runBlock opens block's card, runs it with tag (for 0.01 s once approved) and waits until the call says it
@@ -110,10 +116,7 @@ func TestConsoleReloadKeepsCall(t *testing.T) {
 // running the tool a second time or vanishing.
 func TestConsoleReloadSentCall(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{})
-	br := newBrowser(t, b)
-	br.signIn("")
-	br.openSession("demo", "block")
+	b, br, _ := consoleOn(t, bridgeConfig{}, "demo", "block")
 	eval[bool](br, `document.querySelector('`+blockCard+`').open = true`)
 	br.do(chromedp.SetValue(chromedp.CSS(field(blockCard, "tag")), "cut"),
 		chromedp.Click(chromedp.CSS(blockCard+` button[type="submit"]`)))
@@ -392,10 +395,7 @@ func approvalIDAs(t *testing.T, b *bridge, token, callID string) string {
 // there, once each, after the person looked at the overview and came back, and new ones join them.
 func TestConsoleEventsSurviveNavigation(t *testing.T) {
 	t.Parallel()
-	b := start(t, bridgeConfig{})
-	br := newBrowser(t, b)
-	br.signIn("")
-	sid := br.openSession("demo", "elicit")
+	_, br, sid := consoleOn(t, bridgeConfig{}, "demo", "elicit")
 	br.runTool("elicit")
 	card := `main section[data-kind="elicitation"]`
 	br.waitJS("the elicitation", `!!document.querySelector('`+card+`')`)
