@@ -79,6 +79,9 @@ func TestConsoleReloadKeepsCall(t *testing.T) {
 	if got := eval[string](br, `document.querySelector('#call-history li[data-state="running"]')?.dataset.callId ?? ''`); got != first {
 		t.Errorf("the running call after the reload is %q, want %q", got, first)
 	}
+	if got := eval[string](br, `document.querySelector('`+field(blk, "tag")+`').value + '|' + document.querySelector('`+field(blk, "durationSeconds")+`').value`); got != "reloaded|0.01" {
+		t.Errorf("the tool's form after the reload holds %q, want the call's arguments", got)
+	}
 	br.shot("reloaded-waiting")
 	approve()
 	br.waitJS("the result", `document.querySelector('`+blk+` .result .text')?.textContent === 'not cancelled'`)

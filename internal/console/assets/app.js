@@ -602,7 +602,10 @@ function sessionPage(id) {
   // cancellation upstream.
   function toolCard(tool) {
     const result = h('div', { class: 'tool-result', 'aria-live': 'polite' });
-    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'], initial: k.toolInput.get(tool.name) || null });
+    // The tool's newest call (this page's, or one taken up after a reload).
+    const prev = calls.latest(id, tool.name);
+    // The form starts from what it held when the page was left, else from the arguments of that call.
+    const form = new SchemaForm(tool.inputSchema || {}, { pathPrefixes: ['arguments.'], initial: k.toolInput.get(tool.name) || (prev && prev.args) || null });
     forms.set(tool.name, form);
     const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
     const cancel = h('button', { type: 'button', class: 'cancel', hidden: true }, 'Cancel');
@@ -636,7 +639,6 @@ function sessionPage(id) {
       summary.after(warn);
       summary.append(h('span', { class: 'warn-flag' }, ' ⚠ hidden characters'));
     }
-    const prev = calls.latest(id, tool.name);
     if (prev) {
       current = prev;
       card.open = true;
