@@ -4,7 +4,8 @@ package mcpcore
 // (docs/adr/0021-what-is-kept.md): sessions, pending server requests with the answers accepted for them,
 // and multi round-trip calls between rounds. Records are written when what they describe changes — a
 // session opens, reconnects, changes roots, log level or subscriptions; a request is raised or answered; an
-// MRTR round begins or ends — never per message: a plain tools/call writes nothing.
+// MRTR round begins or ends — and the id of a tools/call with a host call id while it is in flight
+// (callBegins, docs/adr/0099), nothing else per message.
 //
 // After a restart Core.Restore brings every kept session back under its id (Reconnecting, then Ready once
 // the server is reached again), re-raises every MRTR input request still waiting for a person under its old
@@ -80,6 +81,10 @@ type callRecord struct {
 	Inputs       json.RawMessage   `json:"inputRequests,omitempty"`
 	Requests     map[string]string `json:"requests"` // input key → pending request id
 	Created      time.Time         `json:"created"`
+	// InFlight marks the record of a tools/call with a host-chosen id that was sent upstream and has no
+	// round (callBegins): it carries only the call's id, so that a process that finds it after a crash
+	// knows the id and does not run it a second time (docs/adr/0099).
+	InFlight bool `json:"inFlight,omitempty"`
 }
 
 func roundKey(sessionID, callID string) string { return sessionID + "/" + callID }
@@ -342,6 +347,32 @@ func (c *Core) dropRound(rec callRecord) {
 	c.del(state.KindCall, roundKey(rec.SessionID, rec.CallID))
 }
 
+// --- call ids of calls in flight ---
+
+// callBegins writes the record of a tools/call with a host-chosen id before it is sent upstream, so that
+// the id outlives the process (docs/adr/0099): after a kill -9 the next process (or the replica that takes
+// the session over) finds it, and a call under that id without resume is refused ErrCallIDUsed instead of
+// running the tool a second time; with resume its outcome is unknown (ADR 0022). The MRTR round record of
+// the same call, if it has one, is written under the same key over it. It reports whether it wrote.
+func (s *Session) callBegins(call *activeCall) bool {
+	if s.core.opts.Store == nil || call.opts.CallID == "" || call.opts.MintedID {
+		return false // no state kept, or an id no host can call again
+	}
+	s.core.put(state.KindCall, roundKey(s.id, call.id), callRecord{
+		Version: recordVersion, SessionID: s.id, CallID: call.id, Method: call.method, Name: call.name, InFlight: true, Created: time.Now(),
+	})
+	return true
+}
+
+// callEnds deletes what callBegins wrote once the call has its outcome (kept in memory, kept.go), unless
+// the bridge is shutting down: then the next process is to know the id.
+func (s *Session) callEnds(call *activeCall) {
+	if s.core.keeping() {
+		return
+	}
+	s.core.del(state.KindCall, roundKey(s.id, call.id))
+}
+
 // callResume is the part of an activeCall that makes it resumable: its round record.
 type callResume struct {
 	mu      sync.Mutex // guards rec and written, and is held across their writes to the store
@@ -430,6 +461,9 @@ type RestoreReport struct {
 	// Ended counts pushed requests ended with OutcomeBridgeRestarted; Dropped counts records that could
 	// not be restored (a server no longer configured, a record that does not decode), each logged.
 	Ended, Dropped int
+	// InFlight counts calls that were in flight upstream when the earlier process died: their ids are
+	// known (a call under one without resume is refused), their outcomes not.
+	InFlight int
 }
 
 // Restore brings back what the store kept of an earlier process (see the top of this file). Call it once,
@@ -511,6 +545,15 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 	for _, cr := range calls {
 		if restored[cr.SessionID] == nil {
 			c.dropRound(cr)
+			continue
+		}
+		if cr.InFlight {
+			// A call in flight upstream when the process that sent it died: its id is known, its outcome
+			// not. Without resume it is refused rather than run again (docs/adr/0099); the mark is this
+			// process's, and the record goes.
+			c.kept.markUnknown(roundKey(cr.SessionID, cr.CallID))
+			c.del(state.KindCall, roundKey(cr.SessionID, cr.CallID))
+			rep.InFlight++
 			continue
 		}
 		rc := &restoredCall{rec: cr, entries: map[string]*pendingEntry{}, answers: map[string]Answer{}}
