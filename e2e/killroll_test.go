@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -43,9 +46,10 @@ type rollOutcome struct {
 	callID   string
 	session  string
 	replica  string // that answered
-	attempts int
+	attempts int    // 0: a call of the Python host (its client retries on its own)
 	err      error
 	end      time.Time
+	history  []string // each attempt: resume, the replica that answered, the error
 }
 
 // rollHostCall makes one tool call as the clients do (clients/python/src/mcp_bridge/_retry.py Attempts): the
@@ -64,6 +68,7 @@ func rollHostCall(ctx context.Context, client pb.BridgeServiceClient, sid, callI
 		_, err := client.CallTool(cctx, &pb.CallToolRequest{SessionId: sid, Name: "block", CallId: callID, Resume: resume, Arguments: args(t, arguments)}, grpc.Header(&hdr))
 		cancel()
 		o.err, o.replica, o.end = err, replicaOf(hdr), time.Now()
+		o.history = append(o.history, fmt.Sprintf("%s resume=%v by=%q: %v", o.end.Format("15:04:05.000"), resume, o.replica, err))
 		if err == nil || status.Code(err) != codes.Unavailable || !slices.Contains(rollRetryReasons, reasonOf(err)) {
 			return o
 		}
@@ -205,6 +210,31 @@ func TestScaleKillRoll(t *testing.T) {
 			})
 		}
 	}
+	// A host using the Python client (clients/python, its own retries) calls on sessions of its own too.
+	var pyHost *exec.Cmd
+	var pyIn io.WriteCloser
+	var pyOut *bufio.Reader
+	var pyLog strings.Builder
+	if py := pythonClient(t); py != "" {
+		pyHost = exec.Command(py, "-c", pythonRollScript, proxy.grpc)
+		pyHost.Stderr = &pyLog
+		if pyIn, err = pyHost.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := pyHost.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pyOut = bufio.NewReader(out)
+		if err := pyHost.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := pyOut.ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready") {
+			_ = pyHost.Process.Kill()
+			_ = pyHost.Wait()
+			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
+		}
+	}
 	// servedAgainBy waits until a call on each of sessions completed on replica (after the moment it is
 	// called), and returns how long that took from since.
 	servedAgainBy := func(sessions []string, replica string, since time.Time) (time.Duration, bool) {
@@ -262,6 +292,30 @@ func TestScaleKillRoll(t *testing.T) {
 	}
 	close(stopLoad)
 	load.Wait()
+	if pyHost != nil {
+		pyIn.Close() // the Python host stops calling, and says how each call ended
+		rest, _ := io.ReadAll(pyOut)
+		if err := pyHost.Wait(); err != nil {
+			t.Fatalf("python host: %v\n%s", err, pyLog.String())
+		}
+		pyCalls := 0
+		for line := range strings.Lines(string(rest)) {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			pyCalls++
+			o := rollOutcome{callID: f[1], session: "python"}
+			if f[0] != "ok" {
+				o.err = fmt.Errorf("python client: %s", strings.TrimSpace(line))
+				if len(f) >= 4 && f[2] == "ABORTED" && f[3] == "CALL_OUTCOME_UNKNOWN" {
+					o.err = status.Error(codes.Aborted, "CALL_OUTCOME_UNKNOWN") // the client resumed it: only a resumed call gets it
+				}
+			}
+			outcomes = append(outcomes, o)
+		}
+		t.Logf("python host: %d calls", pyCalls)
+	}
 
 	// Every call that succeeded ran upstream; wait until its report is in (the reports are sent before the
 	// tool waits, so all are in flight by now).
@@ -287,14 +341,15 @@ func TestScaleKillRoll(t *testing.T) {
 		n := runs[o.callID]
 		if n > 1 {
 			twice++
-			t.Errorf("call %s on %s ran %d times upstream", o.callID, o.session, n)
+			t.Errorf("call %s on %s ran %d times upstream; its attempts:\n%s", o.callID, o.session, n, strings.Join(o.history, "\n"))
 		}
 		switch {
-		case o.err == nil && o.attempts == 1:
+		case o.err == nil && o.attempts <= 1:
 			ok++
 		case o.err == nil:
 			resumedOK++
-		case o.attempts > 1 && status.Code(o.err) == codes.Aborted && reasonOf(o.err) == "CALL_OUTCOME_UNKNOWN":
+		case o.attempts == 0 && status.Code(o.err) == codes.Aborted && status.Convert(o.err).Message() == "CALL_OUTCOME_UNKNOWN",
+			o.attempts > 1 && status.Code(o.err) == codes.Aborted && reasonOf(o.err) == "CALL_OUTCOME_UNKNOWN":
 			unknown++ // in flight on the killed replica: the host is told its outcome is unknown
 			if n > 0 {
 				unknownRan++
@@ -321,6 +376,44 @@ func TestScaleKillRoll(t *testing.T) {
 		}
 	}
 }
+
+// pythonRollScript calls block through the proxy with the Python client, one thread per session on three
+// sessions, each call with its own call id as the tool's tag, until its stdin closes; then it prints one line
+// per call: "ok <call id>" or "err <call id> <code> <reason>".
+const pythonRollScript = `
+import sys, threading
+sys.path.insert(0, "../clients/python/src")
+from mcp_bridge import Client
+from mcp_bridge.errors import BridgeError
+
+stop = threading.Event()
+lines, mu = [], threading.Lock()
+
+def host(s, k):
+    n = 0
+    while not stop.is_set():
+        cid = "krpy-%d-%d" % (k, n)
+        n += 1
+        try:
+            s.call_tool("block", {"tag": cid, "durationSeconds": 0.2}, call_id=cid, timeout=90)
+            line = "ok " + cid
+        except BridgeError as e:
+            line = "err %s %s %s %s" % (cid, e.code.name, e.reason or "-", str(e).replace("\n", " "))
+        with mu:
+            lines.append(line)
+
+with Client(sys.argv[1]) as c:
+    sessions = [c.create_session("counted") for _ in range(3)]
+    threads = [threading.Thread(target=host, args=(s, k)) for k, s in enumerate(sessions)]
+    for t in threads:
+        t.start()
+    print("ready", flush=True)
+    sys.stdin.read()
+    stop.set()
+    for t in threads:
+        t.join()
+    print("\n".join(lines), flush=True)
+`
 
 func roundAll(ds []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(ds))
