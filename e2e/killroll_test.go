@@ -361,6 +361,9 @@ func TestScaleKillRoll(t *testing.T) {
 			}
 			t.Errorf("call %s on %s failed after %d attempts: %v (reason %q)", o.callID, o.session, o.attempts, o.err, reasonOf(o.err))
 		}
+		if o.attempts > 1 {
+			t.Logf("call %s on %s ran %d times upstream; its attempts:\n%s", o.callID, o.session, n, strings.Join(o.history, "\n"))
+		}
 		if o.err == nil && n == 0 {
 			t.Errorf("call %s on %s succeeded but never ran upstream", o.callID, o.session)
 		}

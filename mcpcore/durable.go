@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -171,6 +172,9 @@ func (s *Session) forgetRecord() {
 	for _, ra := range s.core.approvals.takeSession(s.id) { // approval.go
 		s.core.del(state.KindRequest, ra.req.ID)
 	}
+	for _, callID := range s.core.inFlightRecs.takeSessionKeys(s.id) { // calls in flight at a crash (callBegins)
+		s.core.del(state.KindCall, roundKey(s.id, callID))
+	}
 }
 
 // --- pending requests (the dispatcher's hooks) ---
@@ -275,6 +279,20 @@ func (k *keptCalls[T]) takeSession(sessionID string) []T {
 	return out
 }
 
+// takeSessionKeys removes what is kept for the calls of a session and returns their call ids.
+func (k *keptCalls[T]) takeSessionKeys(sessionID string) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for key := range k.m {
+		if callID, ok := strings.CutPrefix(key, sessionID+"/"); ok { // session ids hold no "/"
+			out = append(out, callID)
+			delete(k.m, key)
+		}
+	}
+	return out
+}
+
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
 // request (still pending, or ended with its answer kept in answers).
 type restoredCall struct {
@@ -354,14 +372,31 @@ func (c *Core) dropRound(rec callRecord) {
 // the session over) finds it, and a call under that id without resume is refused ErrCallIDUsed instead of
 // running the tool a second time; with resume its outcome is unknown (ADR 0022). The MRTR round record of
 // the same call, if it has one, is written under the same key over it. It reports whether it wrote.
-func (s *Session) callBegins(call *activeCall) bool {
+//
+// A write refused because this replica no longer holds the session (another took it over: ErrNotHeld,
+// state.ErrFenced) fails the call with ErrSessionMoved before anything is sent: the host retries through
+// the proxy, resuming by id. Any other failure of the store is logged and the call goes on, as every write
+// of the core does (the store's health says so).
+func (s *Session) callBegins(call *activeCall) (bool, error) {
 	if s.core.opts.Store == nil || call.opts.CallID == "" || call.opts.MintedID {
-		return false // no state kept, or an id no host can call again
+		return false, nil // no state kept, or an id no host can call again
 	}
-	s.core.put(state.KindCall, roundKey(s.id, call.id), callRecord{
+	key := roundKey(s.id, call.id)
+	b, err := json.Marshal(callRecord{
 		Version: recordVersion, SessionID: s.id, CallID: call.id, Method: call.method, Name: call.name, InFlight: true, Created: time.Now(),
 	})
-	return true
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	switch err := s.core.opts.Store.Put(ctx, state.KindCall, key, b); {
+	case errors.Is(err, ErrNotHeld) || errors.Is(err, state.ErrFenced):
+		return false, fmt.Errorf("%w: this replica no longer holds the session (%v)", ErrSessionMoved, err)
+	case err != nil:
+		s.logger.Warn("the call's id is not kept in the state store: a call under it after a crash may run again", "call_id", call.id, "error", err)
+	}
+	return true, nil
 }
 
 // callEnds deletes what callBegins wrote once the call has its outcome (kept in memory, kept.go), unless
@@ -549,11 +584,17 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 		}
 		if cr.InFlight {
 			// A call in flight upstream when the process that sent it died: its id is known, its outcome
-			// not. Without resume it is refused rather than run again (docs/adr/0099); the mark is this
-			// process's, and the record goes.
-			c.kept.markUnknown(roundKey(cr.SessionID, cr.CallID))
-			c.del(state.KindCall, roundKey(cr.SessionID, cr.CallID))
-			rep.InFlight++
+			// not. Without resume it is refused rather than run again (docs/adr/0099). The record stays
+			// for the kept results' TTL, for whoever serves the session next (a hand-back, another crash),
+			// and goes with the session.
+			key := roundKey(cr.SessionID, cr.CallID)
+			if expires := cr.Created.Add(c.kept.policy.TTL); time.Now().Before(expires) {
+				c.kept.markUnknownUntil(key, expires)
+				c.inFlightRecs.put(cr.SessionID, cr.CallID, struct{}{})
+				rep.InFlight++
+			} else {
+				c.del(state.KindCall, key)
+			}
 			continue
 		}
 		rc := &restoredCall{rec: cr, entries: map[string]*pendingEntry{}, answers: map[string]Answer{}}
