@@ -98,12 +98,7 @@ func TestScaleKillRoll(t *testing.T) {
 		// it with MCPBRIDGE_TEST_SCALE=1; the plain e2e run leaves it to that.
 		t.Skip("run by make test-scale (MCPBRIDGE_TEST_SCALE=1)")
 	}
-	redis := statetest.StartRedis(t, statetest.RedisConfig{Password: "redis-secret-for-the-test"})
-	key := make([]byte, 32)
-	for i := range key {
-		key[i] = byte(i * 11)
-	}
-	env := []string{"MCPB_STATE_KEY=" + hex.EncodeToString(key), "MCPB_REDIS_PASSWORD=" + redis.Password}
+	redis, env := sharedRedis(t, 11)
 
 	// The upstream's executions per call id, from every replica's probe reports (a killed replica's too: its
 	// stdio servers may still report until they see their stdin close).
@@ -144,37 +139,12 @@ func TestScaleKillRoll(t *testing.T) {
 		drain(r.b)
 		replicas = append(replicas, r)
 	}
-	var bs []*bridge
-	for _, r := range replicas {
-		bs = append(bs, &bridge{grpc: r.grpc, http: r.http})
-	}
-	proxy := startHAProxyWith(t, bs, "haproxy-shared.cfg")
+	proxy, client := sharedProxy(t, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	conn, err := grpc.NewClient(proxy.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := pb.NewBridgeServiceClient(conn)
 
 	// Sessions on every replica.
-	home := map[string][]string{}
-	var ids []string
-	for len(ids) < 9 {
-		cs, err := client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "counted", HostCapabilities: allCaps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := cs.GetSession().GetSessionId()
-		ids = append(ids, id)
-		home[ownerOf(t, id)] = append(home[ownerOf(t, id)], id)
-	}
-	for _, r := range replicas {
-		if len(home[r.name]) == 0 {
-			t.Fatalf("no session on %s: %v", r.name, home)
-		}
-	}
+	ids, home := spreadSessions(ctx, t, client, replicas, "counted", 9)
 
 	// The load: two hosts per session, each calling block (0.2 s upstream) one call after another.
 	const hostsPerSession = 2
@@ -211,29 +181,9 @@ func TestScaleKillRoll(t *testing.T) {
 		}
 	}
 	// A host using the Python client (clients/python, its own retries) calls on sessions of its own too.
-	var pyHost *exec.Cmd
-	var pyIn io.WriteCloser
-	var pyOut *bufio.Reader
-	var pyLog strings.Builder
-	if py := pythonClient(t); py != "" {
-		pyHost = exec.Command(py, "-c", pythonRollScript, proxy.grpc)
-		pyHost.Stderr = &pyLog
-		if pyIn, err = pyHost.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := pyHost.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pyOut = bufio.NewReader(out)
-		if err := pyHost.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := pyOut.ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready") {
-			_ = pyHost.Process.Kill()
-			_ = pyHost.Wait()
-			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
-		}
+	var py *pythonHost
+	if exe := pythonClient(t); exe != "" {
+		py = startPythonHost(t, exe, pythonRollScript, proxy.grpc)
 	}
 	// servedAgainBy waits until a call on each of sessions completed on replica (after the moment it is
 	// called), and returns how long that took from since.
@@ -292,11 +242,11 @@ func TestScaleKillRoll(t *testing.T) {
 	}
 	close(stopLoad)
 	load.Wait()
-	if pyHost != nil {
-		pyIn.Close() // the Python host stops calling, and says how each call ended
-		rest, _ := io.ReadAll(pyOut)
-		if err := pyHost.Wait(); err != nil {
-			t.Fatalf("python host: %v\n%s", err, pyLog.String())
+	if py != nil {
+		py.in.Close() // the Python host stops calling, and says how each call ended
+		rest, _ := io.ReadAll(py.out)
+		if err := py.cmd.Wait(); err != nil {
+			t.Fatalf("python host: %v\n%s", err, py.log.String())
 		}
 		pyCalls := 0
 		for line := range strings.Lines(string(rest)) {
@@ -371,13 +321,7 @@ func TestScaleKillRoll(t *testing.T) {
 	summary := fmt.Sprintf("test-scale kill -9 roll: replicas=%d sessions=%d hosts=%d calls=%d ok=%d resumed_ok=%d resumed_unknown=%d (ran upstream %d) failed=%d wrong_replica=%d run_twice=%d lease_ttl=%s served_again_after=%v served_by_itself_after=%v",
 		scaleReplicas, len(ids), len(ids)*hostsPerSession, len(outcomes), ok, resumedOK, unknown, unknownRan, failed, wrong, twice, takeoverLeaseTTL, roundAll(takeovers), roundAll(backs))
 	t.Log(summary)
-	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
-		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, _ = fh.WriteString(summary + "\n")
-			fh.Close()
-		}
-	}
+	writeScaleSummary(summary)
 }
 
 // pythonRollScript calls block through the proxy with the Python client, one thread per session on three
@@ -417,6 +361,102 @@ with Client(sys.argv[1]) as c:
         t.join()
     print("\n".join(lines), flush=True)
 `
+
+// sharedRedis starts a redis-server with a password for replicas sharing their state, and returns it with the
+// replicas' environment: the password and a state key made of seed.
+func sharedRedis(t *testing.T, seed byte) (*statetest.Redis, []string) {
+	t.Helper()
+	redis := statetest.StartRedis(t, statetest.RedisConfig{Password: "redis-secret-for-the-test"})
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i) * seed
+	}
+	return redis, []string{"MCPB_STATE_KEY=" + hex.EncodeToString(key), "MCPB_REDIS_PASSWORD=" + redis.Password}
+}
+
+// spreadSessions opens n sessions to server through the proxy and checks that every replica has some; home
+// lists them by owner.
+func spreadSessions(ctx context.Context, t *testing.T, client pb.BridgeServiceClient, replicas []*sharedReplica, server string, n int) (ids []string, home map[string][]string) {
+	t.Helper()
+	home = map[string][]string{}
+	for range n {
+		cs, err := client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := cs.GetSession().GetSessionId()
+		ids = append(ids, id)
+		home[ownerOf(t, id)] = append(home[ownerOf(t, id)], id)
+	}
+	for _, r := range replicas {
+		if len(home[r.name]) == 0 {
+			t.Fatalf("no session on %s: %v", r.name, home)
+		}
+	}
+	return ids, home
+}
+
+// sharedProxy starts HAProxy with deploy/haproxy/haproxy-shared.cfg in front of the replicas, and a gRPC
+// client through it (closed when the test ends).
+func sharedProxy(t *testing.T, replicas []*sharedReplica) (*haproxy, pb.BridgeServiceClient) {
+	t.Helper()
+	var bs []*bridge
+	for _, r := range replicas {
+		bs = append(bs, &bridge{grpc: r.grpc, http: r.http})
+	}
+	proxy := startHAProxyWith(t, bs, "haproxy-shared.cfg")
+	conn, err := grpc.NewClient(proxy.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return proxy, pb.NewBridgeServiceClient(conn)
+}
+
+// pythonHost is a host process using the Python client through the proxy: a script whose first line says
+// "ready".
+type pythonHost struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	log strings.Builder // its stderr
+}
+
+// startPythonHost runs script with the Python client's venv (py) and args, and waits for its "ready" line.
+func startPythonHost(t *testing.T, py, script string, args ...string) *pythonHost {
+	t.Helper()
+	h := &pythonHost{cmd: exec.Command(py, append([]string{"-c", script}, args...)...)}
+	h.cmd.Stderr = &h.log
+	var err error
+	if h.in, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.out = bufio.NewReader(out)
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := h.out.ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready") {
+		_ = h.cmd.Process.Kill()
+		_ = h.cmd.Wait()
+		t.Fatalf("python host: %q %v\n%s", line, err, h.log.String())
+	}
+	return h
+}
+
+// writeScaleSummary appends a summary line to $MCPBRIDGE_SCALE_SUMMARY (scripts/test-scale.sh prints it).
+func writeScaleSummary(summary string) {
+	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
+		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, _ = fh.WriteString(summary + "\n")
+			fh.Close()
+		}
+	}
+}
 
 func roundAll(ds []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(ds))
