@@ -441,11 +441,7 @@ func TestScaleOut(t *testing.T) {
 	}
 	summary := fmt.Sprintf("test-scale: replicas=%d sessions=%d calls=%d misrouted=%d", scaleReplicas, len(ids), stats.calls.Load(), stats.misrouted.Load())
 	t.Log(summary)
-	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
-		if err := os.WriteFile(f, []byte(summary+"\n"), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
+	writeScaleSummary(summary) // appended: the tests run in file order, and TestScaleKillRoll comes first
 }
 
 // pythonKillScript holds sessions on every replica with a handler attached (one host stream per replica), says
