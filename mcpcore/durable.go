@@ -697,9 +697,9 @@ func (s *Session) resume() {
 	if g == nil && s.ctx.Err() == nil {
 		g, err = s.reconnect(s.server.Restart, 0, 0)
 	}
-	if err != nil {
+	if err != nil || g == nil { // g is nil without an error when the session ended before it was reached
 		close(s.superDone)
-		if s.ctx.Err() == nil {
+		if err != nil && s.ctx.Err() == nil {
 			s.giveUp("reconnecting after a bridge restart: "+err.Error(), "bridge restarted")
 		}
 		return
