@@ -253,7 +253,7 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	id := cs.GetSession().GetSessionId()
 	// A 2025-11-25 Streamable HTTP session whose call was in flight upstream (an elicitation pushed on the
 	// call's own response stream, so it names the call) when the bridge died. (A push over stdio names no
-	// call: such a call leaves no trace of its id, and only resume protects it — docs/adr/0093.)
+	// call: TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain covers such a call — docs/adr/0099.)
 	legacy, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "http-legacy", HostCapabilities: allCaps})
 	if err != nil {
 		t.Fatal(err)
@@ -318,6 +318,47 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Resume: true})
 	if err != nil || !strings.Contains(textOf(res.GetResult()), "name=Ada") {
 		t.Fatalf("resumed completed call: %v %v", res, err)
+	}
+}
+
+// A tools/call on a stdio session that was in flight upstream when the bridge was killed -9 — no MRTR round,
+// no pushed request naming it — is known to the next process: called again with the same call id WITHOUT
+// resume it is refused (ALREADY_EXISTS CALL_ID_USED) and the server does not run it a second time; with
+// resume its outcome is unknown (ABORTED CALL_OUTCOME_UNKNOWN: the tool is not idempotent). Before, such a
+// call left no record of its id and the call without resume ran the tool again (docs/adr/0099).
+func TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.db")
+	cfg := bridgeConfig{extraServers: probeServer("slow", ""), flags: []string{"--state-file", stateFile}}
+	b := start(t, cfg)
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "slow", HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	const callID = "call-stdio-once"
+	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "once"})})
+	if line := await(t, b.reports.Lines); line != "started once" {
+		t.Fatalf("probe reported %q, want \"started once\"", line)
+	}
+	b.kill()
+
+	b2 := start(t, cfg)
+	waitReady(t, b2, id)
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "once", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
+		t.Fatalf("in-flight call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+	}
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Resume: true, Arguments: args(t, map[string]any{"tag": "once", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+		t.Fatalf("in-flight call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", callID, err)
+	}
+	// A new call id runs; the probe reports it, and nothing of the old call id came before it.
+	if _, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "call-stdio-new", Arguments: args(t, map[string]any{"tag": "new", "durationSeconds": 0.01})}); err != nil {
+		t.Fatalf("a new call id after the restart: %v", err)
+	}
+	if line := await(t, b2.reports.Lines); line != "started new" {
+		t.Fatalf("after the restart the probe first reported %q, want \"started new\" (the old call id ran again)", line)
 	}
 }
 

@@ -369,29 +369,9 @@ func TestScaleOut(t *testing.T) {
 
 	// A Python host with sessions on every replica sees the killed replica's sessions as lost, and only them.
 	victim := "r2"
-	var pyHost *exec.Cmd
-	var pyIn io.WriteCloser
-	var pyOut *bufio.Reader
-	var pyLog strings.Builder
-	if py := pythonClient(t); py != "" {
-		pyHost = exec.Command(py, "-c", pythonKillScript, proxy.grpc, victim)
-		pyHost.Stderr = &pyLog
-		if pyIn, err = pyHost.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := pyHost.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pyOut = bufio.NewReader(out)
-		if err := pyHost.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := pyOut.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "ready") {
-			_ = pyHost.Process.Kill()
-			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
-		}
+	var py *pythonHost
+	if exe := pythonClient(t); exe != "" {
+		py = startPythonHost(t, exe, pythonKillScript, proxy.grpc, victim)
 	}
 
 	// Killing a replica fails only its own sessions: promptly, UNAVAILABLE REPLICA_UNAVAILABLE.
@@ -443,14 +423,14 @@ func TestScaleOut(t *testing.T) {
 		t.Errorf("REST GET of a session of the dead replica = %d, want 503", resp.StatusCode)
 	}
 
-	if pyHost != nil {
-		if _, err := io.WriteString(pyIn, "go\n"); err != nil {
+	if py != nil {
+		if _, err := io.WriteString(py.in, "go\n"); err != nil {
 			t.Fatal(err)
 		}
-		pyIn.Close()
-		rest, _ := io.ReadAll(pyOut)
-		if err := pyHost.Wait(); err != nil {
-			t.Fatalf("python host after %s died: %v\n%s\n%s", victim, err, rest, pyLog.String())
+		py.in.Close()
+		rest, _ := io.ReadAll(py.out)
+		if err := py.cmd.Wait(); err != nil {
+			t.Fatalf("python host after %s died: %v\n%s\n%s", victim, err, rest, py.log.String())
 		}
 		t.Logf("python host: %s", strings.TrimSpace(string(rest)))
 		stats.calls.Add(int64(strings.Count(string(rest), "call ")))
@@ -461,11 +441,7 @@ func TestScaleOut(t *testing.T) {
 	}
 	summary := fmt.Sprintf("test-scale: replicas=%d sessions=%d calls=%d misrouted=%d", scaleReplicas, len(ids), stats.calls.Load(), stats.misrouted.Load())
 	t.Log(summary)
-	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
-		if err := os.WriteFile(f, []byte(summary+"\n"), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
+	writeScaleSummary(summary) // appended: the tests run in file order, and TestScaleKillRoll comes first
 }
 
 // pythonKillScript holds sessions on every replica with a handler attached (one host stream per replica), says

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +20,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/state/statetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -70,12 +67,7 @@ func TestScaleTakeover(t *testing.T) {
 		// installs them and runs it with MCPBRIDGE_TEST_SCALE=1; the plain e2e run leaves it to that.
 		t.Skip("run by make test-scale (MCPBRIDGE_TEST_SCALE=1)")
 	}
-	redis := statetest.StartRedis(t, statetest.RedisConfig{Password: "redis-secret-for-the-test"})
-	key := make([]byte, 32)
-	for i := range key {
-		key[i] = byte(i * 7)
-	}
-	env := []string{"MCPB_STATE_KEY=" + hex.EncodeToString(key), "MCPB_REDIS_PASSWORD=" + redis.Password}
+	redis, env := sharedRedis(t, 7)
 	var replicas []*sharedReplica
 	byName := map[string]*sharedReplica{}
 	for i := range scaleReplicas {
@@ -95,19 +87,9 @@ func TestScaleTakeover(t *testing.T) {
 		r.b = start(t, r.cfg)
 		r.direct = r.b.client
 	}
-	var bs []*bridge
-	for _, r := range replicas {
-		bs = append(bs, &bridge{grpc: r.grpc, http: r.http})
-	}
-	proxy := startHAProxyWith(t, bs, "haproxy-shared.cfg")
+	proxy, client := sharedProxy(t, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	conn, err := grpc.NewClient(proxy.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := pb.NewBridgeServiceClient(conn)
 	var counts takeoverCounts
 
 	// call calls echo on a session through the proxy, as a host does: a call that fails with UNAVAILABLE is
@@ -190,22 +172,7 @@ func TestScaleTakeover(t *testing.T) {
 	}
 
 	// Sessions spread over the replicas.
-	var ids []string
-	home := map[string][]string{}
-	for range scaleSessions {
-		cs, err := client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := cs.GetSession().GetSessionId()
-		ids = append(ids, id)
-		home[ownerOf(t, id)] = append(home[ownerOf(t, id)], id)
-	}
-	for _, r := range replicas {
-		if len(home[r.name]) == 0 {
-			t.Fatalf("no session on %s: %v", r.name, home)
-		}
-	}
+	ids, home := spreadSessions(ctx, t, client, replicas, serverModern, scaleSessions)
 	for _, id := range ids {
 		by, err := call(id, "first")
 		if err != nil || by != ownerOf(t, id) {
@@ -245,30 +212,9 @@ func TestScaleTakeover(t *testing.T) {
 	// A Python host (the client library, through the proxy) holds sessions on every replica with a sampling
 	// handler; after the kill it answers sampling requests of the dead replica's sessions from the heir.
 	victim, heir := byName["r2"], "r3"
-	var pyHost *exec.Cmd
-	var pyIn io.WriteCloser
-	var pyOut *bufio.Reader
-	var pyLog strings.Builder
-	if py := pythonClient(t); py != "" {
-		pyHost = exec.Command(py, "-c", pythonTakeoverScript, proxy.grpc)
-		pyHost.Stderr = &pyLog
-		if pyIn, err = pyHost.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := pyHost.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pyOut = bufio.NewReader(out)
-		if err := pyHost.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := pyOut.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "ready") {
-			_ = pyHost.Process.Kill()
-			_ = pyHost.Wait()
-			t.Fatalf("python host: %q %v\n%s", line, err, pyLog.String())
-		}
+	var py *pythonHost
+	if exe := pythonClient(t); exe != "" {
+		py = startPythonHost(t, exe, pythonTakeoverScript, proxy.grpc)
 	}
 
 	// --- kill -9: the dead replica's sessions are served by its heir (the next in the proxy's ring).
@@ -307,14 +253,14 @@ func TestScaleTakeover(t *testing.T) {
 	killTakeover := worst
 	t.Logf("kill -9 of %s: a Connect attach took one of its sessions over after %v; its %d sessions served by %s after %v at most", victim.name, attachTook, len(home[victim.name]), heir, killTakeover)
 	servedBy("after kill -9")
-	if pyHost != nil {
-		if _, err := io.WriteString(pyIn, "go\n"); err != nil {
+	if py != nil {
+		if _, err := io.WriteString(py.in, "go\n"); err != nil {
 			t.Fatal(err)
 		}
-		pyIn.Close()
-		rest, _ := io.ReadAll(pyOut)
-		if err := pyHost.Wait(); err != nil {
-			t.Fatalf("python host after kill -9 of %s: %v\n%s\n%s", victim.name, err, rest, pyLog.String())
+		py.in.Close()
+		rest, _ := io.ReadAll(py.out)
+		if err := py.cmd.Wait(); err != nil {
+			t.Fatalf("python host after kill -9 of %s: %v\n%s\n%s", victim.name, err, rest, py.log.String())
 		}
 		t.Logf("python host: %s", strings.TrimSpace(string(rest)))
 		counts.calls.Add(int64(strings.Count(string(rest), "call ")))
@@ -666,13 +612,7 @@ func TestScaleTakeover(t *testing.T) {
 		scaleReplicas, len(ids), counts.calls.Load(), counts.retried.Load(), counts.misrouted.Load(), counts.lost.Load(),
 		answered, 2*scaleReplicas, redelivered, scaleReplicas, takeoverLeaseTTL, killTakeover.Round(10*time.Millisecond), handBack.Round(10*time.Millisecond), drainMax.Round(10*time.Millisecond))
 	t.Log(summary)
-	if f := os.Getenv("MCPBRIDGE_SCALE_SUMMARY"); f != "" {
-		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, _ = fh.WriteString(summary + "\n")
-			fh.Close()
-		}
-	}
+	writeScaleSummary(summary)
 }
 
 // pythonTakeoverScript holds sessions on every replica with a sampling handler (one host stream per

@@ -123,6 +123,7 @@ type Core struct {
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
 	history      approvalHistory              // approval requests that ended, bounded (approval.go)
 	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
+	inFlightRecs keptCalls[struct{}]          // calls in flight at an earlier process's crash whose records are kept (durable.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport

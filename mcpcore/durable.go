@@ -4,7 +4,8 @@ package mcpcore
 // (docs/adr/0021-what-is-kept.md): sessions, pending server requests with the answers accepted for them,
 // and multi round-trip calls between rounds. Records are written when what they describe changes — a
 // session opens, reconnects, changes roots, log level or subscriptions; a request is raised or answered; an
-// MRTR round begins or ends — never per message: a plain tools/call writes nothing.
+// MRTR round begins or ends — and the id of a tools/call with a host call id while it is in flight
+// (callBegins, docs/adr/0099), nothing else per message.
 //
 // After a restart Core.Restore brings every kept session back under its id (Reconnecting, then Ready once
 // the server is reached again), re-raises every MRTR input request still waiting for a person under its old
@@ -15,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -80,6 +82,10 @@ type callRecord struct {
 	Inputs       json.RawMessage   `json:"inputRequests,omitempty"`
 	Requests     map[string]string `json:"requests"` // input key → pending request id
 	Created      time.Time         `json:"created"`
+	// InFlight marks the record of a tools/call with a host-chosen id that was sent upstream and has no
+	// round (callBegins): it carries only the call's id, so that a process that finds it after a crash
+	// knows the id and does not run it a second time (docs/adr/0099).
+	InFlight bool `json:"inFlight,omitempty"`
 }
 
 func roundKey(sessionID, callID string) string { return sessionID + "/" + callID }
@@ -165,6 +171,9 @@ func (s *Session) forgetRecord() {
 	}
 	for _, ra := range s.core.approvals.takeSession(s.id) { // approval.go
 		s.core.del(state.KindRequest, ra.req.ID)
+	}
+	for _, callID := range s.core.inFlightRecs.takeSessionKeys(s.id) { // calls in flight at a crash (callBegins)
+		s.core.del(state.KindCall, roundKey(s.id, callID))
 	}
 }
 
@@ -270,6 +279,20 @@ func (k *keptCalls[T]) takeSession(sessionID string) []T {
 	return out
 }
 
+// takeSessionKeys removes what is kept for the calls of a session and returns their call ids.
+func (k *keptCalls[T]) takeSessionKeys(sessionID string) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for key := range k.m {
+		if callID, ok := strings.CutPrefix(key, sessionID+"/"); ok { // session ids hold no "/"
+			out = append(out, callID)
+			delete(k.m, key)
+		}
+	}
+	return out
+}
+
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
 // request (still pending, or ended with its answer kept in answers).
 type restoredCall struct {
@@ -340,6 +363,49 @@ func (c *Core) dropRound(rec callRecord) {
 		c.del(state.KindRequest, id)
 	}
 	c.del(state.KindCall, roundKey(rec.SessionID, rec.CallID))
+}
+
+// --- call ids of calls in flight ---
+
+// callBegins writes the record of a tools/call with a host-chosen id before it is sent upstream, so that
+// the id outlives the process (docs/adr/0099): after a kill -9 the next process (or the replica that takes
+// the session over) finds it, and a call under that id without resume is refused ErrCallIDUsed instead of
+// running the tool a second time; with resume its outcome is unknown (ADR 0022). The MRTR round record of
+// the same call, if it has one, is written under the same key over it. It reports whether it wrote.
+//
+// A write refused because this replica no longer holds the session (another took it over: ErrNotHeld,
+// state.ErrFenced) fails the call with ErrSessionMoved before anything is sent: the host retries through
+// the proxy, resuming by id. Any other failure of the store is logged and the call goes on, as every write
+// of the core does (the store's health says so).
+func (s *Session) callBegins(call *activeCall) (bool, error) {
+	if s.core.opts.Store == nil || call.opts.CallID == "" || call.opts.MintedID {
+		return false, nil // no state kept, or an id no host can call again
+	}
+	key := roundKey(s.id, call.id)
+	b, err := json.Marshal(callRecord{
+		Version: recordVersion, SessionID: s.id, CallID: call.id, Method: call.method, Name: call.name, InFlight: true, Created: time.Now(),
+	})
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := storeCtx()
+	defer cancel()
+	switch err := s.core.opts.Store.Put(ctx, state.KindCall, key, b); {
+	case errors.Is(err, ErrNotHeld) || errors.Is(err, state.ErrFenced):
+		return false, fmt.Errorf("%w: this replica no longer holds the session (%v)", ErrSessionMoved, err)
+	case err != nil:
+		s.logger.Warn("the call's id is not kept in the state store: a call under it after a crash may run again", "call_id", call.id, "error", err)
+	}
+	return true, nil
+}
+
+// callEnds deletes what callBegins wrote once the call has its outcome (kept in memory, kept.go), unless
+// the bridge is shutting down: then the next process is to know the id.
+func (s *Session) callEnds(call *activeCall) {
+	if s.core.keeping() {
+		return
+	}
+	s.core.del(state.KindCall, roundKey(s.id, call.id))
 }
 
 // callResume is the part of an activeCall that makes it resumable: its round record.
@@ -430,6 +496,9 @@ type RestoreReport struct {
 	// Ended counts pushed requests ended with OutcomeBridgeRestarted; Dropped counts records that could
 	// not be restored (a server no longer configured, a record that does not decode), each logged.
 	Ended, Dropped int
+	// InFlight counts calls that were in flight upstream when the earlier process died: their ids are
+	// known (a call under one without resume is refused), their outcomes not.
+	InFlight int
 }
 
 // Restore brings back what the store kept of an earlier process (see the top of this file). Call it once,
@@ -511,6 +580,21 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 	for _, cr := range calls {
 		if restored[cr.SessionID] == nil {
 			c.dropRound(cr)
+			continue
+		}
+		if cr.InFlight {
+			// A call in flight upstream when the process that sent it died: its id is known, its outcome
+			// not. Without resume it is refused rather than run again (docs/adr/0099). The record stays
+			// for the kept results' TTL, for whoever serves the session next (a hand-back, another crash),
+			// and goes with the session.
+			key := roundKey(cr.SessionID, cr.CallID)
+			if expires := cr.Created.Add(c.kept.policy.TTL); time.Now().Before(expires) {
+				c.kept.markUnknownUntil(key, expires)
+				c.inFlightRecs.put(cr.SessionID, cr.CallID, struct{}{})
+				rep.InFlight++
+			} else {
+				c.del(state.KindCall, key)
+			}
 			continue
 		}
 		rc := &restoredCall{rec: cr, entries: map[string]*pendingEntry{}, answers: map[string]Answer{}}
@@ -613,9 +697,9 @@ func (s *Session) resume() {
 	if g == nil && s.ctx.Err() == nil {
 		g, err = s.reconnect(s.server.Restart, 0, 0)
 	}
-	if err != nil {
+	if err != nil || g == nil { // g is nil without an error when the session ended before it was reached
 		close(s.superDone)
-		if s.ctx.Err() == nil {
+		if err != nil && s.ctx.Err() == nil {
 			s.giveUp("reconnecting after a bridge restart: "+err.Error(), "bridge restarted")
 		}
 		return

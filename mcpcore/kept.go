@@ -177,13 +177,16 @@ func (k *keptResults) markLocked(key string, expires time.Time) {
 // markUnknown records that a call is known, its outcome not: it was in flight when an earlier process
 // died (Core.Restore found a request it raised). A call without Resume under its id is refused; a resumed
 // one is answered as ADR 0022 says of an unknown outcome.
-func (k *keptResults) markUnknown(key string) {
+func (k *keptResults) markUnknown(key string) { k.markUnknownUntil(key, k.now().Add(k.policy.TTL)) }
+
+// markUnknownUntil is markUnknown until expires (a call's record says when it began: callBegins).
+func (k *keptResults) markUnknownUntil(key string, expires time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed || k.m[key] != nil {
 		return
 	}
-	k.markLocked(key, k.now().Add(k.policy.TTL))
+	k.markLocked(key, expires)
 	k.m[key].evicted, k.m[key].unknown = false, true
 }
 

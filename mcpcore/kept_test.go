@@ -1,12 +1,16 @@
 package mcpcore
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
 
 func textResult(n int) *mcp.CallToolResult {
@@ -75,5 +79,76 @@ func TestKeptResultsExpireWithoutCalls(t *testing.T) {
 	}
 	if st := k.stats(); st.Bytes != 0 || st.Expired == 0 || st.Evicted == 0 {
 		t.Fatalf("stats %+v after the TTL", st)
+	}
+}
+
+// A call with a host call id leaves its id in the store while it is in flight (docs/adr/0099): the record
+// that a process killed mid-call leaves behind makes the next process refuse the id without resume
+// (ErrCallIDUsed) and answer it with resume as unknown; the record stays for whoever serves the session next
+// (another restore), and goes with the session. A completed call leaves no record.
+func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
+	store := state.NewMemory()
+	withStore := func(o *Options) { o.Store = store }
+	c1 := memCore(t, nil, withStore)
+	s1 := open(t, c1, "mem", "", allCaps)
+	if _, err := s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: "call-done"}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() (keys []string) {
+		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
+		return keys
+	}
+	if got := calls(); len(got) != 0 {
+		t.Fatalf("call records after a completed call: %v, want none", got)
+	}
+	// What a process killed while call-lost was in flight upstream left behind.
+	rec, _ := json.Marshal(callRecord{Version: recordVersion, SessionID: s1.ID(), CallID: "call-lost", Method: "tools/call", Name: "echo", InFlight: true, Created: time.Now()})
+	if err := store.Put(tctx(t), state.KindCall, roundKey(s1.ID(), "call-lost"), rec); err != nil {
+		t.Fatal(err)
+	}
+	c1.Drain()
+	if err := c1.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	for range 2 { // a restart, then another: the record still speaks for the call
+		c2 := memCore(t, nil, withStore)
+		rep, err := c2.Restore(tctx(t))
+		if err != nil || rep.InFlight != 1 {
+			t.Fatalf("Restore = %+v, %v; want 1 call in flight", rep, err)
+		}
+		s2, err := c2.Session(s1.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s2.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}, CallOptions{CallID: "call-lost"})
+		if !errors.Is(err, ErrCallIDUsed) {
+			t.Fatalf("call-lost again without resume = %v, want ErrCallIDUsed", err)
+		}
+		_, err = s2.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}, CallOptions{CallID: "call-lost", Resume: true})
+		if !errors.Is(err, ErrCallOutcomeUnknown) {
+			t.Fatalf("call-lost resumed = %v, want ErrCallOutcomeUnknown", err)
+		}
+		if got := calls(); len(got) != 1 {
+			t.Fatalf("call records after the restore: %v, want call-lost's", got)
+		}
+		c2.Drain()
+		if err := c2.Close(tctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c3 := memCore(t, nil, withStore)
+	if _, err := c3.Restore(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := c3.Session(s1.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); len(got) != 0 {
+		t.Fatalf("call records after the session closed: %v, want none", got)
 	}
 }

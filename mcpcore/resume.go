@@ -8,7 +8,7 @@ package mcpcore
 //     round (durable.go) without asking anybody again;
 //   - a tools/call that completed (a result, or the server's error) while only its response was lost
 //     returns the kept outcome: the bridge keeps it in memory, in its encoded form, within a bridge-wide
-//     budget and for a TTL (kept.go; a plain call writes nothing to the store);
+//     budget and for a TTL (kept.go; only the id of a call in flight is in the store: durable.go callBegins);
 //   - a tools/call whose kept outcome was evicted for the budget fails with ErrKeptOutcomeEvicted;
 //   - a tools/call still in flight is joined: the retry waits for it and returns its outcome;
 //   - otherwise the call's fate upstream cannot be known (it was in flight when the bridge died, or it was

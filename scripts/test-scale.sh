@@ -6,6 +6,9 @@
 # TestScaleTakeover (deploy/haproxy/haproxy-shared.cfg, a real redis-server): replicas cover for each other —
 # kill -9, SIGSTOP past the lease, Redis stopped 10 s, a rolling restart of all three: no session or accepted
 # answer lost, none misrouted, none served by two (docs/adr/0070-replicas-share-state.md).
+# TestScaleKillRoll (haproxy-shared.cfg, redis-server): hosts calling continuously, as the clients do (their own
+# call ids; UNAVAILABLE retried with resume), while each replica in turn is killed -9 and started again at once
+# under its own name: 0 failed calls, 0 run twice upstream (docs/adr/0099-call-ids-outlive-a-crash.md).
 # Its last lines report replicas, sessions, calls and misrouted, and the takeover figures.
 #
 # Installs the Debian packages haproxy and redis-server when they are missing (apt-get; needs root). The Python client's venv
@@ -37,5 +40,5 @@ fi
 summary="$tmp/summary"
 # shellcheck disable=SC2086
 MCPBRIDGE_TEST_SCALE=1 MCPBRIDGE_BIN="$bin" MCPBRIDGE_SCALE_SUMMARY="$summary" \
-	go test -count=1 -run '^TestScale(Out|Takeover)$' ${GO_TEST_ARGS:-} ./e2e/
+	go test -count=1 -run '^TestScale(Out|Takeover|KillRoll)$' ${GO_TEST_ARGS:-} ./e2e/
 cat "$summary"

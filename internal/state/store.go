@@ -3,8 +3,8 @@
 // kept outside the process so that it outlives a crash, kill -9, an upgrade or (with a shared engine) the
 // replica that wrote it. docs/adr/0020-state-store.md records the design.
 //
-// The core writes a record when the thing it describes changes, never per message: a plain tools/call
-// writes nothing. Records are opaque bytes to an engine; Sealed encrypts them (AES-256-GCM) before any
+// The core writes a record when the thing it describes changes, never per message — but for the id of a
+// tools/call with a host call id while it is in flight (docs/adr/0099-call-ids-outlive-a-crash.md). Records are opaque bytes to an engine; Sealed encrypts them (AES-256-GCM) before any
 // engine sees them, so every engine keeps them encrypted at rest.
 //
 // Engines: Memory (no durability: tests and `state: {memory: true}`), the embedded file engine (OpenFile,

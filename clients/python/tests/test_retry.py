@@ -77,6 +77,7 @@ def test_jitter_stays_within_its_bounds() -> None:
         (DRAINING, True),
         (BridgeError(U, "session moved", reason="SESSION_MOVED"), True),  # retry through the proxy
         (BridgeError(U, "redis down", reason="STATE_STORE_UNAVAILABLE"), True),
+        (BridgeError(U, "all replicas restarting", reason="NO_REPLICA_AVAILABLE"), True),  # the proxy's: retry
         (BridgeError(U, "misrouted", reason="WRONG_REPLICA"), False),  # the proxy is misconfigured
         (BridgeError(grpc.StatusCode.ALREADY_EXISTS, "used", reason="CALL_ID_USED"), False),
         (BridgeError(grpc.StatusCode.ABORTED, "evicted", reason="CALL_OUTCOME_EVICTED"), False),

@@ -23,12 +23,13 @@ import grpc
 
 from .errors import BridgeError
 
-RETRY_REASONS = frozenset({"", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE"})
+RETRY_REASONS = frozenset({"", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE", "NO_REPLICA_AVAILABLE"})
 """ErrorInfo reasons of the UNAVAILABLE errors that are retried: the transport's own (no ErrorInfo: the
 connection dropped or could not be made, or a proxy answered), the bridge draining for a shutdown or a
 restart, the session moving between replicas (``SESSION_MOVED``: retry through the proxy) and the replicas'
-shared state store not answering for a moment (``STATE_STORE_UNAVAILABLE``) -- the errors the bridge says to
-retry. Not ``WRONG_REPLICA`` (the proxy is misconfigured), ``REPLICA_UNAVAILABLE`` (the session is lost:
+shared state store not answering for a moment (``STATE_STORE_UNAVAILABLE``), and the proxy finding no replica up
+while they restart (``NO_REPLICA_AVAILABLE``, deploy/haproxy: "retry; the session is kept") -- the errors the
+bridge says to retry. Not ``WRONG_REPLICA`` (the proxy is misconfigured), ``REPLICA_UNAVAILABLE`` (the session is lost:
 create a new one), ``UPSTREAM_UNAVAILABLE`` (the MCP server, not the bridge, is down; the bridge already
 reconnects it) nor ``IDENTITY_PROVIDER_UNAVAILABLE``."""
 

@@ -30,11 +30,12 @@ final class Retrying {
    * ErrorInfo reasons of the UNAVAILABLE errors that are retried: none (the transport's own: the connection dropped
    * or could not be made, or a proxy answered), the bridge draining for a shutdown or restart, the session moving
    * between replicas (SESSION_MOVED: retry through the proxy) and the replicas' shared state store not answering for
-   * a moment (STATE_STORE_UNAVAILABLE): the errors the bridge says to retry. Not WRONG_REPLICA (the proxy is
-   * misconfigured).
+   * a moment (STATE_STORE_UNAVAILABLE), and the proxy finding no replica up while they restart
+   * (NO_REPLICA_AVAILABLE, deploy/haproxy: "retry; the session is kept"): the errors the bridge says to retry. Not
+   * WRONG_REPLICA (the proxy is misconfigured).
    */
   static final Set<String> RETRY_REASONS =
-      Set.of("", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE");
+      Set.of("", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE", "NO_REPLICA_AVAILABLE");
 
   private Retrying() {}
 
