@@ -10,6 +10,7 @@ import (
 	"os"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/mcp-bridge/mcp-bridge/internal/assembly"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -67,12 +68,13 @@ func newObservability(ctx context.Context, cfg *config.Config, getenv func(strin
 // envOr is os.Getenv, for newObservability.
 func envOr(key string) string { return os.Getenv(key) }
 
-// coreOptions sets the core's Observer and tracer provider.
-func (o *observability) coreOptions(opts *mcpcore.Options) {
+// assemblyOptions sets the core's Observer and tracer provider, and the registry of the service's metrics.
+func (o *observability) assemblyOptions(opts *assembly.Options) {
 	if o == nil {
 		return
 	}
 	opts.Observer = o.core
+	opts.Metrics = o.registry
 	if o.tracing.Provider != nil {
 		opts.TracerProvider = o.tracing.Provider
 	}
@@ -180,8 +182,8 @@ func (b *bridge) hidesHealth(name string) bool {
 // listener without the servers hidesHealth keeps from it; with the state store's health on both.
 func (b *bridge) readyz(operator bool) http.Handler {
 	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica}
-	if b.storeHealth != nil || leasesOf(b.svc) != nil {
-		o.Store = b.stateHealth
+	if sh, ok := b.svc.(interface{ StateHealth() func() error }); ok {
+		o.Store = sh.StateHealth() // nil when nothing outlives the process (internal/assembly)
 	}
 	if !operator {
 		o.Hide = b.hidesHealth
@@ -190,19 +192,6 @@ func (b *bridge) readyz(operator bool) http.Handler {
 		o.Config = b.reload.status
 	}
 	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
-}
-
-// stateHealth is the state store's health for /readyz: the writes' (state.TrackedStore.Health), and for
-// replicas sharing their state whether Redis answers the lease renewals (it says so but does not make the
-// replica unready: the sessions it holds keep working, and every replica reaches the same Redis).
-func (b *bridge) stateHealth() error {
-	if l := leasesOf(b.svc); l != nil && l.Down() {
-		return errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
-	}
-	if b.storeHealth == nil {
-		return nil
-	}
-	return b.storeHealth()
 }
 
 // apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when

@@ -1,56 +1,80 @@
-package main
+// Package assembly builds the running service from the parsed configuration: the MCP client core, the
+// gRPC service on it, the owner of its sessions among replicas (mcpcore/ownership) and the connections to
+// a replica's peers. It owns the decisions that are not wiring (docs/adr/0103-one-owner-for-session-ownership.md):
+// which store the core writes through (none, the durable store, or the store fenced by the leases of
+// replicas that share it), restore or takeover at start (ownership.Owner.Restore), the move of an
+// oauth.tokenStoreFile into the state store, the translation of the configuration into the core's
+// options, and what the shared state exposes in metrics and /readyz. cmd/mcp-bridge parses the flags and
+// the file, opens the listeners and the state store, calls Assemble, and serves.
+package assembly
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
+	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/ownership"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/mcp-bridge/mcp-bridge/server/peers"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
-// bridgeService is the BridgeService implementation as serve needs it.
-type bridgeService interface {
-	mcpbridgev1.BridgeServiceServer
-	// Close ends every session and stops what the service runs (the MCP client core and its
-	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
-	Close(ctx context.Context) error
-	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
-	// gateway runs unary methods in-process through it (server/gateway).
-	UnaryInterceptors() []grpc.UnaryServerInterceptor
-	// Core is the MCP client core the service runs on, or nil for a service without one (tests).
-	Core() *mcpcore.Core
-	// EndStreams ends the host streams (Connect, WatchEvents, StreamCallTool), which never end on their
-	// own; shutdown calls it before draining the servers.
-	EndStreams()
+// Options are what the binary gives Assemble besides the configuration.
+type Options struct {
+	Logger *slog.Logger
+	// Store is the opened state store (nil: nothing is kept). The caller closes it after the service.
+	Store state.Store
+	// Server are the service's options the binary builds (the policy: principals, audit, rate limits);
+	// Assemble fills in the rest.
+	Server server.Options
+	// Observer and TracerProvider are the core's metrics and tracing (nil: none); Metrics is the registry
+	// the shared state's metrics go to (nil: none).
+	Observer       mcpcore.Observer
+	TracerProvider trace.TracerProvider
+	Metrics        prometheus.Registerer
+	// Version is the bridge's version, which the core tells the servers (clientInfo).
+	Version string
 }
 
-// newBridgeService builds the BridgeService for cfg on a new MCP client core, and the gRPC
-// server options it needs (its interceptors: bearer-token authentication, panic recovery). It is
-// the only function that knows which implementation serves. The interceptors apply to REST too:
+// Service is the assembled service: the BridgeService with what must close after it.
+type Service struct {
+	*server.Service
+	peers    *peers.Set           // nil without peers
+	ua       *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds
+	store    state.Store          // nil: nothing kept
+	durable  bool                 // the store outlives the process (a file, Redis)
+	grpcOpts []grpc.ServerOption
+}
+
+// Assemble builds the service for cfg on a new MCP client core, restores what an earlier process of this
+// replica kept, and returns it with the gRPC server options it needs (its interceptors: bearer-token
+// authentication, panic recovery; the replica header; the encoding). The interceptors apply to REST too:
 // the gateway reaches the gRPC server over an in-process client connection
 // (docs/adr/0003-binary-and-configuration.md).
-func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	return newObservedService(cfg, logger, nil, nil)
-}
-
-// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
-// the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
-func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
+func Assemble(cfg *config.Config, o Options) (*Service, error) {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	store := o.Store
 	ua, err := upstreamAuth(cfg, logger, store)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	opts := coreOptions(cfg, logger, ua)
-	obs.coreOptions(&opts)
+	opts := CoreOptions(cfg, logger, ua)
+	opts.ClientInfo.Version = o.Version
+	opts.Observer = o.Observer
+	opts.TracerProvider = o.TracerProvider
 	if store != nil && cfg.State.Durable() {
 		// A store in memory keeps nothing past the process: the core writes nothing then (a plain
 		// memory store would only cost each MRTR hop an encoding for nothing).
@@ -61,7 +85,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	var leases *state.Leases
 	if rs := state.RedisEngine(store); rs != nil && cfg.State.Redis != nil {
 		leases = state.NewLeases(rs, cfg.Sessions.Replica, cfg.State.Redis.LeaseTTL, logger)
-		opts.Store = mcpcore.FencedStore(store, leases, leases.Gone)
+		opts.Store = ownership.FencedStore(store, leases, leases.Gone)
 	}
 	core := mcpcore.New(opts)
 	// A stdio server whose command cannot be run is said at start (log and /readyz), not at the first
@@ -73,73 +97,87 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	for _, name := range cfg.ServerNames() {
 		servers = append(servers, server.ServerDescription{Name: name, Description: cfg.MCPServers[name].Description})
 	}
-	svcOpts := server.Options{
-		Logger:      logger,
-		Tokens:      cfg.Auth.Tokens,
-		IdleTimeout: cfg.Sessions.IdleTimeout,
-		Servers:     servers,
-		Leases:      leases,
-
-		MaxEventStreamsPerPrincipal: cfg.Limits.MaxEventStreamsPerPrincipal,
-	}
-	closeAudit, err := policyOptions(cfg, &svcOpts)
-	if err != nil {
-		_ = core.Close(context.Background())
-		return nil, nil, err
-	}
+	svcOpts := o.Server
+	svcOpts.Logger = logger
+	svcOpts.IdleTimeout = cfg.Sessions.IdleTimeout
+	svcOpts.Servers = servers
+	svcOpts.Owner = ownership.New(core, ownership.Options{Leases: leases, Logger: logger})
+	svcOpts.MaxEventStreamsPerPrincipal = cfg.Limits.MaxEventStreamsPerPrincipal
 	var ps *peers.Set
 	if len(cfg.Sessions.Peers) > 0 {
 		ps = peers.New(cfg.Sessions.Peers, cfg.Sessions.Replica, cfg.Limits.MaxMessageBytes, logger)
 		svcOpts.Peers = ps
 	}
 	svc := server.New(core, svcOpts)
-	if leases != nil {
-		registerSharedState(obs, leases, svc)
+	owner := svc.Owner()
+	if leases != nil && o.Metrics != nil {
+		telemetry.RegisterSharedState(o.Metrics, func() bool { return !leases.Down() },
+			func() int { return len(leases.Held()) }, owner.Takeovers)
 	}
-	// What an earlier process kept comes back before the bridge serves: sessions under their ids,
-	// pending requests, MRTR rounds (docs/adr/0021-what-is-kept.md). Replicas sharing a store restore
-	// nothing at start: each session comes back on the replica a call for it reaches (takeover).
-	var rep mcpcore.RestoreReport
-	if leases == nil {
-		rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		rep, err = core.Restore(rctx)
-		cancel()
-	}
+	// What an earlier process kept comes back before the bridge serves (docs/adr/0021-what-is-kept.md);
+	// replicas sharing a store take each session over on demand instead (the owner decides).
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	rep, err := owner.Restore(rctx)
+	cancel()
 	if err != nil {
 		_ = svc.Close(context.Background())
-		return nil, nil, fmt.Errorf("restoring the kept state: %w", err)
+		if ps != nil {
+			ps.Close()
+		}
+		return nil, fmt.Errorf("restoring the kept state: %w", err)
 	}
 	if rep != (mcpcore.RestoreReport{}) {
 		logger.Info("state restored", "sessions", rep.Sessions, "pending_requests", rep.Requests, "mrtr_calls", rep.Rounds,
 			"requests_ended_by_restart", rep.Ended, "records_dropped", rep.Dropped)
 	}
 	grpcOpts := append(append(svc.ServerOptions(), svc.RoutingOptions()...), svc.EncodingOptions()...)
-	return &withPeers{Service: svc, peers: ps, closeAudit: closeAudit, leases: leases, ua: ua}, grpcOpts, nil
+	return &Service{Service: svc, peers: ps, ua: ua, store: store, durable: store != nil && cfg.State.Durable(), grpcOpts: grpcOpts}, nil
 }
 
-// withPeers is the service with what must close after it: the connections to a replica's peers, and the
-// audit log file (policy.go).
-type withPeers struct {
-	*server.Service
-	peers      *peers.Set           // nil without peers
-	closeAudit func() error         // nil without an audit log file
-	leases     *state.Leases        // nil unless replicas share their state
-	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
-}
+// GRPCOptions are the gRPC server options the service needs.
+func (s *Service) GRPCOptions() []grpc.ServerOption { return s.grpcOpts }
+
+// UpstreamAuth is the upstream OAuth client the configured servers share (a reload's new servers too).
+func (s *Service) UpstreamAuth() *upstreamauth.Client { return s.ua }
 
 // Leases are the replica's leases on the sessions of a shared state; nil without one.
-func (w *withPeers) Leases() *state.Leases { return w.leases }
+func (s *Service) Leases() *state.Leases { return s.Owner().Leases() }
 
-func (w *withPeers) Close(ctx context.Context) error {
-	err := w.Service.Close(ctx)
-	if w.peers != nil {
-		w.peers.Close()
-	}
-	if w.closeAudit != nil {
-		_ = w.closeAudit()
+// Close closes the service (its core, its sessions; the leases released), then the connections to the
+// peers.
+func (s *Service) Close(ctx context.Context) error {
+	err := s.Service.Close(ctx)
+	if s.peers != nil {
+		s.peers.Close()
 	}
 	return err
 }
+
+// StateHealth is the state's health for /readyz; nil when there is none to report (nothing outlives the
+// process). It is the writes' health (state.TrackedStore.Health) and, for replicas sharing their state,
+// whether Redis answers the lease renewals (it says so but does not make the replica unready: the sessions
+// it holds keep working, and every replica reaches the same Redis).
+func (s *Service) StateHealth() func() error {
+	leases := s.Leases()
+	var writes func() error
+	if h, ok := s.store.(interface{ Health() error }); ok && s.durable {
+		writes = h.Health
+	}
+	if writes == nil && leases == nil {
+		return nil
+	}
+	return func() error {
+		if leases != nil && leases.Down() {
+			return errStoreDown
+		}
+		if writes == nil {
+			return nil
+		}
+		return writes()
+	}
+}
+
+var errStoreDown = errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
 
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
 // state store when the bridge's state is durable — a file, or Redis that replicas share, so that a replica
@@ -186,9 +224,9 @@ func upstreamAuth(cfg *config.Config, logger *slog.Logger, st state.Store) (*ups
 	return upstreamauth.NewClient(opts), nil
 }
 
-// coreOptions translates the configuration into the MCP client core's options; ua authorizes the servers
+// CoreOptions translates the configuration into the MCP client core's options; ua authorizes the servers
 // with an auth block of type oauth.
-func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Client) mcpcore.Options {
+func CoreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Client) mcpcore.Options {
 	servers := make(map[string]mcpcore.ServerConfig, len(cfg.MCPServers))
 	for name, s := range cfg.MCPServers {
 		sc := coreServer(s)
@@ -219,7 +257,7 @@ func coreOptions(cfg *config.Config, logger *slog.Logger, ua *upstreamauth.Clien
 		ClosedRetention: cfg.Sessions.ClosedRetention,
 		ApprovalHistory: mcpcore.ApprovalHistoryLimits{Max: cfg.Limits.ApprovalHistory, MaxAge: cfg.Limits.ApprovalHistoryAge},
 		Replica:         cfg.Sessions.Replica,
-		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge", Version: buildVersion()},
+		ClientInfo:      &mcp.Implementation{Name: "mcp-bridge"},
 		OAuth:           mcpcore.OAuthOptions{AuthorizationTimeout: cfg.OAuth.AuthorizationTimeout},
 	}
 }
@@ -270,8 +308,8 @@ func coreIdP(p *config.IdPAuth) *upstreamauth.IdPConfig {
 	}
 }
 
-// coreServer translates one configured server (its OAuth authorizer is coreOptions's). In the file, maxRestarts 0 means "never restart";
-// in mcpcore that is a negative MaxRestarts (0 there means the default).
+// coreServer translates one configured server (its OAuth authorizer is CoreOptions's). maxRestarts means
+// in the file what MaxRestarts means in mcpcore (0: never restart; the default is the configuration's).
 func coreServer(s *config.Server) mcpcore.ServerConfig {
 	var roots []*mcp.Root
 	for _, r := range s.Roots {
@@ -298,4 +336,31 @@ func coreServer(s *config.Server) mcpcore.ServerConfig {
 			MaxBackoff:     s.Restart.MaxBackoff,
 		},
 	}
+}
+
+// corePolicy translates a server's policy keys; nil when it has none.
+func corePolicy(s *config.Server) *mcpcore.Policy {
+	if len(s.AllowedPrincipals) == 0 && s.Tools == nil && s.Prompts == nil && s.Resources == nil {
+		return nil
+	}
+	filter := func(f *config.ItemFilter) mcpcore.Filter {
+		if f == nil {
+			return mcpcore.Filter{}
+		}
+		return mcpcore.Filter{Allow: f.Allow, Deny: f.Deny}
+	}
+	p := &mcpcore.Policy{
+		AllowedOwners: s.AllowedPrincipals,
+		Tools:         filter(s.Tools),
+		Prompts:       filter(s.Prompts),
+		Resources:     filter(s.Resources),
+	}
+	if s.Tools != nil && len(s.Tools.Approve) > 0 && s.Approvers != nil {
+		p.Approval = &mcpcore.ApprovalPolicy{
+			Tools:     s.Tools.Approve,
+			Approvers: mcpcore.Approvers{Principals: s.Approvers.Principals, Groups: s.Approvers.Groups, AllowSelf: s.Approvers.AllowSelf},
+			Expiry:    s.ApprovalExpiry,
+		}
+	}
+	return p
 }
