@@ -19,7 +19,7 @@ type bridgeService interface {
 	// Close ends every session and stops what the service runs (the MCP client core and its
 	// stdio processes). serve calls it once, after the gRPC server has stopped, with a deadline.
 	Close(ctx context.Context) error
-	// UnaryInterceptors is the unary interceptor chain of the options newBridgeService returns: the REST
+	// UnaryInterceptors is the unary interceptor chain of the options newObservedService returns: the REST
 	// gateway runs unary methods in-process through it (server/gateway).
 	UnaryInterceptors() []grpc.UnaryServerInterceptor
 	// Core is the MCP client core the service runs on, or nil for a service without one (tests).
@@ -29,14 +29,10 @@ type bridgeService interface {
 	EndStreams()
 }
 
-// newBridgeService assembles the BridgeService for cfg (internal/assembly) and the gRPC server options it
-// needs. It is the only function that knows which implementation serves.
-func newBridgeService(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
-	return newObservedService(cfg, logger, nil, nil)
-}
-
-// newObservedService is newBridgeService with the core's metrics and tracing set up by obs (nil: none), and
-// the core keeping its state in store (nil: nothing is kept). The caller closes store after the service.
+// newObservedService assembles the BridgeService for cfg (internal/assembly) and the gRPC server options it
+// needs, with the core's metrics and tracing set up by obs (nil: none), and the core keeping its state in
+// store (nil: nothing is kept). The caller closes store after the service. It is the only function that
+// knows which implementation serves.
 func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observability, store state.Store) (bridgeService, []grpc.ServerOption, error) {
 	o := assembly.Options{Logger: logger, Store: store, Version: buildVersion()}
 	obs.assemblyOptions(&o)
