@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/ownership"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -37,5 +38,28 @@ func TestWrongReplicaOneWording(t *testing.T) {
 	}
 	if n := svc.Owner().Misrouted(); n != 1 {
 		t.Errorf("misrouted = %d, want 1", n)
+	}
+}
+
+// Each of the owner's sentinels is UNAVAILABLE with its reason; message and metadata are the refusal's.
+func TestOwnershipStatuses(t *testing.T) {
+	md := map[string]string{"owner": "r2", "replica": "r1"}
+	for _, c := range []struct {
+		err    error
+		reason string
+	}{
+		{ownership.ErrWrongReplica, ReasonWrongReplica},
+		{ownership.ErrMoved, ReasonSessionMoved},
+		{ownership.ErrStoreUnavailable, ReasonStateStoreUnavailable},
+	} {
+		st := status.Convert(toStatus(&ownership.Error{Err: c.err, Message: "what happened", Metadata: md}))
+		info := errorInfo(st.Details())
+		if st.Code() != codes.Unavailable || st.Message() != "what happened" || info.GetReason() != c.reason || !cmp.Equal(md, info.GetMetadata()) {
+			t.Errorf("%v: %v %q %v, want UNAVAILABLE %s with the refusal's message and metadata", c.err, st.Code(), st.Message(), info, c.reason)
+		}
+	}
+	// A call cut short by a move (the core's error, no refusal around it) keeps its reason too.
+	if info := errorInfo(status.Convert(toStatus(mcpcore.ErrSessionMoved)).Details()); info.GetReason() != ReasonSessionMoved {
+		t.Errorf("ErrSessionMoved: reason %q", info.GetReason())
 	}
 }
