@@ -156,27 +156,9 @@ func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// authenticates reports whether the bridge tells callers apart (bearer tokens, OIDC, principals from client
-// certificates). Then what only the operator may read is kept off the paths of the API's listeners that
-// need no token (docs/adr/0030): the metrics — every configured server's name, those allowedPrincipals
-// hides included, and the tools called — are served on the admin listener only, and the health of a server
-// that allowedPrincipals hides is left out of the gRPC health service and the API listener's /readyz.
-// Without authentication every caller is the one principal "local" and all of it stays on the HTTP listener.
-func authenticates(cfg *config.Config) bool {
-	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
-}
-
 // hidesHealth reports whether the health of the configured server name is kept off the views that ask no
-// token (the gRPC health service, the API listener's /readyz): with authentication configured, a server
-// with allowedPrincipals — which ListServers shows only to those principals, and Open refuses to others
-// exactly as a server that does not exist — is not named there. The admin listener names every server.
-func (b *bridge) hidesHealth(name string) bool {
-	if !authenticates(b.cfg) {
-		return false
-	}
-	s, ok := b.cfg.MCPServers[name]
-	return ok && len(s.AllowedPrincipals) > 0
-}
+// token (assembly.HidesHealth).
+func (b *bridge) hidesHealth(name string) bool { return assembly.HidesHealth(b.cfg, name) }
 
 // readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
 // listener without the servers hidesHealth keeps from it; with the state store's health on both.
@@ -197,7 +179,7 @@ func (b *bridge) readyz(operator bool) http.Handler {
 // apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
 // authentication is configured a 404 that says where they are.
 func (b *bridge) apiMetrics() http.Handler {
-	if !authenticates(b.cfg) {
+	if !assembly.OperatorOnly(b.cfg) {
 		return b.obs.handler(b.logger)
 	}
 	if b.adminLn == nil {

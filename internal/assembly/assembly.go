@@ -179,6 +179,27 @@ func (s *Service) StateHealth() func() error {
 
 var errStoreDown = errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
 
+// OperatorOnly reports whether what only the operator may read is kept off the paths of the API's
+// listeners that need no token (docs/adr/0030): it is when the bridge tells callers apart (bearer tokens,
+// OIDC, principals from client certificates). Then the metrics — every configured server's name, those
+// allowedPrincipals hides included, and the tools called — are served on the admin listener only, and the
+// health of a server that allowedPrincipals hides is left out of the gRPC health service and the API
+// listener's /readyz (HidesHealth). Without authentication every caller is the one principal "local" and
+// all of it stays on the HTTP listener.
+func OperatorOnly(cfg *config.Config) bool { return cfg.Auth.Configured() }
+
+// HidesHealth reports whether the health of the configured server name is kept off the views that ask no
+// token (the gRPC health service, the API listener's /readyz): with authentication configured, a server
+// with allowedPrincipals — which ListServers shows only to those principals, and Open refuses to others
+// exactly as a server that does not exist — is not named there. The admin listener names every server.
+func HidesHealth(cfg *config.Config, name string) bool {
+	if !OperatorOnly(cfg) {
+		return false
+	}
+	s, ok := cfg.MCPServers[name]
+	return ok && len(s.AllowedPrincipals) > 0
+}
+
 // upstreamAuth builds the upstream OAuth client the configured servers share, with its token store: the
 // state store when the bridge's state is durable — a file, or Redis that replicas share, so that a replica
 // taking a session over uses the grant a person gave through another (an oauth.tokenStoreFile of before is
