@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/ownership"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every error the bridge returns.
@@ -251,6 +252,9 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 		}
 		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
 	}
+	if st, ok := ownershipStatus(err); ok {
+		return st
+	}
 	var ae *mcpcore.ApprovalError
 	if errors.As(err, &ae) {
 		return approvalStatus(ae) // approval.go
@@ -327,4 +331,56 @@ func withDetails(c codes.Code, msg string, details ...protoadapt.MessageV1) erro
 		}
 	}
 	return st.Err()
+}
+
+// --- Session ownership among replicas (mcpcore/ownership) -------------------------------------------------
+//
+// The owner's sentinels, each UNAVAILABLE with its reason; the message and the ErrorInfo metadata (the
+// replicas involved) are the refusal's own (*ownership.Error). A host retries each through the proxy.
+
+// Reasons of the ownership refusals.
+const (
+	// ReasonWrongReplica: the call reached a replica that does not serve the session it names (the proxy did
+	// not route it by SessionRoutingKey or the path). Retrying through a correctly configured proxy helps.
+	ReasonWrongReplica = "WRONG_REPLICA"
+	// ReasonSessionMoved: the session moved to another replica while the call ran (a drain, a handover);
+	// retry through the proxy, with the same call id to resume the call.
+	ReasonSessionMoved = "SESSION_MOVED"
+	// ReasonStateStoreUnavailable: the shared state store (Redis) does not answer, so this replica
+	// cannot take a session over or open one that must be kept. Sessions it holds keep working. Retry.
+	ReasonStateStoreUnavailable = "STATE_STORE_UNAVAILABLE"
+)
+
+// ownershipReasons maps the owner's sentinels to their reasons.
+var ownershipReasons = []struct {
+	err    error
+	reason string
+}{
+	{ownership.ErrWrongReplica, ReasonWrongReplica},
+	{ownership.ErrMoved, ReasonSessionMoved},
+	{ownership.ErrStoreUnavailable, ReasonStateStoreUnavailable},
+}
+
+// ownershipStatus is the status of a refusal of the owner; false for any other error.
+func ownershipStatus(err error) (error, bool) {
+	var oe *ownership.Error
+	if !errors.As(err, &oe) {
+		return nil, false
+	}
+	for _, row := range ownershipReasons {
+		if errors.Is(oe.Err, row.err) {
+			return withDetails(codes.Unavailable, oe.Message,
+				&errdetails.ErrorInfo{Reason: row.reason, Domain: ErrorDomain, Metadata: oe.Metadata}), true
+		}
+	}
+	return nil, false
+}
+
+// lookupStatus is the status of a failed lookup of session id: NOT_FOUND naming it, or what toStatus makes
+// of the owner's refusal or of an adoption's error.
+func lookupStatus(id string, err error) error {
+	if errors.Is(err, mcpcore.ErrSessionNotFound) {
+		return sessionNotFound(id)
+	}
+	return toStatus(err)
 }

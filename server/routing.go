@@ -2,12 +2,9 @@ package server
 
 import (
 	"context"
-	"strconv"
 
-	"github.com/mcp-bridge/mcp-bridge/mcpcore"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/ownership"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -17,42 +14,19 @@ import (
 // "s-<replica>.<random>". Hosts copy the session id of every session-scoped call into the metadata key
 // SessionRoutingKey (the Python and Java clients do it for every call), and a proxy in front of the
 // replicas sends the call to the replica named in it (deploy/haproxy/). Each response carries the
-// answering replica's name under ReplicaHeader.
+// answering replica's name under ReplicaHeader. A call that reaches a replica not serving its session is
+// refused by mcpcore/ownership (ownership.go).
 const (
 	// SessionRoutingKey is the gRPC metadata key (and HTTP header) carrying the session id of a
 	// session-scoped call, for the proxy to route on.
-	SessionRoutingKey = "mcpbridge-session"
+	SessionRoutingKey = ownership.RoutingKey
 	// ReplicaHeader is the response header naming the replica that answered.
 	ReplicaHeader = "mcpbridge-replica"
 )
 
-// Reasons of the routing errors.
-const (
-	// ReasonWrongReplica: the call reached a replica that does not own the session it names (the proxy did
-	// not route it by SessionRoutingKey or the path). Retrying through a correctly configured proxy helps.
-	ReasonWrongReplica = "WRONG_REPLICA"
-	// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create
-	// a new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
-	ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
-)
-
-// checkReplica returns nil when this bridge may own the session id: it names no replica, or this one. A
-// session id naming another replica is UNAVAILABLE WRONG_REPLICA, with the owner and this replica in the
-// ErrorInfo's metadata.
-func (s *Service) checkReplica(id string) error {
-	own := s.core.Replica()
-	owner, ok := mcpcore.SessionReplica(id)
-	if !ok || own == "" || owner == own {
-		return nil
-	}
-	s.misrouted.Add(1)
-	return withDetails(codes.Unavailable,
-		"session "+strconv.Quote(id)+" is owned by replica "+strconv.Quote(owner)+", not "+strconv.Quote(own)+": the proxy must route on the "+SessionRoutingKey+" header",
-		&errdetails.ErrorInfo{Reason: ReasonWrongReplica, Domain: ErrorDomain, Metadata: map[string]string{"owner": owner, "replica": own}})
-}
-
-// Misrouted counts the calls that named a session of another replica since New.
-func (s *Service) Misrouted() uint64 { return s.misrouted.Load() }
+// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create a
+// new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
+const ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
 
 // RoutingOptions are the gRPC server options of a replica: every response carries ReplicaHeader. Without a
 // replica name there is none.

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
-	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore/ownership"
 )
 
 // Defaults of Options.
@@ -68,13 +68,10 @@ type Options struct {
 	// 0: no cap.
 	MaxEventStreamsPerPrincipal int
 
-	// Leases, when set, are this replica's leases on the sessions of a state shared with other replicas
-	// (Redis; takeover.go): a session is served here while this replica holds its lease, and taken over
-	// when nobody does. The service renews them until Close, which releases them after the drain.
-	Leases *state.Leases
-	// OnStoreReachable is told when the shared store stops answering the renewals and answers again
-	// (metrics); may be nil.
-	OnStoreReachable func(ok bool)
+	// Owner decides which replica serves a session (mcpcore/ownership): the lookup of the session a call
+	// names, takeover, hand-back. The service starts it and closes it after the core (Close releases the
+	// leases after the drain). Nil: sessions live on the replica named in their id, without shared state.
+	Owner *ownership.Owner
 }
 
 // ServerDescription is what the operator wrote about a configured server.
@@ -111,12 +108,7 @@ type Service struct {
 	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
 	closing bool
 
-	misrouted atomic.Uint64 // calls naming a session of another replica (routing.go)
-	takeovers atomic.Uint64 // sessions taken over from other replicas (takeover.go)
-
-	adoptMu    sync.Mutex            // guards adopting
-	adopting   map[string]*adoptGate // takeovers under way, by session id
-	stopLeases context.CancelFunc    // ends runLeases; nil without Leases
+	owner *ownership.Owner // who serves a session among the replicas (ownership.go)
 
 	watches watchSlots // WatchEvents streams per principal (stream.go)
 
@@ -150,7 +142,10 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
 		tracked:    map[string]*tracked{},
-		adopting:   map[string]*adoptGate{},
+		owner:      opts.Owner,
+	}
+	if s.owner == nil {
+		s.owner = ownership.New(core, ownership.Options{Logger: opts.Logger})
 	}
 	a := newAuthenticator(opts.Tokens)
 	a.configure(opts, s.logger)
@@ -160,12 +155,7 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		s.reaperWG.Add(1)
 		go s.reapIdle() // ends when Close closes s.done
 	}
-	if opts.Leases != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stopLeases = cancel
-		s.reaperWG.Add(1)
-		go s.runLeases(ctx) // ends when Close calls stopLeases
-	}
+	s.owner.Start() // renews the leases of a shared state until Close
 	return s
 }
 
@@ -192,11 +182,8 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
-		if s.opts.Leases != nil {
-			// The sessions are closed here with their records kept: others take them over at once.
-			s.releaseLeases(context.WithoutCancel(ctx))
-			s.stopLeases()
-		}
+		// The sessions are closed here with their records kept: others take them over at once.
+		s.owner.Close(ctx)
 		close(s.done)
 		s.reaperWG.Wait()
 	})
@@ -212,15 +199,9 @@ func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, erro
 	if id == "" {
 		return nil, invalidArgument(required("session_id"))
 	}
-	if s.opts.Leases != nil {
-		return s.lookupShared(ctx, id)
-	}
-	if err := s.checkReplica(id); err != nil {
-		return nil, err
-	}
-	sess, err := s.core.Session(id)
-	if err != nil || sess.Owner() != Principal(ctx) {
-		return nil, sessionNotFound(id)
+	sess, err := s.owner.Lookup(ctx, id, Principal(ctx))
+	if err != nil {
+		return nil, lookupStatus(id, err)
 	}
 	return sess, nil
 }

@@ -84,8 +84,8 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 	if closing {
 		return nil, toStatus(errShuttingDown)
 	}
-	if s.opts.Leases != nil && s.opts.Leases.Down() {
-		return nil, storeUnavailable() // a session that could not be kept would not survive this replica
+	if err := s.owner.CanOpen(); err != nil {
+		return nil, toStatus(err) // a session that could not be kept would not survive this replica
 	}
 	sess, err := s.core.Open(ctx, mcpcore.OpenParams{
 		Owner:           Principal(ctx),

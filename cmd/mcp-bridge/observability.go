@@ -10,6 +10,7 @@ import (
 	"os"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/mcp-bridge/mcp-bridge/internal/assembly"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -67,12 +68,13 @@ func newObservability(ctx context.Context, cfg *config.Config, getenv func(strin
 // envOr is os.Getenv, for newObservability.
 func envOr(key string) string { return os.Getenv(key) }
 
-// coreOptions sets the core's Observer and tracer provider.
-func (o *observability) coreOptions(opts *mcpcore.Options) {
+// assemblyOptions sets the core's Observer and tracer provider, and the registry of the service's metrics.
+func (o *observability) assemblyOptions(opts *assembly.Options) {
 	if o == nil {
 		return
 	}
 	opts.Observer = o.core
+	opts.Metrics = o.registry
 	if o.tracing.Provider != nil {
 		opts.TracerProvider = o.tracing.Provider
 	}
@@ -154,34 +156,16 @@ func (o *observability) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// authenticates reports whether the bridge tells callers apart (bearer tokens, OIDC, principals from client
-// certificates). Then what only the operator may read is kept off the paths of the API's listeners that
-// need no token (docs/adr/0030): the metrics — every configured server's name, those allowedPrincipals
-// hides included, and the tools called — are served on the admin listener only, and the health of a server
-// that allowedPrincipals hides is left out of the gRPC health service and the API listener's /readyz.
-// Without authentication every caller is the one principal "local" and all of it stays on the HTTP listener.
-func authenticates(cfg *config.Config) bool {
-	return cfg.Auth.TokensFile != "" || cfg.Auth.OIDC != nil || cfg.Auth.MTLS.PrincipalFrom != ""
-}
-
 // hidesHealth reports whether the health of the configured server name is kept off the views that ask no
-// token (the gRPC health service, the API listener's /readyz): with authentication configured, a server
-// with allowedPrincipals — which ListServers shows only to those principals, and Open refuses to others
-// exactly as a server that does not exist — is not named there. The admin listener names every server.
-func (b *bridge) hidesHealth(name string) bool {
-	if !authenticates(b.cfg) {
-		return false
-	}
-	s, ok := b.cfg.MCPServers[name]
-	return ok && len(s.AllowedPrincipals) > 0
-}
+// token (assembly.HidesHealth).
+func (b *bridge) hidesHealth(name string) bool { return assembly.HidesHealth(b.cfg, name) }
 
 // readyz is /readyz (healthz.Ready): on the admin listener (operator) with every server's health, on the API
 // listener without the servers hidesHealth keeps from it; with the state store's health on both.
 func (b *bridge) readyz(operator bool) http.Handler {
 	o := healthz.ReadyOptions{Service: bridgeServiceName, Core: b.svc.Core(), Replica: b.cfg.Sessions.Replica}
-	if b.storeHealth != nil || leasesOf(b.svc) != nil {
-		o.Store = b.stateHealth
+	if sh, ok := b.svc.(interface{ StateHealth() func() error }); ok {
+		o.Store = sh.StateHealth() // nil when nothing outlives the process (internal/assembly)
 	}
 	if !operator {
 		o.Hide = b.hidesHealth
@@ -192,23 +176,10 @@ func (b *bridge) readyz(operator bool) http.Handler {
 	return healthz.Ready(healthpb.NewHealthClient(b.gwConn), o)
 }
 
-// stateHealth is the state store's health for /readyz: the writes' (state.TrackedStore.Health), and for
-// replicas sharing their state whether Redis answers the lease renewals (it says so but does not make the
-// replica unready: the sessions it holds keep working, and every replica reaches the same Redis).
-func (b *bridge) stateHealth() error {
-	if l := leasesOf(b.svc); l != nil && l.Down() {
-		return errors.New("the shared state store (redis) does not answer: held sessions keep working; takeovers and new sessions are refused until it does")
-	}
-	if b.storeHealth == nil {
-		return nil
-	}
-	return b.storeHealth()
-}
-
 // apiMetrics is the handler of GET /metrics on the API's HTTP listener: the metrics, or when
 // authentication is configured a 404 that says where they are.
 func (b *bridge) apiMetrics() http.Handler {
-	if !authenticates(b.cfg) {
+	if !assembly.OperatorOnly(b.cfg) {
 		return b.obs.handler(b.logger)
 	}
 	if b.adminLn == nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
-	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/mcp-bridge/mcp-bridge/server"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 )
@@ -96,31 +95,4 @@ func oidcClient(caFile string) (*http.Client, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}, nil
-}
-
-// corePolicy translates a server's policy keys; nil when it has none.
-func corePolicy(s *config.Server) *mcpcore.Policy {
-	if len(s.AllowedPrincipals) == 0 && s.Tools == nil && s.Prompts == nil && s.Resources == nil {
-		return nil
-	}
-	filter := func(f *config.ItemFilter) mcpcore.Filter {
-		if f == nil {
-			return mcpcore.Filter{}
-		}
-		return mcpcore.Filter{Allow: f.Allow, Deny: f.Deny}
-	}
-	p := &mcpcore.Policy{
-		AllowedOwners: s.AllowedPrincipals,
-		Tools:         filter(s.Tools),
-		Prompts:       filter(s.Prompts),
-		Resources:     filter(s.Resources),
-	}
-	if s.Tools != nil && len(s.Tools.Approve) > 0 && s.Approvers != nil {
-		p.Approval = &mcpcore.ApprovalPolicy{
-			Tools:     s.Tools.Approve,
-			Approvers: mcpcore.Approvers{Principals: s.Approvers.Principals, Groups: s.Approvers.Groups, AllowSelf: s.Approvers.AllowSelf},
-			Expiry:    s.ApprovalExpiry,
-		}
-	}
-	return p
 }

@@ -38,7 +38,7 @@ type runOptions struct {
 	shutdownTimeout shutdownTimeouts
 	// hangup delivers SIGHUP: each one reloads the configuration (reload.go). Nil: no signal reloads.
 	hangup <-chan os.Signal
-	// newService, if set, replaces newBridgeService.
+	// newService, if set, replaces newObservedService.
 	newService func(*config.Config, *slog.Logger) (bridgeService, []grpc.ServerOption, error)
 }
 

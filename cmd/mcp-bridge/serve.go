@@ -68,11 +68,9 @@ var bridgeServiceName = mcpbridgev1.BridgeService_ServiceDesc.ServiceName
 
 // bridge is one running bridge: listeners, servers and the service.
 type bridge struct {
-	cfg *config.Config
-	// storeHealth reports the state store's health for /readyz (state.TrackedStore.Health).
-	storeHealth func() error
-	logger      *slog.Logger
-	tls         *tlsFiles // nil without TLS
+	cfg    *config.Config
+	logger *slog.Logger
+	tls    *tlsFiles // nil without TLS
 	// reload reads the configuration file again and applies it (reload.go); set once serving.
 	reload *reloader
 
@@ -130,9 +128,6 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
-	if cfg.State.Durable() {             // a store in memory cannot fail
-		b.storeHealth = store.Health
-	}
 	newService := o.newService
 	if newService == nil {
 		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {

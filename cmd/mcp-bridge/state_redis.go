@@ -9,8 +9,6 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
-	"github.com/mcp-bridge/mcp-bridge/internal/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/server"
 )
 
 // redisOptions translates state.redis; nil without it. Its errors name the file that cannot be used.
@@ -43,21 +41,4 @@ func redisOptions(r *config.StateRedis) (*state.RedisOptions, error) {
 		}
 	}
 	return o, nil
-}
-
-// registerSharedState registers the shared state's metrics (obs may be nil: none).
-func registerSharedState(obs *observability, leases *state.Leases, svc *server.Service) {
-	if obs == nil {
-		return
-	}
-	telemetry.RegisterSharedState(obs.registry, func() bool { return !leases.Down() },
-		func() int { return len(leases.Held()) }, svc.Takeovers)
-}
-
-// leasesOf returns the replica's leases of a shared state, or nil.
-func leasesOf(svc bridgeService) *state.Leases {
-	if l, ok := svc.(interface{ Leases() *state.Leases }); ok {
-		return l.Leases()
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package mcpcore
+package ownership
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
+	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
 // fakeFences holds the fences of a replica's sessions.
@@ -70,7 +71,8 @@ func TestFencedStore(t *testing.T) {
 	fences := &fakeFences{held: map[string]string{"s-a.1": "tok1"}, gone: map[string]bool{"s-a.2": true}}
 	inner := &fenceLog{Store: state.NewMemory()}
 	s := FencedStore(inner, fences, func(id string) bool { return fences.gone[id] })
-	req, _ := json.Marshal(requestRecord{Version: recordVersion, Request: &PendingRequest{ID: "req-1", SessionID: "s-a.1"}})
+	// A pending request's record as the core writes it (mcpcore/durable.go): the request names its session.
+	req, _ := json.Marshal(map[string]any{"v": 1, "request": mcpcore.PendingRequest{ID: "req-1", SessionID: "s-a.1"}})
 	steps := []struct {
 		name string
 		do   func() error

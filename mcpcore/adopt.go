@@ -7,8 +7,9 @@ package mcpcore
 // its id, Reconnecting then Ready; MRTR input requests are raised again under their ids; pushed requests
 // whose connection died with the old owner end with OutcomeBridgeRestarted.
 //
-// Ownership itself (leases, fencing) is the caller's: Adopt expects the lease taken, and FencedStore makes
-// every write of a session's records carry its fence.
+// Who owns a session is decided in mcpcore/ownership: Adopt expects the lease taken, and the ownership
+// package's fenced store makes every write of a session's records carry its fence. This file holds what
+// the core does for it: adopt a session from its records, release one another replica serves now.
 
 import (
 	"context"
@@ -16,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
@@ -125,40 +125,10 @@ func (c *Core) Persist(id string) {
 	}
 }
 
-// Fences gives the fence of the sessions a replica holds (state.Leases).
-type Fences interface {
-	// Fence is the fence of a session this replica holds.
-	Fence(session string) (state.Fence, bool)
-	// Acquire takes the lease of a session nobody holds (a session this replica just opened).
-	Acquire(ctx context.Context, session string) (state.Fence, error)
-	// Forget drops the lease of a session that ended for good.
-	Forget(ctx context.Context, session string)
-}
-
-// ErrNotHeld is the error of a write for a session this replica does not hold (any more): the write did
-// not happen.
-var ErrNotHeld = errors.New("state: write refused: this replica does not hold the session")
-
-// FencedStore wraps the shared store so that every write of a session's records carries the fence of the
-// replica's lease on it (state.WithFence), and is refused at once (ErrNotHeld) for a session this replica
-// gave up or lost. A session's first write takes its lease (a session this replica just opened);
-// gone(session) reports the sessions the replica gave up or lost, whose writes are refused instead.
-// OAuth grants are shared and not fenced.
-func FencedStore(s state.Store, fences Fences, gone func(session string) bool) state.Store {
-	return &fencedStore{Store: s, fences: fences, gone: gone, reqs: map[string]string{}}
-}
-
-type fencedStore struct {
-	state.Store
-	fences Fences
-	gone   func(string) bool
-
-	mu   sync.Mutex        // guards reqs
-	reqs map[string]string // request id → session id, learned from the requests' records
-}
-
-// sessionOf is the session a record belongs to; "" for records of no session.
-func (f *fencedStore) sessionOf(kind state.Kind, key string, value []byte) string {
+// RecordSession is the session a kept record belongs to; "" for records of no session (OAuth grants). A
+// request record names its session in its value: with value nil, a request's session is unknown ("").
+// The fenced store (mcpcore/ownership) fences a record's writes by it.
+func RecordSession(kind state.Kind, key string, value []byte) string {
 	switch kind {
 	case state.KindSession:
 		return key
@@ -166,91 +136,12 @@ func (f *fencedStore) sessionOf(kind state.Kind, key string, value []byte) strin
 		sid, _, _ := strings.Cut(key, "/")
 		return sid
 	case state.KindRequest:
-		f.mu.Lock()
-		sid := f.reqs[key]
-		f.mu.Unlock()
-		if sid == "" && value != nil {
-			var rr requestRecord
-			if json.Unmarshal(value, &rr) == nil && rr.Request != nil {
-				sid = rr.Request.SessionID
-			}
+		var rr requestRecord
+		if value != nil && json.Unmarshal(value, &rr) == nil && rr.Request != nil {
+			return rr.Request.SessionID
 		}
-		return sid
 	}
 	return ""
-}
-
-func (f *fencedStore) fenced(ctx context.Context, sid string) (context.Context, error) {
-	fence, ok := f.fences.Fence(sid)
-	if !ok {
-		if f.gone(sid) {
-			return nil, fmt.Errorf("%w %s", ErrNotHeld, sid)
-		}
-		var err error
-		if fence, err = f.fences.Acquire(ctx, sid); err != nil {
-			return nil, err
-		}
-	}
-	return state.WithFence(ctx, fence), nil
-}
-
-func (f *fencedStore) Put(ctx context.Context, kind state.Kind, key string, value []byte) error {
-	sid := f.sessionOf(kind, key, value)
-	if sid == "" {
-		return f.Store.Put(ctx, kind, key, value)
-	}
-	fctx, err := f.fenced(ctx, sid)
-	if err != nil {
-		return err
-	}
-	if err := f.Store.Put(fctx, kind, key, value); err != nil {
-		return err
-	}
-	if kind == state.KindRequest {
-		f.mu.Lock()
-		f.reqs[key] = sid
-		f.mu.Unlock()
-	}
-	return nil
-}
-
-func (f *fencedStore) Delete(ctx context.Context, kind state.Kind, key string) error {
-	sid := f.sessionOf(kind, key, nil)
-	if sid == "" {
-		return f.Store.Delete(ctx, kind, key)
-	}
-	fence, ok := f.fences.Fence(sid)
-	if !ok {
-		return fmt.Errorf("%w %s", ErrNotHeld, sid)
-	}
-	if err := f.Store.Delete(state.WithFence(ctx, fence), kind, key); err != nil {
-		return err
-	}
-	switch kind {
-	case state.KindRequest:
-		f.mu.Lock()
-		delete(f.reqs, key)
-		f.mu.Unlock()
-	case state.KindSession:
-		f.fences.Forget(ctx, sid)
-	}
-	return nil
-}
-
-// List learns which session each request record belongs to, so that its later deletion is fenced.
-func (f *fencedStore) List(ctx context.Context, kind state.Kind, fn func(key string, value []byte) error) error {
-	if kind != state.KindRequest {
-		return f.Store.List(ctx, kind, fn)
-	}
-	return f.Store.List(ctx, kind, func(key string, value []byte) error {
-		var rr requestRecord
-		if json.Unmarshal(value, &rr) == nil && rr.Request != nil && rr.Request.SessionID != "" {
-			f.mu.Lock()
-			f.reqs[key] = rr.Request.SessionID
-			f.mu.Unlock()
-		}
-		return fn(key, value)
-	})
 }
 
 // reopen forgets that a session was closed here (an earlier hold of it that this replica gave up): it is

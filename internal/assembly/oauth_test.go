@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"log/slog"
@@ -37,7 +37,7 @@ mcpServers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := coreOptions(cfg, slog.New(slog.DiscardHandler), ua)
+	o := CoreOptions(cfg, slog.New(slog.DiscardHandler), ua)
 	if uo := ua.Options(); uo.Store == nil || !uo.AllowLinkLocal || o.OAuth.AuthorizationTimeout != 3*time.Minute {
 		t.Errorf("oauth options = %+v", o.OAuth)
 	}
@@ -51,9 +51,9 @@ mcpServers:
 	if s := o.Servers["static"]; s.OAuth != nil || s.Headers["Authorization"] != "Bearer tok" {
 		t.Errorf("static = %+v", s)
 	}
-	svc, _, err := newBridgeService(cfg, slog.New(slog.DiscardHandler))
+	svc, err := Assemble(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatalf("newBridgeService with a token store file: %v", err)
+		t.Fatalf("Assemble with a token store file: %v", err)
 	}
 	_ = svc.Close(t.Context())
 }
