@@ -232,7 +232,7 @@ func (h *hostStream) sendAll() error {
 		}
 	}
 	for _, f := range []*watchedFeed{h.opening, h.approvals} {
-		evs, gap := f.watch.Take(nil)
+		evs, gap, _ := f.watch.Take(nil)
 		for _, ev := range evs {
 			if pe, ok := f.next(ev); ok {
 				if err := h.sendEvent(pe); err != nil {
