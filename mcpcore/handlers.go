@@ -468,6 +468,22 @@ func (s *Session) AttachHost() (release func()) {
 	return func() { once.Do(func() { s.hostsAttached.Add(-1) }) }
 }
 
+// HostsAttached returns how many hosts are attached to the session now (AttachHost). The session is the one
+// owner of that count: the service's idle reaper and its host-streams gauge (Core.HostsAttached) ask it.
+func (s *Session) HostsAttached() int { return int(s.hostsAttached.Load()) }
+
+// HostsAttached returns how many hosts are attached to the core's sessions now: the sum of their counts
+// (Session.HostsAttached). It takes the core's lock once and reads each session's count.
+func (c *Core) HostsAttached() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, s := range c.live {
+		n += int64(s.hostsAttached.Load())
+	}
+	return n
+}
+
 // TrackHosts makes the core count attached hosts (Session.AttachHost) from now on: before it is called a
 // host is always assumed to be attached, as an embedder that answers requests from Dispatcher.Watch is. The
 // service calls it when it takes the core. It is idempotent.

@@ -119,14 +119,12 @@ type Service struct {
 	stopLeases context.CancelFunc    // ends runLeases; nil without Leases
 
 	watches watchSlots // WatchEvents streams per principal (stream.go)
-
-	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
 
 // tracked is what the service keeps per session.
 type tracked struct {
-	busy     int       // calls in flight plus attached streams
-	lastUsed time.Time // when busy last dropped to zero (or the session was created)
+	busy     int       // calls in flight (attached hosts are the session's to count: Session.HostsAttached)
+	lastUsed time.Time // when the session last had no call and no host (or was created)
 	closing  bool      // the idle reaper is closing it
 }
 
@@ -244,7 +242,7 @@ func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, re
 	return sess, func() {
 		once.Do(func() {
 			s.mu.Lock()
-			if t.busy--; t.busy == 0 {
+			if t.busy--; t.busy == 0 && sess.HostsAttached() == 0 {
 				t.lastUsed = time.Now()
 			}
 			s.mu.Unlock()
@@ -313,7 +311,7 @@ func (s *Service) reapIdle() {
 			switch {
 			case !ok:
 				delete(s.tracked, id)
-			case t.busy == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
+			case t.busy == 0 && sess.HostsAttached() == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
 				t.closing = true
 				idle = append(idle, sess)
 			}
