@@ -103,15 +103,9 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 // host is attached to (reapIdle), and the host-streams gauge (HostStreams) sums the sessions' counts. A
 // session the reaper is closing is not found.
 func (s *Service) attachHost(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, err = s.lookup(ctx, id)
+	sess, t, err := s.lookupLocking(ctx, id)
 	if err != nil {
 		return nil, nil, err
-	}
-	s.mu.Lock()
-	t := s.trackLocked(id)
-	if t.closing {
-		s.mu.Unlock()
-		return nil, nil, sessionNotFound(id)
 	}
 	detach := sess.AttachHost() // under s.mu: the reaper decides on a session with its count settled
 	s.mu.Unlock()

@@ -226,15 +226,9 @@ func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, erro
 // use is lookup that also marks the session busy until release is called, so that the idle reaper leaves
 // it alone.
 func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, err = s.lookup(ctx, id)
+	sess, t, err := s.lookupLocking(ctx, id)
 	if err != nil {
 		return nil, nil, err
-	}
-	s.mu.Lock()
-	t := s.trackLocked(id)
-	if t.closing {
-		s.mu.Unlock()
-		return nil, nil, sessionNotFound(id)
 	}
 	t.busy++
 	s.mu.Unlock()
@@ -248,6 +242,23 @@ func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, re
 			s.mu.Unlock()
 		})
 	}, nil
+}
+
+// lookupLocking is lookup that also returns the session's record, unless the idle reaper is closing the
+// session (then it is not found). On success it returns with s.mu held: the caller marks the session used
+// (use, attachHost) and unlocks.
+func (s *Service) lookupLocking(ctx context.Context, id string) (*mcpcore.Session, *tracked, error) {
+	sess, err := s.lookup(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	t := s.trackLocked(id)
+	if t.closing {
+		s.mu.Unlock()
+		return nil, nil, sessionNotFound(id)
+	}
+	return sess, t, nil
 }
 
 // trackLocked returns the record of session id, creating it. The caller holds s.mu.
