@@ -160,8 +160,9 @@ func (l *eventLog) close() {
 	l.subs = nil
 }
 
-// Subscription receives a session's events in order. Obtain one from Session.Subscribe, or a pull
-// subscription from Session.SubscribeNotify.
+// Subscription receives events in order: a session's (Session.Subscribe, or a pull subscription from
+// Session.SubscribeNotify), or the requests the dispatcher's feed selects for it (Dispatcher.Watch,
+// WatchNotify, WatchCall, watch.go). It is the one subscription type of every receiver.
 //
 // Receive from C until it is closed — when the session's event log closes or Close is called. A subscriber
 // that stops receiving does not slow the session: it loses events (counted by Dropped, announced by an
