@@ -93,7 +93,7 @@ func callAsync(ctx context.Context, s *Session, args map[string]any, callID stri
 }
 
 // nextApproval waits for the next approval request bob may decide.
-func nextApproval(t *testing.T, w *RequestWatch) *PendingRequest {
+func nextApproval(t *testing.T, w *Subscription) *PendingRequest {
 	t.Helper()
 	for {
 		select {

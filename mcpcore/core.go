@@ -219,9 +219,9 @@ func New(opts Options) *Core {
 	if opts.TracerProvider != nil {
 		c.trc = opts.TracerProvider.Tracer(instrumentationName, trace.WithInstrumentationVersion(Version))
 	}
-	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c.publish)
+	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c)
 	c.dispatcher.obs = c.obs
-	c.dispatcher.raised, c.dispatcher.ended = c.requestRaised, c.requestEnded
+	c.dispatcher.keeper = c // durable.go: requestRaised, requestEnded
 	return c
 }
 
@@ -510,14 +510,16 @@ func (c *Core) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// publish routes an event raised by the dispatcher to the session's log and to the call that caused it.
-func (c *Core) publish(sessionID string, ev Event) {
+// sessionLog is the event log of the session sessionID the core serves, or nil (sessionLogs): where the
+// dispatcher's publish numbers a request event of the session in the session's stream.
+func (c *Core) sessionLog(sessionID string) *eventLog {
 	c.mu.Lock()
 	s := c.live[sessionID]
 	c.mu.Unlock()
-	if s != nil {
-		s.onDispatcherEvent(ev)
+	if s == nil {
+		return nil
 	}
+	return s.events
 }
 
 // newID returns prefix followed by 26 characters of crypto/rand base32: unguessable and unique.

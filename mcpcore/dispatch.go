@@ -48,21 +48,25 @@ const (
 //
 // All methods are safe for concurrent use. The dispatcher starts no goroutines of its own: a pending
 // request is waited for by the goroutine that called submit (the session's request handler). Its deadline
-// is a time.AfterFunc timer, stopped when the request ends otherwise; if it fires, the runtime runs the
-// callback on a goroutine that ends the request (publishing EventRequestEnded) and exits.
+// is a time.AfterFunc timer, stopped when the request ends otherwise; if it fires, the runtime runs
+// pendingEntry.expire on a goroutine that ends the request (publishing EventRequestEnded) and exits.
+//
+// The path of a request, by name: submit → keeper.requestRaised (durable.go) → publish (watch.go: the
+// session's log and the feed's subscriptions) → … → finishBy (or pendingEntry.expire, closeSession) →
+// keeper.requestEnded → publish.
 //
 // Locks, always taken in this order: a pendingEntry's pubMu, then Dispatcher.mu. Neither is held while
-// validating an answer or running a fallback; only pubMu is held while calling the publish hook.
+// validating an answer or running a fallback; only pubMu is held while publishing.
 type Dispatcher struct {
 	logger        *slog.Logger
 	policy        PendingPolicy // defaults applied
 	maxPerSession int
-	publish       func(sessionID string, ev Event)
-	obs           Observer // set by New; nil in the dispatcher's own tests
+	logs          sessionLogs // the sessions' event logs a request event also goes to; nil in the dispatcher's own tests
+	obs           Observer    // set by New; nil in the dispatcher's own tests
 
 	// mu guards everything below: the registry, the per-session counts, every pendingEntry's end state
 	// (ended, outcome, answer, detail), the tombstones and the closed-session markers. It is never held
-	// while calling out (publish hook, fallback, logger) or while validating an answer.
+	// while calling out (publish, the keeper, fallback, logger) or while validating an answer.
 	mu       sync.Mutex
 	pending  map[string]*pendingEntry // by request id; only requests that have not ended
 	sessions map[string]int           // pending requests per session id; a key is deleted at zero
@@ -70,22 +74,29 @@ type Dispatcher struct {
 	closed   expiring[struct{}]       // sessions that closeSession drained, by session id
 	now      func() time.Time         // time.Now; replaced in tests
 
-	watchState // the one feed of requests and their ends (watch.go)
+	feed eventLog // the one feed of requests and their ends (watch.go); it has its own lock
 
-	// raised and ended keep requests in the core's store (durable.go); set once by New, nil in the
-	// dispatcher's own tests. Both are called with the request's pubMu held and no other lock, before the
-	// request's event is published. ended reports whether the request is kept for the next process (the
-	// bridge is stopping with a store): for hosts it has not ended — the next process raises it again under
-	// its id — so its end is not published.
-	raised func(*PendingRequest)
-	ended  func(*PendingRequest, Outcome, Answer) (keptForNext bool)
+	// keeper keeps requests in the core's store (durable.go); set once by New, nil in the dispatcher's own
+	// tests.
+	keeper requestKeeper
 	// away are requests that ended because the bridge restarted (OutcomeBridgeRestarted), by id: hosts that
 	// re-attach are told (EndedWhileAway). Guarded by mu.
 	away expiring[tombstone]
 }
 
+// requestKeeper keeps pending requests for the next process (the Core, durable.go). Both methods are
+// called with the request's pubMu held and no other lock, before the request's event is published.
+// requestEnded reports whether the request is kept for the next process (the bridge is stopping with a
+// store): for hosts it has not ended — the next process raises it again under its id — so its end is not
+// published.
+type requestKeeper interface {
+	requestRaised(*PendingRequest)
+	requestEnded(*PendingRequest, Outcome, Answer) (keptForNext bool)
+}
+
 // pendingEntry is the dispatcher's record of one pending request.
 type pendingEntry struct {
+	d   *Dispatcher
 	req *PendingRequest
 	// done is closed (under Dispatcher.mu) when the request ends; after that the end state below is
 	// immutable and may be read without the lock by whoever received from done.
@@ -120,16 +131,11 @@ type tombstone struct {
 	approvers *Approvers // an approval request's (approval.go): they, not the owner, may see it
 }
 
-// newDispatcher returns a dispatcher with policy and limits defaults applied. publish receives the
-// dispatcher's events (EventRequestCreated, EventRequestEnded) for the session's event log; it must not
-// block for long and must not call back into the dispatcher. A nil logger means slog.Default(); a nil
-// publish drops the events.
-func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, publish func(sessionID string, ev Event)) *Dispatcher {
+// newDispatcher returns a dispatcher with policy and limits defaults applied. logs finds the session logs
+// a request event also goes to (nil: none, only the feed). A nil logger means slog.Default().
+func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, logs sessionLogs) *Dispatcher {
 	if logger == nil {
 		logger = slog.Default()
-	}
-	if publish == nil {
-		publish = func(string, Event) {}
 	}
 	if policy.SamplingTimeout <= 0 {
 		policy.SamplingTimeout = DefaultSamplingTimeout
@@ -148,7 +154,8 @@ func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, pub
 		logger:        logger,
 		policy:        policy,
 		maxPerSession: maxPer,
-		publish:       publish,
+		logs:          logs,
+		feed:          newFeed(),
 		pending:       make(map[string]*pendingEntry),
 		sessions:      make(map[string]int),
 		tombs:         newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
@@ -216,7 +223,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	if id == "" {
 		id = newRequestID()
 	}
-	e := &pendingEntry{req: req, done: make(chan struct{})}
+	e := &pendingEntry{d: d, req: req, done: make(chan struct{})}
 
 	e.pubMu.Lock()
 	d.mu.Lock()
@@ -239,16 +246,16 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 		id = newRequestID() // 128 random bits: practically never taken, but never reuse an id
 	}
 	req.ID = id
-	if d.raised != nil {
+	if d.keeper != nil {
 		// Kept before anyone can see it — List, Get and Respond included, not only the events — so that
 		// a host is never shown a request that a crash would lose. The store is not written under d.mu.
 		d.mu.Unlock()
-		d.raised(req)
+		d.keeper.requestRaised(req)
 		d.mu.Lock()
 		if _, closed := d.closed.get(req.SessionID, now); closed {
 			d.mu.Unlock()
 			e.pubMu.Unlock()
-			d.ended(req, OutcomeSessionClosed, Answer{})
+			d.keeper.requestEnded(req, OutcomeSessionClosed, Answer{})
 			return runFallback(req.Kind, fallback, OutcomeSessionClosed), OutcomeSessionClosed, nil
 		}
 	}
@@ -259,9 +266,8 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 		d.obs.ServerRequestStarted(req.Kind)
 	}
 	// The timer's callback needs pubMu, so it cannot end the request before Created is published.
-	e.timer = time.AfterFunc(req.Deadline.Sub(now), func() { d.expire(e) })
-	d.publishSession(req, Event{Kind: EventRequestCreated, Request: req})
-	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
+	e.timer = time.AfterFunc(req.Deadline.Sub(now), e.expire)
+	d.publish(req, Event{Kind: EventRequestCreated})
 	e.pubMu.Unlock()
 
 	select {
@@ -282,15 +288,6 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	default: // OutcomeTimedOut, OutcomeSessionClosed
 		return runFallback(req.Kind, fallback, e.outcome), e.outcome, nil
 	}
-}
-
-// publishSession hands ev to the session's event log — except for approval requests, which the session's
-// owner may not decide: their receivers read them from the feed (watch.go, approval.go).
-func (d *Dispatcher) publishSession(req *PendingRequest, ev Event) {
-	if req.Kind == KindApproval {
-		return
-	}
-	d.publish(req.SessionID, ev)
 }
 
 // errCallEnded is the cancellation cause of a request whose originating host call ended: submit then ends
@@ -314,7 +311,8 @@ func (d *Dispatcher) idTakenLocked(id string, now time.Time) bool {
 }
 
 // expire is the deadline timer's callback; it runs on a goroutine of its own and exits when done.
-func (d *Dispatcher) expire(e *pendingEntry) {
+func (e *pendingEntry) expire() {
+	d := e.d
 	if d.finish(e, OutcomeTimedOut, Answer{}, "deadline passed") {
 		d.logger.Info("pending request timed out; policy default sent upstream",
 			"request_id", e.req.ID, "session_id", e.req.SessionID, "kind", e.req.Kind.String())
@@ -338,7 +336,7 @@ func (d *Dispatcher) finishBy(e *pendingEntry, o Outcome, a Answer, detail, by s
 	}
 	d.endLocked(e, o, a, detail, by)
 	d.mu.Unlock()
-	keptForNext := d.ended != nil && d.ended(e.req, o, a)
+	keptForNext := d.keeper != nil && d.keeper.requestEnded(e.req, o, a)
 	now := d.now()
 	if d.obs != nil {
 		d.obs.ServerRequestEnded(e.req.Kind, o, now.Sub(e.req.Created))
@@ -346,8 +344,7 @@ func (d *Dispatcher) finishBy(e *pendingEntry, o Outcome, a Answer, detail, by s
 	if keptForNext { // its waiters are woken (endLocked); its hosts will see it again after the restart
 		return true
 	}
-	d.publishSession(e.req, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
-	d.notify(e.req, &Event{SessionID: e.req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &e.endedInfo, Request: e.req})
+	d.publish(e.req, Event{Kind: EventRequestEnded, Ended: &e.endedInfo})
 	return true
 }
 
@@ -603,7 +600,7 @@ func (d *Dispatcher) Ended(id string) (RequestEnded, bool) {
 // deadline, and publishes its EventRequestCreated. No submit waits for it: whoever resumes its call waits on
 // the returned entry's done and reads its outcome and answer. A deadline already past ends it at once.
 func (d *Dispatcher) restore(req *PendingRequest) *pendingEntry {
-	e := &pendingEntry{req: req, done: make(chan struct{})}
+	e := &pendingEntry{d: d, req: req, done: make(chan struct{})}
 	now := d.now()
 	e.pubMu.Lock()
 	d.mu.Lock()
@@ -613,9 +610,8 @@ func (d *Dispatcher) restore(req *PendingRequest) *pendingEntry {
 	if d.obs != nil {
 		d.obs.ServerRequestStarted(req.Kind)
 	}
-	e.timer = time.AfterFunc(max(req.Deadline.Sub(now), 0), func() { d.expire(e) })
-	d.publishSession(req, Event{Kind: EventRequestCreated, Request: req})
-	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestCreated, Request: req})
+	e.timer = time.AfterFunc(max(req.Deadline.Sub(now), 0), e.expire)
+	d.publish(req, Event{Kind: EventRequestCreated})
 	e.pubMu.Unlock()
 	return e
 }
@@ -635,8 +631,7 @@ func (d *Dispatcher) endRestored(req *PendingRequest, sessionAlive bool) {
 	d.tombs.add(req.ID, t, now)
 	d.away.add(req.ID, t, now)
 	d.mu.Unlock()
-	d.publishSession(req, Event{Kind: EventRequestEnded, Ended: &ended})
-	d.notify(req, &Event{SessionID: req.SessionID, Time: now, Kind: EventRequestEnded, Ended: &ended, Request: req})
+	d.publish(req, Event{Kind: EventRequestEnded, Ended: &ended})
 }
 
 // EndedWhileAway returns the requests of owner in sessionID that ended because the bridge restarted while

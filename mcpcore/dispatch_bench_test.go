@@ -16,12 +16,9 @@ import (
 // event, deadline timer), a host's Respond (lookup, validation, finish), the Ended event and submit's
 // return.
 func BenchmarkBenchDispatchSubmitRespond(b *testing.B) {
-	created := make(chan string, 1)
-	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{}, Limits{}, func(_ string, ev Event) {
-		if ev.Kind == EventRequestCreated {
-			created <- ev.Request.ID
-		}
-	})
+	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{}, Limits{}, nil)
+	feed := d.Watch(nil, 4) // a request's Created and Ended; each is read before the next request
+	defer feed.Close()
 	ans := Answer{Sampling: &mcp.CreateMessageWithToolsResult{
 		Role: "assistant", Model: "bench", Content: []mcp.Content{&mcp.TextContent{Text: "ok"}},
 	}}
@@ -41,7 +38,12 @@ func BenchmarkBenchDispatchSubmitRespond(b *testing.B) {
 			_, _, err := d.submit(ctx, req, nil)
 			done <- err
 		}()
-		id := <-created
+		var id string
+		for id == "" {
+			if ev := <-feed.C(); ev.Kind == EventRequestCreated {
+				id = ev.Request.ID
+			}
+		}
 		if err := d.Respond(ctx, "local", id, ans); err != nil {
 			b.Fatal(err)
 		}

@@ -28,25 +28,38 @@ type dtHarness struct {
 	d   *Dispatcher
 	log *dtLogBuffer
 
+	sub *Subscription // the dispatcher's whole feed
+
 	mu      sync.Mutex
-	cond    *sync.Cond
-	events  []Event // every published event, in publish order
+	events  []Event // every published event, in publish order, as far as read from sub
 	created map[string]bool
 }
 
 func newDTHarness(t *testing.T, policy PendingPolicy, limits Limits) *dtHarness {
 	t.Helper()
 	h := &dtHarness{t: t, log: &dtLogBuffer{}, created: map[string]bool{}}
-	h.cond = sync.NewCond(&h.mu)
 	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.d = newDispatcher(logger, policy, limits, func(sid string, ev Event) {
-		ev.SessionID = sid // the event log would stamp it; keep it for assertions
-		h.mu.Lock()
-		h.events = append(h.events, ev)
-		h.cond.Broadcast()
-		h.mu.Unlock()
+	h.d = newDispatcher(logger, policy, limits, nil)
+	h.sub = h.d.Watch(nil, 1<<14) // more than any test publishes: a drop would fail the test (sub.Dropped)
+	t.Cleanup(func() {
+		if n := h.sub.Dropped(); n > 0 {
+			t.Errorf("the harness's feed subscription dropped %d events", n)
+		}
+		h.sub.Close()
 	})
 	return h
+}
+
+// readLocked appends the events published so far to h.events; h.mu is held.
+func (h *dtHarness) readLocked() {
+	for {
+		select {
+		case ev := <-h.sub.C():
+			h.events = append(h.events, *ev)
+		default:
+			return
+		}
+	}
 }
 
 // dtResult is what a submit returned.
@@ -61,12 +74,15 @@ type dtResult struct {
 func (h *dtHarness) start(ctx context.Context, req *PendingRequest, fallback func() Answer) (string, <-chan dtResult) {
 	h.t.Helper()
 	h.mu.Lock()
+	h.readLocked()
 	before := len(h.events)
 	h.mu.Unlock()
 	res := make(chan dtResult, 1)
+	returned := make(chan struct{})
 	go func() {
 		a, o, err := h.d.submit(ctx, req, fallback)
 		res <- dtResult{a, o, err}
+		close(returned)
 	}()
 	// Wait for this request's EventRequestCreated (or an early return of submit).
 	h.mu.Lock()
@@ -77,24 +93,31 @@ func (h *dtHarness) start(ctx context.Context, req *PendingRequest, fallback fun
 				return ev.Request.ID, res
 			}
 		}
-		if len(res) > 0 {
+		select {
+		case ev := <-h.sub.C():
+			h.events = append(h.events, *ev)
+		case <-returned:
+			h.readLocked()
+			for _, ev := range h.events[before:] {
+				if ev.Kind == EventRequestCreated && ev.Request == req {
+					return ev.Request.ID, res
+				}
+			}
 			return "", res
+		case <-time.After(5 * time.Second):
+			h.t.Fatalf("no event within 5s; have %d events", len(h.events))
 		}
-		h.waitLocked()
 	}
 }
 
-// waitLocked waits for the next event, failing the test after a while; h.mu is held.
+// waitLocked waits for the next event, failing the test after a while; h.mu is held (the dispatcher
+// publishes without it).
 func (h *dtHarness) waitLocked() {
-	stop := time.AfterFunc(5*time.Second, func() {
-		h.mu.Lock()
-		h.cond.Broadcast()
-		h.mu.Unlock()
-	})
-	n := len(h.events)
-	h.cond.Wait()
-	if !stop.Stop() && len(h.events) == n {
-		h.t.Fatalf("no event within 5s; have %d events", n)
+	select {
+	case ev := <-h.sub.C():
+		h.events = append(h.events, *ev)
+	case <-time.After(5 * time.Second):
+		h.t.Fatalf("no event within 5s; have %d events", len(h.events))
 	}
 }
 
@@ -103,6 +126,7 @@ func (h *dtHarness) ended(id string) RequestEnded {
 	h.t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.readLocked()
 	for {
 		for _, ev := range h.events {
 			if ev.Kind == EventRequestEnded && ev.Ended.RequestID == id {
@@ -117,6 +141,7 @@ func (h *dtHarness) ended(id string) RequestEnded {
 func (h *dtHarness) eventsOf(id string) []EventKind {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.readLocked()
 	var kinds []EventKind
 	for _, ev := range h.events {
 		switch {
@@ -846,6 +871,7 @@ func TestDispatchCloseSession(t *testing.T) {
 	h.d.closeSession("A", "session closed")
 	// The drained requests' Ended events are published before closeSession returns.
 	h.mu.Lock()
+	h.readLocked()
 	endedNow := 0
 	for _, ev := range h.events {
 		if ev.Kind == EventRequestEnded && ev.SessionID == "A" {
@@ -1119,18 +1145,17 @@ func TestDispatchRespondCtxDone(t *testing.T) {
 // BenchmarkSubmitRespond measures one sampling round trip through the dispatcher: submit on one goroutine,
 // the host's Respond on another, as a session handler and a host stream would do it.
 func BenchmarkSubmitRespond(b *testing.B) {
-	ids := make(chan string, 1)
-	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{}, Limits{}, func(_ string, ev Event) {
-		if ev.Kind == EventRequestCreated {
-			ids <- ev.Request.ID
-		}
-	})
+	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{}, Limits{}, nil)
+	sub := d.Watch(nil, 4)
 	answer := dtSamplingAnswer()
 	done := make(chan struct{})
-	go func() { // the host; exits when ids is closed
+	go func() { // the host; exits when sub is closed
 		defer close(done)
-		for id := range ids {
-			if err := d.Respond(context.Background(), "o", id, answer); err != nil {
+		for ev := range sub.C() {
+			if ev.Kind != EventRequestCreated {
+				continue
+			}
+			if err := d.Respond(context.Background(), "o", ev.Request.ID, answer); err != nil {
 				panic(err)
 			}
 		}
@@ -1144,6 +1169,6 @@ func BenchmarkSubmitRespond(b *testing.B) {
 			b.Fatal(o, err)
 		}
 	}
-	close(ids)
+	sub.Close()
 	<-done
 }

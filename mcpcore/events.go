@@ -18,10 +18,15 @@ import (
 // sender when its reader has caught up, and a goroutine per subscription to find out is not worth it.
 // Subscription.Dropped is always current.
 //
+// The dispatcher's feed of requests (watch.go) is an eventLog too, with feed set: its events carry no Seq
+// (they belong to no session's stream), its subscriptions select requests by their filter, and a drop is
+// told by the gap signal alone. So every receiver of events holds the one Subscription type.
+//
 // An eventLog starts no goroutines.
 type eventLog struct {
 	sessionID string
-	buf       int // default subscription buffer
+	buf       int  // default subscription buffer
+	feed      bool // the dispatcher's feed of requests: unnumbered, filtered, no drop notices
 
 	// mu guards seq, subs, closed, and the delivery state of every subscription in subs (unreported,
 	// lastDropped, closed). publish holds it while it numbers the event and hands it to every
@@ -33,7 +38,7 @@ type eventLog struct {
 	subs   []*Subscription
 	closed bool
 
-	onDrop func() // told of each event a subscription dropped; set at creation, may be nil
+	obs Observer // told of each event a subscription dropped (EventDropped); set at creation, nil for the feed
 }
 
 // newEventLog returns the event log of a session. limits.EventBuffer is the default subscription buffer
@@ -58,56 +63,63 @@ const (
 	notificationBurst = 2000
 )
 
-func (l *eventLog) publish(ev Event) {
+func (l *eventLog) publish(ev Event) *Event {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.closed {
-		l.mu.Unlock()
-		return
+		return nil
 	}
 	l.seq++
 	ev.Seq = l.seq
 	ev.SessionID = l.sessionID
 	ev.Time = time.Now()
 	shared := &ev // one copy for every subscriber, which only reads it
+	l.deliverLocked(shared)
+	return shared
+}
+
+// deliverLocked hands ev to every subscription whose filter admits it. The caller holds l.mu.
+func (l *eventLog) deliverLocked(ev *Event) {
 	for _, s := range l.subs {
-		s.deliverLocked(shared)
+		if s.match != nil && (ev.Request == nil || !s.match(ev.Request)) {
+			continue
+		}
+		s.deliverLocked(ev)
 	}
-	l.mu.Unlock()
 }
 
 // subscribe adds a subscription that receives every event published from now on. buf is its channel
 // capacity; zero or less means the log's default. On a closed log the subscription's channel is already
 // closed.
-func (l *eventLog) subscribe(buf int) *Subscription {
-	if buf <= 0 {
-		buf = l.buf
-	}
-	s := &Subscription{log: l, ch: make(chan *Event, buf), gap: make(chan struct{}, 1)}
-	l.mu.Lock()
-	s.start = l.seq
-	if l.closed {
-		s.closed = true
-		close(s.ch)
-	} else {
-		l.subs = append(l.subs, s)
-	}
-	l.mu.Unlock()
-	return s
-}
+func (l *eventLog) subscribe(buf int) *Subscription { return l.add(&Subscription{}, buf, nil) }
 
 // subscribeNotify adds a pull subscription (see Subscription.Take): it queues at most buf events (zero or
 // less: the log's default), taking memory for them only as they come, so an idle one costs a few words; and
 // it calls notify whenever it has something new to take — events, a drop, or its end. notify runs with the
 // log's lock held: it must not block, and must not call into the session.
 func (l *eventLog) subscribeNotify(buf int, notify func()) *Subscription {
+	return l.add(&Subscription{}, buf, notify)
+}
+
+// add completes s, whose filter (if any) is set, as a channel subscription or, with notify, a pull one,
+// and adds it to the log.
+func (l *eventLog) add(s *Subscription, buf int, notify func()) *Subscription {
 	if buf <= 0 {
 		buf = l.buf
 	}
-	s := &Subscription{log: l, notify: notify, limit: buf}
+	s.log = l
+	if notify != nil {
+		s.notify, s.limit = notify, buf
+	} else {
+		s.ch, s.gap = make(chan *Event, buf), make(chan struct{}, 1)
+	}
 	l.mu.Lock()
 	s.start = l.seq
 	if l.closed {
 		s.closed = true
+		if s.ch != nil {
+			close(s.ch)
+		}
 	} else {
 		l.subs = append(l.subs, s)
 	}
@@ -148,8 +160,9 @@ func (l *eventLog) close() {
 	l.subs = nil
 }
 
-// Subscription receives a session's events in order. Obtain one from Session.Subscribe, or a pull
-// subscription from Session.SubscribeNotify.
+// Subscription receives events in order: a session's (Session.Subscribe, or a pull subscription from
+// Session.SubscribeNotify), or the requests the dispatcher's feed selects for it (Dispatcher.Watch,
+// WatchNotify, WatchCall, watch.go). It is the one subscription type of every receiver.
 //
 // Receive from C until it is closed — when the session's event log closes or Close is called. A subscriber
 // that stops receiving does not slow the session: it loses events (counted by Dropped, announced by an
@@ -167,6 +180,13 @@ type Subscription struct {
 
 	notify func() // a pull subscription's callback (subscribeNotify); nil for a channel one
 	limit  int    // a pull subscription's bound on q
+
+	// A subscription of the dispatcher's feed selects requests: match (nil: every request), and for a
+	// streaming call's (Dispatcher.WatchCall) the session and call it watches, which the dispatcher asks
+	// (callWatched) when it decides whether a host could answer a request. Set once, before it is added.
+	match        RequestFilter
+	watchSession string
+	watchCall    string
 
 	// Guarded by log.mu.
 	unreported  uint64 // drops not yet announced by an EventDropped
@@ -290,8 +310,10 @@ func (s *Subscription) dropLocked(seq uint64) {
 	s.unreported++
 	s.lastDropped = seq
 	s.dropped.Add(1)
-	if f := s.log.onDrop; f != nil {
-		f()
+	if s.log.feed { // the feed's events carry no Seq to announce: the gap signal alone tells the receiver
+		s.unreported, s.lastDropped = 0, 0
+	} else if o := s.log.obs; o != nil {
+		o.EventDropped()
 	}
 	if s.gap == nil { // a pull subscription: Take reports it
 		s.gapPending = true

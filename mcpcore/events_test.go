@@ -311,7 +311,7 @@ func TestEventDispatcherIntegration(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	l := newEventLog("s", Limits{})
 	sub := l.subscribe(16)
-	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{RootsTimeout: time.Millisecond}, Limits{}, func(_ string, ev Event) { l.publish(ev) })
+	d := newDispatcher(slog.New(slog.DiscardHandler), PendingPolicy{RootsTimeout: time.Millisecond}, Limits{}, oneLog{l})
 	_, o, err := d.submit(t.Context(), dtRootsReq("o", "s"), nil)
 	if err != nil || o != OutcomeTimedOut {
 		t.Fatal(o, err)
@@ -323,6 +323,11 @@ func TestEventDispatcherIntegration(t *testing.T) {
 	}
 	l.close()
 }
+
+// oneLog is the sessionLogs of a dispatcher whose requests all belong to one session.
+type oneLog struct{ l *eventLog }
+
+func (o oneLog) sessionLog(string) *eventLog { return o.l }
 
 func BenchmarkPublish(b *testing.B) {
 	for _, n := range []int{1, 8} {

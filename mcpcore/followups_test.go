@@ -122,7 +122,7 @@ func TestCallEndedOutcome(t *testing.T) {
 // (synctest.Wait) when its context is cancelled, instead of being given 20 ms to get there.
 func TestDispatcherCallEndedCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDispatcher(nil, PendingPolicy{}, Limits{}, func(string, Event) {})
+		d := newDispatcher(nil, PendingPolicy{}, Limits{}, nil)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(errCallEnded)
 		_, o, err := d.submit(ctx, &PendingRequest{SessionID: "s", Kind: KindRoots}, nil)

@@ -457,28 +457,31 @@ func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
 	s.events.publish(Event{Kind: EventLog, Log: p})
 }
 
-// onDispatcherEvent receives the dispatcher's events for this session: they go to the session's log, and
-// a new pending request is told to the call that raised it — or, when it belongs to no call (a push over
-// stdio or SSE names no request of the client), to every call in flight that streams its requests, as
-// log messages without an origin are (see requestWatchers).
-func (s *Session) onDispatcherEvent(ev Event) {
-	if ev.Kind == EventRequestCreated && ev.Request != nil {
-		for _, call := range s.requestWatchers(ev.Request.OriginCallID) {
-			safeCall(s, "OnRequest", func() { call.opts.OnRequest(ev.Request) })
-		}
-	}
-	s.events.publish(ev)
-}
-
 // AttachHost records that a host that may answer the session's server requests is attached — a Connect
 // stream attached to the session, a WatchEvents watcher of it — until the returned release, which is
 // idempotent. The session owns the count: a roots request the host must answer is answered at once from the
 // server's configured roots when no host is attached and the call that raised it does not stream its
-// requests (CallOptions.OnRequest), instead of waiting for PendingPolicy.RootsTimeout.
+// requests (Dispatcher.WatchCall), instead of waiting for PendingPolicy.RootsTimeout.
 func (s *Session) AttachHost() (release func()) {
 	s.hostsAttached.Add(1)
 	var once sync.Once
 	return func() { once.Do(func() { s.hostsAttached.Add(-1) }) }
+}
+
+// HostsAttached returns how many hosts are attached to the session now (AttachHost). The session is the one
+// owner of that count: the service's idle reaper and its host-streams gauge (Core.HostsAttached) ask it.
+func (s *Session) HostsAttached() int { return int(s.hostsAttached.Load()) }
+
+// HostsAttached returns how many hosts are attached to the core's sessions now: the sum of their counts
+// (Session.HostsAttached). It takes the core's lock once and reads each session's count.
+func (c *Core) HostsAttached() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, s := range c.live {
+		n += int64(s.hostsAttached.Load())
+	}
+	return n
 }
 
 // TrackHosts makes the core count attached hosts (Session.AttachHost) from now on: before it is called a
@@ -491,27 +494,6 @@ func (s *Session) inFlight() []*activeCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Collect(maps.Values(s.calls))
-}
-
-// requestWatchers returns the calls to tell of a new pending request of the call origin ("" for a request
-// of the session): that call if it streams its requests, else, for a session's request, every call in
-// flight that does.
-func (s *Session) requestWatchers(origin string) []*activeCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if origin != "" {
-		if c := s.calls[origin]; c != nil && c.opts.OnRequest != nil {
-			return []*activeCall{c}
-		}
-		return nil
-	}
-	var out []*activeCall
-	for _, c := range s.calls {
-		if c.opts.OnRequest != nil {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // safeCall runs a host callback; a panic in it is logged, never breaks the session (DESIGN 7).
@@ -531,7 +513,7 @@ func (s *Session) hostCouldAnswer(call *activeCall) bool {
 	if call != nil {
 		origin = call.id
 	}
-	if len(s.requestWatchers(origin)) > 0 {
+	if s.core.dispatcher.callWatched(s.id, origin) {
 		return true
 	}
 	return !s.core.hostsTracked.Load() || s.hostsAttached.Load() > 0

@@ -109,7 +109,7 @@ func newListCache() *listCache {
 // bypassListCache reports whether a list call must go upstream and not be stored.
 func bypassListCache(opts CallOptions, paramsMeta mcp.Meta) bool {
 	return opts.CallID != "" || opts.Meta != nil || opts.OnProgress != nil || opts.OnLog != nil ||
-		opts.OnRequest != nil || paramsMeta != nil
+		paramsMeta != nil
 }
 
 // liveGeneration returns the session's connection if the session is Ready on it.

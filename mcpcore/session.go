@@ -130,7 +130,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		superDone:        make(chan struct{}),
 	}
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
-	s.events.onDrop = c.obs.EventDropped
+	s.events.obs = c.obs
 	if p.Roots != nil {
 		s.roots, s.hostRoots = slices.Clone(p.Roots), true
 	} else {

@@ -478,13 +478,9 @@ func TestServerRequests(t *testing.T) {
 				c := memCore(t, nil, nil)
 				s := open(t, c, "mem", era.pin, allCaps)
 				stop := host(t, c, s, standardAnswer)
-				var told []*PendingRequest
-				var mu sync.Mutex
-				got := callText(t, s, "ask", map[string]any{"kinds": tc.kinds}, CallOptions{CallID: "call-ask", OnRequest: func(p *PendingRequest) {
-					mu.Lock()
-					told = append(told, p)
-					mu.Unlock()
-				}})
+				watch := c.Dispatcher().WatchCall(s.ID(), "call-ask", 16) // what a streaming call shows
+				defer watch.Close()
+				got := callText(t, s, "ask", map[string]any{"kinds": tc.kinds}, CallOptions{CallID: "call-ask"})
 				if era.want == "2025-11-25" {
 					// The server's compatibility middleware answers with the pushed results and no state.
 					got = strings.ReplaceAll(got, "state-1", "")
@@ -520,11 +516,20 @@ func TestServerRequests(t *testing.T) {
 						tc.check(t, p)
 					}
 				}
-				mu.Lock()
-				if len(told) != len(tc.kinds) {
-					t.Errorf("OnRequest told of %d requests, want %d", len(told), len(tc.kinds))
+				told := 0
+				for drained := false; !drained; {
+					select {
+					case ev := <-watch.C():
+						if ev.Kind == EventRequestCreated {
+							told++
+						}
+					default:
+						drained = true
+					}
 				}
-				mu.Unlock()
+				if told != len(tc.kinds) {
+					t.Errorf("the call's watch was told of %d requests, want %d", told, len(tc.kinds))
+				}
 			})
 		}
 	}
@@ -1005,9 +1010,19 @@ func TestStreamableHTTP(t *testing.T) {
 			for i := range 2 {
 				wg.Go(func() {
 					id := fmt.Sprintf("http-call-%d", i)
-					got := callText(t, s, "ask", map[string]any{"kinds": []any{"elicitation"}}, CallOptions{CallID: id, OnRequest: func(p *PendingRequest) {
-						seen.Store(id, p.OriginCallID)
-					}})
+					watch := c.Dispatcher().WatchCall(s.ID(), id, 16)
+					read := make(chan struct{})
+					go func() { // ends when the watch is closed
+						defer close(read)
+						for ev := range watch.C() {
+							if ev.Kind == EventRequestCreated {
+								seen.Store(id, ev.Request.OriginCallID)
+							}
+						}
+					}()
+					got := callText(t, s, "ask", map[string]any{"kinds": []any{"elicitation"}}, CallOptions{CallID: id})
+					watch.Close()
+					<-read
 					if !strings.Contains(got, "e=elicit:accept") {
 						t.Errorf("call %d = %q", i, got)
 					}

@@ -256,11 +256,6 @@ type CallOptions struct {
 	// OnLog, if set, receives log messages the server sends while this call runs (2026-07-28 sends them on
 	// the request's own stream; on the handshake era they are the session's log messages during the call).
 	OnLog func(*mcp.LoggingMessageParams)
-	// OnRequest, if set, is told of each pending request this call raises (MRTR input requests, and legacy
-	// pushes that came on the call's own response stream), so a streaming call can show them to its
-	// caller. It is also told of the session's requests that belong to no call — a push over stdio or SSE
-	// names no request of the client, so the bridge does not guess its origin — while this call runs.
-	OnRequest func(*PendingRequest)
 	// TaskTTL asks the server to run a tools/call as a task kept for this long after creation (2025-11-25
 	// task augmentation). 0 asks for no task unless Task is set.
 	TaskTTL time.Duration

@@ -232,7 +232,7 @@ func (h *hostStream) sendAll() error {
 		}
 	}
 	for _, f := range []*watchedFeed{h.opening, h.approvals} {
-		evs, gap := f.watch.Take(nil)
+		evs, gap, _ := f.watch.Take(nil)
 		for _, ev := range evs {
 			if pe, ok := f.next(ev); ok {
 				if err := h.sendEvent(pe); err != nil {
@@ -347,13 +347,12 @@ func (h *hostStream) attach(ids []string) {
 		if _, ok := h.attached[id]; ok {
 			continue
 		}
-		sess, release, err := h.svc.use(ctx, id)
+		sess, detach, err := h.svc.attachHost(ctx, id)
 		if err != nil {
 			failures = append(failures, &pb.AttachFailure{SessionId: id, Status: status.Convert(err).Proto()})
 			continue
 		}
-		detachHost := h.svc.attachHost(sess)
-		a := &attachment{release: func() { detachHost(); release() }}
+		a := &attachment{release: detach}
 		a.feed = h.svc.newEventFeed(h.owner, id, sess, h.key, func() { h.flag(a) })
 		h.attached[id] = a
 		started = append(started, outbound{start: a})

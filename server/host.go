@@ -97,18 +97,29 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	return nil
 }
 
-// attachHost tells the core that a host that may answer the session's requests is attached
-// (mcpcore.Session.AttachHost, which owns the fact) until the returned release, which is idempotent.
-func (s *Service) attachHost(sess *mcpcore.Session) (release func()) {
-	detach := sess.AttachHost()
-	s.hostStreams.Add(1)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.hostStreams.Add(-1)
-			detach()
-		})
+// attachHost looks the session up for a host stream (a Connect attachment, a WatchEvents watcher) and
+// tells the core that a host that may answer its requests is attached until the returned release, which is
+// idempotent. The session owns that count (mcpcore.Session.AttachHost): the idle reaper leaves a session a
+// host is attached to (reapIdle), and the host-streams gauge (HostStreams) sums the sessions' counts. A
+// session the reaper is closing is not found.
+func (s *Service) attachHost(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
+	sess, t, err := s.lookupLocking(ctx, id)
+	if err != nil {
+		return nil, nil, err
 	}
+	detach := sess.AttachHost() // under s.mu: the reaper decides on a session with its count settled
+	s.mu.Unlock()
+	var once sync.Once
+	return sess, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			detach()
+			if t.busy == 0 && sess.HostsAttached() == 0 {
+				t.lastUsed = time.Now()
+			}
+			s.mu.Unlock()
+		})
+	}, nil
 }
 
 // pendingEvent wraps a pending request listed (not published) for a receiver. seq is the receiver's
@@ -293,14 +304,13 @@ func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStre
 	if req.GetSessionId() == approvalsSession {
 		return s.watchApprovalEvents(req, stream) // approval.go
 	}
-	sess, unuse, err := s.use(ctx, req.GetSessionId())
+	sess, detach, err := s.attachHost(ctx, req.GetSessionId())
 	if err != nil {
 		return err
 	}
-	defer unuse()
+	defer detach()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "", nil)
 	defer feed.sub.Close()
-	defer s.attachHost(sess)()
 	if err := feed.startWatch(req, stream); err != nil {
 		return err
 	}

@@ -4,8 +4,9 @@ import "github.com/mcp-bridge/mcp-bridge/mcpcore"
 
 // HostStreams returns how many host streams are attached to sessions now: each session a Connect stream
 // attached to, and each WatchEvents watcher (a StreamCallTool is not counted). It is the bridge's
-// mcp_bridge_host_streams gauge. Safe for concurrent use.
-func (s *Service) HostStreams() int64 { return s.hostStreams.Load() }
+// mcp_bridge_host_streams gauge. The sessions own the count (mcpcore.Session.HostsAttached); this asks the
+// core for their sum. Safe for concurrent use.
+func (s *Service) HostStreams() int64 { return s.core.HostsAttached() }
 
 // CoreStats returns the MCP client core's counters (bad messages from servers, dropped stderr lines,
 // restarts), for the bridge's metrics.

@@ -68,7 +68,7 @@ func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Ser
 // requests of sessions being created, and the approval requests an approver may decide.
 type watchedFeed struct {
 	requestFeed
-	watch *mcpcore.RequestWatch
+	watch *mcpcore.Subscription
 	// show, when set, says whether a newly raised request of the watch is for this receiver.
 	show func(*mcpcore.PendingRequest) bool
 }
@@ -77,7 +77,7 @@ func (f *watchedFeed) close() { f.watch.Close() }
 
 // watchRequests starts a dispatcher watch: a channel one for a receiver that selects on it (WatchEvents), or
 // with notify a pull one for a Connect stream, whose sender takes from all its feeds when told to.
-func watchRequests(d *mcpcore.Dispatcher, match mcpcore.RequestFilter, buf int, notify func()) *mcpcore.RequestWatch {
+func watchRequests(d *mcpcore.Dispatcher, match mcpcore.RequestFilter, buf int, notify func()) *mcpcore.Subscription {
 	if notify != nil {
 		return d.WatchNotify(match, buf, notify)
 	}

@@ -111,14 +111,12 @@ type Service struct {
 	owner *ownership.Owner // who serves a session among the replicas (ownership.go)
 
 	watches watchSlots // WatchEvents streams per principal (stream.go)
-
-	hostStreams atomic.Int64 // attached host streams (Connect attachments, WatchEvents watchers); see HostStreams
 }
 
 // tracked is what the service keeps per session.
 type tracked struct {
-	busy     int       // calls in flight plus attached streams
-	lastUsed time.Time // when busy last dropped to zero (or the session was created)
+	busy     int       // calls in flight (attached hosts are the session's to count: Session.HostsAttached)
+	lastUsed time.Time // when the session last had no call and no host (or was created)
 	closing  bool      // the idle reaper is closing it
 }
 
@@ -209,7 +207,29 @@ func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, erro
 // use is lookup that also marks the session busy until release is called, so that the idle reaper leaves
 // it alone.
 func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, err = s.lookup(ctx, id)
+	sess, t, err := s.lookupLocking(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.busy++
+	s.mu.Unlock()
+	var once sync.Once
+	return sess, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if t.busy--; t.busy == 0 && sess.HostsAttached() == 0 {
+				t.lastUsed = time.Now()
+			}
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+// lookupLocking is lookup that also returns the session's record, unless the idle reaper is closing the
+// session (then it is not found). On success it returns with s.mu held: the caller marks the session used
+// (use, attachHost) and unlocks.
+func (s *Service) lookupLocking(ctx context.Context, id string) (*mcpcore.Session, *tracked, error) {
+	sess, err := s.lookup(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,18 +239,7 @@ func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, re
 		s.mu.Unlock()
 		return nil, nil, sessionNotFound(id)
 	}
-	t.busy++
-	s.mu.Unlock()
-	var once sync.Once
-	return sess, func() {
-		once.Do(func() {
-			s.mu.Lock()
-			if t.busy--; t.busy == 0 {
-				t.lastUsed = time.Now()
-			}
-			s.mu.Unlock()
-		})
-	}, nil
+	return sess, t, nil
 }
 
 // trackLocked returns the record of session id, creating it. The caller holds s.mu.
@@ -294,7 +303,7 @@ func (s *Service) reapIdle() {
 			switch {
 			case !ok:
 				delete(s.tracked, id)
-			case t.busy == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
+			case t.busy == 0 && sess.HostsAttached() == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
 				t.closing = true
 				idle = append(idle, sess)
 			}

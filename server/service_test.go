@@ -962,3 +962,38 @@ func drainMsgs(ch <-chan *pb.ConnectResponse) []*pb.ConnectResponse {
 	}
 	return out
 }
+
+// "A host is attached" has one owner, the session (mcpcore.Session.HostsAttached): the host-streams gauge
+// is the sum of the sessions' counts, and follows attach and detach on Connect (issue 34).
+func TestHostsAttachedOneCount(t *testing.T) {
+	b := newBridge(t, bridgeConfig{})
+	ctx := testCtx(t, "")
+	id1, id2 := b.create(ctx, serverLegacy).GetSessionId(), b.create(ctx, serverLegacy).GetSessionId()
+	s1, err := b.core.Session(id1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := b.core.Session(id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(gauge int64, n1, n2 int) {
+		t.Helper()
+		if got := b.svc.HostStreams(); got != gauge {
+			t.Errorf("HostStreams = %d, want %d", got, gauge)
+		}
+		if s1.HostsAttached() != n1 || s2.HostsAttached() != n2 {
+			t.Errorf("hosts attached = %d, %d; want %d, %d", s1.HostsAttached(), s2.HostsAttached(), n1, n2)
+		}
+	}
+	want(0, 0, 0)
+	h1 := b.connect(ctx)
+	h1.attach(id1, id2)
+	want(2, 1, 1)
+	h2 := b.connect(ctx)
+	h2.attach(id1)
+	want(3, 2, 1)
+	h1.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id1}}}})
+	h1.next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
+	want(2, 1, 1)
+}

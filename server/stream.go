@@ -103,15 +103,10 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	sid := sess.ID()
 	// The call's server requests and their ends come from the dispatcher's one feed: the requests this call
 	// raised, and the session's requests that belong to no call (a push over stdio or SSE names none) while
-	// it runs. The core's OnRequest below only marks the call as one that streams its requests.
-	watch := d.Watch(func(pr *mcpcore.PendingRequest) bool {
-		// The call's own approval request is not shown as a request (only its approvers see that,
-		// approval.go): the caller is told the call waits for approval (approval_pending).
-		if pr.Kind == mcpcore.KindApproval {
-			return pr.SessionID == sid && pr.OriginCallID == callID
-		}
-		return pr.SessionID == sid && (pr.OriginCallID == callID || pr.OriginCallID == "")
-	}, callWatchBuffer)
+	// it runs. The call's own approval request is not shown as a request (only its approvers see that,
+	// approval.go): the caller is told the call waits for approval (approval_pending). While the watch is
+	// open the core knows the call streams its requests (a roots request waits for the caller's answer).
+	watch := d.WatchCall(sid, callID, callWatchBuffer)
 	defer watch.Close()
 	shown := map[string]bool{} // requests shown on the stream whose end is not yet shown; this goroutine's
 	showRequest := func(pr *mcpcore.PendingRequest) {
@@ -184,7 +179,6 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 		}
 		q.push(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Log{Log: pl}}, true)
 	}
-	tc.opts.OnRequest = func(*mcpcore.PendingRequest) {} // shown from the watch
 
 	type outcome struct {
 		res  *mcp.CallToolResult
