@@ -391,7 +391,7 @@ func (s *Session) callBegins(call *activeCall) (bool, error) {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	switch err := s.core.opts.Store.Put(ctx, state.KindCall, key, b); {
-	case errors.Is(err, ErrNotHeld) || errors.Is(err, state.ErrFenced):
+	case errors.Is(err, state.ErrNotHeld) || errors.Is(err, state.ErrFenced):
 		return false, fmt.Errorf("%w: this replica no longer holds the session (%v)", ErrSessionMoved, err)
 	case err != nil:
 		s.logger.Warn("the call's id is not kept in the state store: a call under it after a crash may run again", "call_id", call.id, "error", err)

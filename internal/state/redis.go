@@ -82,6 +82,11 @@ func (s *RedisStore) StartedDown() bool { return s.pending.Load() != nil }
 // took the session over (or Redis lost the lease). The write did not happen.
 var ErrFenced = errors.New("state: write refused: the session is owned by another replica now")
 
+// ErrNotHeld is the error of a write for a session this replica does not hold (any more): it gave the
+// session up or lost its lease, so the write is refused before it reaches the store. The write did not
+// happen. (ownership's fenced store returns it; the core asks for it when a write must not be lost.)
+var ErrNotHeld = errors.New("state: write refused: this replica does not hold the session")
+
 // Fence is what a fenced write carries: the session whose records it writes and the token its owner was
 // granted (Leases.Acquire).
 type Fence struct {

@@ -2,7 +2,6 @@ package ownership
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -24,9 +23,8 @@ type Fences interface {
 	Forget(ctx context.Context, session string)
 }
 
-// ErrNotHeld is the error of a write for a session this replica does not hold (any more): the write did
-// not happen.
-var ErrNotHeld = errors.New("state: write refused: this replica does not hold the session")
+// ErrNotHeld is state.ErrNotHeld: a write for a session this replica does not hold (any more).
+var ErrNotHeld = state.ErrNotHeld
 
 // FencedStore wraps the shared store so that every write of a session's records carries the fence of the
 // replica's lease on it (state.WithFence), and is refused at once (ErrNotHeld) for a session this replica
