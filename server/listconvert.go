@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"weak"
 
@@ -10,6 +14,10 @@ import (
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
 // A cached list is answered by the core with the same result object on every hit, for as long as the
@@ -111,4 +119,90 @@ func (c preEncodedCodec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 	}
 	return c.CodecV2.Marshal(v)
+}
+
+// Tool schemas on the list path (docs/adr/0097). The core's tools hold their schemas as the server's JSON
+// (mcp.ClientOptions.RawToolSchemas); toolToListProto writes each straight into its pb.Tool as the encoded
+// input_schema and output_schema fields, kept as the message's unknown fields, instead of building a
+// google.protobuf.Struct tree: a list of 100,000 tools took forty times its size in trees, where its encoding
+// takes about its size. proto.Marshal writes unknown fields as they are, so the gRPC response is the same
+// bytes a decoder reads as the Structs; the REST gateway reads them back one tool at a time (ToolListJSON).
+
+var (
+	toolInputSchema  = (&pb.Tool{}).ProtoReflect().Descriptor().Fields().ByName("input_schema").Number()
+	toolOutputSchema = (&pb.Tool{}).ProtoReflect().Descriptor().Fields().ByName("output_schema").Number()
+)
+
+// toolToListProto is toolToProto for a list's tool: a schema held as json.RawMessage is encoded as it is.
+func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
+	if t == nil {
+		return toolToProto(t)
+	}
+	in, inRaw := t.InputSchema.(json.RawMessage)
+	out, outRaw := t.OutputSchema.(json.RawMessage)
+	if !inRaw && !outRaw {
+		return toolToProto(t)
+	}
+	rest := *t
+	if inRaw {
+		rest.InputSchema = nil
+	}
+	if outRaw {
+		rest.OutputSchema = nil
+	}
+	p, err := toolToProto(&rest)
+	if err != nil {
+		return nil, err
+	}
+	var enc []byte
+	if inRaw {
+		if enc, err = appendSchemaField(enc, toolInputSchema, in); err != nil {
+			return nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
+		}
+	}
+	if outRaw {
+		if enc, err = appendSchemaField(enc, toolOutputSchema, out); err != nil {
+			return nil, badMessage("tool "+strconv.Quote(t.Name)+" outputSchema", err)
+		}
+	}
+	p.ProtoReflect().SetUnknown(enc)
+	return p, nil
+}
+
+// ToolListJSON is the REST gateway's JSON of a ListToolsResponse: what marshal (the gateway's protojson
+// marshaler) writes for the whole response, written a tool at a time, each tool with its schemas decoded from
+// their encoding (toolToListProto) just for its own marshaling. The whole list is never a tree.
+func ToolListJSON(r *pb.ListToolsResponse, marshal func(any) ([]byte, error)) ([]byte, error) {
+	tail, err := marshal(&pb.ListToolsResponse{NextPageToken: r.GetNextPageToken()})
+	if err != nil {
+		return nil, err
+	}
+	tail = bytes.TrimSpace(tail)
+	if len(tail) < 2 || tail[0] != '{' || tail[len(tail)-1] != '}' {
+		return nil, fmt.Errorf("list response marshaled as %q, not an object", tail)
+	}
+	out := append(make([]byte, 0, 64*len(r.GetTools())), `{"tools":[`...)
+	for i, t := range r.GetTools() {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if enc := t.ProtoReflect().GetUnknown(); len(enc) > 0 {
+			full := proto.Clone(t).(*pb.Tool)
+			full.ProtoReflect().SetUnknown(nil)
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(enc, full); err != nil {
+				return nil, err
+			}
+			t = full
+		}
+		b, err := marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	out = append(out, ']')
+	if rest := bytes.TrimSpace(tail[1 : len(tail)-1]); len(rest) > 0 {
+		out = append(append(out, ','), rest...)
+	}
+	return append(out, '}'), nil
 }
