@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,7 +154,7 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var enc []byte
+	enc := make([]byte, 0, len(in)+len(out)+16)
 	if inRaw {
 		if enc, err = appendSchemaField(enc, toolInputSchema, in); err != nil {
 			return nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
@@ -170,39 +170,77 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 }
 
 // ToolListJSON is the REST gateway's JSON of a ListToolsResponse: what marshal (the gateway's protojson
-// marshaler) writes for the whole response, written a tool at a time, each tool with its schemas decoded from
-// their encoding (toolToListProto) just for its own marshaling. The whole list is never a tree.
+// marshaler) writes for the whole response, written a tool at a time: marshal writes each tool's other
+// fields, and its encoded schemas (toolToListProto) are written as JSON straight from their encoding, as
+// protojson writes a Struct. Neither the list nor a tool's schema is ever a tree.
 func ToolListJSON(r *pb.ListToolsResponse, marshal func(any) ([]byte, error)) ([]byte, error) {
 	tail, err := marshal(&pb.ListToolsResponse{NextPageToken: r.GetNextPageToken()})
 	if err != nil {
 		return nil, err
 	}
-	tail = bytes.TrimSpace(tail)
-	if len(tail) < 2 || tail[0] != '{' || tail[len(tail)-1] != '}' {
-		return nil, fmt.Errorf("list response marshaled as %q, not an object", tail)
+	size := len(tail) + 16
+	for _, t := range r.GetTools() {
+		size += 3*len(t.ProtoReflect().GetUnknown())/2 + 2*len(t.GetName()) + len(t.GetDescription()) + 64
 	}
-	out := append(make([]byte, 0, 64*len(r.GetTools())), `{"tools":[`...)
+	out := append(make([]byte, 0, size), `{"tools":[`...)
 	for i, t := range r.GetTools() {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		if enc := t.ProtoReflect().GetUnknown(); len(enc) > 0 {
-			full := proto.Clone(t).(*pb.Tool)
-			full.ProtoReflect().SetUnknown(nil)
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(enc, full); err != nil {
-				return nil, err
-			}
-			t = full
-		}
-		b, err := marshal(t)
-		if err != nil {
+		if out, err = appendToolJSON(out, t, marshal); err != nil {
 			return nil, err
 		}
-		out = append(out, b...)
 	}
 	out = append(out, ']')
-	if rest := bytes.TrimSpace(tail[1 : len(tail)-1]); len(rest) > 0 {
+	if rest := objectBody(tail); len(rest) > 0 {
 		out = append(append(out, ','), rest...)
 	}
 	return append(out, '}'), nil
+}
+
+// appendToolJSON appends the JSON of t: marshal's, with the schemas held in t's unknown fields added.
+func appendToolJSON(out []byte, t *pb.Tool, marshal func(any) ([]byte, error)) ([]byte, error) {
+	b, err := marshal(t) // protojson leaves unknown fields out
+	if err != nil {
+		return nil, err
+	}
+	enc := t.ProtoReflect().GetUnknown()
+	if len(enc) == 0 {
+		return append(out, b...), nil
+	}
+	out = append(out, '{')
+	for len(enc) > 0 {
+		num, _, n := protowire.ConsumeTag(enc)
+		var field []byte
+		if field, enc, err = consumeField(enc, num); n < 0 || err != nil {
+			return nil, errBadEncoding
+		}
+		switch num {
+		case toolInputSchema:
+			out = append(out, `"inputSchema":`...)
+		case toolOutputSchema:
+			out = append(out, `"outputSchema":`...)
+		default:
+			return nil, errBadEncoding
+		}
+		if out, err = appendStructJSON(out, field, 1); err != nil {
+			return nil, err
+		}
+		if len(enc) > 0 {
+			out = append(out, ',')
+		}
+	}
+	if rest := objectBody(b); len(rest) > 0 {
+		out = append(append(out, ','), rest...)
+	}
+	return append(out, '}'), nil
+}
+
+// objectBody is what is between the braces of the JSON object b, trimmed; nil if b is not an object.
+func objectBody(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil
+	}
+	return bytes.TrimSpace(b[1 : len(b)-1])
 }

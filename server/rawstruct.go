@@ -11,9 +11,12 @@ package server
 // {"not": {}}.
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -341,4 +344,177 @@ func (d *jsonScanner) hex4() (rune, bool) {
 	}
 	d.i += 4
 	return r, true
+}
+
+// appendStructJSON appends the JSON of the encoded google.protobuf.Struct b as protojson writes that Struct:
+// keys sorted, a key encoded twice written once with its last value (as decoding keeps it), numbers as
+// float64 in encoding/json's format. It reads what appendSchemaField wrote, for the REST gateway.
+func appendStructJSON(dst, b []byte, depth int) ([]byte, error) {
+	if depth > mcpcore.MaxNestingDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", errNotJSON, mcpcore.MaxNestingDepth)
+	}
+	type entry struct{ key, val []byte }
+	var entries []entry
+	for len(b) > 0 {
+		e, rest, err := consumeField(b, structFields)
+		if err != nil {
+			return nil, err
+		}
+		b = rest
+		var en entry
+		for len(e) > 0 {
+			num, typ, n := protowire.ConsumeTag(e)
+			if n < 0 || typ != protowire.BytesType {
+				return nil, errBadEncoding
+			}
+			v, m := protowire.ConsumeBytes(e[n:])
+			if m < 0 {
+				return nil, errBadEncoding
+			}
+			switch num {
+			case mapEntryKey:
+				en.key = v
+			case mapEntryValue:
+				en.val = v
+			}
+			e = e[n+m:]
+		}
+		entries = append(entries, en)
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	dst = append(dst, '{')
+	for i, en := range entries {
+		if i+1 < len(entries) && bytes.Equal(en.key, entries[i+1].key) {
+			continue // the last of equal keys wins
+		}
+		if len(dst) > 0 && dst[len(dst)-1] != '{' {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, en.key)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValueJSON(dst, en.val, depth); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendValueJSON appends the JSON of the encoded google.protobuf.Value b.
+func appendValueJSON(dst, b []byte, depth int) ([]byte, error) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return nil, errBadEncoding
+	}
+	b = b[n:]
+	switch {
+	case num == valueNull && typ == protowire.VarintType:
+		return append(dst, "null"...), nil
+	case num == valueBool && typ == protowire.VarintType:
+		v, _ := protowire.ConsumeVarint(b)
+		if v != 0 {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case num == valueNumber && typ == protowire.Fixed64Type:
+		v, m := protowire.ConsumeFixed64(b)
+		if m < 0 {
+			return nil, errBadEncoding
+		}
+		return appendJSONFloat(dst, math.Float64frombits(v)), nil
+	case typ == protowire.BytesType:
+		v, m := protowire.ConsumeBytes(b)
+		if m < 0 {
+			return nil, errBadEncoding
+		}
+		switch num {
+		case valueString:
+			return appendJSONString(dst, v), nil
+		case valueStruct:
+			return appendStructJSON(dst, v, depth+1)
+		case valueList:
+			if depth+1 > mcpcore.MaxNestingDepth {
+				return nil, fmt.Errorf("%w: nested deeper than %d levels", errNotJSON, mcpcore.MaxNestingDepth)
+			}
+			dst = append(dst, '[')
+			for first := true; len(v) > 0; first = false {
+				e, rest, err := consumeField(v, listValues)
+				if err != nil {
+					return nil, err
+				}
+				v = rest
+				if !first {
+					dst = append(dst, ',')
+				}
+				if dst, err = appendValueJSON(dst, e, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return append(dst, ']'), nil
+		}
+	}
+	return nil, errBadEncoding
+}
+
+// errBadEncoding is what the JSON writer reports of bytes appendSchemaField did not write.
+var errBadEncoding = errors.New("not an encoded google.protobuf.Struct")
+
+// consumeField reads the length-delimited field num at the start of b: its contents and what follows.
+func consumeField(b []byte, num protowire.Number) (field, rest []byte, err error) {
+	n, typ, k := protowire.ConsumeTag(b)
+	if k < 0 || n != num || typ != protowire.BytesType {
+		return nil, nil, errBadEncoding
+	}
+	v, m := protowire.ConsumeBytes(b[k:])
+	if m < 0 {
+		return nil, nil, errBadEncoding
+	}
+	return v, b[k+m:], nil
+}
+
+// appendJSONFloat writes f as protojson (and encoding/json) do.
+func appendJSONFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' { // e-07 → e-7
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+// appendJSONString writes s, valid UTF-8 (appendSchemaField made it so), as a JSON string, escaping what
+// protojson escapes.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		}
+		start = i + 1
+	}
+	return append(append(dst, s[start:]...), '"')
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -60,6 +61,14 @@ func TestToolToListProtoMatchesToolToProto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same JSON protojson writes, number literals included (a Python client reads 1 and 1.0 apart).
+		wantJS, err := protojson.Marshal(&pb.ListToolsResponse{Tools: []*pb.Tool{want, want}, NextPageToken: "next"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(jsonWithNumbers(t, wantJS), jsonWithNumbers(t, js)); d != "" {
+			t.Errorf("%s REST JSON (-protojson +got):\n%s", s, d)
+		}
 		var fromJSON pb.ListToolsResponse
 		if err := protojson.Unmarshal(js, &fromJSON); err != nil {
 			t.Fatalf("%s: REST JSON %s: %v", s, js, err)
@@ -83,4 +92,15 @@ func TestToolToListProtoRefuses(t *testing.T) {
 	if _, err := toolToListProto(&mcp.Tool{Name: "deep", InputSchema: json.RawMessage(ok)}); err != nil {
 		t.Errorf("a schema %d levels deep: %v", mcpcore.MaxNestingDepth-1, err)
 	}
+}
+
+func jsonWithNumbers(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
 }

@@ -61,6 +61,14 @@ func TestClientRawToolSchemas(t *testing.T) {
 			t.Errorf("RawToolSchemas=%v: x-mcp-header not read: %v", raw, props)
 		}
 	}
+	// x-mcp-header behind a \u escape is still found; a schema without the key has no properties read.
+	escaped := json.RawMessage(`{"properties":{"r":{"type":"string","x-mcp-head\u0065r":"Region"}}}`)
+	if props := unmarshalSchemaProperties(escaped); len(props["r"].XMCPHeader) == 0 {
+		t.Errorf("an escaped x-mcp-header not read: %v", props)
+	}
+	if props := unmarshalSchemaProperties(json.RawMessage(`{"properties":{"r":{"type":"string"}}}`)); props != nil {
+		t.Errorf("a schema without x-mcp-header: %v", props)
+	}
 	var r rawSchemaToolsResult
 	if err := r.UnmarshalJSON([]byte(`{"tools":[{"name":"n","inputSchema":null},null],"nextCursor":"c"}`)); err != nil {
 		t.Fatal(err)
