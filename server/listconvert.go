@@ -173,7 +173,7 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 // marshaler) writes for the whole response, written a tool at a time: marshal writes each tool's other
 // fields, and its encoded schemas (toolToListProto) are written as JSON straight from their encoding, as
 // protojson writes a Struct. Neither the list nor a tool's schema is ever a tree.
-func ToolListJSON(r *pb.ListToolsResponse, marshal func(any) ([]byte, error)) ([]byte, error) {
+func ToolListJSON(r *pb.ListToolsResponse, marshal func(proto.Message) ([]byte, error)) ([]byte, error) {
 	tail, err := marshal(&pb.ListToolsResponse{NextPageToken: r.GetNextPageToken()})
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func ToolListJSON(r *pb.ListToolsResponse, marshal func(any) ([]byte, error)) ([
 }
 
 // appendToolJSON appends the JSON of t: marshal's, with the schemas held in t's unknown fields added.
-func appendToolJSON(out []byte, t *pb.Tool, marshal func(any) ([]byte, error)) ([]byte, error) {
+func appendToolJSON(out []byte, t *pb.Tool, marshal func(proto.Message) ([]byte, error)) ([]byte, error) {
 	b, err := marshal(t) // protojson leaves unknown fields out
 	if err != nil {
 		return nil, err

@@ -6,9 +6,13 @@ package server
 // cost, never assert on time.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 
+	gwruntime "github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/encoding"
 	encproto "google.golang.org/grpc/encoding/proto"
@@ -105,4 +109,79 @@ func benchDecode(b *testing.B, m proto.Message) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// hugeToolList is a tools/list result of n tools as the server sends it (e2e TestHostileHugeToolList's shape),
+// and its size in bytes.
+func hugeToolList(n int) ([]byte, int) {
+	var b bytes.Buffer
+	b.WriteString(`{"tools":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"tool-%06d","description":"tool number %d","inputSchema":{"type":"object","properties":{"a":{"type":"string","maxLength":%d}},"required":["a"]}}`, i, i, i%1000)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes(), b.Len()
+}
+
+// benchListEncodings reports the bytes allocated per byte of the server's list for building a ListTools
+// response from tools and encoding it for gRPC (the memo's proto.Marshal) and REST (the gateway's JSON).
+func benchListEncodings(b *testing.B, tools []*mcp.Tool, size int, convert func(*mcp.Tool) (*pb.Tool, error), restJSON func(*pb.ListToolsResponse) ([]byte, error)) {
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		pt, err := convertAll(tools, convert)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp := &pb.ListToolsResponse{Tools: pt}
+		if _, err := proto.Marshal(resp); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := restJSON(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(size), "allocB/listB")
+}
+
+var gatewayJSON = &gwruntime.JSONPb{}
+
+// BenchmarkBenchHugeToolListTrees: 10,000 tools the way the bridge held them before ADR 0097 — schemas as the
+// SDK's map[string]any trees, each converted to a google.protobuf.Struct tree, the response marshaled by proto
+// and by the gateway's protojson. (The SDK's decoding into the maps, about as much again, is not counted.)
+func BenchmarkBenchHugeToolListTrees(b *testing.B) {
+	raw, size := hugeToolList(10_000)
+	var r mcp.ListToolsResult // encoding/json decodes the schemas into maps, as the SDK did
+	if err := json.Unmarshal(raw, &r); err != nil {
+		b.Fatal(err)
+	}
+	benchListEncodings(b, r.Tools, size, toolToProto, func(p *pb.ListToolsResponse) ([]byte, error) { return gatewayJSON.Marshal(p) })
+}
+
+// BenchmarkBenchHugeToolListRaw: the same list now — schemas as the server's JSON (ClientOptions.RawToolSchemas),
+// encoded straight to the Struct encoding and from it to REST's JSON (ToolListJSON).
+func BenchmarkBenchHugeToolListRaw(b *testing.B) {
+	raw, size := hugeToolList(10_000)
+	var wire struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		b.Fatal(err)
+	}
+	tools := make([]*mcp.Tool, len(wire.Tools))
+	for i, t := range wire.Tools {
+		tools[i] = &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	benchListEncodings(b, tools, size, toolToListProto, func(p *pb.ListToolsResponse) ([]byte, error) {
+		return ToolListJSON(p, gatewayJSON.MarshalOptions.Marshal)
+	})
 }

@@ -229,7 +229,7 @@ func (d *jsonScanner) value(dst []byte, depth int) ([]byte, error) {
 		for d.i < len(d.b) && isNumberByte(d.b[d.i]) {
 			d.i++
 		}
-		f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
+		f, err := parseNumber(d.b[start:d.i])
 		if err != nil || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%w: number %q", errNotJSON, d.b[start:d.i])
 		}
@@ -237,6 +237,29 @@ func (d *jsonScanner) value(dst []byte, depth int) ([]byte, error) {
 		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f)), nil
 	}
 	return nil, d.errorf("want a value")
+}
+
+// parseNumber is strconv.ParseFloat, without its string for an integer of up to 15 digits (exact in a
+// float64), the common number of a schema.
+func parseNumber(b []byte) (float64, error) {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if n := len(digits); n > 0 && n <= 15 && (digits[0] != '0' || n == 1) {
+		var v int64
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return strconv.ParseFloat(string(b), 64)
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if len(digits) < len(b) {
+			return -float64(v), nil
+		}
+		return float64(v), nil
+	}
+	return strconv.ParseFloat(string(b), 64)
 }
 
 func isNumberByte(c byte) bool {
@@ -354,7 +377,8 @@ func appendStructJSON(dst, b []byte, depth int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: nested deeper than %d levels", errNotJSON, mcpcore.MaxNestingDepth)
 	}
 	type entry struct{ key, val []byte }
-	var entries []entry
+	var small [16]entry // most objects of a schema have few keys: no allocation for them
+	entries := small[:0]
 	for len(b) > 0 {
 		e, rest, err := consumeField(b, structFields)
 		if err != nil {

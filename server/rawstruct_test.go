@@ -57,7 +57,7 @@ func TestToolToListProtoMatchesToolToProto(t *testing.T) {
 			t.Errorf("%s (-toolToProto +decoded):\n%s", s, d)
 		}
 		resp := &pb.ListToolsResponse{Tools: []*pb.Tool{got, got}, NextPageToken: "next"}
-		js, err := ToolListJSON(resp, func(v any) ([]byte, error) { return protojson.Marshal(v.(proto.Message)) })
+		js, err := ToolListJSON(resp, protojson.Marshal)
 		if err != nil {
 			t.Fatal(err)
 		}

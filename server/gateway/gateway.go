@@ -56,7 +56,7 @@ type listMarshaler struct{ *runtime.JSONPb }
 
 func (m listMarshaler) Marshal(v any) ([]byte, error) {
 	if r, ok := v.(*mcpbridgev1.ListToolsResponse); ok && len(r.GetTools()) > 0 {
-		return server.ToolListJSON(r, m.JSONPb.Marshal)
+		return server.ToolListJSON(r, m.MarshalOptions.Marshal) // JSONPb.Marshal of a message, without its copy
 	}
 	return m.JSONPb.Marshal(v)
 }
