@@ -34,8 +34,8 @@ func bigToolList(n int) string {
 func TestHostileHugeToolList(t *testing.T) {
 	if raceBuilt(t) {
 		// The race detector's shadow memory multiplies the heap's RSS (5-10x): the bound would measure it,
-		// not the bridge. scripts/test-rss.sh runs this test against a plain build.
-		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (scripts/test-rss.sh)")
+		// not the bridge. scripts/test-list-rss.sh runs this test against a plain build.
+		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (scripts/test-list-rss.sh)")
 	}
 	const tools, lists = 100_000, 4
 	list := bigToolList(tools)
