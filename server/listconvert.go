@@ -154,7 +154,8 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc := make([]byte, 0, len(in)+len(out)+16)
+	scratch := encodeScratch.Get().(*[]byte)
+	enc := (*scratch)[:0]
 	if inRaw {
 		if enc, err = appendSchemaField(enc, toolInputSchema, in); err != nil {
 			return nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
@@ -165,9 +166,18 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 			return nil, badMessage("tool "+strconv.Quote(t.Name)+" outputSchema", err)
 		}
 	}
-	p.ProtoReflect().SetUnknown(enc)
+	// Kept at its size: a list holds 100,000 of them. A huge schema's buffer is not kept for the next tool.
+	p.ProtoReflect().SetUnknown(append(make([]byte, 0, len(enc)), enc...))
+	if cap(enc) <= 1<<20 {
+		*scratch = enc[:0]
+		encodeScratch.Put(scratch)
+	}
 	return p, nil
 }
+
+// encodeScratch holds the buffers toolToListProto encodes a tool's schemas into before keeping a copy of
+// exactly their size (an encoding is larger than its JSON, so a buffer sized from the JSON grows).
+var encodeScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // ToolListJSON is the REST gateway's JSON of a ListToolsResponse: what marshal (the gateway's protojson
 // marshaler) writes for the whole response, written a tool at a time: marshal writes each tool's other
