@@ -129,23 +129,12 @@ func (d *jsonScanner) lengthPrefixed(dst []byte, body func([]byte) ([]byte, erro
 // object appends the fields of a Struct for the JSON object at d (its '{' not yet read), at nesting level
 // depth.
 func (d *jsonScanner) object(dst []byte, depth int) ([]byte, error) {
-	if depth > mcpcore.MaxNestingDepth {
-		return nil, d.errorf("nested deeper than %d levels", mcpcore.MaxNestingDepth)
-	}
-	d.i++ // '{'
-	d.space()
-	if d.peek() == '}' {
-		d.i++
-		return dst, nil
-	}
-	for {
-		d.space()
-		if d.peek() != '"' {
+	return d.members(dst, depth, '}', func(dst []byte) ([]byte, error) {
+		if d.space(); d.peek() != '"' {
 			return nil, d.errorf("want a key")
 		}
 		dst = append(dst, structFields<<3|2)
-		var err error
-		dst, err = d.lengthPrefixed(dst, func(dst []byte) ([]byte, error) {
+		return d.lengthPrefixed(dst, func(dst []byte) ([]byte, error) {
 			dst = append(dst, mapEntryKey<<3|2)
 			dst, err := d.lengthPrefixed(dst, d.str)
 			if err != nil {
@@ -158,48 +147,42 @@ func (d *jsonScanner) object(dst []byte, depth int) ([]byte, error) {
 			dst = append(dst, mapEntryValue<<3|2)
 			return d.lengthPrefixed(dst, func(dst []byte) ([]byte, error) { return d.value(dst, depth) })
 		})
-		if err != nil {
-			return nil, err
-		}
-		d.space()
-		switch d.peek() {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return dst, nil
-		default:
-			return nil, d.errorf("want ',' or '}'")
-		}
-	}
+	})
 }
 
 // array appends the values of a ListValue for the JSON array at d (its '[' not yet read).
 func (d *jsonScanner) array(dst []byte, depth int) ([]byte, error) {
+	return d.members(dst, depth, ']', func(dst []byte) ([]byte, error) {
+		dst = append(dst, listValues<<3|2)
+		return d.lengthPrefixed(dst, func(dst []byte) ([]byte, error) { return d.value(dst, depth) })
+	})
+}
+
+// members reads the object or array at d (its opening byte not yet read, end its closing byte), at nesting
+// level depth, appending each member with member.
+func (d *jsonScanner) members(dst []byte, depth int, end byte, member func([]byte) ([]byte, error)) ([]byte, error) {
 	if depth > mcpcore.MaxNestingDepth {
 		return nil, d.errorf("nested deeper than %d levels", mcpcore.MaxNestingDepth)
 	}
-	d.i++ // '['
-	d.space()
-	if d.peek() == ']' {
+	d.i++
+	if d.space(); d.peek() == end {
 		d.i++
 		return dst, nil
 	}
 	for {
-		dst = append(dst, listValues<<3|2)
 		var err error
-		if dst, err = d.lengthPrefixed(dst, func(dst []byte) ([]byte, error) { return d.value(dst, depth) }); err != nil {
+		if dst, err = member(dst); err != nil {
 			return nil, err
 		}
 		d.space()
 		switch d.peek() {
 		case ',':
 			d.i++
-		case ']':
+		case end:
 			d.i++
 			return dst, nil
 		default:
-			return nil, d.errorf("want ',' or ']'")
+			return nil, d.errorf("want ',' or '%c'", end)
 		}
 	}
 }
