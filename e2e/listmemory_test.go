@@ -2,28 +2,14 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
 
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
-
-// bigToolList is a tools/list result of n tools, each with a small input schema (about 130 bytes a tool).
-func bigToolList(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"tools":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"name":"tool-%06d","description":"tool number %d","inputSchema":{"type":"object","properties":{"a":{"type":"string","maxLength":%d}},"required":["a"]}}`, i, i, i%1000)
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}
 
 // Issue 31, item 5 (docs/adr/0097): a list response's memory is a small multiple of its size. A server
 // answers tools/list with 100,000 tools (13 MB); four sessions list them at once, two over gRPC and two
@@ -34,11 +20,11 @@ func bigToolList(n int) string {
 func TestHostileHugeToolList(t *testing.T) {
 	if raceBuilt(t) {
 		// The race detector's shadow memory multiplies the heap's RSS (5-10x): the bound would measure it,
-		// not the bridge. scripts/test-list-rss.sh runs this test against a plain build.
-		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (scripts/test-list-rss.sh)")
+		// not the bridge. make test-list-rss runs this test against a plain build.
+		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (make test-list-rss)")
 	}
 	const tools, lists = 100_000, 4
-	list := bigToolList(tools)
+	list := string(probe.ToolList(tools))
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":

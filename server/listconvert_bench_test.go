@@ -6,7 +6,6 @@ package server
 // cost, never assert on time.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
@@ -111,21 +111,6 @@ func benchDecode(b *testing.B, m proto.Message) {
 	}
 }
 
-// hugeToolList is a tools/list result of n tools as the server sends it (e2e TestHostileHugeToolList's shape),
-// and its size in bytes.
-func hugeToolList(n int) ([]byte, int) {
-	var b bytes.Buffer
-	b.WriteString(`{"tools":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"name":"tool-%06d","description":"tool number %d","inputSchema":{"type":"object","properties":{"a":{"type":"string","maxLength":%d}},"required":["a"]}}`, i, i, i%1000)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes(), b.Len()
-}
-
 // benchListEncodings reports the bytes allocated per byte of the server's list for building a ListTools
 // response from tools and encoding it for gRPC (the memo's proto.Marshal) and REST (the gateway's JSON).
 func benchListEncodings(b *testing.B, tools []*mcp.Tool, size int, convert func(*mcp.Tool) (*pb.Tool, error), restJSON func(*pb.ListToolsResponse) ([]byte, error)) {
@@ -155,7 +140,8 @@ var gatewayJSON = &gwruntime.JSONPb{}
 // SDK's map[string]any trees, each converted to a google.protobuf.Struct tree, the response marshaled by proto
 // and by the gateway's protojson. (The SDK's decoding into the maps, about as much again, is not counted.)
 func BenchmarkBenchHugeToolListTrees(b *testing.B) {
-	raw, size := hugeToolList(10_000)
+	raw := probe.ToolList(10_000)
+	size := len(raw)
 	var r mcp.ListToolsResult // encoding/json decodes the schemas into maps, as the SDK did
 	if err := json.Unmarshal(raw, &r); err != nil {
 		b.Fatal(err)
@@ -166,7 +152,8 @@ func BenchmarkBenchHugeToolListTrees(b *testing.B) {
 // BenchmarkBenchHugeToolListRaw: the same list now — schemas as the server's JSON (ClientOptions.RawToolSchemas),
 // encoded straight to the Struct encoding and from it to REST's JSON (ToolListJSON).
 func BenchmarkBenchHugeToolListRaw(b *testing.B) {
-	raw, size := hugeToolList(10_000)
+	raw := probe.ToolList(10_000)
+	size := len(raw)
 	var wire struct {
 		Tools []struct {
 			Name        string          `json:"name"`
