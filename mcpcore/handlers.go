@@ -57,6 +57,8 @@ func (s *Session) clientOptions() *mcp.ClientOptions {
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// The core keeps lists itself, by cacheScope and past list_changed (listcache.go, patch 0003).
 		DisableListCache: true,
+		// Tool schemas stay the server's JSON, encoded once for the host (patch 0004, docs/adr/0097).
+		RawToolSchemas: true,
 		// Notifications become events in the wire tap (see notification); the SDK's handlers are set only
 		// because the SDK opens its 2026-07-28 subscriptions/listen stream for list changes when they are.
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},

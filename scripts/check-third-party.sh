@@ -46,9 +46,9 @@ if ! diff -r "$up" "$tree" >"$work/diff"; then
 	exit 1
 fi
 # The patched packages' own tests: upstream's case-sensitivity and smuggling tests (0001), and every elicitation
-# test of the mcp package (0002), and its list-cache tests (0003).
+# test of the mcp package (0002), its list-cache tests (0003) and the raw tool schemas' test (0004).
 (cd "$tree" && go test -count=1 ./internal/json/ ./internal/jsonrpc2/ >/dev/null &&
-	go test -count=1 -run 'Elicit|ListCache|LookupTool|SetCacheable' ./mcp/ >/dev/null) || {
+	go test -count=1 -run 'Elicit|ListCache|LookupTool|SetCacheable|RawToolSchemas' ./mcp/ >/dev/null) || {
 	echo "check-third-party: the patched SDK's tests fail" >&2
 	exit 1
 }

@@ -6,14 +6,18 @@ package server
 // cost, never assert on time.
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 
+	gwruntime "github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/encoding"
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
@@ -105,4 +109,66 @@ func benchDecode(b *testing.B, m proto.Message) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchListEncodings reports the bytes allocated per byte of the server's list for building a ListTools
+// response from tools and encoding it for gRPC (the memo's proto.Marshal) and REST (the gateway's JSON).
+func benchListEncodings(b *testing.B, tools []*mcp.Tool, size int, convert func(*mcp.Tool) (*pb.Tool, error), restJSON func(*pb.ListToolsResponse) ([]byte, error)) {
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		pt, err := convertAll(tools, convert)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp := &pb.ListToolsResponse{Tools: pt}
+		if _, err := proto.Marshal(resp); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := restJSON(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(size), "allocB/listB")
+}
+
+var gatewayJSON = &gwruntime.JSONPb{}
+
+// BenchmarkBenchHugeToolListTrees: 10,000 tools the way the bridge held them before ADR 0097 — schemas as the
+// SDK's map[string]any trees, each converted to a google.protobuf.Struct tree, the response marshaled by proto
+// and by the gateway's protojson. (The SDK's decoding into the maps, about as much again, is not counted.)
+func BenchmarkBenchHugeToolListTrees(b *testing.B) {
+	raw := probe.ToolList(10_000)
+	size := len(raw)
+	var r mcp.ListToolsResult // encoding/json decodes the schemas into maps, as the SDK did
+	if err := json.Unmarshal(raw, &r); err != nil {
+		b.Fatal(err)
+	}
+	benchListEncodings(b, r.Tools, size, toolToProto, func(p *pb.ListToolsResponse) ([]byte, error) { return gatewayJSON.Marshal(p) })
+}
+
+// BenchmarkBenchHugeToolListRaw: the same list now — schemas as the server's JSON (ClientOptions.RawToolSchemas),
+// encoded straight to the Struct encoding and from it to REST's JSON (ToolListJSON).
+func BenchmarkBenchHugeToolListRaw(b *testing.B) {
+	raw := probe.ToolList(10_000)
+	size := len(raw)
+	var wire struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		b.Fatal(err)
+	}
+	tools := make([]*mcp.Tool, len(wire.Tools))
+	for i, t := range wire.Tools {
+		tools[i] = &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	benchListEncodings(b, tools, size, toolToListProto, func(p *pb.ListToolsResponse) ([]byte, error) {
+		return ToolListJSON(p, gatewayJSON.MarshalOptions.Marshal)
+	})
 }

@@ -53,7 +53,7 @@ func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
 		func(r *mcp.ListToolsResult) (*pb.ListToolsResponse, error) {
-			tools, err := convertAll(r.Tools, toolToProto)
+			tools, err := convertAll(r.Tools, toolToListProto)
 			for _, t := range tools {
 				t.Approval = toolApproval(policy, t.GetName())
 			}

@@ -13,6 +13,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -243,4 +244,19 @@ func readLine(c net.Conn, buf []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ToolList is a tools/list result of n tools, each with a small object schema (about 160 bytes a tool): the
+// huge list of the hostile e2e suite and the list benchmarks (docs/adr/0097).
+func ToolList(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"tools":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"tool-%06d","description":"tool number %d","inputSchema":{"type":"object","properties":{"a":{"type":"string","maxLength":%d}},"required":["a"]}}`, i, i, i%1000)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
 }

@@ -33,10 +33,10 @@ import (
 func New(conn grpc.ClientConnInterface, svc mcpbridgev1.BridgeServiceServer, interceptors []grpc.UnaryServerInterceptor, maxBytes int) (http.Handler, error) {
 	channel := newInprocChannel(conn, &mcpbridgev1.BridgeService_ServiceDesc, svc, interceptors, maxBytes)
 	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: listMarshaler{&runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-		}}),
+		}}}),
 		runtime.WithIncomingHeaderMatcher(incomingHeaderMatcher),
 		runtime.WithMetadata(forwardClientCert),
 		runtime.WithForwardResponseOption(sendStreamHeaders),
@@ -48,6 +48,17 @@ func New(conn grpc.ClientConnInterface, svc mcpbridgev1.BridgeServiceServer, int
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gw.ServeHTTP(&responseWriter{ResponseWriter: &challengeWriter{ResponseWriter: w, challenge: BearerChallenge(r)}}, r)
 	}), nil
+}
+
+// listMarshaler is the gateway's JSON marshaler. A ListToolsResponse's tools carry their schemas encoded
+// (server.ToolListJSON, docs/adr/0097), which protojson would leave out: it is written a tool at a time.
+type listMarshaler struct{ *runtime.JSONPb }
+
+func (m listMarshaler) Marshal(v any) ([]byte, error) {
+	if r, ok := v.(*mcpbridgev1.ListToolsResponse); ok && len(r.GetTools()) > 0 {
+		return server.ToolListJSON(r, m.MarshalOptions.Marshal) // JSONPb.Marshal of a message, without its copy
+	}
+	return m.JSONPb.Marshal(v)
 }
 
 // NotFound answers a path outside the API with 404 and a body shaped as the gateway's own errors are.

@@ -67,6 +67,11 @@ func NewClient(impl *Implementation, options *ClientOptions) *Client {
 
 	sendMethods := make(map[string]methodInfo, len(serverMethodInfos))
 	maps.Copy(sendMethods, serverMethodInfos)
+	if opts.RawToolSchemas {
+		mi := sendMethods[methodListTools]
+		mi.newResult = func() Result { return new(rawSchemaToolsResult) }
+		sendMethods[methodListTools] = mi
+	}
 
 	c := &Client{
 		impl:                    impl,
@@ -203,6 +208,13 @@ type ClientOptions struct {
 	// cache is dropped only when the list_changed handler runs).
 	// resources/read keeps its cache.
 	DisableListCache bool
+	// RawToolSchemas, if true, makes ListTools results hold each tool's
+	// InputSchema and OutputSchema as the server sent them, as a
+	// json.RawMessage (nil when absent or null), instead of a map[string]any.
+	// Decoding a list of many tools into maps takes about forty times the
+	// size of its JSON; a client that forwards the schemas (a gateway) needs
+	// no tree. x-mcp-header annotations are read from raw schemas as well.
+	RawToolSchemas bool
 	// If non-zero, defines an interval for regular "ping" requests.
 	// If the peer fails to respond to pings originating from the keepalive check,
 	// the session is automatically closed.

@@ -164,6 +164,9 @@ func defaultSendingMethodHandler(ctx context.Context, method string, req Request
 			return nil, err
 		}
 	}
+	if d, ok := res.(interface{ decodedResult() Result }); ok { // a result decoded through a wrapper
+		res = d.decodedResult()
+	}
 	return res, nil
 }
 

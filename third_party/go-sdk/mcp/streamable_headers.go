@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -66,6 +67,18 @@ type headerSchemaProperty struct {
 // representation by marshaling to JSON and unmarshaling only the fields we need.
 func unmarshalSchemaProperties(schema any) map[string]headerSchemaProperty {
 	var s headerSchemaProperty
+	if raw, ok := schema.(json.RawMessage); ok {
+		// A raw schema (ClientOptions.RawToolSchemas) is read as it is. Only
+		// x-mcp-header annotations are wanted from it: a schema without that
+		// key, spelled out or behind a \u escape, has none.
+		if !bytes.Contains(raw, []byte("x-mcp-header")) && !bytes.Contains(raw, []byte(`\u`)) {
+			return nil
+		}
+		if err := internaljson.Unmarshal(raw, &s); err != nil {
+			return nil
+		}
+		return s.Properties
+	}
 	if err := remarshal(schema, &s); err != nil {
 		return nil
 	}
