@@ -34,3 +34,29 @@ func UpstreamCode(err error) (int64, bool) {
 	}
 	return 0, false
 }
+
+// ErrWrongReplica: the call reached a replica that does not serve the session it names (the proxy did not
+// route it by the session, or two processes share one replica name). ErrStateStoreUnavailable: the shared
+// state store does not answer, so the replica cannot take a session over or open one that must be kept.
+// With ErrSessionMoved they are the sentinels of a *ReplicaError.
+var (
+	ErrWrongReplica          = errors.New("the session is served by another replica")
+	ErrStateStoreUnavailable = errors.New("the shared state store does not answer")
+)
+
+// ReplicaError is a call refused because this replica does not serve the session it names: Err is
+// ErrWrongReplica, ErrSessionMoved or ErrStateStoreUnavailable, Message what a host is told, and Session,
+// Owner and Replica the facts a proxy or a host can act on ("" when not known). The service's error table
+// (server/errors.go) turns it into a status; nothing else does.
+type ReplicaError struct {
+	Err     error
+	Message string
+	Session string // the session id, for an error that ends a stream rather than a call naming it
+	Owner   string // the replica that holds the session
+	Replica string // this replica
+}
+
+func (e *ReplicaError) Error() string { return e.Message }
+
+// Unwrap returns the sentinel.
+func (e *ReplicaError) Unwrap() error { return e.Err }

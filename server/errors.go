@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -81,6 +82,19 @@ const (
 	ReasonApprovalDenied           = "APPROVAL_DENIED"
 	ReasonApprovalExpired          = "APPROVAL_EXPIRED"
 	ReasonApprovalArgumentsChanged = "APPROVAL_ARGUMENTS_CHANGED"
+	// Routing and takeover (routing.go, takeover.go; docs/adr/0070). ReasonWrongReplica: the call reached a
+	// replica that does not own the session it names (the proxy did not route it by SessionRoutingKey or
+	// the path). Retrying through a correctly configured proxy helps.
+	ReasonWrongReplica = "WRONG_REPLICA"
+	// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create
+	// a new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
+	ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
+	// ReasonStateStoreUnavailable: the shared state store (Redis) does not answer, so this replica
+	// cannot take a session over or open one that must be kept. Sessions it holds keep working. Retry.
+	ReasonStateStoreUnavailable = "STATE_STORE_UNAVAILABLE"
+	// ReasonSessionMoved: the session moved to another replica while the call ran (a drain, a handover);
+	// retry through the proxy, with the same call id to resume the call.
+	ReasonSessionMoved = "SESSION_MOVED"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -130,6 +144,8 @@ var sentinelTable = []struct {
 	{mcpcore.ErrServerRemoved, codes.FailedPrecondition, ReasonServerRemoved},
 	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
 	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
+	{mcpcore.ErrWrongReplica, codes.Unavailable, ReasonWrongReplica},
+	{mcpcore.ErrStateStoreUnavailable, codes.Unavailable, ReasonStateStoreUnavailable},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
 	// that supervision gave up on fails its calls with ErrUnavailable instead.
 	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
@@ -194,6 +210,16 @@ func HTTPStatus(err error) (int, bool) {
 // that names a principal, when certificates do).
 var errNoCredentials = errors.New("missing bearer token: send the header \"authorization: Bearer <token>\"")
 
+// errOwnData is wrapped by a failure to convert the bridge's own data (ownDataError): INTERNAL, as any
+// error the table does not know.
+var errOwnData = errors.New("the bridge's own data does not convert")
+
+// ownDataError is the error of the bridge's own data (an approval request's canonical arguments) that does
+// not convert: the bridge's failure, never the server's bad message.
+func ownDataError(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v", errOwnData, what, err)
+}
+
 // errRateLimited is wrapped by *RateLimitedError.
 var errRateLimited = errors.New("rate limit reached")
 
@@ -237,23 +263,19 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 	// that timeout, with the server's error in the message.
 	var ue *mcpcore.UpstreamError
 	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) {
-		we, code := ue.Err, ue.Err.Code
-		c, known := jsonrpcCodes[code]
+		c, known := jsonrpcCodes[ue.Err.Code]
 		if !known {
 			c = codes.Unknown
 		}
-		md := map[string]string{
-			MetaJSONRPCCode:    strconv.FormatInt(code, 10),
-			MetaJSONRPCMessage: we.Message,
-		}
-		if len(we.Data) > 0 && len(we.Data) <= maxErrorData && json.Valid(we.Data) {
-			md[MetaJSONRPCData] = string(we.Data)
-		}
-		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+		return upstreamStatus(ue, c)
 	}
 	var ae *mcpcore.ApprovalError
 	if errors.As(err, &ae) {
-		return approvalStatus(ae) // approval.go
+		return approvalStatus(ae)
+	}
+	var re *mcpcore.ReplicaError
+	if errors.As(err, &re) {
+		return replicaStatus(re)
 	}
 	var rl *RateLimitedError
 	if errors.As(err, &rl) {
@@ -285,7 +307,167 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 			return withDetails(row.code, err.Error(), info)
 		}
 	}
+	return internalError()
+}
+
+// upstreamStatus is the status c of a JSON-RPC error the server sent: reason UPSTREAM_ERROR with the
+// error's code, message and (bounded, valid JSON) data in the ErrorInfo's metadata.
+func upstreamStatus(ue *mcpcore.UpstreamError, c codes.Code) error {
+	we := ue.Err
+	md := map[string]string{
+		MetaJSONRPCCode:    strconv.FormatInt(we.Code, 10),
+		MetaJSONRPCMessage: we.Message,
+	}
+	if len(we.Data) > 0 && len(we.Data) <= maxErrorData && json.Valid(we.Data) {
+		md[MetaJSONRPCData] = string(we.Data)
+	}
+	return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+}
+
+// resourceStatus is toStatus for resources/read, subscribe and unsubscribe of uri. A missing resource is
+// NOT_FOUND, as the API promises: -32002 in MCP before SEP-2164 (the code table), -32602 since. A -32602
+// is a missing resource when its data names the URI asked for ({"uri": uri}, as both protocol eras show
+// it); any other -32602 stays INVALID_ARGUMENT. The error's message is never read (docs/adr/0102).
+func resourceStatus(err error, uri string) error {
+	var ue *mcpcore.UpstreamError
+	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) &&
+		ue.Err.Code == jsonrpc.CodeInvalidParams && dataNamesURI(ue.Err.Data, uri) {
+		return upstreamStatus(ue, codes.NotFound)
+	}
+	return toStatus(err)
+}
+
+// dataNamesURI reports whether a JSON-RPC error's data is an object whose "uri" is uri.
+func dataNamesURI(data json.RawMessage, uri string) bool {
+	if len(data) == 0 || len(data) > maxErrorData {
+		return false
+	}
+	var d struct {
+		URI *string `json:"uri"`
+	}
+	return json.Unmarshal(data, &d) == nil && d.URI != nil && *d.URI == uri
+}
+
+// isInvalidArgument reports whether err's status is INVALID_ARGUMENT.
+func isInvalidArgument(err error) bool {
+	return status.Code(toStatus(err)) == codes.InvalidArgument
+}
+
+// taskEndedStatus is the FAILED_PRECONDITION of a tasks/cancel the server refused (err, INVALID_ARGUMENT)
+// for a task that already ended in state: the upstream error's details are kept.
+func taskEndedStatus(err error, taskID, state string) error {
+	p := status.Convert(toStatus(err)).Proto()
+	p.Code = int32(codes.FailedPrecondition)
+	p.Message = "task " + strconv.Quote(taskID) + " already " + state + ": " + p.Message
+	return status.FromProto(p).Err()
+}
+
+// The in-process channel's own statuses (server/gateway/inproc.go), which stand in for grpc-go's on a
+// connection the REST gateway's unary calls skip: the same codes and messages a gRPC client would get.
+
+// InprocMisuse is the INTERNAL of an in-process call the channel cannot make (messages that are not
+// protocol buffers, a handler that returned no message): a bug of the binary, not of a host.
+func InprocMisuse(method, what string) error {
+	return status.Errorf(codes.Internal, "in-process call %s: %s", method, what)
+}
+
+// InprocTooLarge is grpc-go's RESOURCE_EXHAUSTED for a message of n bytes over max: a request the server
+// would not receive (sending false), or a response it would not send (sending true).
+func InprocTooLarge(sending bool, n, max int) error {
+	if sending {
+		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, max)
+	}
+	return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, max)
+}
+
+// ClientStatus is the error a gRPC client of the service would see for a handler's err: its status,
+// UNKNOWN for an error that is not one, and the client's own CANCELLED or DEADLINE_EXCEEDED when its
+// context ended.
+func ClientStatus(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.New(codes.Unknown, err.Error()).Err()
+}
+
+// contextStatus is the CANCELLED or DEADLINE_EXCEEDED of a host's call whose context ended, as grpc-go
+// reports it.
+func contextStatus(ctx context.Context) error {
+	return status.FromContextError(ctx.Err()).Err()
+}
+
+// internalError is the INTERNAL of a failure of the bridge itself (an error it does not know, a panic in
+// a handler): a generic message, as the error's text may hold details hosts need not see.
+func internalError() error {
 	return withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
+}
+
+// row is the sentinel table's row of err: its code and reason, or false.
+func row(err error) (codes.Code, string, bool) {
+	for _, r := range sentinelTable {
+		if errors.Is(err, r.err) {
+			return r.code, r.reason, true
+		}
+	}
+	return 0, "", false
+}
+
+// Metadata keys of the ErrorInfo of a denied or expired approval.
+const (
+	MetaApprovalRequestID = "approvalRequestId"
+	MetaApprovalRule      = "rule"
+	MetaApprovalDecidedBy = "decidedBy"
+	MetaApproverReason    = "approverReason"
+	MetaApprovalExpires   = "expireTime"
+)
+
+// approvalStatus is the status of a call whose approval was denied or expired: the sentinel's code and
+// reason (the table), the approver's reason in the message, and the request's facts in metadata.
+func approvalStatus(ae *mcpcore.ApprovalError) error {
+	c, reason, _ := row(ae)
+	md := map[string]string{MetaApprovalRequestID: ae.RequestID, MetaApprovalRule: ae.Rule,
+		MetaApprovalExpires: ae.Expires.UTC().Format(time.RFC3339)}
+	if !errors.Is(ae, mcpcore.ErrApprovalExpired) {
+		md[MetaApproverReason] = ae.Reason
+		if ae.DecidedBy != "" {
+			md[MetaApprovalDecidedBy] = ae.DecidedBy
+		}
+	}
+	return withDetails(c, ae.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md})
+}
+
+// replicaStatus is the status of a call this replica does not serve (routing.go, takeover.go): the
+// sentinel's code and reason, the error's message, and the session, owner and replica it names in metadata.
+func replicaStatus(re *mcpcore.ReplicaError) error {
+	c, reason, ok := row(re)
+	if !ok {
+		return internalError()
+	}
+	var md map[string]string
+	for k, v := range map[string]string{"session": re.Session, "owner": re.Owner, "replica": re.Replica} {
+		if v != "" {
+			if md == nil {
+				md = map[string]string{}
+			}
+			md[k] = v
+		}
+	}
+	return withDetails(c, re.Message, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md})
+}
+
+// TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.
+var TooDeepMessage = fmt.Sprintf("invalid request: it nests deeper than %d levels of objects and arrays (the bridge's fixed limit, MaxNestingDepth)", MaxNestingDepth)
+
+// TooDeep returns the INVALID_ARGUMENT status (reason INVALID_INPUT) of a request nested deeper than
+// MaxNestingDepth.
+func TooDeep() error {
+	return withDetails(codes.InvalidArgument, TooDeepMessage, &errdetails.ErrorInfo{Reason: ReasonInvalidInput, Domain: ErrorDomain})
 }
 
 // invalidArgument is INVALID_ARGUMENT for a host's bad input, with one violation per field.

@@ -5,9 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -26,16 +24,6 @@ const (
 	ReplicaHeader = "mcpbridge-replica"
 )
 
-// Reasons of the routing errors.
-const (
-	// ReasonWrongReplica: the call reached a replica that does not own the session it names (the proxy did
-	// not route it by SessionRoutingKey or the path). Retrying through a correctly configured proxy helps.
-	ReasonWrongReplica = "WRONG_REPLICA"
-	// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create
-	// a new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
-	ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
-)
-
 // checkReplica returns nil when this bridge may own the session id: it names no replica, or this one. A
 // session id naming another replica is UNAVAILABLE WRONG_REPLICA, with the owner and this replica in the
 // ErrorInfo's metadata.
@@ -46,9 +34,8 @@ func (s *Service) checkReplica(id string) error {
 		return nil
 	}
 	s.misrouted.Add(1)
-	return withDetails(codes.Unavailable,
-		"session "+strconv.Quote(id)+" is owned by replica "+strconv.Quote(owner)+", not "+strconv.Quote(own)+": the proxy must route on the "+SessionRoutingKey+" header",
-		&errdetails.ErrorInfo{Reason: ReasonWrongReplica, Domain: ErrorDomain, Metadata: map[string]string{"owner": owner, "replica": own}})
+	return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrWrongReplica, Owner: owner, Replica: own,
+		Message: "session " + strconv.Quote(id) + " is owned by replica " + strconv.Quote(owner) + ", not " + strconv.Quote(own) + ": the proxy must route on the " + SessionRoutingKey + " header"})
 }
 
 // Misrouted counts the calls that named a session of another replica since New.

@@ -9,8 +9,6 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 )
 
 // Replicas that cover for each other (docs/adr/0070-replicas-share-state.md). With Options.Leases the
@@ -19,16 +17,6 @@ import (
 // drained and released it): the core adopts it from its records. When another replica's live lease holds
 // it, the call is refused with UNAVAILABLE WRONG_REPLICA — except on the replica the session id names
 // (its home, back after a restart): that one asks the holder to hand the session back and waits for it.
-
-// Reasons of the takeover errors.
-const (
-	// ReasonStateStoreUnavailable: the shared state store (Redis) does not answer, so this replica
-	// cannot take a session over or open one that must be kept. Sessions it holds keep working. Retry.
-	ReasonStateStoreUnavailable = "STATE_STORE_UNAVAILABLE"
-	// ReasonSessionMoved: the session moved to another replica while the call ran (a drain, a handover);
-	// retry through the proxy, with the same call id to resume the call.
-	ReasonSessionMoved = "SESSION_MOVED"
-)
 
 // handBackWait bounds how long the session's home replica waits for the holder to hand it back: the
 // holder sees the request at its next renewal, within a third of the TTL.
@@ -156,8 +144,8 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 			}
 			// On its home replica, or held by its home replica (back after a restart, which the proxy has not
 			// seen yet): the session is moving, and a retry reaches the right replica.
-			return withDetails(codes.Unavailable, "session "+strconv.Quote(id)+" is still held by replica "+strconv.Quote(held.Holder)+", which was asked to hand it back: retry",
-				&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"owner": held.Holder, "replica": own}})
+			return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrSessionMoved, Owner: held.Holder, Replica: own,
+				Message: "session " + strconv.Quote(id) + " is still held by replica " + strconv.Quote(held.Holder) + ", which was asked to hand it back: retry"})
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -168,9 +156,8 @@ func (s *Service) acquire(ctx context.Context, id string) error {
 func (s *Service) nameShared(id string) error {
 	s.misrouted.Add(1)
 	own := s.core.Replica()
-	return withDetails(codes.Unavailable,
-		"session "+strconv.Quote(id)+" is held by another live process under this replica's own name "+strconv.Quote(own)+": every replica needs a name of its own (sessions.replica)",
-		&errdetails.ErrorInfo{Reason: ReasonWrongReplica, Domain: ErrorDomain, Metadata: map[string]string{"owner": own, "replica": own}})
+	return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrWrongReplica, Owner: own, Replica: own,
+		Message: "session " + strconv.Quote(id) + " is held by another live process under this replica's own name " + strconv.Quote(own) + ": every replica needs a name of its own (sessions.replica)"})
 }
 
 // wrongReplica is the error of a call for a session another replica's live lease holds (holder is never
@@ -178,15 +165,13 @@ func (s *Service) nameShared(id string) error {
 func (s *Service) wrongReplica(id, holder string) error {
 	s.misrouted.Add(1)
 	own := s.core.Replica()
-	return withDetails(codes.Unavailable,
-		"session "+strconv.Quote(id)+" is served by replica "+strconv.Quote(holder)+", not "+strconv.Quote(own)+": the proxy must route on the "+SessionRoutingKey+" header",
-		&errdetails.ErrorInfo{Reason: ReasonWrongReplica, Domain: ErrorDomain, Metadata: map[string]string{"owner": holder, "replica": own}})
+	return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrWrongReplica, Owner: holder, Replica: own,
+		Message: "session " + strconv.Quote(id) + " is served by replica " + strconv.Quote(holder) + ", not " + strconv.Quote(own) + ": the proxy must route on the " + SessionRoutingKey + " header"})
 }
 
 func storeUnavailable() error {
-	return withDetails(codes.Unavailable,
-		"the shared state store (redis) does not answer: sessions of other replicas cannot be taken over and new sessions cannot be opened until it does; retry",
-		&errdetails.ErrorInfo{Reason: ReasonStateStoreUnavailable, Domain: ErrorDomain})
+	return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrStateStoreUnavailable,
+		Message: "the shared state store (redis) does not answer: sessions of other replicas cannot be taken over and new sessions cannot be opened until it does; retry"})
 }
 
 // adoptLock serializes the takeovers of one session on this replica.
@@ -262,9 +247,8 @@ func (s *Service) movedError(ev mcpcore.Event) error {
 	if s.opts.Leases == nil || ev.Kind != mcpcore.EventStateChanged || ev.State != mcpcore.StateClosed || !s.opts.Leases.Gone(ev.SessionID) {
 		return nil
 	}
-	return withDetails(codes.Unavailable,
-		"session "+strconv.Quote(ev.SessionID)+" moved to another replica: connect again through the proxy and attach it",
-		&errdetails.ErrorInfo{Reason: ReasonSessionMoved, Domain: ErrorDomain, Metadata: map[string]string{"session": ev.SessionID, "replica": s.core.Replica()}})
+	return toStatus(&mcpcore.ReplicaError{Err: mcpcore.ErrSessionMoved, Session: ev.SessionID, Replica: s.core.Replica(),
+		Message: "session " + strconv.Quote(ev.SessionID) + " moved to another replica: connect again through the proxy and attach it"})
 }
 
 // hiddenByMove reports whether ev, an event of a session this replica gave up to another, is one the host
