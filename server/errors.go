@@ -107,58 +107,84 @@ const (
 // maxErrorData bounds the JSON-RPC error data copied into ErrorInfo metadata.
 const maxErrorData = 4096
 
-// sentinelTable is the one table from mcpcore's sentinel errors to gRPC codes and ErrorInfo reasons.
-// Order matters only where errors wrap each other (InvalidError wraps ErrInvalidAnswer: both map alike).
-var sentinelTable = []struct {
-	err    error
+// statusRow is the gRPC code and ErrorInfo reason of a class of errors.
+type statusRow struct {
 	code   codes.Code
 	reason string
-}{
-	{mcpcore.ErrSessionNotFound, codes.NotFound, ReasonSessionNotFound},
-	{mcpcore.ErrServerNotFound, codes.NotFound, ReasonServerNotFound},
-	{mcpcore.ErrRequestNotFound, codes.NotFound, ReasonRequestNotFound},
-	{mcpcore.ErrRequestEnded, codes.FailedPrecondition, ReasonRequestEnded},
-	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
-	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
-	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
-	{mcpcore.ErrDescriptorLimit, codes.ResourceExhausted, ReasonDescriptorLimit},
-	{errTooManyStreams, codes.ResourceExhausted, ReasonTooManyStreams},
-	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
-	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
-	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
-	{mcpcore.ErrApprovalDenied, codes.PermissionDenied, ReasonApprovalDenied},
-	{mcpcore.ErrApprovalExpired, codes.DeadlineExceeded, ReasonApprovalExpired},
-	{mcpcore.ErrApprovalArgumentsChanged, codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
-	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
-	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
-	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
-	{mcpcore.ErrRequestTimeout, codes.DeadlineExceeded, ReasonRequestTimeout},
-	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
+}
+
+// classStatus is the one table from the core's error classes (mcpcore.Classify, which also names the
+// metric label) to gRPC codes and ErrorInfo reasons. A class without a row (mcpcore.ErrTaskCreated,
+// which the service never returns) is INTERNAL.
+var classStatus = map[error]statusRow{
+	mcpcore.ErrSessionNotFound:    {codes.NotFound, ReasonSessionNotFound},
+	mcpcore.ErrServerNotFound:     {codes.NotFound, ReasonServerNotFound},
+	mcpcore.ErrRequestNotFound:    {codes.NotFound, ReasonRequestNotFound},
+	mcpcore.ErrRequestEnded:       {codes.FailedPrecondition, ReasonRequestEnded},
+	mcpcore.ErrWrongAnswerKind:    {codes.InvalidArgument, ReasonWrongAnswerKind},
+	mcpcore.ErrInvalidAnswer:      {codes.InvalidArgument, ReasonInvalidInput},
+	mcpcore.ErrTooManySessions:    {codes.ResourceExhausted, ReasonTooManySessions},
+	mcpcore.ErrDescriptorLimit:    {codes.ResourceExhausted, ReasonDescriptorLimit},
+	mcpcore.ErrTooManyPending:     {codes.ResourceExhausted, ReasonTooManyPending},
+	mcpcore.ErrUnconfiguredServer: {codes.PermissionDenied, ReasonUnconfiguredServer},
+	mcpcore.ErrPermissionDenied:   {codes.PermissionDenied, ReasonPermissionDenied},
+	// Approvals: an approver denied the call, nobody decided before the expiry, or the arguments about to
+	// be sent are not those approved (a resumed call retried with other arguments).
+	mcpcore.ErrApprovalDenied:           {codes.PermissionDenied, ReasonApprovalDenied},
+	mcpcore.ErrApprovalExpired:          {codes.DeadlineExceeded, ReasonApprovalExpired},
+	mcpcore.ErrApprovalArgumentsChanged: {codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
+	mcpcore.ErrCapabilityMissing:        {codes.FailedPrecondition, ReasonCapabilityMissing},
+	// The bridge's own deadlines (classified before the upstream errors they may wrap).
+	mcpcore.ErrServerRequestTimedOut: {codes.DeadlineExceeded, ReasonServerRequestTimedOut},
+	mcpcore.ErrRequestTimeout:        {codes.DeadlineExceeded, ReasonRequestTimeout},
+	mcpcore.ErrInputRefused:          {codes.Aborted, ReasonInputRefused},
 	// A resumed call whose first attempt may or may not have run upstream (docs/adr/0022).
-	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
-	{mcpcore.ErrCallIDUsed, codes.AlreadyExists, ReasonCallIDUsed},
-	{mcpcore.ErrKeptOutcomeEvicted, codes.Aborted, ReasonCallOutcomeEvicted},
+	mcpcore.ErrCallOutcomeUnknown: {codes.Aborted, ReasonCallOutcomeUnknown},
+	mcpcore.ErrCallIDUsed:         {codes.AlreadyExists, ReasonCallIDUsed},
+	mcpcore.ErrKeptOutcomeEvicted: {codes.Aborted, ReasonCallOutcomeEvicted},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
-	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	mcpcore.ErrShuttingDown: {codes.Unavailable, ReasonShuttingDown},
 	// A reload removed the session's server: the session ended; open one to a configured server.
-	{mcpcore.ErrServerRemoved, codes.FailedPrecondition, ReasonServerRemoved},
-	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
-	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
-	{mcpcore.ErrWrongReplica, codes.Unavailable, ReasonWrongReplica},
-	{mcpcore.ErrStateStoreUnavailable, codes.Unavailable, ReasonStateStoreUnavailable},
+	mcpcore.ErrServerRemoved: {codes.FailedPrecondition, ReasonServerRemoved},
+	// Routing and takeover (*mcpcore.ReplicaError): the session moved to another replica while the call
+	// ran (retry, resuming by call id), is served by another, or the shared store does not answer.
+	mcpcore.ErrSessionMoved:          {codes.Unavailable, ReasonSessionMoved},
+	mcpcore.ErrWrongReplica:          {codes.Unavailable, ReasonWrongReplica},
+	mcpcore.ErrStateStoreUnavailable: {codes.Unavailable, ReasonStateStoreUnavailable},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
 	// that supervision gave up on fails its calls with ErrUnavailable instead.
-	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
-	{mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage},
-	// Before ErrUnavailable, which wraps it when a session could not be opened for want of authorization.
-	{mcpcore.ErrAuthorization, codes.FailedPrecondition, ReasonUpstreamAuthorization},
-	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
-	// The service's own: authentication (auth.go, oidc.go).
-	{errBadToken, codes.Unauthenticated, ReasonUnauthenticated},
-	{errNoCredentials, codes.Unauthenticated, ReasonUnauthenticated},
-	{errIdentityProviderUnavailable, codes.Unavailable, ReasonIdentityProviderUnavailable},
-	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},
-	{context.Canceled, codes.Canceled, ReasonCancelled},
+	mcpcore.ErrSessionClosed: {codes.Canceled, ReasonSessionClosed},
+	mcpcore.ErrBadMessage:    {codes.Internal, ReasonUpstreamBadMessage},
+	// Classified before ErrUnavailable, which wraps it when a session could not be opened for want of
+	// authorization.
+	mcpcore.ErrAuthorization: {codes.FailedPrecondition, ReasonUpstreamAuthorization},
+	mcpcore.ErrUnavailable:   {codes.Unavailable, ReasonUnavailable},
+	context.DeadlineExceeded: {codes.DeadlineExceeded, ReasonDeadlineExceeded},
+	context.Canceled:         {codes.Canceled, ReasonCancelled},
+}
+
+// ownStatus is the table of the service's own sentinels, which the core does not classify: checked
+// before the core's classes.
+var ownStatus = []struct {
+	err error
+	statusRow
+}{
+	{errTooManyStreams, statusRow{codes.ResourceExhausted, ReasonTooManyStreams}},
+	// Authentication (auth.go, oidc.go).
+	{errBadToken, statusRow{codes.Unauthenticated, ReasonUnauthenticated}},
+	{errNoCredentials, statusRow{codes.Unauthenticated, ReasonUnauthenticated}},
+	{errIdentityProviderUnavailable, statusRow{codes.Unavailable, ReasonIdentityProviderUnavailable}},
+}
+
+// row is the table's row of err: the service's own sentinel it wraps, else its class's (mcpcore.Classify).
+func row(err error) (statusRow, bool) {
+	for _, r := range ownStatus {
+		if errors.Is(err, r.err) {
+			return r.statusRow, true
+		}
+	}
+	r, ok := classStatus[mcpcore.Classify(err)]
+	return r, ok
 }
 
 // jsonrpcCodes maps JSON-RPC error codes a server returns to gRPC codes. Codes not listed are UNKNOWN.
@@ -261,8 +287,7 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 	// Upstream JSON-RPC error: only an *mcpcore.UpstreamError is the server's; the SDK's and the core's
 	// own errors are sentinels. A call that failed because a server request went unanswered is reported as
 	// that timeout, with the server's error in the message.
-	var ue *mcpcore.UpstreamError
-	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) {
+	if ue, ok := mcpcore.AsUpstream(err); ok {
 		c, known := jsonrpcCodes[ue.Err.Code]
 		if !known {
 			c = codes.Unknown
@@ -295,17 +320,15 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 		}
 		return withDetails(codes.InvalidArgument, err.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, br)
 	}
-	for _, row := range sentinelTable {
-		if errors.Is(err, row.err) {
-			info := &errdetails.ErrorInfo{Reason: row.reason, Domain: ErrorDomain}
-			if row.err == mcpcore.ErrWrongAnswerKind {
-				br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
-					Field: joinField(fieldPrefix, ""), Description: err.Error(),
-				}}}
-				return withDetails(row.code, err.Error(), info, br)
-			}
-			return withDetails(row.code, err.Error(), info)
+	if r, ok := row(err); ok {
+		info := &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain}
+		if errors.Is(err, mcpcore.ErrWrongAnswerKind) {
+			br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
+				Field: joinField(fieldPrefix, ""), Description: err.Error(),
+			}}}
+			return withDetails(r.code, err.Error(), info, br)
 		}
+		return withDetails(r.code, err.Error(), info)
 	}
 	return internalError()
 }
@@ -329,9 +352,7 @@ func upstreamStatus(ue *mcpcore.UpstreamError, c codes.Code) error {
 // is a missing resource when its data names the URI asked for ({"uri": uri}, as both protocol eras show
 // it); any other -32602 stays INVALID_ARGUMENT. The error's message is never read (docs/adr/0102).
 func resourceStatus(err error, uri string) error {
-	var ue *mcpcore.UpstreamError
-	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) &&
-		ue.Err.Code == jsonrpc.CodeInvalidParams && dataNamesURI(ue.Err.Data, uri) {
+	if ue, ok := mcpcore.AsUpstream(err); ok && ue.Err.Code == jsonrpc.CodeInvalidParams && dataNamesURI(ue.Err.Data, uri) {
 		return upstreamStatus(ue, codes.NotFound)
 	}
 	return toStatus(err)
@@ -408,16 +429,6 @@ func internalError() error {
 	return withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
 }
 
-// row is the sentinel table's row of err: its code and reason, or false.
-func row(err error) (codes.Code, string, bool) {
-	for _, r := range sentinelTable {
-		if errors.Is(err, r.err) {
-			return r.code, r.reason, true
-		}
-	}
-	return 0, "", false
-}
-
 // Metadata keys of the ErrorInfo of a denied or expired approval.
 const (
 	MetaApprovalRequestID = "approvalRequestId"
@@ -430,7 +441,7 @@ const (
 // approvalStatus is the status of a call whose approval was denied or expired: the sentinel's code and
 // reason (the table), the approver's reason in the message, and the request's facts in metadata.
 func approvalStatus(ae *mcpcore.ApprovalError) error {
-	c, reason, _ := row(ae)
+	r, _ := row(ae)
 	md := map[string]string{MetaApprovalRequestID: ae.RequestID, MetaApprovalRule: ae.Rule,
 		MetaApprovalExpires: ae.Expires.UTC().Format(time.RFC3339)}
 	if !errors.Is(ae, mcpcore.ErrApprovalExpired) {
@@ -439,13 +450,13 @@ func approvalStatus(ae *mcpcore.ApprovalError) error {
 			md[MetaApprovalDecidedBy] = ae.DecidedBy
 		}
 	}
-	return withDetails(c, ae.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md})
+	return withDetails(r.code, ae.Error(), &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain, Metadata: md})
 }
 
 // replicaStatus is the status of a call this replica does not serve (routing.go, takeover.go): the
 // sentinel's code and reason, the error's message, and the session, owner and replica it names in metadata.
 func replicaStatus(re *mcpcore.ReplicaError) error {
-	c, reason, ok := row(re)
+	r, ok := row(re)
 	if !ok {
 		return internalError()
 	}
@@ -458,7 +469,7 @@ func replicaStatus(re *mcpcore.ReplicaError) error {
 			md[k] = v
 		}
 	}
-	return withDetails(c, re.Message, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md})
+	return withDetails(r.code, re.Message, &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain, Metadata: md})
 }
 
 // TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,6 +139,55 @@ func TestReplicaStatus(t *testing.T) {
 		info := errorInfo(st.Details())
 		if st.Code() != codes.Unavailable || st.Message() != tc.err.Message || info.GetReason() != tc.reason || !maps.Equal(info.GetMetadata(), tc.md) {
 			t.Errorf("%v → %v %q %v", tc.err.Err, st.Code(), st.Message(), info)
+		}
+	}
+}
+
+// TestStatusAndMetricLabelAgree: one classifier (mcpcore.Classify) feeds both the status a host gets and
+// the metric label (mcpcore.ErrorType). For every class, alone and wrapped with any other, the label and the
+// reason come from the same class; every class has its own label, and every class but those the service
+// never returns has its own row.
+func TestStatusAndMetricLabelAgree(t *testing.T) {
+	classes := mcpcore.Classes()
+	labelReason := map[string]string{}
+	reasonLabel := map[string]string{}
+	check := func(err error) {
+		t.Helper()
+		class := mcpcore.Classify(err)
+		label := mcpcore.ErrorType(err)
+		reason := errorInfo(status.Convert(toStatus(err)).Details()).GetReason()
+		if class == nil || label == mcpcore.OtherValue || label == "" {
+			t.Errorf("%v: class %v, label %q", err, class, label)
+			return
+		}
+		if want := mcpcore.ErrorType(class); label != want {
+			t.Errorf("%v: label %q, its class %v's is %q", err, label, class, want)
+		}
+		if want := errorInfo(status.Convert(toStatus(class)).Details()).GetReason(); reason != want {
+			t.Errorf("%v: reason %q, its class %v's is %q", err, reason, class, want)
+		}
+		if r, ok := labelReason[label]; ok && r != reason {
+			t.Errorf("label %q has reasons %q and %q", label, r, reason)
+		}
+		labelReason[label] = reason
+		if l, ok := reasonLabel[reason]; ok && l != label && reason != ReasonInternal {
+			t.Errorf("reason %q has labels %q and %q", reason, l, label)
+		}
+		reasonLabel[reason] = label
+	}
+	for _, a := range classes {
+		check(a)
+		check(fmt.Errorf("context: %w", a))
+		if _, ok := classStatus[a]; !ok && a != mcpcore.ErrTaskCreated {
+			t.Errorf("class %v has no status row", a)
+		}
+		for _, b := range classes {
+			check(fmt.Errorf("%w: %w", a, b))
+		}
+	}
+	for c := range classStatus {
+		if !slices.Contains(classes, c) {
+			t.Errorf("status row for %v, which is no class", c)
 		}
 	}
 }

@@ -96,10 +96,10 @@ func convertAll[T, P any](items []T, convert func(T) (P, error)) ([]P, error) {
 	return out, nil
 }
 
-// upstreamBad logs a server's result the service could not convert and returns its status.
+// upstreamBad reports a server's result the service could not convert on the core's one path for bad
+// upstream data (mcpcore.Session.BadMessage: counted and logged) and returns its status.
 func (s *Service) upstreamBad(sess *mcpcore.Session, err error) error {
-	s.logger.Warn("unusable result from the server", "session", sess.ID(), "server", sess.Server().Name, "error", err)
-	return toStatus(err)
+	return toStatus(sess.BadMessage(err))
 }
 
 type toolCall struct {
