@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"google.golang.org/grpc/codes"
@@ -189,5 +191,33 @@ func TestStatusAndMetricLabelAgree(t *testing.T) {
 		if !slices.Contains(classes, c) {
 			t.Errorf("status row for %v, which is no class", c)
 		}
+	}
+}
+
+// TestReasonsAreTheProtoEnum: the Reason constants of errors.go are exactly the values of the proto enum
+// mcpbridge.v1.Reason, from which the clients' constants are generated (docs/adr/0102).
+func TestReasonsAreTheProtoEnum(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && strings.HasPrefix(vs.Names[0].Name, "Reason") && len(vs.Values) == 1 {
+			if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				v, _ := strconv.Unquote(lit.Value)
+				got[v] = true
+			}
+		}
+		return true
+	})
+	want := map[string]bool{}
+	for name, n := range pb.Reason_value {
+		if n != 0 {
+			want[name] = true
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("errors.go's reasons %v\nproto enum mcpbridge.v1.Reason %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 }

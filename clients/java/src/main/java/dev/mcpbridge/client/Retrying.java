@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.Reason;
 import io.grpc.Status;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -34,7 +35,7 @@ final class Retrying {
    * misconfigured).
    */
   static final Set<String> RETRY_REASONS =
-      Set.of("", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE");
+      Set.of("", Reason.SHUTTING_DOWN.name(), Reason.SESSION_MOVED.name(), Reason.STATE_STORE_UNAVAILABLE.name());
 
   private Retrying() {}
 
