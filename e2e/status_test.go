@@ -89,7 +89,39 @@ func TestStatusWrongShapeResult(t *testing.T) {
 	if status.Code(err) != codes.Internal || reasonOf(err) != "UPSTREAM_BAD_MESSAGE" || !strings.Contains(status.Convert(err).Message(), "tools/call") {
 		t.Fatalf("call = %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE naming the request", err, reasonOf(err))
 	}
-	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "the server's response could not be used" })
+	b.logs.waitFor(t, func(rec map[string]any) bool { return rec["msg"] == "dropped a bad message from the server" })
+}
+
+// A result the SDK decodes but the service cannot convert (a tool whose inputSchema is a string) is the
+// server's bad data on the one path the core's frames take: UPSTREAM_BAD_MESSAGE, logged as a bad message,
+// and counted in mcp_bridge_upstream_malformed_messages_total (it was logged apart and never counted).
+func TestStatusUnconvertibleResultCounted(t *testing.T) {
+	srv := newRawHTTPServer(t, func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"schema","version":"1"}}}`
+		case "tools/list":
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"t","inputSchema":"not a schema"}]}}`
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
+	})
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  schema:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "schema"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := metric(scrape(t, b.http), "mcp_bridge_upstream_malformed_messages_total", nil)
+	_, err = b.client.ListTools(ctx, &pb.ListToolsRequest{SessionId: cs.GetSession().GetSessionId()})
+	if status.Code(err) != codes.Internal || reasonOf(err) != "UPSTREAM_BAD_MESSAGE" {
+		t.Fatalf("ListTools = %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE", err, reasonOf(err))
+	}
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "dropped a bad message from the server" && rec["problem"] == "unusable result"
+	})
+	if after, _ := metric(scrape(t, b.http), "mcp_bridge_upstream_malformed_messages_total", nil); after != before+1 {
+		t.Errorf("mcp_bridge_upstream_malformed_messages_total %v → %v, want one more", before, after)
+	}
 }
 
 // startWithWrongShapeServer starts a bridge with the server "wrong", which answers every tools/call with a

@@ -21,11 +21,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 )
 
-// ErrSessionMoved: the session is served by another replica now (this one gave it up or lost its lease).
-// Calls cut short by the move fail with it; retrying through the proxy reaches the new owner, and a call
-// retried with the same call id resumes there.
-var ErrSessionMoved = errors.New("the session moved to another replica")
-
 // Adopt takes over a session kept in the store by another replica, which no longer serves it: it comes
 // back under its id as after a restart (Reconnecting, then Ready), with its MRTR rounds and their input
 // requests, and its pushed requests ended with OutcomeBridgeRestarted. principal must be the session's

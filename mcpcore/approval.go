@@ -52,17 +52,6 @@ const DefaultApprovalExpiry = 10 * time.Minute
 // maxApprovalReason bounds the reason of a decision, in bytes.
 const maxApprovalReason = 4096
 
-// Errors of calls that needed approval; the server package maps them to status codes.
-var (
-	// ErrApprovalDenied: an approver denied the call; the error's text carries their reason.
-	ErrApprovalDenied = errors.New("the call was denied by an approver")
-	// ErrApprovalExpired: no approver decided before the approval request's expiry.
-	ErrApprovalExpired = errors.New("the call was not approved before its approval expired")
-	// ErrApprovalArgumentsChanged: the arguments about to be sent are not those approved (a retry of a
-	// resumed call with other arguments or another tool, or a digest that no longer matches).
-	ErrApprovalArgumentsChanged = errors.New("the arguments are not those approved")
-)
-
 // ApprovalPolicy says which tools of a server need approval, who may approve, and for how long a request
 // waits. It is part of the server's Policy.
 type ApprovalPolicy struct {

@@ -2,7 +2,6 @@ package mcpcore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -84,11 +83,6 @@ type AuthorizationAnswer struct {
 	State       string
 	Iss         string
 }
-
-// ErrAuthorization is wrapped by errors of the upstream authorization flow: the host declined or did not
-// answer, the authorization server refused, or discovery or the token exchange failed. Operations that
-// needed authorization fail with it (wrapped in ErrUnavailable when the session could not be opened).
-var ErrAuthorization = errors.New("upstream authorization failed")
 
 // validateAuthorizationAnswer checks a host's answer against its request; the dispatcher calls it from
 // Respond so that a malformed answer is refused there, with field violations, and the flow keeps waiting.

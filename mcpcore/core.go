@@ -162,7 +162,8 @@ type coreStats struct {
 
 // Stats are counters of what the core has seen since New; they only grow.
 type Stats struct {
-	// MalformedMessages counts messages from servers that were not valid JSON-RPC and were dropped.
+	// MalformedMessages counts messages from servers the bridge could not use (reportBad): not valid
+	// JSON-RPC, nested too deeply, a response the SDK could not use, a result the service could not convert.
 	MalformedMessages uint64
 	// OversizedMessages counts messages from servers larger than Limits.MaxMessageBytes.
 	OversizedMessages uint64

@@ -3,8 +3,6 @@ package mcpcore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -692,18 +690,4 @@ func runFallback(k RequestKind, fallback func() Answer, o Outcome) Answer {
 		return Answer{Error: &RPCError{Code: CodeSessionClosed, Message: "session closed before the host answered"}}
 	}
 	return Answer{Error: &RPCError{Code: CodeRequestTimedOut, Message: "no host answered before the deadline"}}
-}
-
-// requestIDEncoding renders 128 random bits as 26 lower-case characters.
-var requestIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// newRequestID returns "req-" followed by 128 bits from crypto/rand: unguessable, so that knowing one id
-// tells nothing about another.
-func newRequestID() string {
-	var raw [16]byte
-	_, _ = rand.Read(raw[:]) // crypto/rand.Read never returns an error (Go 1.24+); it crashes instead
-	var buf [4 + 26]byte
-	copy(buf[:], "req-")
-	requestIDEncoding.Encode(buf[4:], raw[:])
-	return string(buf[:])
 }

@@ -137,7 +137,7 @@ func rpcError(code int64, format string, args ...any) *jsonrpc.Error {
 
 // newPending builds a pending request of s for kind, raised by call (may be nil).
 func (s *Session) newPending(kind RequestKind, d Delivery, key string, call *activeCall) *PendingRequest {
-	r := &PendingRequest{ID: newID("req-"), SessionID: s.id, Owner: s.owner, Delivery: d, InputKey: key, Kind: kind}
+	r := &PendingRequest{ID: newRequestID(), SessionID: s.id, Owner: s.owner, Delivery: d, InputKey: key, Kind: kind}
 	if call != nil {
 		r.OriginCallID, r.OriginMethod, r.OriginName = call.id, call.method, call.name
 	}

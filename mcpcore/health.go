@@ -2,7 +2,6 @@ package mcpcore
 
 import (
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -123,25 +122,3 @@ func (c *Core) Accepting() bool {
 
 // Replica is Options.Replica: the name of this bridge among the replicas of a shared service.
 func (c *Core) Replica() string { return c.opts.Replica }
-
-// newSessionID returns a new session id: "s-<replica>.<random>" with Options.Replica, else "s-<random>".
-func (c *Core) newSessionID() string {
-	if c.opts.Replica != "" {
-		return newID("s-" + c.opts.Replica + ".")
-	}
-	return newID("s-")
-}
-
-// SessionReplica returns the replica named in a session id made by a core with Options.Replica set, and
-// false for an id without one. It only parses: the replica need not exist.
-func SessionReplica(id string) (string, bool) {
-	rest, ok := strings.CutPrefix(id, "s-")
-	if !ok {
-		return "", false
-	}
-	replica, _, ok := strings.Cut(rest, ".")
-	if !ok || replica == "" {
-		return "", false
-	}
-	return replica, true
-}

@@ -1,10 +1,8 @@
 package mcpcore
 
 import (
-	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -88,72 +86,10 @@ func (s *Session) ObserveMessage(sent bool, n int) {
 	s.core.obs.MessageTransferred(s.server.Transport, sent, n)
 }
 
-// ErrorType is the low-cardinality class of an error of the core, as OTel's error.type attribute and the
-// bridge's metrics name it: "" for nil; the JSON-RPC code of an *UpstreamError; else the bridge's own
-// class.
-func ErrorType(err error) string {
-	if err == nil {
-		return ""
-	}
-	var ue *UpstreamError
-	if errors.As(err, &ue) && !errors.Is(err, ErrServerRequestTimedOut) {
-		return codeType(ue.Err.Code)
-	}
-	for _, c := range errorClasses {
-		if errors.Is(err, c.err) {
-			return c.name
-		}
-	}
-	var ie *InvalidError
-	if errors.As(err, &ie) {
-		return "invalid_argument"
-	}
-	return OtherValue
-}
-
 // OtherValue is the value of a metric label or span attribute whose real value is outside the set the
 // bridge knows, as the OpenTelemetry semantic conventions spell it: an unlisted tool name, an error code
 // no specification defines, an unknown protocol version.
 const OtherValue = "_OTHER"
-
-// jsonrpcCodes are the JSON-RPC error codes ErrorType names as themselves: JSON-RPC 2.0's, and those
-// MCP and the bridge define. A server may send any integer; the others are OtherValue.
-var jsonrpcCodes = func() map[int64]string {
-	m := map[int64]string{}
-	for _, c := range []int64{
-		-32700, -32600, -32601, -32602, -32603, // JSON-RPC 2.0
-		-32000, -32001, -32800, // the bridge's own answers to servers (dispatch.go)
-		-32002,                 // MCP: resource not found
-		-32003, -32004, -32005, // Streamable HTTP session errors the SDK surfaces (ops.go)
-		-32020, -32021, -32022, // MCP 2026-07-28: header mismatch, missing client capabilities, unsupported version
-		-32042, // MCP: URL elicitation required
-	} {
-		m[c] = strconv.FormatInt(c, 10)
-	}
-	return m
-}()
-
-// codeType is the error type of a JSON-RPC error code.
-func codeType(code int64) string {
-	if s, ok := jsonrpcCodes[code]; ok {
-		return s
-	}
-	return OtherValue
-}
-
-// ErrorTypes lists every value ErrorType and Operation.ErrorType can take besides "": for exporters that
-// pre-declare label values, and for tests.
-func ErrorTypes() []string {
-	out := []string{"tool_error", "invalid_argument", OtherValue}
-	for _, s := range jsonrpcCodes {
-		out = append(out, s)
-	}
-	for _, c := range errorClasses {
-		out = append(out, c.name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // versionLabel is the protocol version as a label: "" before a handshake, a version the SDK supports,
 // else OtherValue.
@@ -240,24 +176,6 @@ func (l *listedNames) target(server, method, name string) string {
 		return name
 	}
 	return OtherValue
-}
-
-// errorClasses are the classes ErrorType tells apart, most specific first.
-var errorClasses = []struct {
-	err  error
-	name string
-}{
-	{ErrServerRequestTimedOut, "server_request_timeout"},
-	{ErrRequestTimeout, "timeout"},
-	{ErrShuttingDown, "shutting_down"},
-	{ErrSessionClosed, "session_closed"},
-	{ErrUnavailable, "unavailable"},
-	{ErrBadMessage, "bad_message"},
-	{ErrCapabilityMissing, "capability_missing"},
-	{ErrInputRefused, "input_refused"},
-	{ErrTaskCreated, "task_created"},
-	{context.DeadlineExceeded, "deadline_exceeded"},
-	{context.Canceled, "cancelled"},
 }
 
 // observeState tells the Observer of a state change of s, and of its end when to is StateClosed.

@@ -204,8 +204,7 @@ func (s *Session) classify(ctx context.Context, g *generation, call *activeCall,
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if call.answered() {
-		s.logger.Warn("the server's response could not be used", "method", call.method, "call_id", call.id, "error", err)
-		return fmt.Errorf("%w: the server's response to %s: %v", ErrBadMessage, call.method, err)
+		return s.BadMessage(fmt.Errorf("%w: the server's response to %s: %v", ErrBadMessage, call.method, err))
 	}
 	return err
 }
@@ -475,7 +474,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		if raw := call.takeTask(); raw != nil {
 			t, perr := ParseTask(raw)
 			if perr != nil {
-				return nil, fmt.Errorf("%w: task result: %v", ErrBadMessage, perr)
+				return nil, s.BadMessage(fmt.Errorf("%w: task result: %v", ErrBadMessage, perr))
 			}
 			task = t
 		}
@@ -728,7 +727,7 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, r
 			continue
 		}
 		if round >= maxInputRounds {
-			return zero, fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds)
+			return zero, s.BadMessage(fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds))
 		}
 		s.roundEnds(call)
 		s.roundBegins(call, reqs, st)

@@ -2,16 +2,11 @@ package mcpcore
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"reflect"
 	"slices"
 	"time"
 )
-
-// ErrServerRemoved: the session's server was removed from the configuration (Core.Reconfigure); the session
-// ended once its pending requests were answered or timed out.
-var ErrServerRemoved = errors.New("the server was removed from the configuration")
 
 // serverRemovedReason is the state reason of the sessions of a removed server.
 const serverRemovedReason = "server removed from the configuration"

@@ -27,17 +27,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var (
-	// ErrCallIDUsed: a call without Resume names a call id the bridge knows (a completed call whose outcome
-	// is kept or was evicted, or a call kept in the store across a restart): the tool is not run a second
-	// time. Call again with Resume for that call's outcome, or with a new call id for a new call.
-	ErrCallIDUsed = errors.New("call id already used")
-	// ErrKeptOutcomeEvicted: a resumed call completed, but its kept outcome was evicted for the kept
-	// results budget (KeptResultsPolicy.MaxBytes) before the host came back for it. The tool ran once; its
-	// outcome is gone.
-	ErrKeptOutcomeEvicted = errors.New("the call completed but its kept outcome was evicted")
-)
-
 // NewCallID returns a new call id ("call-" and 128 random bits). The core mints every id it is not given.
 func NewCallID() string { return newID("call-") }
 

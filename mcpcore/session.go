@@ -47,6 +47,7 @@ type Session struct {
 	adHoc            bool
 	logger           *slog.Logger // redacts the server's secrets (redact.go)
 	red              *redactor    // the server's secrets, for errors and state reasons
+	badLog           logThrottle  // the log lines about the server's unusable data past the frames (BadMessage)
 	events           *eventLog
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.

@@ -36,9 +36,6 @@ type Task struct {
 	Raw json.RawMessage
 }
 
-// ErrTaskCreated is wrapped by *TaskCreatedError: CallTool was answered with a task.
-var ErrTaskCreated = errors.New("the server created a task instead of returning a result")
-
 // TaskCreatedError is CallTool's error when the server answered with a task (use CallToolOrTask).
 type TaskCreatedError struct{ Task *Task }
 
@@ -224,7 +221,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		}
 		t, err = ParseTask(raw)
 		if err != nil {
-			return fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err)
+			return s.BadMessage(fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err))
 		}
 		s.observeTask(g.modern(), t)
 		if !g.modern() && t.Result == nil && t.Error == nil && (t.Status == "completed" || t.Status == "failed") {
@@ -238,7 +235,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 			default:
 				var cr mcp.CallToolResult
 				if err := json.Unmarshal(res.raw, &cr); err != nil {
-					return fmt.Errorf("%w: tasks/result: %v", ErrBadMessage, err)
+					return s.BadMessage(fmt.Errorf("%w: tasks/result: %v", ErrBadMessage, err))
 				}
 				t.Result = &cr
 			}

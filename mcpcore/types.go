@@ -14,7 +14,6 @@ package mcpcore
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -507,45 +506,6 @@ type RequestEnded struct {
 	// AnsweredBy names who answered (Dispatcher.RespondAs) when Outcome is OutcomeAnswered; empty otherwise.
 	AnsweredBy string
 }
-
-// Sentinel errors callers branch on. The server package maps them to status codes.
-var (
-	ErrSessionNotFound    = errors.New("session not found")
-	ErrServerNotFound     = errors.New("server not configured")
-	ErrRequestNotFound    = errors.New("pending request not found")
-	ErrRequestEnded       = errors.New("pending request already ended") // tombstone: late or duplicate answer
-	ErrWrongAnswerKind    = errors.New("answer does not match the request kind")
-	ErrTooManySessions    = errors.New("too many sessions")
-	ErrTooManyPending     = errors.New("too many pending requests")
-	ErrSessionClosed      = errors.New("session closed")
-	ErrUnavailable        = errors.New("upstream unavailable")
-	ErrCapabilityMissing  = errors.New("capability not negotiated")
-	ErrPermissionDenied   = errors.New("permission denied")
-	ErrInvalidAnswer      = errors.New("invalid answer")
-	ErrUnconfiguredServer = errors.New("unconfigured servers are not allowed")
-	// ErrCommandNotFound: a stdio server's command cannot be run (not found on $PATH, not a file, not
-	// executable). It wraps nothing; Core.CheckCommands reports it, as not serving (ErrUnavailable too).
-	ErrCommandNotFound = errors.New("command not found")
-	// ErrShuttingDown: the bridge is shutting down; the call or session was ended by the drain.
-	ErrShuttingDown = errors.New("the bridge is shutting down")
-	// ErrRequestTimeout: the server did not answer within the server's RequestTimeout (or
-	// MaxRequestTimeout); the request was cancelled upstream. It wraps context.DeadlineExceeded.
-	ErrRequestTimeout = errors.New("the server did not answer in time")
-	// ErrServerRequestTimedOut: a request of the server's own (sampling, elicitation, roots) that the call
-	// depended on was not answered by a host before its deadline; the policy default was applied and the
-	// call failed because of it.
-	ErrServerRequestTimedOut = errors.New("a server request was not answered before its deadline")
-	// ErrCallInFlight: a call with the same call id is in flight in the session (call ids are the core's:
-	// it mints them and refuses a duplicate).
-	ErrCallInFlight = errors.New("call id in use")
-	// ErrCallOutcomeUnknown: a resumed call (CallOptions.Resume) whose first attempt may or may not have run
-	// upstream — it was in flight when the bridge or the connection to it was lost — and whose tool is not
-	// annotated idempotent, so it is not sent again.
-	ErrCallOutcomeUnknown = errors.New("the call's outcome is unknown: it may or may not have run upstream")
-	// ErrInputRefused: a host answered an input request of an MRTR call (2026-07-28) with an error, which
-	// that era cannot carry upstream; the call fails with it.
-	ErrInputRefused = errors.New("a host answered the server's request with an error")
-)
 
 // FieldViolation names a field of a host's input and what is wrong with it.
 type FieldViolation struct {

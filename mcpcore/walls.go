@@ -17,10 +17,6 @@ import (
 	"syscall"
 )
 
-// ErrDescriptorLimit refuses a new session because the process is near its descriptor limit: the
-// descriptors left are kept for live sessions, health checks and new host connections.
-var ErrDescriptorLimit = errors.New("descriptor limit reached")
-
 // Bounds of the process the limits are checked against.
 const (
 	// MaxStdioProcessesCeiling is the highest limits.maxStdioProcesses the configuration accepts: each

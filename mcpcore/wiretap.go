@@ -239,10 +239,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
 		if m.Error == nil && JSONTooDeep(m.Result, MaxNestingDepth) { // walls.go: the server's bad message
-			t.s.core.stats.malformed.Add(1)
-			if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok {
-				t.s.logger.Warn("dropped a bad message from the server", "problem", "nested too deeply", "max_depth", MaxNestingDepth, "suppressed", suppressed)
-			}
+			t.s.reportBad(&t.badLog, false, "nested too deeply", "max_depth", MaxNestingDepth)
 			data, _ := json.Marshal(map[string]string{localErrorMarker: "nested too deeply"})
 			m = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 				Message: fmt.Sprintf("the server's response was nested deeper than %d levels", MaxNestingDepth), Data: data}, Extra: m.Extra}
@@ -495,15 +492,9 @@ func (t *wireTap) serverCancelled(params json.RawMessage) {
 func (t *wireTap) badFrame(prefix []byte, size int, oversized bool, cause error, reply func(jsonrpc.Message)) jsonrpc.Message {
 	what := "malformed"
 	if oversized {
-		t.s.core.stats.oversized.Add(1)
 		what = "oversized"
-	} else {
-		t.s.core.stats.malformed.Add(1)
 	}
-	if ok, suppressed := t.badLog.allow(badFrameLogBurst, badFrameLogWindow); ok { // stdio.go
-		t.s.logger.Warn("dropped a bad message from the server", "problem", what, "bytes", size, "error", cause, "start", preview(prefix),
-			"suppressed", suppressed)
-	}
+	t.s.reportBad(&t.badLog, oversized, what, "bytes", size, "error", cause, "start", preview(prefix))
 	id, isRequest, ok := salvageID(prefix)
 	if !ok {
 		return nil

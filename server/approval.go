@@ -10,16 +10,12 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -76,15 +72,17 @@ func (s *Service) watchApprovalEvents(req *pb.WatchEventsRequest, stream grpc.Se
 	return s.serveWatchedFeed(feed, req, stream)
 }
 
-// approvalToProto converts an approval request's payload.
+// approvalToProto converts an approval request's payload. Its arguments are the bridge's own canonical
+// JSON, not the server's: a failure to convert them is the bridge's error (INTERNAL), never
+// UPSTREAM_BAD_MESSAGE.
 func approvalToProto(a *mcpcore.ApprovalRequest) (*pb.ApprovalRequest, error) {
 	var args map[string]any
 	if err := json.Unmarshal(a.Arguments, &args); err != nil {
-		return nil, badMessage("approval request", err)
+		return nil, ownDataError("approval request", err)
 	}
 	st, err := structpb.NewStruct(args)
 	if err != nil {
-		return nil, badMessage("approval request", err)
+		return nil, ownDataError("approval request", err)
 	}
 	return &pb.ApprovalRequest{
 		Caller: a.Caller, ServerName: a.Server, Tool: a.Tool, Arguments: st,
@@ -274,32 +272,6 @@ func approvalPendingToProto(r *mcpcore.PendingRequest) *pb.ApprovalPending {
 		ExpireTime: timestamp(r.Deadline), CreateTime: timestamp(r.Created), ArgumentsSha256: a.Digest,
 		Warnings: warningsToProto("approval.", a.Warnings),
 	}
-}
-
-// Metadata keys of the ErrorInfo of a denied or expired approval.
-const (
-	MetaApprovalRequestID = "approvalRequestId"
-	MetaApprovalRule      = "rule"
-	MetaApprovalDecidedBy = "decidedBy"
-	MetaApproverReason    = "approverReason"
-	MetaApprovalExpires   = "expireTime"
-)
-
-// approvalStatus is the status of a call whose approval was denied or expired: the sentinel's code and
-// reason (errors.go's table), the approver's reason in the message, and the request's facts in metadata.
-func approvalStatus(ae *mcpcore.ApprovalError) error {
-	c, reason := codes.PermissionDenied, ReasonApprovalDenied
-	md := map[string]string{MetaApprovalRequestID: ae.RequestID, MetaApprovalRule: ae.Rule,
-		MetaApprovalExpires: ae.Expires.UTC().Format(time.RFC3339)}
-	if errors.Is(ae, mcpcore.ErrApprovalExpired) {
-		c, reason = codes.DeadlineExceeded, ReasonApprovalExpired
-	} else {
-		md[MetaApproverReason] = ae.Reason
-		if ae.DecidedBy != "" {
-			md[MetaApprovalDecidedBy] = ae.DecidedBy
-		}
-	}
-	return withDetails(c, ae.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md})
 }
 
 // toolApproval marks a tool whose calls need approval under the session's policy, for ListTools.

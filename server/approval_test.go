@@ -1,10 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -47,5 +50,21 @@ func TestServerRequestWarnings(t *testing.T) {
 				t.Errorf("url_destination = %v, want %v", d, tt.dest)
 			}
 		})
+	}
+}
+
+// TestApprovalDataIsTheBridgesOwn: an approval request's arguments are the bridge's own canonical JSON, so
+// a failure to convert them is the bridge's INTERNAL error, not the server's bad message (a 502 over REST).
+func TestApprovalDataIsTheBridgesOwn(t *testing.T) {
+	_, err := approvalToProto(&mcpcore.ApprovalRequest{Server: "s", Tool: "t", Arguments: json.RawMessage(`{"a":`)})
+	if err == nil {
+		t.Fatal("approvalToProto accepted arguments that are not JSON")
+	}
+	st := status.Convert(toStatus(err))
+	if info := errorInfo(st.Details()); st.Code() != codes.Internal || info.GetReason() != ReasonInternal {
+		t.Errorf("status %v %v, want INTERNAL %s", st.Code(), info.GetReason(), ReasonInternal)
+	}
+	if code, ok := HTTPStatus(toStatus(err)); ok {
+		t.Errorf("HTTP status %d, want INTERNAL's own (500)", code)
 	}
 }

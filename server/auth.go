@@ -9,9 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 )
@@ -235,7 +233,7 @@ func (p *principalStream) RecvMsg(m any) error {
 func (s *Service) recoverInto(method string, err *error) {
 	if r := recover(); r != nil {
 		s.logger.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))
-		*err = withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
+		*err = internalError()
 	}
 }
 

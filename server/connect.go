@@ -128,7 +128,7 @@ func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.
 			}
 			return err
 		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
+			return contextStatus(ctx)
 		case <-s.streamsEnd:
 			return statusShuttingDown()
 		}

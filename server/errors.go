@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -82,6 +83,22 @@ const (
 	ReasonApprovalDenied           = "APPROVAL_DENIED"
 	ReasonApprovalExpired          = "APPROVAL_EXPIRED"
 	ReasonApprovalArgumentsChanged = "APPROVAL_ARGUMENTS_CHANGED"
+	// Routing and takeover (routing.go, takeover.go; docs/adr/0070). ReasonWrongReplica: the call reached a
+	// replica that does not own the session it names (the proxy did not route it by SessionRoutingKey or
+	// the path). Retrying through a correctly configured proxy helps.
+	ReasonWrongReplica = "WRONG_REPLICA"
+	// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create
+	// a new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
+	ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
+	// ReasonNoReplicaAvailable: no replica is up while they restart; the sessions are kept in the shared
+	// state. The proxy answers it (deploy/haproxy/haproxy-shared.cfg); the bridge defines it. Retry.
+	ReasonNoReplicaAvailable = "NO_REPLICA_AVAILABLE"
+	// ReasonStateStoreUnavailable: the shared state store (Redis) does not answer, so this replica
+	// cannot take a session over or open one that must be kept. Sessions it holds keep working. Retry.
+	ReasonStateStoreUnavailable = "STATE_STORE_UNAVAILABLE"
+	// ReasonSessionMoved: the session moved to another replica while the call ran (a drain, a handover);
+	// retry through the proxy, with the same call id to resume the call.
+	ReasonSessionMoved = "SESSION_MOVED"
 )
 
 // Metadata keys of google.rpc.ErrorInfo for upstream JSON-RPC errors.
@@ -94,56 +111,84 @@ const (
 // maxErrorData bounds the JSON-RPC error data copied into ErrorInfo metadata.
 const maxErrorData = 4096
 
-// sentinelTable is the one table from mcpcore's sentinel errors to gRPC codes and ErrorInfo reasons.
-// Order matters only where errors wrap each other (InvalidError wraps ErrInvalidAnswer: both map alike).
-var sentinelTable = []struct {
-	err    error
+// statusRow is the gRPC code and ErrorInfo reason of a class of errors.
+type statusRow struct {
 	code   codes.Code
 	reason string
-}{
-	{mcpcore.ErrSessionNotFound, codes.NotFound, ReasonSessionNotFound},
-	{mcpcore.ErrServerNotFound, codes.NotFound, ReasonServerNotFound},
-	{mcpcore.ErrRequestNotFound, codes.NotFound, ReasonRequestNotFound},
-	{mcpcore.ErrRequestEnded, codes.FailedPrecondition, ReasonRequestEnded},
-	{mcpcore.ErrWrongAnswerKind, codes.InvalidArgument, ReasonWrongAnswerKind},
-	{mcpcore.ErrInvalidAnswer, codes.InvalidArgument, ReasonInvalidInput},
-	{mcpcore.ErrTooManySessions, codes.ResourceExhausted, ReasonTooManySessions},
-	{mcpcore.ErrDescriptorLimit, codes.ResourceExhausted, ReasonDescriptorLimit},
-	{errTooManyStreams, codes.ResourceExhausted, ReasonTooManyStreams},
-	{mcpcore.ErrTooManyPending, codes.ResourceExhausted, ReasonTooManyPending},
-	{mcpcore.ErrUnconfiguredServer, codes.PermissionDenied, ReasonUnconfiguredServer},
-	{mcpcore.ErrPermissionDenied, codes.PermissionDenied, ReasonPermissionDenied},
-	{mcpcore.ErrApprovalDenied, codes.PermissionDenied, ReasonApprovalDenied},
-	{mcpcore.ErrApprovalExpired, codes.DeadlineExceeded, ReasonApprovalExpired},
-	{mcpcore.ErrApprovalArgumentsChanged, codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
-	{mcpcore.ErrCapabilityMissing, codes.FailedPrecondition, ReasonCapabilityMissing},
-	// The bridge's own deadlines, before the upstream errors they may wrap and context.DeadlineExceeded.
-	{mcpcore.ErrServerRequestTimedOut, codes.DeadlineExceeded, ReasonServerRequestTimedOut},
-	{mcpcore.ErrRequestTimeout, codes.DeadlineExceeded, ReasonRequestTimeout},
-	{mcpcore.ErrInputRefused, codes.Aborted, ReasonInputRefused},
+}
+
+// classStatus is the one table from the core's error classes (mcpcore.Classify, which also names the
+// metric label) to gRPC codes and ErrorInfo reasons. A class without a row (mcpcore.ErrTaskCreated,
+// which the service never returns) is INTERNAL.
+var classStatus = map[error]statusRow{
+	mcpcore.ErrSessionNotFound:    {codes.NotFound, ReasonSessionNotFound},
+	mcpcore.ErrServerNotFound:     {codes.NotFound, ReasonServerNotFound},
+	mcpcore.ErrRequestNotFound:    {codes.NotFound, ReasonRequestNotFound},
+	mcpcore.ErrRequestEnded:       {codes.FailedPrecondition, ReasonRequestEnded},
+	mcpcore.ErrWrongAnswerKind:    {codes.InvalidArgument, ReasonWrongAnswerKind},
+	mcpcore.ErrInvalidAnswer:      {codes.InvalidArgument, ReasonInvalidInput},
+	mcpcore.ErrTooManySessions:    {codes.ResourceExhausted, ReasonTooManySessions},
+	mcpcore.ErrDescriptorLimit:    {codes.ResourceExhausted, ReasonDescriptorLimit},
+	mcpcore.ErrTooManyPending:     {codes.ResourceExhausted, ReasonTooManyPending},
+	mcpcore.ErrUnconfiguredServer: {codes.PermissionDenied, ReasonUnconfiguredServer},
+	mcpcore.ErrPermissionDenied:   {codes.PermissionDenied, ReasonPermissionDenied},
+	// Approvals: an approver denied the call, nobody decided before the expiry, or the arguments about to
+	// be sent are not those approved (a resumed call retried with other arguments).
+	mcpcore.ErrApprovalDenied:           {codes.PermissionDenied, ReasonApprovalDenied},
+	mcpcore.ErrApprovalExpired:          {codes.DeadlineExceeded, ReasonApprovalExpired},
+	mcpcore.ErrApprovalArgumentsChanged: {codes.FailedPrecondition, ReasonApprovalArgumentsChanged},
+	mcpcore.ErrCapabilityMissing:        {codes.FailedPrecondition, ReasonCapabilityMissing},
+	// The bridge's own deadlines (classified before the upstream errors they may wrap).
+	mcpcore.ErrServerRequestTimedOut: {codes.DeadlineExceeded, ReasonServerRequestTimedOut},
+	mcpcore.ErrRequestTimeout:        {codes.DeadlineExceeded, ReasonRequestTimeout},
+	mcpcore.ErrInputRefused:          {codes.Aborted, ReasonInputRefused},
 	// A resumed call whose first attempt may or may not have run upstream (docs/adr/0022).
-	{mcpcore.ErrCallOutcomeUnknown, codes.Aborted, ReasonCallOutcomeUnknown},
-	{mcpcore.ErrCallIDUsed, codes.AlreadyExists, ReasonCallIDUsed},
-	{mcpcore.ErrKeptOutcomeEvicted, codes.Aborted, ReasonCallOutcomeEvicted},
+	mcpcore.ErrCallOutcomeUnknown: {codes.Aborted, ReasonCallOutcomeUnknown},
+	mcpcore.ErrCallIDUsed:         {codes.AlreadyExists, ReasonCallIDUsed},
+	mcpcore.ErrKeptOutcomeEvicted: {codes.Aborted, ReasonCallOutcomeEvicted},
 	// Shutdown: pending requests ended by the drain, calls cut by the final close.
-	{mcpcore.ErrShuttingDown, codes.Unavailable, ReasonShuttingDown},
+	mcpcore.ErrShuttingDown: {codes.Unavailable, ReasonShuttingDown},
 	// A reload removed the session's server: the session ended; open one to a configured server.
-	{mcpcore.ErrServerRemoved, codes.FailedPrecondition, ReasonServerRemoved},
-	// The session moved to another replica while the call ran (takeover.go): retry, resuming by call id.
-	{mcpcore.ErrSessionMoved, codes.Unavailable, ReasonSessionMoved},
+	mcpcore.ErrServerRemoved: {codes.FailedPrecondition, ReasonServerRemoved},
+	// Session ownership (*ownership.Error, ownershipStatus): the session moved to another replica while the call
+	// ran (retry, resuming by call id), is served by another, or the shared store does not answer.
+	mcpcore.ErrSessionMoved:          {codes.Unavailable, ReasonSessionMoved},
+	mcpcore.ErrWrongReplica:          {codes.Unavailable, ReasonWrongReplica},
+	mcpcore.ErrStateStoreUnavailable: {codes.Unavailable, ReasonStateStoreUnavailable},
 	// A call cut short by DeleteSession: the API contract says in-flight calls fail CANCELLED. A session
 	// that supervision gave up on fails its calls with ErrUnavailable instead.
-	{mcpcore.ErrSessionClosed, codes.Canceled, ReasonSessionClosed},
-	{mcpcore.ErrBadMessage, codes.Internal, ReasonUpstreamBadMessage},
-	// Before ErrUnavailable, which wraps it when a session could not be opened for want of authorization.
-	{mcpcore.ErrAuthorization, codes.FailedPrecondition, ReasonUpstreamAuthorization},
-	{mcpcore.ErrUnavailable, codes.Unavailable, ReasonUnavailable},
-	// The service's own: authentication (auth.go, oidc.go).
-	{errBadToken, codes.Unauthenticated, ReasonUnauthenticated},
-	{errNoCredentials, codes.Unauthenticated, ReasonUnauthenticated},
-	{errIdentityProviderUnavailable, codes.Unavailable, ReasonIdentityProviderUnavailable},
-	{context.DeadlineExceeded, codes.DeadlineExceeded, ReasonDeadlineExceeded},
-	{context.Canceled, codes.Canceled, ReasonCancelled},
+	mcpcore.ErrSessionClosed: {codes.Canceled, ReasonSessionClosed},
+	mcpcore.ErrBadMessage:    {codes.Internal, ReasonUpstreamBadMessage},
+	// Classified before ErrUnavailable, which wraps it when a session could not be opened for want of
+	// authorization.
+	mcpcore.ErrAuthorization: {codes.FailedPrecondition, ReasonUpstreamAuthorization},
+	mcpcore.ErrUnavailable:   {codes.Unavailable, ReasonUnavailable},
+	context.DeadlineExceeded: {codes.DeadlineExceeded, ReasonDeadlineExceeded},
+	context.Canceled:         {codes.Canceled, ReasonCancelled},
+}
+
+// ownStatus is the table of the service's own sentinels, which the core does not classify: checked
+// before the core's classes.
+var ownStatus = []struct {
+	err error
+	statusRow
+}{
+	{errTooManyStreams, statusRow{codes.ResourceExhausted, ReasonTooManyStreams}},
+	// Authentication (auth.go, oidc.go).
+	{errBadToken, statusRow{codes.Unauthenticated, ReasonUnauthenticated}},
+	{errNoCredentials, statusRow{codes.Unauthenticated, ReasonUnauthenticated}},
+	{errIdentityProviderUnavailable, statusRow{codes.Unavailable, ReasonIdentityProviderUnavailable}},
+}
+
+// row is the table's row of err: the service's own sentinel it wraps, else its class's (mcpcore.Classify).
+func row(err error) (statusRow, bool) {
+	for _, r := range ownStatus {
+		if errors.Is(err, r.err) {
+			return r.statusRow, true
+		}
+	}
+	r, ok := classStatus[mcpcore.Classify(err)]
+	return r, ok
 }
 
 // jsonrpcCodes maps JSON-RPC error codes a server returns to gRPC codes. Codes not listed are UNKNOWN.
@@ -195,6 +240,16 @@ func HTTPStatus(err error) (int, bool) {
 // that names a principal, when certificates do).
 var errNoCredentials = errors.New("missing bearer token: send the header \"authorization: Bearer <token>\"")
 
+// errOwnData is wrapped by a failure to convert the bridge's own data (ownDataError): INTERNAL, as any
+// error the table does not know.
+var errOwnData = errors.New("the bridge's own data does not convert")
+
+// ownDataError is the error of the bridge's own data (an approval request's canonical arguments) that does
+// not convert: the bridge's failure, never the server's bad message.
+func ownDataError(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v", errOwnData, what, err)
+}
+
 // errRateLimited is wrapped by *RateLimitedError.
 var errRateLimited = errors.New("rate limit reached")
 
@@ -236,28 +291,19 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 	// Upstream JSON-RPC error: only an *mcpcore.UpstreamError is the server's; the SDK's and the core's
 	// own errors are sentinels. A call that failed because a server request went unanswered is reported as
 	// that timeout, with the server's error in the message.
-	var ue *mcpcore.UpstreamError
-	if errors.As(err, &ue) && !errors.Is(err, mcpcore.ErrServerRequestTimedOut) {
-		we, code := ue.Err, ue.Err.Code
-		c, known := jsonrpcCodes[code]
+	if ue, ok := mcpcore.AsUpstream(err); ok {
+		c, known := jsonrpcCodes[ue.Err.Code]
 		if !known {
 			c = codes.Unknown
 		}
-		md := map[string]string{
-			MetaJSONRPCCode:    strconv.FormatInt(code, 10),
-			MetaJSONRPCMessage: we.Message,
-		}
-		if len(we.Data) > 0 && len(we.Data) <= maxErrorData && json.Valid(we.Data) {
-			md[MetaJSONRPCData] = string(we.Data)
-		}
-		return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+		return upstreamStatus(ue, c)
 	}
 	if st, ok := ownershipStatus(err); ok {
 		return st
 	}
 	var ae *mcpcore.ApprovalError
 	if errors.As(err, &ae) {
-		return approvalStatus(ae) // approval.go
+		return approvalStatus(ae)
 	}
 	var rl *RateLimitedError
 	if errors.As(err, &rl) {
@@ -277,19 +323,146 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 		}
 		return withDetails(codes.InvalidArgument, err.Error(), &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, br)
 	}
-	for _, row := range sentinelTable {
-		if errors.Is(err, row.err) {
-			info := &errdetails.ErrorInfo{Reason: row.reason, Domain: ErrorDomain}
-			if row.err == mcpcore.ErrWrongAnswerKind {
-				br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
-					Field: joinField(fieldPrefix, ""), Description: err.Error(),
-				}}}
-				return withDetails(row.code, err.Error(), info, br)
-			}
-			return withDetails(row.code, err.Error(), info)
+	if r, ok := row(err); ok {
+		info := &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain}
+		if errors.Is(err, mcpcore.ErrWrongAnswerKind) {
+			br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
+				Field: joinField(fieldPrefix, ""), Description: err.Error(),
+			}}}
+			return withDetails(r.code, err.Error(), info, br)
+		}
+		return withDetails(r.code, err.Error(), info)
+	}
+	return internalError()
+}
+
+// upstreamStatus is the status c of a JSON-RPC error the server sent: reason UPSTREAM_ERROR with the
+// error's code, message and (bounded, valid JSON) data in the ErrorInfo's metadata.
+func upstreamStatus(ue *mcpcore.UpstreamError, c codes.Code) error {
+	we := ue.Err
+	md := map[string]string{
+		MetaJSONRPCCode:    strconv.FormatInt(we.Code, 10),
+		MetaJSONRPCMessage: we.Message,
+	}
+	if len(we.Data) > 0 && len(we.Data) <= maxErrorData && json.Valid(we.Data) {
+		md[MetaJSONRPCData] = string(we.Data)
+	}
+	return withDetails(c, "upstream error: "+we.Message, &errdetails.ErrorInfo{Reason: ReasonUpstreamError, Domain: ErrorDomain, Metadata: md})
+}
+
+// resourceStatus is toStatus for resources/read, subscribe and unsubscribe of uri. A missing resource is
+// NOT_FOUND, as the API promises: -32002 in MCP before SEP-2164 (the code table), -32602 since. A -32602
+// is a missing resource when its data names the URI asked for ({"uri": uri}, as both protocol eras show
+// it); any other -32602 stays INVALID_ARGUMENT. The error's message is never read (docs/adr/0102).
+func resourceStatus(err error, uri string) error {
+	if ue, ok := mcpcore.AsUpstream(err); ok && ue.Err.Code == jsonrpc.CodeInvalidParams && dataNamesURI(ue.Err.Data, uri) {
+		return upstreamStatus(ue, codes.NotFound)
+	}
+	return toStatus(err)
+}
+
+// dataNamesURI reports whether a JSON-RPC error's data is an object whose "uri" is uri.
+func dataNamesURI(data json.RawMessage, uri string) bool {
+	if len(data) == 0 || len(data) > maxErrorData {
+		return false
+	}
+	var d struct {
+		URI *string `json:"uri"`
+	}
+	return json.Unmarshal(data, &d) == nil && d.URI != nil && *d.URI == uri
+}
+
+// isInvalidArgument reports whether err's status is INVALID_ARGUMENT.
+func isInvalidArgument(err error) bool {
+	return status.Code(toStatus(err)) == codes.InvalidArgument
+}
+
+// taskEndedStatus is the FAILED_PRECONDITION of a tasks/cancel the server refused (err, INVALID_ARGUMENT)
+// for a task that already ended in state: the upstream error's details are kept.
+func taskEndedStatus(err error, taskID, state string) error {
+	p := status.Convert(toStatus(err)).Proto()
+	p.Code = int32(codes.FailedPrecondition)
+	p.Message = "task " + strconv.Quote(taskID) + " already " + state + ": " + p.Message
+	return status.FromProto(p).Err()
+}
+
+// The in-process channel's own statuses (server/gateway/inproc.go), which stand in for grpc-go's on a
+// connection the REST gateway's unary calls skip: the same codes and messages a gRPC client would get.
+
+// InprocMisuse is the INTERNAL of an in-process call the channel cannot make (messages that are not
+// protocol buffers, a handler that returned no message): a bug of the binary, not of a host.
+func InprocMisuse(method, what string) error {
+	return status.Errorf(codes.Internal, "in-process call %s: %s", method, what)
+}
+
+// InprocTooLarge is grpc-go's RESOURCE_EXHAUSTED for a message of n bytes over max: a request the server
+// would not receive (sending false), or a response it would not send (sending true).
+func InprocTooLarge(sending bool, n, max int) error {
+	if sending {
+		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, max)
+	}
+	return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, max)
+}
+
+// ClientStatus is the error a gRPC client of the service would see for a handler's err: its status,
+// UNKNOWN for an error that is not one, and the client's own CANCELLED or DEADLINE_EXCEEDED when its
+// context ended.
+func ClientStatus(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.New(codes.Unknown, err.Error()).Err()
+}
+
+// contextStatus is the CANCELLED or DEADLINE_EXCEEDED of a host's call whose context ended, as grpc-go
+// reports it.
+func contextStatus(ctx context.Context) error {
+	return status.FromContextError(ctx.Err()).Err()
+}
+
+// internalError is the INTERNAL of a failure of the bridge itself (an error it does not know, a panic in
+// a handler): a generic message, as the error's text may hold details hosts need not see.
+func internalError() error {
+	return withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
+}
+
+// Metadata keys of the ErrorInfo of a denied or expired approval.
+const (
+	MetaApprovalRequestID = "approvalRequestId"
+	MetaApprovalRule      = "rule"
+	MetaApprovalDecidedBy = "decidedBy"
+	MetaApproverReason    = "approverReason"
+	MetaApprovalExpires   = "expireTime"
+)
+
+// approvalStatus is the status of a call whose approval was denied or expired: the sentinel's code and
+// reason (the table), the approver's reason in the message, and the request's facts in metadata.
+func approvalStatus(ae *mcpcore.ApprovalError) error {
+	r, _ := row(ae)
+	md := map[string]string{MetaApprovalRequestID: ae.RequestID, MetaApprovalRule: ae.Rule,
+		MetaApprovalExpires: ae.Expires.UTC().Format(time.RFC3339)}
+	if !errors.Is(ae, mcpcore.ErrApprovalExpired) {
+		md[MetaApproverReason] = ae.Reason
+		if ae.DecidedBy != "" {
+			md[MetaApprovalDecidedBy] = ae.DecidedBy
 		}
 	}
-	return withDetails(codes.Internal, "internal error", &errdetails.ErrorInfo{Reason: ReasonInternal, Domain: ErrorDomain})
+	return withDetails(r.code, ae.Error(), &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain, Metadata: md})
+}
+
+// TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.
+var TooDeepMessage = fmt.Sprintf("invalid request: it nests deeper than %d levels of objects and arrays (the bridge's fixed limit, MaxNestingDepth)", MaxNestingDepth)
+
+// TooDeep returns the INVALID_ARGUMENT status (reason INVALID_INPUT) of a request nested deeper than
+// MaxNestingDepth.
+func TooDeep() error {
+	return withDetails(codes.InvalidArgument, TooDeepMessage, &errdetails.ErrorInfo{Reason: ReasonInvalidInput, Domain: ErrorDomain})
 }
 
 // invalidArgument is INVALID_ARGUMENT for a host's bad input, with one violation per field.
@@ -338,42 +511,17 @@ func withDetails(c codes.Code, msg string, details ...protoadapt.MessageV1) erro
 // The owner's sentinels, each UNAVAILABLE with its reason; the message and the ErrorInfo metadata (the
 // replicas involved) are the refusal's own (*ownership.Error). A host retries each through the proxy.
 
-// Reasons of the ownership refusals.
-const (
-	// ReasonWrongReplica: the call reached a replica that does not serve the session it names (the proxy did
-	// not route it by SessionRoutingKey or the path). Retrying through a correctly configured proxy helps.
-	ReasonWrongReplica = "WRONG_REPLICA"
-	// ReasonSessionMoved: the session moved to another replica while the call ran (a drain, a handover);
-	// retry through the proxy, with the same call id to resume the call.
-	ReasonSessionMoved = "SESSION_MOVED"
-	// ReasonStateStoreUnavailable: the shared state store (Redis) does not answer, so this replica
-	// cannot take a session over or open one that must be kept. Sessions it holds keep working. Retry.
-	ReasonStateStoreUnavailable = "STATE_STORE_UNAVAILABLE"
-)
-
-// ownershipReasons maps the owner's sentinels to their reasons.
-var ownershipReasons = []struct {
-	err    error
-	reason string
-}{
-	{ownership.ErrWrongReplica, ReasonWrongReplica},
-	{ownership.ErrMoved, ReasonSessionMoved},
-	{ownership.ErrStoreUnavailable, ReasonStateStoreUnavailable},
-}
-
 // ownershipStatus is the status of a refusal of the owner; false for any other error.
 func ownershipStatus(err error) (error, bool) {
 	var oe *ownership.Error
 	if !errors.As(err, &oe) {
 		return nil, false
 	}
-	for _, row := range ownershipReasons {
-		if errors.Is(oe.Err, row.err) {
-			return withDetails(codes.Unavailable, oe.Message,
-				&errdetails.ErrorInfo{Reason: row.reason, Domain: ErrorDomain, Metadata: oe.Metadata}), true
-		}
+	r, ok := row(oe)
+	if !ok {
+		return internalError(), true
 	}
-	return nil, false
+	return withDetails(r.code, oe.Message, &errdetails.ErrorInfo{Reason: r.reason, Domain: ErrorDomain, Metadata: oe.Metadata}), true
 }
 
 // lookupStatus is the status of a failed lookup of session id: NOT_FOUND naming it, or what toStatus makes

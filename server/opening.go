@@ -9,7 +9,6 @@ package server
 
 import (
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -115,7 +114,7 @@ func (s *Service) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsRequest
 	for {
 		select {
 		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
+			return contextStatus(ctx)
 		case <-s.streamsEnd:
 			return statusShuttingDown()
 		case <-feed.watch.Gap():

@@ -3,14 +3,10 @@ package server
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -100,10 +96,10 @@ func convertAll[T, P any](items []T, convert func(T) (P, error)) ([]P, error) {
 	return out, nil
 }
 
-// upstreamBad logs a server's result the service could not convert and returns its status.
+// upstreamBad reports a server's result the service could not convert on the core's one path for bad
+// upstream data (mcpcore.Session.BadMessage: counted and logged) and returns its status.
 func (s *Service) upstreamBad(sess *mcpcore.Session, err error) error {
-	s.logger.Warn("unusable result from the server", "session", sess.ID(), "server", sess.Server().Name, "error", err)
-	return toStatus(err)
+	return toStatus(sess.BadMessage(err))
 }
 
 type toolCall struct {
@@ -215,7 +211,7 @@ func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest)
 	callID := callIDOf(req.GetCallId())
 	r, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.GetUri()}, mcpcore.CallOptions{CallID: callID, Meta: m})
 	if err != nil {
-		return nil, resourceStatus(err)
+		return nil, resourceStatus(err, req.GetUri())
 	}
 	contents, err := convertAll(r.Contents, resourceContentsToProto)
 	if err != nil {
@@ -226,20 +222,6 @@ func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest)
 		return nil, s.upstreamBad(sess, err)
 	}
 	return out, nil
-}
-
-// resourceStatus is toStatus for resources/read: since SEP-2164 a missing resource is -32602 with the URI
-// in the error data (earlier -32002), and the API promises NOT_FOUND for it.
-func resourceStatus(err error) error {
-	st := status.Convert(toStatus(err))
-	if code, ok := mcpcore.UpstreamCode(err); ok && code == jsonrpc.CodeInvalidParams && st.Code() == codes.InvalidArgument {
-		if strings.Contains(strings.ToLower(st.Message()), "not found") {
-			p := st.Proto()
-			p.Code = int32(codes.NotFound)
-			return status.FromProto(p).Err()
-		}
-	}
-	return st.Err()
 }
 
 // SubscribeResource subscribes to a resource's updates (resource_updated events).
@@ -253,7 +235,7 @@ func (s *Service) SubscribeResource(ctx context.Context, req *pb.SubscribeResour
 		return nil, invalidArgument(required("uri"))
 	}
 	if err := sess.SubscribeResource(ctx, req.GetUri()); err != nil {
-		return nil, resourceStatus(err)
+		return nil, resourceStatus(err, req.GetUri())
 	}
 	return &pb.SubscribeResourceResponse{}, nil
 }
@@ -269,7 +251,7 @@ func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeRe
 		return nil, invalidArgument(required("uri"))
 	}
 	if err := sess.UnsubscribeResource(ctx, req.GetUri()); err != nil {
-		return nil, resourceStatus(err)
+		return nil, resourceStatus(err, req.GetUri())
 	}
 	return &pb.UnsubscribeResourceResponse{}, nil
 }
@@ -469,21 +451,17 @@ func (s *Service) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*p
 // tasks/get then shows the task ended (completed, failed or cancelled), the refusal is FAILED_PRECONDITION
 // as the API documents, with the upstream error's details kept.
 func (s *Service) cancelTaskError(ctx context.Context, sess *mcpcore.Session, taskID string, err error) error {
-	st := status.Convert(toStatus(err))
-	if st.Code() != codes.InvalidArgument {
-		return st.Err()
+	if !isInvalidArgument(err) {
+		return toStatus(err)
 	}
 	t, gerr := sess.GetTask(ctx, taskID, mcpcore.CallOptions{})
 	if gerr != nil {
-		return st.Err()
+		return toStatus(err)
 	}
 	switch t.Status {
 	case "completed", "failed", "cancelled":
 	default:
-		return st.Err()
+		return toStatus(err)
 	}
-	p := st.Proto()
-	p.Code = int32(codes.FailedPrecondition)
-	p.Message = "task " + strconv.Quote(taskID) + " already " + t.Status + ": " + p.Message
-	return status.FromProto(p).Err()
+	return taskEndedStatus(err, taskID, t.Status)
 }

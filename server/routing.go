@@ -24,10 +24,6 @@ const (
 	ReplicaHeader = "mcpbridge-replica"
 )
 
-// ReasonReplicaUnavailable: the replica that owned the session is gone, and the session with it; create a
-// new session. The proxy answers it (deploy/haproxy/haproxy.cfg); the bridge defines it.
-const ReasonReplicaUnavailable = "REPLICA_UNAVAILABLE"
-
 // RoutingOptions are the gRPC server options of a replica: every response carries ReplicaHeader. Without a
 // replica name there is none.
 func (s *Service) RoutingOptions() []grpc.ServerOption {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -238,7 +237,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 			}
 			return stream.Send(&pb.StreamCallToolResponse{CallId: callID, Event: &pb.StreamCallToolResponse_Result{Result: res}})
 		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
+			return contextStatus(ctx)
 		case <-s.streamsEnd:
 			return statusShuttingDown()
 		}

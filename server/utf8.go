@@ -1,13 +1,10 @@
 package server
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -23,15 +20,6 @@ import (
 // below a thousand levels. It is mcpcore.MaxNestingDepth, the one limit the core applies to what it forwards
 // and to what servers answer.
 const MaxNestingDepth = mcpcore.MaxNestingDepth
-
-// TooDeepMessage is the message of a request nested deeper than MaxNestingDepth.
-var TooDeepMessage = fmt.Sprintf("invalid request: it nests deeper than %d levels of objects and arrays (the bridge's fixed limit, MaxNestingDepth)", MaxNestingDepth)
-
-// TooDeep returns the INVALID_ARGUMENT status (reason INVALID_INPUT) of a request nested deeper than
-// MaxNestingDepth.
-func TooDeep() error {
-	return withDetails(codes.InvalidArgument, TooDeepMessage, &errdetails.ErrorInfo{Reason: ReasonInvalidInput, Domain: ErrorDomain})
-}
 
 // CheckDepth returns TooDeep when m nests deeper than MaxNestingDepth (see there how levels count), and nil
 // otherwise. It never descends below the limit, so its work is bounded by the message's size.

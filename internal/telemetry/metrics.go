@@ -238,7 +238,7 @@ func RegisterCoreStats(reg prometheus.Registerer, stats func() mcpcore.Stats) {
 			func() float64 { return float64(v(stats())) })
 	}
 	reg.MustRegister(
-		counter("upstream_malformed_messages_total", "Messages from upstream servers that were not valid JSON-RPC and were dropped.",
+		counter("upstream_malformed_messages_total", "Messages from upstream servers the bridge could not use: not valid JSON-RPC, nested too deeply, or a result of the wrong shape.",
 			func(s mcpcore.Stats) uint64 { return s.MalformedMessages }),
 		counter("upstream_oversized_messages_total", "Messages from upstream servers larger than limits.maxMessageBytes, refused.",
 			func(s mcpcore.Stats) uint64 { return s.OversizedMessages }),

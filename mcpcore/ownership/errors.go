@@ -1,7 +1,6 @@
 package ownership
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -11,12 +10,13 @@ import (
 // call, for the proxy to route on (server.SessionRoutingKey).
 const RoutingKey = "mcpbridge-session"
 
-// The sentinels of ownership. Every refusal of an Owner is an *Error wrapping one of them; a host retries
+// The sentinels of ownership, declared with the core's others (mcpcore/errors.go) so that one classifier
+// (mcpcore.Classify) names them for metrics and the service's one table maps them. Every refusal of an Owner is an *Error wrapping one of them; a host retries
 // each of them through the proxy.
 var (
 	// ErrWrongReplica: the call reached a replica that does not serve the session it names (the proxy did
 	// not route it by RoutingKey, or two live processes were given one replica name).
-	ErrWrongReplica = errors.New("the session is served by another replica")
+	ErrWrongReplica = mcpcore.ErrWrongReplica
 	// ErrMoved: the session is served by another replica now, or is moving there (a hand-back, a lost
 	// lease, a drain). It is the core's mcpcore.ErrSessionMoved, with which calls cut short by the move
 	// fail: retrying through the proxy reaches the new owner, and a call retried with the same call id
@@ -24,7 +24,7 @@ var (
 	ErrMoved = mcpcore.ErrSessionMoved
 	// ErrStoreUnavailable: the shared state store (Redis) does not answer, so this replica can neither take
 	// a session over nor open one that must be kept. Sessions it holds keep working.
-	ErrStoreUnavailable = errors.New("the shared state store does not answer")
+	ErrStoreUnavailable = mcpcore.ErrStateStoreUnavailable
 )
 
 // Error is a refusal of an Owner: Err is one of the sentinels, Message says what happened and what to do,

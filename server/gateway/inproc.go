@@ -2,16 +2,13 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -56,13 +53,13 @@ func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply a
 	in, ok1 := args.(proto.Message)
 	out, ok2 := reply.(proto.Message)
 	if !ok1 || !ok2 {
-		return status.Errorf(codes.Internal, "in-process call %s: messages are not protocol buffers", method)
+		return server.InprocMisuse(method, "messages are not protocol buffers")
 	}
 	if err := server.CheckUTF8(in); err != nil { // the gateway's request check, as dialOptions runs it
 		return err
 	}
 	if n := proto.Size(in); n > c.maxBytes {
-		return status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", n, c.maxBytes)
+		return server.InprocTooLarge(false, n, c.maxBytes)
 	}
 
 	md, _ := metadata.FromOutgoingContext(ctx)
@@ -83,14 +80,14 @@ func (c *inprocChannel) Invoke(ctx context.Context, method string, args, reply a
 	resp, err := h(c.srv, sctx, noDecode, intercept)
 	ts.deliver(opts)
 	if err != nil {
-		return clientError(ctx, err)
+		return server.ClientStatus(ctx, err)
 	}
 	rm, ok := resp.(proto.Message)
 	if !ok || rm == nil {
-		return status.Errorf(codes.Internal, "in-process call %s: the handler returned no message", method)
+		return server.InprocMisuse(method, "the handler returned no message")
 	}
 	if n := proto.Size(rm); n > c.maxBytes {
-		return status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, c.maxBytes)
+		return server.InprocTooLarge(true, n, c.maxBytes)
 	}
 	moveInto(out, rm)
 	return nil
@@ -113,21 +110,6 @@ func moveInto(out, src proto.Message) {
 	if u := s.GetUnknown(); len(u) > 0 {
 		d.SetUnknown(append(d.GetUnknown(), u...))
 	}
-}
-
-// clientError is the error a gRPC client of the server would see for a handler's err: its status, UNKNOWN
-// for an error that is not one, and the client's own CANCELLED or DEADLINE_EXCEEDED when its context ended.
-func clientError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return status.FromContextError(ctx.Err()).Err()
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return status.FromContextError(err).Err()
-	}
-	return status.New(codes.Unknown, err.Error()).Err()
 }
 
 // chainUnary runs interceptors in order around a handler, as grpc.ChainUnaryInterceptor does.

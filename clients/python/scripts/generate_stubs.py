@@ -81,6 +81,34 @@ def generate(out: pathlib.Path) -> None:
         path.write_text(MARKER + text, encoding="utf-8")
     for pkg in (out, out / "mcpbridge", v1):
         (pkg / "__init__.py").write_text(MARKER, encoding="utf-8")
+    _write_reasons(v1 / "reason_pb2.py", out / "reasons.py")
+
+
+def _write_reasons(pb2: pathlib.Path, dest: pathlib.Path) -> None:
+    """Write the client's reason constants from the generated mcpbridge.v1.Reason enum: one str per value,
+    named as the value and equal to its name (the string ErrorInfo.reason carries)."""
+    import importlib.util
+
+    from google.protobuf import descriptor_pool
+
+    spec = importlib.util.spec_from_file_location("_reason_pb2_for_generation", pb2)
+    if spec is None or spec.loader is None:
+        sys.exit(f"generate_stubs: cannot load {pb2}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # registers reason.proto with the default pool (once per process)
+    enum = descriptor_pool.Default().FindEnumTypeByName("mcpbridge.v1.Reason")
+    names = [v.name for v in enum.values if v.number != 0]
+    lines = [
+        MARKER.rstrip("\n"),
+        '"""The ErrorInfo reasons of the bridge\'s errors, generated from the enum mcpbridge.v1.Reason',
+        "(proto/mcpbridge/v1/reason.proto): each constant is the string ErrorInfo.reason carries.\"\"\"",
+        "",
+        "from typing import Final",
+        "",
+    ]
+    lines += [f'{n}: Final = "{n}"' for n in names]
+    lines += ["", "ALL: Final = frozenset({", *[f"    {n}," for n in names], "})", '"""Every reason the bridge sends."""', ""]
+    dest.write_text("\n".join(lines), encoding="utf-8")
 
 
 def _tree(root: pathlib.Path) -> dict[str, str]:

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 
 import grpc
 
+from ._gen import reasons
 from .errors import BridgeError
 
-RETRY_REASONS = frozenset({"", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE", "NO_REPLICA_AVAILABLE"})
+RETRY_REASONS: frozenset[str] = frozenset(
+    {"", reasons.SHUTTING_DOWN, reasons.SESSION_MOVED, reasons.STATE_STORE_UNAVAILABLE, reasons.NO_REPLICA_AVAILABLE}
+)
 """ErrorInfo reasons of the UNAVAILABLE errors that are retried: the transport's own (no ErrorInfo: the
 connection dropped or could not be made, or a proxy answered), the bridge draining for a shutdown or a
 restart, the session moving between replicas (``SESSION_MOVED``: retry through the proxy) and the replicas'

@@ -21,6 +21,7 @@ import grpc.aio
 
 from . import _base, _otel, _retry
 from . import _convert as cv
+from ._gen import reasons
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
@@ -635,7 +636,7 @@ class _AsyncHostStream:
                 log.info("host stream cancelled; reconnecting in %.2fs", delay)
             except grpc.RpcError as err:
                 e = from_rpc_error(err)
-                if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                if e.reason == reasons.REPLICA_UNAVAILABLE and self.replica:
                     # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
                     # (AsyncClient._host_for opens a new one for a new session on a replica of that name).
                     log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
@@ -645,7 +646,7 @@ class _AsyncHostStream:
                     self._closed = True
                     if self._notes_task is not None:
                         self._notes_task.cancel()
-                elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
+                elif _base.is_terminal(e.code) or e.reason == reasons.REPLICA_UNAVAILABLE:
                     log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                     self.core.fail_attaches(e)
                     delay = maximum

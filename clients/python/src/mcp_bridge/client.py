@@ -21,6 +21,7 @@ import grpc
 
 from . import _base, _otel, _retry
 from . import _convert as cv
+from ._gen import reasons
 from ._gen.mcpbridge.v1 import bridge_service_pb2 as pb
 from ._gen.mcpbridge.v1 import bridge_service_pb2_grpc as pb_grpc
 from ._gen.mcpbridge.v1 import host_pb2
@@ -687,7 +688,7 @@ class _SyncHostStream:
             except grpc.RpcError as err:
                 if not self._closed.is_set():
                     e = from_rpc_error(err)
-                    if e.reason == "REPLICA_UNAVAILABLE" and self.replica:
+                    if e.reason == reasons.REPLICA_UNAVAILABLE and self.replica:
                         # The replica is gone, and its sessions with it: they are forgotten, and the stream ends
                         # (Client._host_for opens a new one for a new session on a replica of that name).
                         log.warning("host stream to replica %s: %s; its sessions are lost", self.replica, e)
@@ -695,7 +696,7 @@ class _SyncHostStream:
                         for sid in self.core.session_ids():
                             self.core.remove_session(sid, detach=False)
                         self._closed.set()
-                    elif _base.is_terminal(e.code) or e.reason == "REPLICA_UNAVAILABLE":
+                    elif _base.is_terminal(e.code) or e.reason == reasons.REPLICA_UNAVAILABLE:
                         log.error("host stream refused (%s); retrying in %.2fs", e, maximum)
                         self.core.fail_attaches(e)
                         delay = maximum

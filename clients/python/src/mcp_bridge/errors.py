@@ -13,6 +13,8 @@ from typing import Any
 
 import grpc
 
+from ._gen import reasons
+
 # JSON-RPC / MCP error codes a handler may want to use.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -101,10 +103,10 @@ class BridgeError(Exception):
         return None
 
 
-CALL_OUTCOME_UNKNOWN = "CALL_OUTCOME_UNKNOWN"
+CALL_OUTCOME_UNKNOWN: str = reasons.CALL_OUTCOME_UNKNOWN
 """The ErrorInfo reason of a resumed tool call whose outcome the bridge cannot know (:attr:`BridgeError.outcome_unknown`)."""
 
-SESSION_LOST_REASONS = frozenset({"REPLICA_UNAVAILABLE", "SESSION_CLOSED", "SESSION_NOT_FOUND"})
+SESSION_LOST_REASONS: frozenset[str] = frozenset({reasons.REPLICA_UNAVAILABLE, reasons.SESSION_CLOSED, reasons.SESSION_NOT_FOUND})
 """ErrorInfo reasons that mean a session is gone for good (:attr:`BridgeError.session_lost`)."""
 
 
@@ -200,9 +202,9 @@ class ApprovalArgumentsChangedError(FailedPreconditionError):
 
 
 _BY_REASON: dict[tuple[grpc.StatusCode, str], type[BridgeError]] = {
-    (grpc.StatusCode.PERMISSION_DENIED, "APPROVAL_DENIED"): ApprovalDeniedError,
-    (grpc.StatusCode.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED"): ApprovalExpiredError,
-    (grpc.StatusCode.FAILED_PRECONDITION, "APPROVAL_ARGUMENTS_CHANGED"): ApprovalArgumentsChangedError,
+    (grpc.StatusCode.PERMISSION_DENIED, reasons.APPROVAL_DENIED): ApprovalDeniedError,
+    (grpc.StatusCode.DEADLINE_EXCEEDED, reasons.APPROVAL_EXPIRED): ApprovalExpiredError,
+    (grpc.StatusCode.FAILED_PRECONDITION, reasons.APPROVAL_ARGUMENTS_CHANGED): ApprovalArgumentsChangedError,
 }
 
 

@@ -15,6 +15,7 @@ import dev.mcpbridge.v1.HostAnswer;
 import dev.mcpbridge.v1.HostReply;
 import dev.mcpbridge.v1.JsonRpcError;
 import dev.mcpbridge.v1.ListRootsResult;
+import dev.mcpbridge.v1.Reason;
 import dev.mcpbridge.v1.ReplyAck;
 import dev.mcpbridge.v1.RequestEnded;
 import dev.mcpbridge.v1.ServerRequest;
@@ -364,7 +365,7 @@ final class HostStream {
           "mcp-bridge host stream ended ({0}); reconnecting",
           error == null ? "closed by the bridge" : status.getCode() + " " + status.getDescription());
       McpBridgeException failure = error == null ? null : McpBridgeException.from(error);
-      if (!replica.isEmpty() && failure != null && failure.reason().orElse("").equals("REPLICA_UNAVAILABLE")) {
+      if (!replica.isEmpty() && failure != null && failure.reason().orElse("").equals(Reason.REPLICA_UNAVAILABLE.name())) {
         // The replica is gone, and its sessions with it: forget them and end (McpBridgeClient.hostStreamFor opens
         // a new stream for a new session on a replica of that name).
         LOG.log(Level.WARNING, "mcp-bridge host stream to replica {0}: its sessions are lost ({1})", replica,
@@ -376,7 +377,7 @@ final class HostStream {
         bindings.clear();
         return;
       }
-      if (isPermanent(status.getCode()) || (failure != null && failure.reason().orElse("").equals("REPLICA_UNAVAILABLE"))) {
+      if (isPermanent(status.getCode()) || (failure != null && failure.reason().orElse("").equals(Reason.REPLICA_UNAVAILABLE.name()))) {
         // The bridge refuses the stream itself (no Connect, bad credentials), or the replica it goes to is gone
         // with its sessions: sessions waiting for their first attach fail instead of waiting forever.
         // Reconnecting goes on, at the backoff's pace.

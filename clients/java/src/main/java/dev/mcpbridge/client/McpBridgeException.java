@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
+import dev.mcpbridge.v1.Reason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -24,7 +25,7 @@ public class McpBridgeException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /** The ErrorInfo reason of a resumed tool call whose outcome the bridge cannot know ({@link #outcomeUnknown()}). */
-  public static final String CALL_OUTCOME_UNKNOWN = "CALL_OUTCOME_UNKNOWN";
+  public static final String CALL_OUTCOME_UNKNOWN = Reason.CALL_OUTCOME_UNKNOWN.name();
 
   private final Status.Code code;
   private final transient com.google.rpc.Status details;
@@ -111,7 +112,7 @@ public class McpBridgeException extends RuntimeException {
    * was closed or is unknown ({@code SESSION_CLOSED}, {@code SESSION_NOT_FOUND}).
    */
   public boolean sessionLost() {
-    return reason().map(r -> r.equals("REPLICA_UNAVAILABLE") || r.equals("SESSION_CLOSED") || r.equals("SESSION_NOT_FOUND"))
+    return reason().map(r -> r.equals(Reason.REPLICA_UNAVAILABLE.name()) || r.equals(Reason.SESSION_CLOSED.name()) || r.equals(Reason.SESSION_NOT_FOUND.name()))
         .orElse(false);
   }
 
@@ -143,7 +144,7 @@ public class McpBridgeException extends RuntimeException {
    * the approver's reason). Nothing was sent upstream.
    */
   public boolean approvalDenied() {
-    return code() == Status.Code.PERMISSION_DENIED && reason().filter("APPROVAL_DENIED"::equals).isPresent();
+    return code() == Status.Code.PERMISSION_DENIED && reason().filter(Reason.APPROVAL_DENIED.name()::equals).isPresent();
   }
 
   /**
@@ -151,7 +152,7 @@ public class McpBridgeException extends RuntimeException {
    * Nothing was sent upstream.
    */
   public boolean approvalExpired() {
-    return code() == Status.Code.DEADLINE_EXCEEDED && reason().filter("APPROVAL_EXPIRED"::equals).isPresent();
+    return code() == Status.Code.DEADLINE_EXCEEDED && reason().filter(Reason.APPROVAL_EXPIRED.name()::equals).isPresent();
   }
 
   /**
@@ -187,7 +188,7 @@ public class McpBridgeException extends RuntimeException {
    */
   public boolean approvalArgumentsChanged() {
     return code() == Status.Code.FAILED_PRECONDITION
-        && reason().filter("APPROVAL_ARGUMENTS_CHANGED"::equals).isPresent();
+        && reason().filter(Reason.APPROVAL_ARGUMENTS_CHANGED.name()::equals).isPresent();
   }
 
   private <T extends com.google.protobuf.Message> Optional<T> detail(Class<T> type) {

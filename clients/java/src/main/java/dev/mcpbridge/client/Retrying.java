@@ -1,5 +1,6 @@
 package dev.mcpbridge.client;
 
+import dev.mcpbridge.v1.Reason;
 import io.grpc.Status;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -35,7 +36,8 @@ final class Retrying {
    * WRONG_REPLICA (the proxy is misconfigured).
    */
   static final Set<String> RETRY_REASONS =
-      Set.of("", "SHUTTING_DOWN", "SESSION_MOVED", "STATE_STORE_UNAVAILABLE", "NO_REPLICA_AVAILABLE");
+      Set.of("", Reason.SHUTTING_DOWN.name(), Reason.SESSION_MOVED.name(), Reason.STATE_STORE_UNAVAILABLE.name(),
+          Reason.NO_REPLICA_AVAILABLE.name());
 
   private Retrying() {}
 
