@@ -31,13 +31,20 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
-// peakRSS is the process's peak resident set (VmHWM), in bytes.
-func peakRSS(t testing.TB, pid int) int64 {
+// procFile is /proc/PID/name of the process.
+func procFile(t testing.TB, pid int, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in bytes.
+func peakRSS(t testing.TB, pid int) int64 {
+	t.Helper()
+	b := procFile(t, pid, "status")
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)

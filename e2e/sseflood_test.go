@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,10 +19,7 @@ import (
 // cpuTicks is the CPU time (user + system) the process has used, in clock ticks (/proc/PID/stat).
 func cpuTicks(t testing.TB, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := procFile(t, pid, "stat")
 	// The command name, in parentheses, may hold spaces: the fields are counted after its ")".
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	utime, err1 := strconv.ParseInt(fields[11], 10, 64) // field 14 of proc(5)
