@@ -140,7 +140,7 @@ func (r *restartableServer) start() {
 		if ln, err = net.Listen("tcp", r.addr); err == nil {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a real port the kernel just released; retried
 	}
 	if err != nil {
 		r.t.Fatalf("listening again on %s: %v", r.addr, err)

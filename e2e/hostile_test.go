@@ -25,18 +25,26 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
-// peakRSS is the process's peak resident set (VmHWM), in bytes.
-func peakRSS(t testing.TB, pid int) int64 {
+// procFile is /proc/PID/name of the process.
+func procFile(t testing.TB, pid int, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in bytes.
+func peakRSS(t testing.TB, pid int) int64 {
+	t.Helper()
+	b := procFile(t, pid, "status")
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
@@ -444,4 +452,54 @@ func TestHostileNotificationFlood(t *testing.T) {
 		t.Errorf("no notification counted as dropped of a %d-notification flood", floods)
 	}
 	t.Logf("%v of %d notifications dropped", dropped, floods)
+}
+
+// deepValue is a google.protobuf.Value nested depth levels of ListValue deep (two messages a level).
+func deepValue(depth int) *structpb.Value {
+	v := &structpb.Value{}
+	for range depth {
+		v = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{v}})
+	}
+	return v
+}
+
+// Issue 31, item 5: a gRPC request nested deeper than protobuf's own decoder goes (its recursion limit,
+// reached near 5,000 levels of Struct values) is refused as REST refuses the same: INVALID_ARGUMENT,
+// INVALID_INPUT, naming the bridge's nesting limit, on unary and streaming methods alike, and logged. Before:
+// grpc-go answered INTERNAL "grpc: error unmarshalling request" before any interceptor ran.
+func TestHostileGRPCDeepNesting(t *testing.T) {
+	b := start(t, bridgeConfig{})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.GetSession().GetSessionId()
+	want := func(what string, err error) {
+		t.Helper()
+		if status.Code(err) != codes.InvalidArgument || reasonOf(err) != "INVALID_INPUT" ||
+			!strings.Contains(status.Convert(err).Message(), "deeper than 128 levels") {
+			t.Errorf("%s = %v (reason %q), want INVALID_ARGUMENT INVALID_INPUT naming the nesting limit", what, err, reasonOf(err))
+		}
+	}
+	for _, depth := range []int{200, 5000, 10000} {
+		req := &pb.CallToolRequest{SessionId: sid, Name: "echo",
+			Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"a": deepValue(depth)}}}
+		_, err := b.client.CallTool(ctx, req)
+		want(fmt.Sprintf("CallTool %d deep", depth), err)
+		st, err := b.client.StreamCallTool(ctx, &pb.StreamCallToolRequest{SessionId: sid, Name: "echo", Arguments: req.Arguments})
+		if err == nil {
+			_, err = st.Recv()
+		}
+		want(fmt.Sprintf("StreamCallTool %d deep", depth), err)
+	}
+	b.logs.waitFor(t, func(rec map[string]any) bool {
+		return rec["msg"] == "gRPC message refused" && rec["method"] == "/mcpbridge.v1.BridgeService/CallTool" &&
+			rec["code"] == "InvalidArgument"
+	})
+	// The session goes on.
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "echo", Arguments: args(t, map[string]any{"text": "still here"})})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "still here") {
+		t.Errorf("after the deep requests: %v, %v", res, err)
+	}
 }

@@ -228,7 +228,7 @@ func TestKeptResultsExpireWhenIdle(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%v outcomes (%v bytes) still kept 60 s after a 2 s TTL with no calls", n, kb)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the real binary expires on its own clock: polled from outside
 	}
 	t.Logf("RSS with the outcomes kept %d MB, after their expiry %d MB", before>>20, rssBytes(t, pid)>>20)
 }
@@ -378,6 +378,6 @@ func waitReady(t *testing.T, b *bridge, id string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("session %s is %v, want READY", id, gs.GetSession().GetState())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a real process reconnecting; polled (GetSession has no wait)
 	}
 }

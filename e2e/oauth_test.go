@@ -119,7 +119,7 @@ func pendingAuthorization(t *testing.T, ctx context.Context, c pb.BridgeServiceC
 				return r
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a real process: the bridge offers no stream of an authorization request appearing; polled
 	}
 	t.Fatal("no authorization request within 60s")
 	return nil
@@ -305,7 +305,7 @@ func TestUpstreamOAuthOverREST(t *testing.T) {
 			req, _ = reqs[0].(map[string]any)
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a real process: REST has no stream of pending requests; polled
 	}
 	if req == nil {
 		t.Fatal("no authorization request listed within 60s")

@@ -162,7 +162,7 @@ func testRestart(t *testing.T, kill bool) {
 			if time.Now().After(deadline) {
 				t.Fatalf("session %s is %v after the restart, want READY", id, gs.GetSession().GetState())
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a real process reconnecting to a real server; polled (GetSession has no wait)
 		}
 	}
 

@@ -149,7 +149,7 @@ func startHAProxyWith(t *testing.T, replicas []*bridge, cfg string) *haproxy {
 		if time.Now().After(deadline) {
 			t.Fatalf("haproxy did not answer on %s within 30s: %v", h.http, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a real haproxy process: nothing signals it is listening; polled
 	}
 	return h
 }

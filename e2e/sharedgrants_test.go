@@ -73,7 +73,7 @@ func TestSharedStateSharesUpstreamGrants(t *testing.T) {
 			l, _ := r2.client.ListPendingRequests(alice, &pb.ListPendingRequestsRequest{SessionId: "-"})
 			t.Fatalf("whoami through r2 after the takeover: %v (requests pending on r2: %v)", err, l.GetRequests())
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real replicas: the takeover completes in another process; polled
 	}
 	if n := len(as.Requests("authorize")); n != 1 {
 		t.Errorf("%d authorizations, want 1: r2 asked the person again", n)

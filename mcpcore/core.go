@@ -158,6 +158,8 @@ type coreStats struct {
 	descriptorRefusals atomic.Uint64
 	// notificationsDropped counts servers' notifications over the rate a session may send (events.go).
 	notificationsDropped atomic.Uint64
+	// streamThrottled counts the waits of standalone SSE streams read over their budget (ssepace.go).
+	streamThrottled atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.
@@ -177,6 +179,9 @@ type Stats struct {
 	// NotificationsDropped counts progress and log notifications of servers dropped over the rate a
 	// session may send.
 	NotificationsDropped uint64
+	// StreamThrottled counts the times the bridge stopped reading a server's standalone SSE stream because it
+	// sent faster than its budget (ssepace.go).
+	StreamThrottled uint64
 }
 
 // New returns a Core configured by opts. It starts no goroutines; sessions start their own.
@@ -239,6 +244,7 @@ func (c *Core) Stats() Stats {
 		Reinitialized:        c.stats.reinitialized.Load(),
 		DescriptorRefusals:   c.stats.descriptorRefusals.Load(),
 		NotificationsDropped: c.stats.notificationsDropped.Load(),
+		StreamThrottled:      c.stats.streamThrottled.Load(),
 	}
 }
 

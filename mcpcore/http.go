@@ -186,7 +186,11 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
 	case "text/event-stream":
-		resp.Body = &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: sentID}
+		st := &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: sentID}
+		if req.Method == http.MethodGet {
+			st.pace = newStreamPace(req.Context(), h.max)
+		}
+		resp.Body = st
 	}
 	return resp, nil
 }
@@ -297,7 +301,8 @@ type sseTap struct {
 	origin *activeCall
 	max    int
 
-	reqID jsonrpc.ID // the wire id of the request this stream answers (a POST's); invalid for GET
+	reqID jsonrpc.ID  // the wire id of the request this stream answers (a POST's); invalid for GET
+	pace  *streamPace // the standalone GET stream's read budget (ssepace.go); nil for a POST's stream
 	out   []byte
 	err   error
 	multi bool // inside a data field of several lines (until the blank line that ends the event)
@@ -330,6 +335,9 @@ var errSSENotJSON = errors.New("SSE data is not JSON")
 func (s *sseTap) Read(p []byte) (int, error) {
 	for len(s.out) == 0 && s.err == nil {
 		line, size, oversized, err := readSSELine(s.br, s.max)
+		if s.pace != nil {
+			s.pace.wait(s, size)
+		}
 		s.out = s.transform(line, size, oversized)
 		s.err = err
 	}
@@ -341,7 +349,12 @@ func (s *sseTap) Read(p []byte) (int, error) {
 	return 0, s.err
 }
 
-func (s *sseTap) Close() error { return s.body.Close() }
+func (s *sseTap) Close() error {
+	if s.pace != nil {
+		s.pace.stop() // wakes a Read waiting for its budget
+	}
+	return s.body.Close()
+}
 
 func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 	data, isData := bytes.CutPrefix(line, []byte("data:"))

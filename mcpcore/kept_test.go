@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,32 +55,30 @@ func TestKeptResultsBudgetEvictsOldest(t *testing.T) {
 	}
 }
 
-// Expiry runs on the store's own clock: outcomes and marks go at their TTL with no further call.
+// Expiry runs on the store's own clock: outcomes and marks go at their TTL with no further call. On synctest's
+// fake clock: the TTL passes without waiting, and synctest.Wait lets the expiry timer run before the check.
 func TestKeptResultsExpireWithoutCalls(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	k := newKeptResults(KeptResultsPolicy{MaxBytes: 8 << 10, TTL: 100 * time.Millisecond})
-	defer k.close()
-	for _, id := range []string{"s/a", "s/b", "s/c", "s/d"} {
-		if err := k.add(id, &keptOutcome{result: textResult(3000)}); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		k := newKeptResults(KeptResultsPolicy{MaxBytes: 8 << 10, TTL: 100 * time.Millisecond})
+		defer k.close()
+		for _, id := range []string{"s/a", "s/b", "s/c", "s/d"} {
+			if err := k.add(id, &keptOutcome{result: textResult(3000)}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+		time.Sleep(101 * time.Millisecond) // fake time: just past the TTL
+		synctest.Wait()
 		k.mu.Lock()
 		n := len(k.m)
 		k.mu.Unlock()
-		if n == 0 {
-			break
+		if n != 0 {
+			t.Fatalf("%d entries still kept just after a 100 ms TTL", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d entries still kept 10 s after a 100 ms TTL", n)
+		if st := k.stats(); st.Bytes != 0 || st.Expired == 0 || st.Evicted == 0 {
+			t.Fatalf("stats %+v after the TTL", st)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if st := k.stats(); st.Bytes != 0 || st.Expired == 0 || st.Evicted == 0 {
-		t.Fatalf("stats %+v after the TTL", st)
-	}
+	})
 }
 
 // A call with a host call id leaves its id in the store while it is in flight (docs/adr/0099): the record

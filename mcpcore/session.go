@@ -357,6 +357,9 @@ type generation struct {
 	lost atomic.Bool
 	// dead is set as soon as the connection is known to be broken (read error, write error, close).
 	dead atomic.Bool
+	// toolsListing serializes the tools/list a call makes when the connection does not know its tool
+	// (paramheaders.go).
+	toolsListing sync.Mutex
 
 	endOnce sync.Once
 	ended   chan struct{} // closed by markDead: the supervisor must replace the connection

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -121,6 +122,11 @@ type wireTap struct {
 
 	badLog logThrottle // the log lines about bad frames (badFrame)
 	flood  logThrottle // the server's progress and log notifications (received)
+	// dropLog bounds the log lines about dropped notifications as badLog does for bad frames: under a
+	// flood one followed every notification that passed (a thousand lines a second); unlogged counts the
+	// drops not yet logged.
+	dropLog  logThrottle
+	unlogged atomic.Uint64
 }
 
 func newWireTap(s *Session, g *generation) *wireTap {
@@ -330,7 +336,10 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 				return nil, false
 			}
 			if dropped > 0 {
-				t.s.logger.Warn("server notifications dropped: over the rate a session may send", "dropped", dropped, "rate", notificationRate)
+				t.unlogged.Add(dropped)
+				if ok, _ := t.dropLog.allow(badFrameLogBurst, badFrameLogWindow); ok {
+					t.s.logger.Warn("server notifications dropped: over the rate a session may send", "dropped", t.unlogged.Swap(0), "rate", notificationRate)
+				}
 				if t.s.events != nil {
 					t.s.events.publish(Event{Kind: EventDropped, Dropped: dropped})
 				}

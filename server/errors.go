@@ -532,3 +532,11 @@ func lookupStatus(id string, err error) error {
 	}
 	return toStatus(err)
 }
+
+// ---- A request message that does not decode (server/decode.go) ----
+
+// undecodableRequest is the status of a host's gRPC request message that protobuf cannot decode (and that is
+// not merely nested too deep: that is TooDeep): the host's error, INVALID_ARGUMENT, INVALID_INPUT.
+func undecodableRequest(err error) error {
+	return withDetails(codes.InvalidArgument, "invalid request: "+err.Error(), &errdetails.ErrorInfo{Reason: ReasonInvalidInput, Domain: ErrorDomain})
+}

@@ -103,9 +103,10 @@ func (c *responseMemo[R, P]) forget(k weak.Pointer[R]) {
 
 // EncodingOptions are the gRPC server options that let it send a list response's kept encoding instead of
 // marshaling the message again: its codec is grpc-go's proto codec, except for a message registered in
-// preEncoded, which it writes as registered. The bridge's server uses them next to ServerOptions.
+// preEncoded, which it writes as registered. The bridge's server uses them next to ServerOptions. It decodes
+// with decodeCodec, which Register's handlers need (decode.go): the server has one codec.
 func (s *Service) EncodingOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(preEncodedCodec{encoding.GetCodecV2(encproto.Name)})}
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(preEncodedCodec{decodeCodec{encoding.GetCodecV2(encproto.Name)}})}
 }
 
 // preEncodedCodec is the gRPC server's codec: proto, with the encodings kept in preEncoded.

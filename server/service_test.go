@@ -882,12 +882,13 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 	}
 	h := b.connect(ctx)
 	h.attach(ids[0]) // the stream's own goroutines are running now
+	// No signal says the stream's goroutines have all started or parked: a settling pause before counting them.
 	time.Sleep(50 * time.Millisecond)
 	before := runtime.NumGoroutine()
 	if got := h.attach(ids[1:]...); len(got.GetSessionIds()) != n {
 		t.Fatalf("attached %v, want %d sessions", got.GetSessionIds(), n)
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the same settling pause
 	if added := runtime.NumGoroutine() - before; added >= n-1 {
 		t.Errorf("attaching %d sessions added %d goroutines, want fewer than one each", n-1, added)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	mcpbridgev1 "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -30,20 +29,26 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr + "/mcp"
 }
 
-// waitHealth polls the health of service until it is want; the health of servers is copied from the core
-// every healthInterval. It fails the test if that does not happen within testTimeout.
+// waitHealth watches the health of service (the health service's Watch stream: each change is sent) until it
+// is want; the health of servers is copied from the core every healthInterval. It fails the test if that
+// does not happen within testTimeout.
 func waitHealth(t *testing.T, hc healthpb.HealthClient, service string, want healthpb.HealthCheckResponse_ServingStatus) {
 	t.Helper()
 	ctx := testContext(t)
+	st, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *healthpb.HealthCheckResponse
 	for {
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
-		if err == nil && resp.Status == want {
+		resp, err := st.Recv()
+		if err != nil {
+			t.Fatalf("health of %q = %v, %v; want %v", service, last, err, want)
+		}
+		if resp.Status == want {
 			return
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("health of %q = %v, %v; want %v", service, resp, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
+		last = resp
 	}
 }
 

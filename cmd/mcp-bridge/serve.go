@@ -332,7 +332,13 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	opts = append(opts, refusalLogging(b.logger)) // what grpc-go refuses before any interceptor
 	opts = append(opts, svcOpts...)
 	b.grpcServer = grpc.NewServer(opts...)
-	mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
+	// The service registers itself where it can: a request that does not decode is then the host's error
+	// (server/decode.go). A test's service without it is registered as generated.
+	if r, ok := b.svc.(interface{ Register(grpc.ServiceRegistrar) }); ok {
+		r.Register(b.grpcServer)
+	} else {
+		mcpbridgev1.RegisterBridgeServiceServer(b.grpcServer, b.svc)
+	}
 	b.health = health.NewServer()
 	healthpb.RegisterHealthServer(b.grpcServer, b.health)
 	reflection.Register(b.grpcServer)

@@ -114,7 +114,7 @@ func TestLeasePausedOwnerIsFenced(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("b could not take the session over after a's lease expired: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a real redis-server: the lease expires on its clock (TIME), which a test cannot fake; polled
 	}
 	if rig.a.Holds("s-1") {
 		t.Error("a still counts its lease as held after it expired")
@@ -172,7 +172,7 @@ func TestLeaseRedisDown(t *testing.T) {
 	if !rig.a.Down() {
 		t.Fatal("Down is false while Redis is stopped")
 	}
-	time.Sleep(time.Second) // past the lease's TTL
+	time.Sleep(time.Second) // past the lease's TTL on a real redis-server's clock (TIME), which a test cannot fake
 	if !rig.a.Holds("s-1") {
 		t.Error("the holder stopped holding while Redis was down")
 	}

@@ -248,6 +248,8 @@ func RegisterCoreStats(reg prometheus.Registerer, stats func() mcpcore.Stats) {
 			func(s mcpcore.Stats) uint64 { return s.DescriptorRefusals }),
 		counter("upstream_notifications_dropped_total", "Progress and log notifications of servers dropped over the rate one session may send.",
 			func(s mcpcore.Stats) uint64 { return s.NotificationsDropped }),
+		counter("upstream_stream_throttled_total", "Times the bridge stopped reading a server's standalone SSE stream that sent faster than its read budget.",
+			func(s mcpcore.Stats) uint64 { return s.StreamThrottled }),
 	)
 }
 

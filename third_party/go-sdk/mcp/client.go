@@ -614,6 +614,15 @@ func (cs *ClientSession) Wait() error {
 	return cs.conn.Wait()
 }
 
+// KnowsTool reports whether the session knows the definition of the named
+// tool from a tools/list result (a page of one), which CallTool needs to
+// mirror the tool's x-mcp-header parameters into Mcp-Param-* headers on the
+// Streamable HTTP transport. A client that calls a tool it has not listed on
+// this session can list the tools first when it does not.
+func (cs *ClientSession) KnowsTool(name string) bool {
+	return cs.lookupTool(name) != nil
+}
+
 // lookupTool returns the most recently seen definition of the tool with the
 // given name across all cached ListTools results, or nil if no such tool has
 // been seen. It is used by CallTool to inject the tool definition into the
