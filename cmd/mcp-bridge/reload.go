@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -122,10 +124,26 @@ func (r *reloader) reload(trigger string) string {
 		r.logger.Error("configuration not reloaded", "trigger", trigger, "error", err)
 		return r.record(reloadFailed, err)
 	}
+	rotated := slices.Contains(changed, "state.key")
+	if rotated {
+		if err := r.rekey(cfg.State.Key.Reveal()); err != nil {
+			err = fmt.Errorf("%s: %w; nothing of the file was applied", cfg.State.KeySource(), err)
+			r.logger.Error("configuration not reloaded: the state key cannot rotate; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
+			return r.record(reloadRefused, err)
+		}
+	}
 	rep, err := ls.reconfigure(cfg, r.logger)
 	if err != nil {
+		if rotated { // back to the old sealing key; the new one still opens what it sealed meanwhile
+			if rerr := r.rekey(r.cfg.State.Key.Reveal() + "\n" + cfg.State.Key.Reveal()); rerr != nil {
+				r.logger.Error("state key: the rotation could not be undone; the new key seals", "error", rerr)
+			}
+		}
 		r.logger.Error("configuration not reloaded; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
 		return r.record(reloadFailed, err)
+	}
+	if rotated {
+		r.logger.Info("state key rotated: the first key of the file seals what is written from now on; the others open what they sealed", "key_file", cfg.State.KeySource())
 	}
 	r.cfg = cfg
 	r.generation.Add(1)
@@ -133,6 +151,23 @@ func (r *reloader) reload(trigger string) string {
 		"servers_added", rep.Added, "servers_removed", rep.Removed, "servers_changed", rep.Changed, "sessions_ending", rep.Retiring)
 	return r.record(reloadApplied, nil)
 }
+
+// rekey makes the key ring written in raw (state.ParseKeyRing) the state store's.
+func (r *reloader) rekey(raw string) error {
+	if r.b.store == nil {
+		return errors.New("no state store to rotate the key of")
+	}
+	ring, err := state.ParseKeyRing([]byte(raw))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rekeyTimeout)
+	defer cancel()
+	return state.Rekey(ctx, r.b.store, ring)
+}
+
+// rekeyTimeout bounds a rotation's check of the records and its write of the canary.
+const rekeyTimeout = 30 * time.Second
 
 func (r *reloader) record(result string, err error) string {
 	st := &reloadStatus{Generation: r.generation.Load(), File: r.cfg.File, LastAttempt: time.Now().UTC(), LastResult: result}
@@ -146,13 +181,13 @@ func (r *reloader) record(result string, err error) string {
 	return result
 }
 
-// watchedFiles are the files whose change triggers a reload: the configuration file, the tokens file and
-// the TLS files.
+// watchedFiles are the files whose change triggers a reload: the configuration file, the tokens file, the
+// TLS files and the state key file.
 func (r *reloader) watchedFiles() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var files []string
-	for _, f := range []string{r.cfg.File, r.cfg.Auth.TokensFile, r.cfg.TLS.CertFile, r.cfg.TLS.KeyFile, r.cfg.TLS.ClientCAFile} {
+	for _, f := range []string{r.cfg.File, r.cfg.Auth.TokensFile, r.cfg.TLS.CertFile, r.cfg.TLS.KeyFile, r.cfg.TLS.ClientCAFile, r.cfg.State.KeyFile} {
 		if f != "" {
 			files = append(files, f)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/console"
 	"github.com/mcp-bridge/mcp-bridge/internal/door"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
@@ -71,6 +72,8 @@ type bridge struct {
 	cfg *config.Config
 	// storeHealth reports the state store's health for /readyz (state.TrackedStore.Health).
 	storeHealth func() error
+	// store is the state store, whose keys a reload rotates (reload.go).
+	store *state.TrackedStore
 	logger      *slog.Logger
 	tls         *tlsFiles // nil without TLS
 	// reload reads the configuration file again and applies it (reload.go); set once serving.
@@ -130,6 +133,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
+	b.store = store
 	if cfg.State.Durable() {             // a store in memory cannot fail
 		b.storeHealth = store.Health
 	}

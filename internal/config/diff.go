@@ -19,6 +19,7 @@ var liveKeys = []string{
 	"auth.tokensFile", "auth.tokens", "auth.oidc", "auth.mtls",
 	"rateLimits",
 	"limits.maxSessions", "limits.maxSessionsPerPrincipal", "limits.maxPendingPerSession",
+	"state.key", // the key file's content (a rotation); its path needs a restart
 }
 
 // IsLiveKey reports whether the key path can change without a restart.

@@ -1,0 +1,147 @@
+package e2e
+
+// Live secrets, audit, console and limits (docs/adr/0100-live-state-key-audit-console-limits.md) through the
+// real binary.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
+)
+
+// writeFileAtomic replaces path's content through a rename, as an editor or a secret manager does.
+func writeFileAtomic(t *testing.T, path, body string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hup sends SIGHUP to the bridge and returns the record of the reload it caused.
+func (b *bridge) hup(t *testing.T) map[string]any {
+	t.Helper()
+	mark := b.logMark()
+	if err := b.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	return b.waitAfter(t, mark, isReload("SIGHUP"))
+}
+
+// TestReloadRotatesStateKey: the state key file rotated under a running bridge (the new key on the first
+// line, the old one below it) is taken without a restart: the new key seals what is written from then on,
+// the old one still opens what was sealed before, and after a kill -9 a restart with the rotated file
+// restores every session and every answer — while the old key alone no longer opens the store.
+func TestReloadRotatesStateKey(t *testing.T) {
+	dir := t.TempDir()
+	stateFile, keyFile := filepath.Join(dir, "state.db"), filepath.Join(dir, "state.key")
+	oldKey, newKey := strings.TrimSpace(string(state.NewKey())), strings.TrimSpace(string(state.NewKey()))
+	writeFileAtomic(t, keyFile, oldKey+"\n")
+	cfg := bridgeConfig{
+		extra: fmt.Sprintf("state:\n  file: %q\n  keyFile: %q\n", stateFile, keyFile),
+		flags: []string{"--admin-addr", "127.0.0.1:0"},
+	}
+	b := start(t, cfg)
+	ctx := testCtx(t)
+	create := func() string {
+		t.Helper()
+		cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs.GetSession().GetSessionId()
+	}
+	before := create()
+	h := b.connect(ctx)
+	h.attach(before)
+	// A round of two questions: the first is answered after the rotation, the second after the restart.
+	b.callAsync(ctx, &pb.CallToolRequest{SessionId: before, Name: "elicit_pair", CallId: "call-before"})
+	r1, r2 := h.nextRequest(), h.nextRequest()
+	if r1.GetInputKey() != "first" {
+		r1, r2 = r2, r1
+	}
+
+	writeFileAtomic(t, keyFile, newKey+"\n"+oldKey+"\n")
+	mark := b.logMark()
+	rec := b.hup(t)
+	// The watch sees the key file too: the reload it causes may come first, and the signal's finds the
+	// file unchanged.
+	if rec["msg"] != "configuration reloaded" && rec["msg"] != "configuration unchanged" {
+		t.Fatalf("reload after the key rotation = %v", rec)
+	}
+	b.waitAfter(t, mark, func(rec map[string]any) bool {
+		return strings.HasPrefix(fmt.Sprint(rec["msg"]), "state key rotated")
+	})
+	if rz := readyzConfig(t, b); rz["lastResult"] != "applied" && rz["lastResult"] != "unchanged" || rz["generation"] == float64(1) {
+		t.Errorf("/readyz config after the rotation = %v, want a new generation", rz)
+	}
+
+	after := create()
+	h.attach(after)
+	ack := h.reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
+	}}})
+	if !ack.GetAccepted() {
+		t.Fatalf("answer after the rotation: %v", ack)
+	}
+	b.callAsync(ctx, &pb.CallToolRequest{SessionId: after, Name: "elicit", CallId: "call-after"})
+	r3 := h.nextRequest()
+	b.kill()
+
+	// The old key alone no longer opens the store: what was written after the rotation is sealed under the
+	// new one.
+	oldOnly := filepath.Join(dir, "old.key")
+	writeFileAtomic(t, oldOnly, oldKey+"\n")
+	oldConf := filepath.Join(dir, "old.yaml")
+	writeFileAtomic(t, oldConf, fmt.Sprintf("state:\n  file: %q\n  keyFile: %q\n", stateFile, oldOnly))
+	if code, out := runBridge(t, nil, "--config", oldConf); code != 2 || !strings.Contains(out, "key") {
+		t.Errorf("the bridge with the old key alone after the rotation = status %d %q, want 2 naming the key", code, out)
+	}
+
+	// The rotated key file opens everything: both sessions, the answer given after the rotation, both
+	// questions still pending.
+	b2 := start(t, cfg)
+	waitReady(t, b2, before)
+	waitReady(t, b2, after)
+	h2 := b2.connect(ctx)
+	h2.attach(before, after)
+	want := map[string]bool{r2.GetRequestId(): true, r3.GetRequestId(): true}
+	for len(want) > 0 {
+		r := h2.nextRequest()
+		if !want[r.GetRequestId()] {
+			t.Fatalf("after the restart, request %s was raised, which was not pending", r.GetRequestId())
+		}
+		delete(want, r.GetRequestId())
+	}
+	for _, p := range []struct {
+		id, session, call, tool, want string
+		content                       map[string]any
+	}{
+		{r2.GetRequestId(), before, "call-before", "elicit_pair", "first=Grace second=Lin", map[string]any{"name": "Lin"}},
+		{r3.GetRequestId(), after, "call-after", "elicit", "accepted: name=Lin age=36", map[string]any{"name": "Lin", "age": 36}},
+	} {
+		ack := h2.reply(p.id, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, p.content),
+		}}})
+		if !ack.GetAccepted() {
+			t.Fatalf("answer to %s after the restart: %v", p.id, ack)
+		}
+		res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: p.session, Name: p.tool, CallId: p.call, Resume: true})
+		if err != nil {
+			t.Fatalf("resumed call %s: %v", p.call, err)
+		}
+		if got := textOf(res.GetResult()); !strings.Contains(got, p.want) {
+			t.Errorf("resumed call %s = %q, want %q", p.call, got, p.want)
+		}
+	}
+}
+
