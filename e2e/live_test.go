@@ -4,12 +4,17 @@ package e2e
 // real binary.
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
@@ -145,3 +150,67 @@ func TestReloadRotatesStateKey(t *testing.T) {
 	}
 }
 
+
+// watchStream opens a WatchEvents stream of session id and waits for its response headers (the bridge
+// sends them first) or its refusal.
+func watchStream(ctx context.Context, b *bridge, id string) error {
+	st, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
+	if err != nil {
+		return err
+	}
+	md, err := st.Header()
+	if err == nil && md == nil { // ended without headers: the status is the refusal
+		_, err = st.Recv()
+	}
+	return err
+}
+
+// TestReloadLimitsAndAllowedHosts: the keys added with the walls (listen.allowedHosts and the limits read
+// at each use) change on SIGHUP instead of refusing the file: a Host refused before is admitted after, and a
+// principal's cap on WatchEvents streams rises from the next stream.
+func TestReloadLimitsAndAllowedHosts(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bridge.yaml")
+	servers := "mcpServers:\n" + probeYAML(t, "p", "")
+	writeFileAtomic(t, conf, "limits:\n  maxEventStreamsPerPrincipal: 1\n"+servers)
+	b := start(t, bridgeConfig{flags: []string{"--config", conf, "--admin-addr", "127.0.0.1:0"}})
+	ctx := testCtx(t)
+	route := doorRoute{method: "GET", path: "/v1/servers"}
+	if code, _, body := rebound(t, b.http, "bridge.example.com", route); code != http.StatusMisdirectedRequest {
+		t.Fatalf("Host bridge.example.com before the reload = %d %s, want 421", code, body)
+	}
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	if err := watchStream(ctx, b, id); err != nil {
+		t.Fatalf("the first stream: %v", err)
+	}
+	if err := watchStream(ctx, b, id); status.Code(err) != codes.ResourceExhausted || reasonOf(err) != "TOO_MANY_STREAMS" {
+		t.Fatalf("a second stream under a cap of 1 = %v, want RESOURCE_EXHAUSTED TOO_MANY_STREAMS", err)
+	}
+
+	writeFileAtomic(t, conf, "listen:\n  allowedHosts: [bridge.example.com]\n"+
+		"limits:\n  maxEventStreamsPerPrincipal: 2\n  maxHTTPConnections: 500\n  descriptorReserve: 100\n  openTimeout: 20s\n"+
+		"  keptResultsBytes: 1048576\n  keptResultsTTL: 1m\n  approvalHistory: 10\n  approvalHistoryAge: 1h\n"+servers)
+	rec := b.hup(t)
+	if rec["msg"] != "configuration reloaded" && rec["msg"] != "configuration unchanged" {
+		t.Fatalf("reload of the limits and allowedHosts = %v, want it applied", rec)
+	}
+	if rz := readyzConfig(t, b); rz["generation"] != float64(2) {
+		t.Errorf("/readyz config after the reload = %v, want generation 2", rz)
+	}
+	if code, _, body := rebound(t, b.http, "bridge.example.com", route); code != http.StatusOK {
+		t.Errorf("Host bridge.example.com after it was added to listen.allowedHosts = %d %s, want 200", code, body)
+	}
+	if code, _, _ := rebound(t, b.http, "other.example.com", route); code != http.StatusMisdirectedRequest {
+		t.Errorf("Host other.example.com after the reload = %d, want 421", code)
+	}
+	if err := watchStream(ctx, b, id); err != nil {
+		t.Errorf("a second stream under the new cap of 2: %v", err)
+	}
+	if err := watchStream(ctx, b, id); status.Code(err) != codes.ResourceExhausted || reasonOf(err) != "TOO_MANY_STREAMS" {
+		t.Errorf("a third stream under a cap of 2 = %v, want RESOURCE_EXHAUSTED TOO_MANY_STREAMS", err)
+	}
+}

@@ -20,6 +20,9 @@ type LiveOptions struct {
 	CertPrincipal string
 	RateLimits    func(principal string) RateLimit
 	Servers       []ServerDescription
+	// MaxEventStreamsPerPrincipal replaces Options': from the next WatchEvents stream (streams held over the
+	// new cap stay until they end).
+	MaxEventStreamsPerPrincipal int
 }
 
 // Reconfigure applies o from the next call on: calls in flight finish under what admitted them. Bearer tokens
@@ -34,6 +37,16 @@ func (s *Service) Reconfigure(o LiveOptions) {
 	s.limiter.set(o.RateLimits)
 	servers := append([]ServerDescription(nil), o.Servers...)
 	s.servers.Store(&servers)
+	streams := o.MaxEventStreamsPerPrincipal
+	s.streamCap.Store(&streams)
+}
+
+// maxEventStreams is the cap on a principal's WatchEvents streams in force (0: none).
+func (s *Service) maxEventStreams() int {
+	if p := s.streamCap.Load(); p != nil {
+		return *p
+	}
+	return s.opts.MaxEventStreamsPerPrincipal
 }
 
 // serverDescriptions are the configured servers' descriptions in force, in the file's order.

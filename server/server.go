@@ -98,6 +98,8 @@ type Service struct {
 	opts    Options
 	limiter *limiterSwitch
 	servers atomic.Pointer[[]ServerDescription]
+	// streamCap is limits.maxEventStreamsPerPrincipal as Reconfigure set it; nil: Options' (live.go).
+	streamCap atomic.Pointer[int]
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}

@@ -63,6 +63,7 @@ func liveOptions(cfg *config.Config) (server.LiveOptions, error) {
 		}
 	}
 	o.Tokens = cfg.Auth.Tokens
+	o.MaxEventStreamsPerPrincipal = cfg.Limits.MaxEventStreamsPerPrincipal
 	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
 	if cfg.RateLimits.Enabled() {
 		rl := cfg.RateLimits

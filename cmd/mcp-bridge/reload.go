@@ -6,6 +6,7 @@ package main
 // is refused, naming the key, and nothing of it is applied; an invalid file changes nothing.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -142,6 +143,10 @@ func (r *reloader) reload(trigger string) string {
 		r.logger.Error("configuration not reloaded; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
 		return r.record(reloadFailed, err)
 	}
+	r.b.setHosts(cfg)
+	if r.b.gate != nil {
+		r.b.gate.max.Store(int64(cmp.Or(cfg.Limits.MaxHTTPConnections, defaultHTTPConnections())))
+	}
 	if rotated {
 		r.logger.Info("state key rotated: the first key of the file seals what is written from now on; the others open what they sealed", "key_file", cfg.State.KeySource())
 	}
@@ -276,6 +281,10 @@ func (w *withPeers) reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcor
 		MaxSessions:          cfg.Limits.MaxSessions,
 		MaxSessionsPerOwner:  cfg.Limits.MaxSessionsPerPrincipal,
 		MaxPendingPerSession: cfg.Limits.MaxPendingPerSession,
+		OpenTimeout:          opts.Limits.OpenTimeout,
+		DescriptorReserve:    opts.Limits.DescriptorReserve,
+		ApprovalHistory:      opts.ApprovalHistory,
+		KeptResults:          opts.KeptResults,
 	})
 	w.Reconfigure(live)
 	return rep, nil

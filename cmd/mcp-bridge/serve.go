@@ -13,6 +13,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,10 @@ type bridge struct {
 	storeHealth func() error
 	// store is the state store, whose keys a reload rotates (reload.go).
 	store *state.TrackedStore
+	// hosts is the Host check of the HTTP and admin listeners in force (door); gate the HTTP listener's
+	// connection cap (nil without it). A reload changes both.
+	hosts atomic.Pointer[hostNames]
+	gate  *connGate
 	logger      *slog.Logger
 	tls         *tlsFiles // nil without TLS
 	// reload reads the configuration file again and applies it (reload.go); set once serving.
@@ -369,6 +374,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	}
 	if b.httpLn != nil {
 		gate := newConnGate(cmp.Or(b.cfg.Limits.MaxHTTPConnections, defaultHTTPConnections()))
+		b.gate = gate
 		b.obs.registerConnGate(gate)
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
@@ -509,11 +515,24 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 // configuration asks for it (config.HostCheck), and the safe headers on every answer
 // (docs/adr/0090-the-door.md).
 func (b *bridge) door(h http.Handler) http.Handler {
-	var hosts *door.Hosts
-	if b.cfg.HostCheck() {
-		hosts = door.NewHosts(b.cfg.Listen.AllowedHosts)
+	if b.hosts.Load() == nil {
+		b.setHosts(b.cfg)
 	}
-	return door.Guard(hosts, h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		door.Guard(b.hosts.Load().hosts, h).ServeHTTP(w, r) // the names in force (a reload changes them)
+	})
+}
+
+// hostNames is the Host check in force: hosts nil admits every name.
+type hostNames struct{ hosts *door.Hosts }
+
+// setHosts makes cfg's Host check (listen.allowedHosts, and whether the check applies) the one in force.
+func (b *bridge) setHosts(cfg *config.Config) {
+	var h hostNames
+	if cfg.HostCheck() {
+		h.hosts = door.NewHosts(cfg.Listen.AllowedHosts)
+	}
+	b.hosts.Store(&h)
 }
 
 // healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.

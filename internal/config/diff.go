@@ -20,6 +20,9 @@ var liveKeys = []string{
 	"rateLimits",
 	"limits.maxSessions", "limits.maxSessionsPerPrincipal", "limits.maxPendingPerSession",
 	"state.key", // the key file's content (a rotation); its path needs a restart
+	"listen.allowedHosts",
+	"limits.maxHTTPConnections", "limits.descriptorReserve", "limits.openTimeout", "limits.maxEventStreamsPerPrincipal",
+	"limits.keptResultsBytes", "limits.keptResultsTTL", "limits.approvalHistory", "limits.approvalHistoryAge",
 }
 
 // IsLiveKey reports whether the key path can change without a restart.
