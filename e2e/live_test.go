@@ -214,3 +214,43 @@ func TestReloadLimitsAndAllowedHosts(t *testing.T) {
 		t.Errorf("a third stream under a cap of 2 = %v, want RESOURCE_EXHAUSTED TOO_MANY_STREAMS", err)
 	}
 }
+
+// TestReloadSwitchesAuditLog: audit.output changes on SIGHUP: records before the switch are in the old
+// file, records after it in the new one (with payloads once includePayloads is on), none lost or split.
+func TestReloadSwitchesAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bridge.yaml")
+	oldLog, newLog := filepath.Join(dir, "audit-1.jsonl"), filepath.Join(dir, "audit-2.jsonl")
+	servers := "mcpServers:\n" + probeYAML(t, "p", "")
+	writeFileAtomic(t, conf, fmt.Sprintf("audit:\n  output: %q\n", oldLog)+servers)
+	b := start(t, bridgeConfig{flags: []string{"--config", conf}})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+
+	writeFileAtomic(t, conf, fmt.Sprintf("audit:\n  output: %q\n  includePayloads: true\n", newLog)+servers)
+	rec := b.hup(t)
+	if rec["msg"] != "configuration reloaded" && rec["msg"] != "configuration unchanged" {
+		t.Fatalf("reload of audit = %v, want it applied", rec)
+	}
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "after the switch"})}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) string {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("audit log %s: %v", path, err)
+		}
+		return string(raw)
+	}
+	before, after := read(oldLog), read(newLog)
+	if !strings.Contains(before, `"event":"session.created"`) || strings.Contains(before, `"event":"tool.called"`) {
+		t.Errorf("the audit log before the switch holds:\n%s\nwant the session's creation only", before)
+	}
+	if !strings.Contains(after, `"event":"tool.called"`) || !strings.Contains(after, "after the switch") || strings.Contains(after, `"event":"session.created"`) {
+		t.Errorf("the audit log after the switch holds:\n%s\nwant the call, with its arguments", after)
+	}
+}

@@ -41,7 +41,7 @@ const watchSettle = 100 * time.Millisecond
 
 // liveService is a service that takes a new configuration while it serves (withPeers).
 type liveService interface {
-	reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcore.ReconfigureReport, error)
+	reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error)
 }
 
 // reloader owns the generation of the configuration in force: every reload goes through it, one at a time.
@@ -133,7 +133,7 @@ func (r *reloader) reload(trigger string) string {
 			return r.record(reloadRefused, err)
 		}
 	}
-	rep, err := ls.reconfigure(cfg, r.logger)
+	rep, err := ls.reconfigure(cfg, changed, r.logger)
 	if err != nil {
 		if rotated { // back to the old sealing key; the new one still opens what it sealed meanwhile
 			if rerr := r.rekey(r.cfg.State.Key.Reveal() + "\n" + cfg.State.Key.Reveal()); rerr != nil {
@@ -270,10 +270,18 @@ func (r *reloader) run(hup <-chan os.Signal, stop <-chan struct{}) {
 
 // reconfigure applies cfg to the running service: every part is built first, then the core's servers and
 // limits and the service's principals, tokens and rate limits are swapped.
-func (w *withPeers) reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
+func (w *withPeers) reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
 	live, err := liveOptions(cfg)
 	if err != nil {
 		return mcpcore.ReconfigureReport{}, err
+	}
+	auditChanged := slices.Contains(changed, "audit")
+	var audit *slog.Logger
+	var closeAudit func() error
+	if auditChanged {
+		if audit, closeAudit, err = openAudit(cfg.Audit); err != nil {
+			return mcpcore.ReconfigureReport{}, err
+		}
 	}
 	opts := coreOptions(cfg, logger, w.ua)
 	rep := w.Core().Reconfigure(mcpcore.Reconfiguration{
@@ -287,6 +295,15 @@ func (w *withPeers) reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcor
 		KeptResults:          opts.KeptResults,
 	})
 	w.Reconfigure(live)
+	if auditChanged {
+		// Every record goes wholly to the old log or to the new one: SetAudit returns once none is being
+		// written to the old one, which is closed then.
+		w.SetAudit(audit, cfg.Audit.IncludePayloads)
+		if old := w.closeAudit.replace(closeAudit); old != nil {
+			_ = old()
+		}
+		logger.Info("audit log switched", "output", cfg.Audit.Output, "include_payloads", cfg.Audit.IncludePayloads)
+	}
 	return rep, nil
 }
 

@@ -122,7 +122,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 type withPeers struct {
 	*server.Service
 	peers      *peers.Set           // nil without peers
-	closeAudit func() error         // nil without an audit log file
+	closeAudit *auditFile           // the audit log file in force (policy.go)
 	leases     *state.Leases        // nil unless replicas share their state
 	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
 }
@@ -135,9 +135,7 @@ func (w *withPeers) Close(ctx context.Context) error {
 	if w.peers != nil {
 		w.peers.Close()
 	}
-	if w.closeAudit != nil {
-		_ = w.closeAudit()
-	}
+	_ = w.closeAudit.Close()
 	return err
 }
 
