@@ -150,7 +150,6 @@ func TestReloadRotatesStateKey(t *testing.T) {
 	}
 }
 
-
 // watchStream opens a WatchEvents stream of session id and waits for its response headers (the bridge
 // sends them first) or its refusal.
 func watchStream(ctx context.Context, b *bridge, id string) error {
@@ -252,5 +251,35 @@ func TestReloadSwitchesAuditLog(t *testing.T) {
 	}
 	if !strings.Contains(after, `"event":"tool.called"`) || !strings.Contains(after, "after the switch") || strings.Contains(after, `"event":"session.created"`) {
 		t.Errorf("the audit log after the switch holds:\n%s\nwant the call, with its arguments", after)
+	}
+}
+
+// TestReloadTurnsConsoleOnAndOff: console.enabled changes on SIGHUP: the console is served from the next
+// request after it is turned on, and 404 after it is turned off.
+func TestReloadTurnsConsoleOnAndOff(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bridge.yaml")
+	servers := "mcpServers:\n" + probeYAML(t, "p", "")
+	writeFileAtomic(t, conf, "console:\n  enabled: false\n"+servers)
+	b := start(t, bridgeConfig{flags: []string{"--config", conf}})
+	get := func() int {
+		t.Helper()
+		code, _, _ := rebound(t, b.http, "127.0.0.1", doorRoute{method: "GET", path: "/console/"})
+		return code
+	}
+	if code := get(); code != http.StatusNotFound {
+		t.Fatalf("/console/ with the console off = %d, want 404", code)
+	}
+	for _, c := range []struct {
+		yaml string
+		want int
+	}{{"console:\n  enabled: true\n", http.StatusOK}, {"console:\n  enabled: false\n", http.StatusNotFound}} {
+		writeFileAtomic(t, conf, c.yaml+servers)
+		if rec := b.hup(t); rec["msg"] != "configuration reloaded" && rec["msg"] != "configuration unchanged" {
+			t.Fatalf("reload of %q = %v, want it applied", c.yaml, rec)
+		}
+		if code := get(); code != c.want {
+			t.Errorf("/console/ after reloading %q = %d, want %d", c.yaml, code, c.want)
+		}
 	}
 }

@@ -144,6 +144,7 @@ func (r *reloader) reload(trigger string) string {
 		return r.record(reloadFailed, err)
 	}
 	r.b.setHosts(cfg)
+	r.b.setConsole(cfg)
 	if r.b.gate != nil {
 		r.b.gate.max.Store(int64(cmp.Or(cfg.Limits.MaxHTTPConnections, defaultHTTPConnections())))
 	}

@@ -78,9 +78,11 @@ type bridge struct {
 	// hosts is the Host check of the HTTP and admin listeners in force (door); gate the HTTP listener's
 	// connection cap (nil without it). A reload changes both.
 	hosts atomic.Pointer[hostNames]
-	gate  *connGate
-	logger      *slog.Logger
-	tls         *tlsFiles // nil without TLS
+	// console is the console's handler in force (httpHandler); a reload replaces it.
+	console atomic.Pointer[consoleHandler]
+	gate    *connGate
+	logger  *slog.Logger
+	tls     *tlsFiles // nil without TLS
 	// reload reads the configuration file again and applies it (reload.go); set once serving.
 	reload *reloader
 
@@ -139,7 +141,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
 	b.store = store
-	if cfg.State.Durable() {             // a store in memory cannot fail
+	if cfg.State.Durable() { // a store in memory cannot fail
 		b.storeHealth = store.Health
 	}
 	newService := o.newService
@@ -504,9 +506,12 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
 	mux.Handle("/v1/", console.ProtectAPI(b.apiDoor(gw)))
-	if b.cfg.Console.On() {
-		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
+	if b.console.Load() == nil {
+		b.setConsole(b.cfg)
 	}
+	mux.Handle(console.Prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.console.Load().h.ServeHTTP(w, r) // the console in force: a reload turns it on or off, or changes its settings
+	}))
 	mux.Handle("/", gateway.NotFound)
 	return b.door(mux)
 }
@@ -521,6 +526,19 @@ func (b *bridge) door(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		door.Guard(b.hosts.Load().hosts, h).ServeHTTP(w, r) // the names in force (a reload changes them)
 	})
+}
+
+// consoleHandler is the console in force: gateway.NotFound when it is off.
+type consoleHandler struct{ h http.Handler }
+
+// setConsole makes cfg's console (console.enabled, its sign-in settings and the principals it shows) the
+// one in force.
+func (b *bridge) setConsole(cfg *config.Config) {
+	h := consoleHandler{h: gateway.NotFound}
+	if cfg.Console.On() {
+		h.h = console.Handler(console.OptionsFrom(cfg))
+	}
+	b.console.Store(&h)
 }
 
 // hostNames is the Host check in force: hosts nil admits every name.

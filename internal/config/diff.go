@@ -21,7 +21,7 @@ var liveKeys = []string{
 	"limits.maxSessions", "limits.maxSessionsPerPrincipal", "limits.maxPendingPerSession",
 	"state.key", // the key file's content (a rotation); its path needs a restart
 	"listen.allowedHosts",
-	"audit",
+	"audit", "console",
 	"limits.maxHTTPConnections", "limits.descriptorReserve", "limits.openTimeout", "limits.maxEventStreamsPerPrincipal",
 	"limits.keptResultsBytes", "limits.keptResultsTTL", "limits.approvalHistory", "limits.approvalHistoryAge",
 }
