@@ -202,16 +202,24 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 // RedisEngine returns the Redis engine under s (a store Open returned), or nil when s is not kept in
 // Redis.
 func RedisEngine(s Store) *RedisStore {
+	rs, _ := under[*RedisStore](s)
+	return rs
+}
+
+// under returns the store of type T that s is or wraps (through the tracked and sealed stores Open makes).
+func under[T Store](s Store) (T, bool) {
 	for {
+		if v, ok := s.(T); ok {
+			return v, true
+		}
 		switch v := s.(type) {
-		case *RedisStore:
-			return v
 		case *TrackedStore:
 			s = v.Store
 		case *sealed:
 			s = v.Store
 		default:
-			return nil
+			var none T
+			return none, false
 		}
 	}
 }

@@ -186,8 +186,8 @@ var ErrKeyStillNeeded = errors.New("state: records are still sealed under a key 
 // (ErrKeyStillNeeded) says how many records still need it. The canary is sealed again under keys[0], so
 // that a restart with the new key file opens the store. Writes wait while Rekey checks the records.
 func Rekey(ctx context.Context, s Store, keys [][]byte) error {
-	ss := sealedOf(s)
-	if ss == nil {
+	ss, ok := under[*sealed](s)
+	if !ok {
 		return errors.New("state: the store is not sealed")
 	}
 	next, err := newKeyRing(keys)
@@ -226,19 +226,6 @@ func Rekey(ctx context.Context, s Store, keys [][]byte) error {
 	return ss.Store.Put(ctx, kindSeal, keyCanary, next.seal(kindSeal, keyCanary, []byte(canaryText)))
 }
 
-// sealedOf returns the sealed store under s, or nil.
-func sealedOf(s Store) *sealed {
-	for {
-		switch v := s.(type) {
-		case *sealed:
-			return v
-		case *TrackedStore:
-			s = v.Store
-		default:
-			return nil
-		}
-	}
-}
 
 // additionalData binds a sealed value to its record.
 func additionalData(kind Kind, key string) []byte {

@@ -83,17 +83,9 @@ func (t *TrackedStore) Delete(ctx context.Context, kind Kind, key string) error 
 // replica's lease on the record's session could not be taken, so the record was not written — so that its
 // health (/readyz, the metric) says what the store's own writes would have said.
 func NoteFailedWrite(s Store, err error) {
-	for {
-		switch v := s.(type) {
-		case *TrackedStore:
-			v.writes.Add(1)
-			v.note(err)
-			return
-		case *sealed:
-			s = v.Store
-		default:
-			return
-		}
+	if t, ok := under[*TrackedStore](s); ok {
+		t.writes.Add(1)
+		t.note(err)
 	}
 }
 
