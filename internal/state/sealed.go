@@ -226,7 +226,6 @@ func Rekey(ctx context.Context, s Store, keys [][]byte) error {
 	return ss.Store.Put(ctx, kindSeal, keyCanary, next.seal(kindSeal, keyCanary, []byte(canaryText)))
 }
 
-
 // additionalData binds a sealed value to its record.
 func additionalData(kind Kind, key string) []byte {
 	return fmt.Appendf(nil, "mcp-bridge state v%d\x00%s\x00%s", sealVersion, kind, key)
