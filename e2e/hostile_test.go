@@ -160,18 +160,7 @@ func TestHostileWatchStreamCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cs.GetSession().GetSessionId()
-	// watch opens a stream and waits for its response headers (the bridge sends them first) or its error.
-	watch := func(ctx context.Context) error {
-		st, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
-		if err != nil {
-			return err
-		}
-		md, err := st.Header()
-		if err == nil && md == nil { // ended without headers: the status is the refusal
-			_, err = st.Recv()
-		}
-		return err
-	}
+	watch := func(ctx context.Context) error { return watchStream(ctx, b, id) }
 	cancels := make([]context.CancelFunc, 3)
 	for i := range cancels {
 		wctx, cancel := context.WithCancel(ctx)

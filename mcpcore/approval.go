@@ -323,7 +323,7 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 			return nil, err
 		}
 	}
-	c.history.add(c.opts.ApprovalHistory, req, answer, outcome, c.draining.Load())
+	c.history.add(c.tuned().approvalHistory, req, answer, outcome, c.draining.Load())
 	switch outcome {
 	case OutcomeAnswered:
 	case OutcomeCancelledByHost:
@@ -494,7 +494,7 @@ func (h *approvalHistory) add(lim ApprovalHistoryLimits, req *PendingRequest, a 
 // ApprovalHistory returns the approval requests that ended which who may see — as an approver of the
 // request (the approvers it had), or as its caller — newest first.
 func (c *Core) ApprovalHistory(who Identity) []ApprovalRecord {
-	age := c.opts.ApprovalHistory.MaxAge
+	age := c.tuned().approvalHistory.MaxAge
 	if age <= 0 {
 		age = DefaultApprovalHistoryAge
 	}

@@ -103,6 +103,8 @@ type Core struct {
 	// servers is the generation of the configured servers every Open, policy check and listing reads; Reconfigure
 	// swaps it whole (reconfigure.go).
 	servers atomic.Pointer[map[string]ServerConfig]
+	// tuning is the limits a reconfiguration changes that are read at each use (reconfigure.go).
+	tuning atomic.Pointer[tunables]
 	// retiring waits for the sessions of removed servers being ended (reconfigure.go); retireStop ends their waits.
 	retiring   sync.WaitGroup
 	retireStop chan struct{}
@@ -218,6 +220,7 @@ func New(opts Options) *Core {
 	}
 	servers := opts.Servers
 	c.servers.Store(&servers)
+	c.tuning.Store(&tunables{openTimeout: c.limits.OpenTimeout, descriptorReserve: c.limits.DescriptorReserve, approvalHistory: opts.ApprovalHistory})
 	c.obs = opts.Observer
 	if c.obs == nil {
 		c.obs = NopObserver{}
@@ -330,7 +333,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	// The bridge's own deadline on opening: a server that accepts and never answers does not hold the
 	// session (and its host) for as long as the host's deadline says. A server behind OAuth may wait for a
 	// person to authorize: that wait has its own bound (OAuthOptions.AuthorizationTimeout), added.
-	openTimeout := c.limits.OpenTimeout
+	openTimeout := c.tuned().openTimeout
 	if cfg.OAuth != nil {
 		openTimeout += cmp.Or(c.opts.OAuth.AuthorizationTimeout, DefaultAuthorizationTimeout)
 	}

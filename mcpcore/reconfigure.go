@@ -1,6 +1,7 @@
 package mcpcore
 
 import (
+	"container/list"
 	"context"
 	"maps"
 	"reflect"
@@ -27,13 +28,63 @@ const DefaultRetireTimeout = 30 * time.Second
 // table is the configured servers in force: every Open, policy check and listing reads it, once per use.
 func (c *Core) table() map[string]ServerConfig { return *c.servers.Load() }
 
+// tunables are the limits a Reconfiguration replaces that are read once per use.
+type tunables struct {
+	openTimeout       time.Duration
+	descriptorReserve int
+	approvalHistory   ApprovalHistoryLimits
+}
+
+// tuned returns the tunables in force.
+func (c *Core) tuned() *tunables { return c.tuning.Load() }
+
+// setPolicy replaces the store's bounds: over the new budget, the oldest outcomes are evicted; with a
+// shorter TTL, nothing is kept past now plus the new TTL (the order of expiry stays the order of the lists).
+func (k *keptResults) setPolicy(p KeptResultsPolicy) {
+	p = p.withDefaults()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
+	k.policy = p
+	for k.bytes > p.MaxBytes && k.live.Len() > 0 {
+		old := k.live.Front().Value.(*keptEntry)
+		k.removeLocked(old.key)
+		k.markLocked(old.key, old.expires)
+		k.evicted.Add(1)
+	}
+	latest := k.now().Add(p.TTL)
+	for _, l := range []*list.List{&k.live, &k.marks} {
+		for e := l.Front(); e != nil; e = e.Next() {
+			if ke := e.Value.(*keptEntry); ke.expires.After(latest) {
+				ke.expires = latest
+			}
+		}
+	}
+	if k.timer != nil && k.timer.Stop() {
+		k.timer = nil // stopped before it ran: armed again for the (maybe earlier) first expiry
+	}
+	k.armLocked()
+}
+
 // Reconfiguration is a new configuration of the core's servers and session limits (docs/adr/0095).
 type Reconfiguration struct {
 	// Servers replaces the configured servers as a whole.
 	Servers map[string]ServerConfig
 	// MaxSessions, MaxSessionsPerOwner and MaxPendingPerSession replace the limits of the same names
-	// (0: the default). The other limits are fixed for the core's life.
+	// (0: the default).
 	MaxSessions, MaxSessionsPerOwner, MaxPendingPerSession int
+	// OpenTimeout and DescriptorReserve replace Limits' (0: the default), from the next session opened.
+	OpenTimeout       time.Duration
+	DescriptorReserve int
+	// ApprovalHistory replaces Options.ApprovalHistory: from the next approval that ends (a smaller bound
+	// drops the oldest records then), and at once for what ListApprovalHistory shows (its age).
+	ApprovalHistory ApprovalHistoryLimits
+	// KeptResults replaces Options.KeptResults at once: a smaller budget evicts the oldest outcomes, a
+	// shorter TTL brings the expiry of what is kept forward. The other limits (MaxMessageBytes,
+	// MaxStdioProcesses, the event buffer) are fixed for the core's life.
+	KeptResults KeptResultsPolicy
 	// RetireTimeout bounds the wait of a removed server's sessions for their pending requests (0: DefaultRetireTimeout).
 	RetireTimeout time.Duration
 }
@@ -91,6 +142,8 @@ func (c *Core) Reconfigure(r Reconfiguration) ReconfigureReport {
 	}
 	c.mu.Unlock()
 	c.dispatcher.setMaxPerSession(cmp0(r.MaxPendingPerSession, DefaultMaxPendingPerSession))
+	c.tuning.Store(&tunables{openTimeout: cmp0(r.OpenTimeout, DefaultOpenTimeout), descriptorReserve: r.DescriptorReserve, approvalHistory: r.ApprovalHistory})
+	c.kept.setPolicy(r.KeptResults)
 
 	// Lists kept for a changed or removed server came from its old definition.
 	for _, name := range append(slices.Clone(rep.Changed), rep.Removed...) {
@@ -173,7 +226,7 @@ func sameDefinition(a, b ServerConfig) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func cmp0(v, def int) int {
+func cmp0[T int | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}

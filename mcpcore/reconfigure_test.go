@@ -126,3 +126,33 @@ func TestReconfigureRemovedServerWaitsForPending(t *testing.T) {
 		})
 	}
 }
+
+// A new kept results policy applies at once: a smaller budget evicts the oldest outcomes (leaving their
+// marks), a shorter TTL brings the expiry of what is kept forward.
+func TestKeptResultsSetPolicy(t *testing.T) {
+	k := newKeptResults(KeptResultsPolicy{MaxBytes: 64 << 10, TTL: time.Hour})
+	defer k.close()
+	now := time.Now()
+	k.mu.Lock()
+	k.now = func() time.Time { return now }
+	k.mu.Unlock()
+	for _, key := range []string{"s/a", "s/b", "s/c"} {
+		if err := k.add(key, &keptOutcome{result: textResult(4000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.setPolicy(KeptResultsPolicy{MaxBytes: 9000, TTL: time.Minute})
+	if st := k.stats(); st.Bytes > 9000 || st.Outcomes != 2 || st.Evicted != 1 {
+		t.Fatalf("stats after a smaller budget = %+v, want 2 kept within 9000 bytes and 1 evicted", st)
+	}
+	if _, evicted, ok := k.get("s/a"); !ok || !evicted {
+		t.Errorf("the oldest outcome after a smaller budget: evicted=%v known=%v, want its mark", evicted, ok)
+	}
+	k.mu.Lock()
+	for _, key := range []string{"s/a", "s/b", "s/c"} {
+		if e := k.m[key]; e.expires.After(now.Add(time.Minute)) {
+			t.Errorf("%s expires %v after a TTL of a minute", key, e.expires.Sub(now))
+		}
+	}
+	k.mu.Unlock()
+}

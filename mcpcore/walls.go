@@ -114,7 +114,7 @@ func (c *Core) checkDescriptors() error {
 	if !ok {
 		return nil // no limit to keep a reserve of
 	}
-	reserve := c.limits.descriptorReserve(limit)
+	reserve := Limits{DescriptorReserve: c.tuned().descriptorReserve}.descriptorReserve(limit)
 	n, ok := c.countFDs()
 	if !ok {
 		return nil

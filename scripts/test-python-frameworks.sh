@@ -2,7 +2,8 @@
 # The Python client's framework adapters (mcp_bridge.langchain, .openai, .pydantic_ai, and the Toolbox through
 # the real bridge): a venv of their own, .tools/pyframeworks-venv, with the pinned framework packages of
 # clients/python/requirements-frameworks.txt (never installed into the core venv: tests/test_packaging.py checks
-# the core package stays free of them), mypy --strict of the adapters against the real packages, and pytest
+# the core package stays free of them; built on top of the client venv, .tools/pyclient-venv, so the dev tools are
+# not installed twice), mypy --strict of the adapters against the real packages, and pytest
 # of clients/python/tests_frameworks: a scripted OpenAI-compatible model server on loopback drives a LangGraph
 # ReAct agent, an OpenAI Agents SDK agent and a PydanticAI agent through bin/mcp-bridge and the demo server,
 # and each docs/frameworks/python-*.md page runs as copied. No network beyond the package index.
@@ -23,10 +24,17 @@ fi
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
   { echo "test-python-frameworks: $PYTHON is older than 3.11; set PYTHON" >&2; exit 1; }
 
+# The venv is built on top of the client's (scripts/pyclient-venv.sh, which make test-python has prepared): a .pth
+# file adds the client venv's site-packages after its own, so pip finds the dev tools of requirements-dev.txt
+# installed and adds only the frameworks, into this venv alone (the client venv stays free of them).
+client_py="$("$ROOT/scripts/pyclient-venv.sh")"
 stamp="$VENV/.stamp-$(cat "$PKG/requirements-dev.txt" "$PKG/requirements-frameworks.txt" "$PKG/pyproject.toml" | sha256sum | cut -c1-16)"
 if [[ ! -f "$stamp" ]]; then
-  echo "test-python-frameworks: preparing $VENV" >&2
+  echo "test-python-frameworks: preparing $VENV on top of $(dirname "$(dirname "$client_py")")" >&2
   [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV" >&2
+  purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+  printf 'import site; site.addsitedir(%s)\n' "$("$client_py" -c 'import sysconfig; print(repr(sysconfig.get_paths()["purelib"]))')" \
+    >"$(purelib "$VENV/bin/python")/mcp-bridge-client-venv.pth"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$PKG/requirements-frameworks.txt" >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$PKG" >&2
   rm -f "$VENV"/.stamp-*

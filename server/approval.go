@@ -348,7 +348,8 @@ func approvalRecordToProto(r mcpcore.ApprovalRecord) *pb.ApprovalRecord {
 
 // auditApproval records an approver's decision: who asked, who decided, when, on which call and arguments.
 func (s *Service) auditApproval(ctx context.Context, pr *mcpcore.PendingRequest, ans *pb.HostAnswer, err error) {
-	if s.opts.Audit == nil || pr == nil || pr.Approval == nil {
+	sink := s.auditing()
+	if sink.log == nil || pr == nil || pr.Approval == nil {
 		return
 	}
 	decision, reason := "deny", ""
@@ -379,7 +380,7 @@ func (s *Service) auditApproval(ctx context.Context, pr *mcpcore.PendingRequest,
 	if len(pr.Approval.Warnings) > 0 {
 		attrs = append(attrs, findingsAttr(pr.Approval.Warnings))
 	}
-	if s.opts.AuditPayloads {
+	if sink.payloads {
 		attrs = append(attrs, slog.Any("arguments", pr.Approval.Arguments))
 	}
 	s.audit(ctx, auditApprovalDecided, err, attrs...)

@@ -37,7 +37,10 @@ const (
 
 // audit writes one record for the call of ctx; err is the call's outcome.
 func (s *Service) audit(ctx context.Context, event string, err error, attrs ...slog.Attr) {
-	if s.opts.Audit == nil {
+	s.auditMu.RLock() // SetAudit waits for the record: it is written wholly to the log in force
+	defer s.auditMu.RUnlock()
+	sink := s.auditing()
+	if sink.log == nil {
 		return
 	}
 	rpc, transport := "", "internal" // the bridge's own doing (the idle reaper)
@@ -57,7 +60,7 @@ func (s *Service) audit(ctx context.Context, event string, err error, attrs ...s
 			base = append(base, slog.String("reason", info.GetReason()))
 		}
 	}
-	s.opts.Audit.LogAttrs(context.Background(), slog.LevelInfo, "audit", append(base, attrs...)...)
+	sink.log.LogAttrs(context.Background(), slog.LevelInfo, "audit", append(base, attrs...)...)
 }
 
 // codeName is a gRPC code's canonical name: PERMISSION_DENIED for codes.PermissionDenied.
@@ -73,7 +76,7 @@ func codeName(c codes.Code) string {
 func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
 	start := time.Now()
 	res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
-	if s.opts.Audit != nil {
+	if sink := s.auditing(); sink.log != nil {
 		attrs := []slog.Attr{
 			slog.String("session", sess.ID()),
 			slog.String("server", sess.Server().Name),
@@ -87,7 +90,7 @@ func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc
 		if task != nil {
 			attrs = append(attrs, slog.String("task_id", task.ID))
 		}
-		if s.opts.AuditPayloads {
+		if sink.payloads {
 			args, _ := json.Marshal(tc.params.Arguments)
 			attrs = append(attrs, slog.Any("arguments", json.RawMessage(args)))
 		}
@@ -98,7 +101,8 @@ func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc
 
 // auditAnswer records a host's answer to a server request (RespondToRequest, Connect's replies).
 func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, id string, ans *pb.HostAnswer, err error) {
-	if s.opts.Audit == nil {
+	sink := s.auditing()
+	if sink.log == nil {
 		return
 	}
 	attrs := []slog.Attr{slog.String("request_id", id)}
@@ -112,7 +116,7 @@ func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, i
 	default:
 		attrs = append(attrs, slog.String("answer", "result"))
 	}
-	if s.opts.AuditPayloads && ans != nil {
+	if sink.payloads && ans != nil {
 		if raw, merr := protojson.Marshal(ans); merr == nil {
 			attrs = append(attrs, slog.Any("payload", json.RawMessage(raw)))
 		}

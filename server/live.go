@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,9 @@ type LiveOptions struct {
 	CertPrincipal string
 	RateLimits    func(principal string) RateLimit
 	Servers       []ServerDescription
+	// MaxEventStreamsPerPrincipal replaces Options': from the next WatchEvents stream (streams held over the
+	// new cap stay until they end).
+	MaxEventStreamsPerPrincipal int
 }
 
 // Reconfigure applies o from the next call on: calls in flight finish under what admitted them. Bearer tokens
@@ -34,6 +38,39 @@ func (s *Service) Reconfigure(o LiveOptions) {
 	s.limiter.set(o.RateLimits)
 	servers := append([]ServerDescription(nil), o.Servers...)
 	s.servers.Store(&servers)
+	streams := o.MaxEventStreamsPerPrincipal
+	s.streamCap.Store(&streams)
+}
+
+// auditSink is where the audit records go (log nil: nowhere) and whether they carry payloads.
+type auditSink struct {
+	log      *slog.Logger
+	payloads bool
+}
+
+// SetAudit replaces the audit log (Options.Audit, Options.AuditPayloads): records from now on go to log
+// (nil: off). It returns once no record is being written to the log it replaces, so the caller may close
+// that one's file without losing a record.
+func (s *Service) SetAudit(log *slog.Logger, payloads bool) {
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	s.auditCur.Store(&auditSink{log: log, payloads: payloads})
+}
+
+// auditing is the audit log in force.
+func (s *Service) auditing() auditSink {
+	if p := s.auditCur.Load(); p != nil {
+		return *p
+	}
+	return auditSink{log: s.opts.Audit, payloads: s.opts.AuditPayloads}
+}
+
+// maxEventStreams is the cap on a principal's WatchEvents streams in force (0: none).
+func (s *Service) maxEventStreams() int {
+	if p := s.streamCap.Load(); p != nil {
+		return *p
+	}
+	return s.opts.MaxEventStreamsPerPrincipal
 }
 
 // serverDescriptions are the configured servers' descriptions in force, in the file's order.

@@ -95,6 +95,12 @@ type Service struct {
 	opts    Options
 	limiter *limiterSwitch
 	servers atomic.Pointer[[]ServerDescription]
+	// streamCap is limits.maxEventStreamsPerPrincipal as Reconfigure set it; nil: Options' (live.go).
+	streamCap atomic.Pointer[int]
+	// auditCur is the audit log as SetAudit set it (nil: Options'); auditMu is held shared while a record
+	// is written, exclusively by SetAudit (live.go).
+	auditCur atomic.Pointer[auditSink]
+	auditMu  sync.RWMutex
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}

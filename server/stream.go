@@ -257,7 +257,7 @@ type watchSlots struct {
 // watchSlot takes one of the caller's WatchEvents streams; release gives it back. Over the cap it
 // returns errTooManyStreams naming the key that raises it.
 func (s *Service) watchSlot(ctx context.Context) (release func(), err error) {
-	limit := s.opts.MaxEventStreamsPerPrincipal
+	limit := s.maxEventStreams()
 	if limit <= 0 {
 		return func() {}, nil
 	}

@@ -42,9 +42,7 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 	}
 	svc, err := assembly.Assemble(cfg, o)
 	if err != nil {
-		if closeAudit != nil {
-			_ = closeAudit()
-		}
+		_ = closeAudit.Close()
 		return nil, nil, err
 	}
 	return &withPeers{Service: svc, closeAudit: closeAudit, ua: svc.UpstreamAuth()}, svc.GRPCOptions(), nil
@@ -53,15 +51,13 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 // withPeers is the assembled service with what must close after it: the audit log file (policy.go).
 type withPeers struct {
 	*assembly.Service
-	closeAudit func() error         // nil without an audit log file
+	closeAudit *auditFile           // the audit log file in force (policy.go); a reload replaces it
 	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
 }
 
 func (w *withPeers) Close(ctx context.Context) error {
 	err := w.Service.Close(ctx)
-	if w.closeAudit != nil {
-		_ = w.closeAudit()
-	}
+	_ = w.closeAudit.Close()
 	return err
 }
 

@@ -37,7 +37,7 @@ func defaultHTTPConnections() int {
 // connection has a request in flight, the new one is closed. Install it with http.Server.ConnState; it is safe
 // for concurrent use.
 type connGate struct {
-	max     int
+	max     atomic.Int64 // limits.maxHTTPConnections; a reload changes it (from the next connection)
 	evicted atomic.Int64 // connections closed to make room, for the metric
 
 	mu    sync.Mutex // guards conns
@@ -50,7 +50,9 @@ type gateConn struct {
 }
 
 func newConnGate(maxConns int) *connGate {
-	return &connGate{max: maxConns, conns: map[net.Conn]*gateConn{}}
+	g := &connGate{conns: map[net.Conn]*gateConn{}}
+	g.max.Store(int64(maxConns))
+	return g
 }
 
 // open reports the connections the gate holds.
@@ -66,7 +68,7 @@ func (g *connGate) connState(c net.Conn, s http.ConnState) {
 	g.mu.Lock()
 	switch s {
 	case http.StateNew:
-		if len(g.conns) >= g.max {
+		if int64(len(g.conns)) >= g.max.Load() {
 			victim = g.oldestQuietLocked()
 			if victim == nil {
 				victim = c // every connection is working: refuse the new one

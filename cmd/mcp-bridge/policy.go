@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
@@ -17,9 +18,9 @@ import (
 // Policy wiring (docs/adr/0012-policy.md): principals from an identity provider and client
 // certificates, per-server policies, the audit log and rate limits.
 
-// policyOptions fills in the service options of the policy settings. It returns what must be closed
-// after the service (the audit log file), or nil.
-func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, err error) {
+// policyOptions fills in the service options of the policy settings. It returns the audit log file in
+// force, which must be closed after the service.
+func policyOptions(cfg *config.Config, o *server.Options) (*auditFile, error) {
 	live, err := liveOptions(cfg)
 	if err != nil {
 		return nil, err
@@ -27,23 +28,59 @@ func policyOptions(cfg *config.Config, o *server.Options) (closer func() error, 
 	o.Tokens, o.OIDC, o.CertPrincipal, o.RateLimits = live.Tokens, live.OIDC, live.CertPrincipal, live.RateLimits
 	o.Caller = gateway.CallerInfo
 	o.AuditPayloads = cfg.Audit.IncludePayloads
-	switch out := cfg.Audit.Output; out {
+	audit, closer, err := openAudit(cfg.Audit)
+	if err != nil {
+		return nil, err
+	}
+	o.Audit = audit
+	return &auditFile{close: closer}, nil
+}
+
+// openAudit opens the audit log audit.output names: nil when off; closer is nil unless it is a file.
+func openAudit(a config.Audit) (log *slog.Logger, closer func() error, err error) {
+	switch out := a.Output; out {
 	case "":
 	case "stderr", "stdout":
 		w := os.Stderr
 		if out == "stdout" {
 			w = os.Stdout
 		}
-		o.Audit = slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit")
+		log = slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit")
 	default:
 		f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("audit log: %w", err)
+			return nil, nil, fmt.Errorf("audit log: %w", err)
 		}
-		o.Audit = slog.New(slog.NewJSONHandler(f, nil)).With("log", "audit")
+		log = slog.New(slog.NewJSONHandler(f, nil)).With("log", "audit")
 		closer = f.Close
 	}
-	return closer, nil
+	return log, closer, nil
+}
+
+// auditFile is the audit log file in force (none: a nil close); a reload that changes audit.output
+// replaces it.
+type auditFile struct {
+	mu    sync.Mutex
+	close func() error
+}
+
+// replace makes closer the file in force and returns the one it replaces (nil: none).
+func (a *auditFile) replace(closer func() error) (old func() error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old, a.close = a.close, closer
+	return old
+}
+
+// Close closes the file in force. a may be nil.
+func (a *auditFile) Close() error {
+	if a == nil {
+		return nil
+	}
+	if c := a.replace(nil); c != nil {
+		return c()
+	}
+	return nil
 }
 
 // liveOptions are the service's options that a reload changes (reload.go): principals and tokens, the
@@ -62,6 +99,7 @@ func liveOptions(cfg *config.Config) (server.LiveOptions, error) {
 		}
 	}
 	o.Tokens = cfg.Auth.Tokens
+	o.MaxEventStreamsPerPrincipal = cfg.Limits.MaxEventStreamsPerPrincipal
 	o.CertPrincipal = cfg.Auth.MTLS.PrincipalFrom
 	if cfg.RateLimits.Enabled() {
 		rl := cfg.RateLimits

@@ -6,6 +6,7 @@ package main
 // is refused, naming the key, and nothing of it is applied; an invalid file changes nothing.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -38,7 +41,7 @@ const watchSettle = 100 * time.Millisecond
 
 // liveService is a service that takes a new configuration while it serves (withPeers).
 type liveService interface {
-	reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcore.ReconfigureReport, error)
+	reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error)
 }
 
 // reloader owns the generation of the configuration in force: every reload goes through it, one at a time.
@@ -122,10 +125,31 @@ func (r *reloader) reload(trigger string) string {
 		r.logger.Error("configuration not reloaded", "trigger", trigger, "error", err)
 		return r.record(reloadFailed, err)
 	}
-	rep, err := ls.reconfigure(cfg, r.logger)
+	rotated := slices.Contains(changed, "state.key")
+	if rotated {
+		if err := r.rekey(cfg.State.Key.Reveal()); err != nil {
+			err = fmt.Errorf("%s: %w; nothing of the file was applied", cfg.State.KeySource(), err)
+			r.logger.Error("configuration not reloaded: the state key cannot rotate; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
+			return r.record(reloadRefused, err)
+		}
+	}
+	rep, err := ls.reconfigure(cfg, changed, r.logger)
 	if err != nil {
+		if rotated { // back to the old sealing key; the new one still opens what it sealed meanwhile
+			if rerr := r.rekey(r.cfg.State.Key.Reveal() + "\n" + cfg.State.Key.Reveal()); rerr != nil {
+				r.logger.Error("state key: the rotation could not be undone; the new key seals", "error", rerr)
+			}
+		}
 		r.logger.Error("configuration not reloaded; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
 		return r.record(reloadFailed, err)
+	}
+	r.b.setHosts(cfg)
+	r.b.setConsole(cfg)
+	if r.b.gate != nil {
+		r.b.gate.max.Store(int64(cmp.Or(cfg.Limits.MaxHTTPConnections, defaultHTTPConnections())))
+	}
+	if rotated {
+		r.logger.Info("state key rotated: the first key of the file seals what is written from now on; the others open what they sealed", "key_file", cfg.State.KeySource())
 	}
 	r.cfg = cfg
 	r.generation.Add(1)
@@ -133,6 +157,23 @@ func (r *reloader) reload(trigger string) string {
 		"servers_added", rep.Added, "servers_removed", rep.Removed, "servers_changed", rep.Changed, "sessions_ending", rep.Retiring)
 	return r.record(reloadApplied, nil)
 }
+
+// rekey makes the key ring written in raw (state.ParseKeyRing) the state store's.
+func (r *reloader) rekey(raw string) error {
+	if r.b.store == nil {
+		return errors.New("no state store to rotate the key of")
+	}
+	ring, err := state.ParseKeyRing([]byte(raw))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rekeyTimeout)
+	defer cancel()
+	return state.Rekey(ctx, r.b.store, ring)
+}
+
+// rekeyTimeout bounds a rotation's check of the records and its write of the canary.
+const rekeyTimeout = 30 * time.Second
 
 func (r *reloader) record(result string, err error) string {
 	st := &reloadStatus{Generation: r.generation.Load(), File: r.cfg.File, LastAttempt: time.Now().UTC(), LastResult: result}
@@ -146,13 +187,13 @@ func (r *reloader) record(result string, err error) string {
 	return result
 }
 
-// watchedFiles are the files whose change triggers a reload: the configuration file, the tokens file and
-// the TLS files.
+// watchedFiles are the files whose change triggers a reload: the configuration file, the tokens file, the
+// TLS files and the state key file.
 func (r *reloader) watchedFiles() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var files []string
-	for _, f := range []string{r.cfg.File, r.cfg.Auth.TokensFile, r.cfg.TLS.CertFile, r.cfg.TLS.KeyFile, r.cfg.TLS.ClientCAFile} {
+	for _, f := range []string{r.cfg.File, r.cfg.Auth.TokensFile, r.cfg.TLS.CertFile, r.cfg.TLS.KeyFile, r.cfg.TLS.ClientCAFile, r.cfg.State.KeyFile} {
 		if f != "" {
 			files = append(files, f)
 		}
@@ -230,10 +271,18 @@ func (r *reloader) run(hup <-chan os.Signal, stop <-chan struct{}) {
 
 // reconfigure applies cfg to the running service: every part is built first, then the core's servers and
 // limits and the service's principals, tokens and rate limits are swapped.
-func (w *withPeers) reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
+func (w *withPeers) reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
 	live, err := liveOptions(cfg)
 	if err != nil {
 		return mcpcore.ReconfigureReport{}, err
+	}
+	auditChanged := slices.Contains(changed, "audit")
+	var audit *slog.Logger
+	var closeAudit func() error
+	if auditChanged {
+		if audit, closeAudit, err = openAudit(cfg.Audit); err != nil {
+			return mcpcore.ReconfigureReport{}, err
+		}
 	}
 	opts := coreOptions(cfg, logger, w.ua)
 	rep := w.Core().Reconfigure(mcpcore.Reconfiguration{
@@ -241,8 +290,21 @@ func (w *withPeers) reconfigure(cfg *config.Config, logger *slog.Logger) (mcpcor
 		MaxSessions:          cfg.Limits.MaxSessions,
 		MaxSessionsPerOwner:  cfg.Limits.MaxSessionsPerPrincipal,
 		MaxPendingPerSession: cfg.Limits.MaxPendingPerSession,
+		OpenTimeout:          opts.Limits.OpenTimeout,
+		DescriptorReserve:    opts.Limits.DescriptorReserve,
+		ApprovalHistory:      opts.ApprovalHistory,
+		KeptResults:          opts.KeptResults,
 	})
 	w.Reconfigure(live)
+	if auditChanged {
+		// Every record goes wholly to the old log or to the new one: SetAudit returns once none is being
+		// written to the old one, which is closed then.
+		w.SetAudit(audit, cfg.Audit.IncludePayloads)
+		if old := w.closeAudit.replace(closeAudit); old != nil {
+			_ = old()
+		}
+		logger.Info("audit log switched", "output", cfg.Audit.Output, "include_payloads", cfg.Audit.IncludePayloads)
+	}
 	return rep, nil
 }
 

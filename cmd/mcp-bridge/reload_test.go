@@ -18,7 +18,7 @@ type fakeLive struct {
 	applied       []*config.Config
 }
 
-func (f *fakeLive) reconfigure(cfg *config.Config, _ *slog.Logger) (mcpcore.ReconfigureReport, error) {
+func (f *fakeLive) reconfigure(cfg *config.Config, _ []string, _ *slog.Logger) (mcpcore.ReconfigureReport, error) {
 	f.applied = append(f.applied, cfg)
 	return mcpcore.ReconfigureReport{}, nil
 }

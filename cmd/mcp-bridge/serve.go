@@ -13,6 +13,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/console"
 	"github.com/mcp-bridge/mcp-bridge/internal/door"
+	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/server/gateway"
 	"github.com/mcp-bridge/mcp-bridge/server/healthz"
 	"google.golang.org/grpc"
@@ -68,9 +70,17 @@ var bridgeServiceName = mcpbridgev1.BridgeService_ServiceDesc.ServiceName
 
 // bridge is one running bridge: listeners, servers and the service.
 type bridge struct {
-	cfg    *config.Config
-	logger *slog.Logger
-	tls    *tlsFiles // nil without TLS
+	cfg *config.Config
+	// store is the state store, whose keys a reload rotates (reload.go).
+	store *state.TrackedStore
+	// hosts is the Host check of the HTTP and admin listeners in force (door); gate the HTTP listener's
+	// connection cap (nil without it). A reload changes both.
+	hosts atomic.Pointer[hostNames]
+	// console is the console's handler in force (httpHandler); a reload replaces it.
+	console atomic.Pointer[consoleHandler]
+	gate    *connGate
+	logger  *slog.Logger
+	tls     *tlsFiles // nil without TLS
 	// reload reads the configuration file again and applies it (reload.go); set once serving.
 	reload *reloader
 
@@ -128,6 +138,7 @@ func serve(ctx context.Context, fl *flags, o runOptions) int {
 		return badInput(o.stderr, err)
 	}
 	defer func() { _ = store.Close() }() // after the service, which closes the core, has closed
+	b.store = store
 	newService := o.newService
 	if newService == nil {
 		newService = func(cfg *config.Config, logger *slog.Logger) (bridgeService, []grpc.ServerOption, error) {
@@ -366,6 +377,7 @@ func (b *bridge) start(svcOpts []grpc.ServerOption) error {
 	}
 	if b.httpLn != nil {
 		gate := newConnGate(cmp.Or(b.cfg.Limits.MaxHTTPConnections, defaultHTTPConnections()))
+		b.gate = gate
 		b.obs.registerConnGate(gate)
 		b.httpServer = &http.Server{
 			Handler: b.httpHandler(gw),
@@ -495,9 +507,12 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 		_, _ = w.Write(openapiv2.SwaggerJSON)
 	})
 	mux.Handle("/v1/", console.ProtectAPI(b.apiDoor(gw)))
-	if b.cfg.Console.On() {
-		mux.Handle(console.Prefix, console.Handler(console.OptionsFrom(b.cfg)))
+	if b.console.Load() == nil {
+		b.setConsole(b.cfg)
 	}
+	mux.Handle(console.Prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.console.Load().h.ServeHTTP(w, r) // the console in force: a reload turns it on or off, or changes its settings
+	}))
 	mux.Handle("/", gateway.NotFound)
 	return b.door(mux)
 }
@@ -506,11 +521,37 @@ func (b *bridge) httpHandler(gw http.Handler) http.Handler {
 // configuration asks for it (config.HostCheck), and the safe headers on every answer
 // (docs/adr/0090-the-door.md).
 func (b *bridge) door(h http.Handler) http.Handler {
-	var hosts *door.Hosts
-	if b.cfg.HostCheck() {
-		hosts = door.NewHosts(b.cfg.Listen.AllowedHosts)
+	if b.hosts.Load() == nil {
+		b.setHosts(b.cfg)
 	}
-	return door.Guard(hosts, h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		door.Guard(b.hosts.Load().hosts, h).ServeHTTP(w, r) // the names in force (a reload changes them)
+	})
+}
+
+// consoleHandler is the console in force: gateway.NotFound when it is off.
+type consoleHandler struct{ h http.Handler }
+
+// setConsole makes cfg's console (console.enabled, its sign-in settings and the principals it shows) the
+// one in force.
+func (b *bridge) setConsole(cfg *config.Config) {
+	h := consoleHandler{h: gateway.NotFound}
+	if cfg.Console.On() {
+		h.h = console.Handler(console.OptionsFrom(cfg))
+	}
+	b.console.Store(&h)
+}
+
+// hostNames is the Host check in force: hosts nil admits every name.
+type hostNames struct{ hosts *door.Hosts }
+
+// setHosts makes cfg's Host check (listen.allowedHosts, and whether the check applies) the one in force.
+func (b *bridge) setHosts(cfg *config.Config) {
+	var h hostNames
+	if cfg.HostCheck() {
+		h.hosts = door.NewHosts(cfg.Listen.AllowedHosts)
+	}
+	b.hosts.Store(&h)
 }
 
 // healthz answers /healthz (healthz.Handler) from the gRPC health service, on the HTTP and admin listeners.

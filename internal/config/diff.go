@@ -19,6 +19,11 @@ var liveKeys = []string{
 	"auth.tokensFile", "auth.tokens", "auth.oidc", "auth.mtls",
 	"rateLimits",
 	"limits.maxSessions", "limits.maxSessionsPerPrincipal", "limits.maxPendingPerSession",
+	"state.key", // the key file's content (a rotation); its path needs a restart
+	"listen.allowedHosts",
+	"audit", "console",
+	"limits.maxHTTPConnections", "limits.descriptorReserve", "limits.openTimeout", "limits.maxEventStreamsPerPrincipal",
+	"limits.keptResultsBytes", "limits.keptResultsTTL", "limits.approvalHistory", "limits.approvalHistoryAge",
 }
 
 // IsLiveKey reports whether the key path can change without a restart.

@@ -105,7 +105,7 @@ func (c *Config) readStateKey() error {
 		return err
 	}
 	key = s.Key.Reveal()
-	if _, err := state.ParseKey([]byte(key)); err != nil {
+	if _, err := state.ParseKeyRing([]byte(key)); err != nil {
 		return c.errorAt(path, fmt.Sprintf("%s: %v", s.KeySource(), err))
 	}
 	return nil

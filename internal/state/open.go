@@ -72,10 +72,10 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, 
 			logger.Warn("state: started over (--state-reset): the old state file was moved aside", "file", path, "moved_to", aside)
 		}
 	}
-	var key []byte
+	var keys [][]byte
 	source := cfg.KeySource
 	if len(cfg.Key) > 0 {
-		if key, err = ParseKey(cfg.Key); err != nil {
+		if keys, err = ParseKeyRing(cfg.Key); err != nil {
 			return nil, fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
 		}
 	}
@@ -83,13 +83,13 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, 
 	if err != nil {
 		return nil, err
 	}
-	if key == nil {
-		if key, source, err = generatedKey(ctx, path, fs, logger); err != nil {
+	if keys == nil {
+		if keys, source, err = generatedKey(ctx, path, fs, logger); err != nil {
 			_ = fs.Close()
 			return nil, err
 		}
 	}
-	s, err := Sealed(ctx, fs, key)
+	s, err := Sealed(ctx, fs, keys[0], keys[1:]...)
 	if err != nil {
 		_ = fs.Close()
 		if errors.Is(err, ErrWrongKey) {
@@ -104,12 +104,12 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedStore, 
 // generatedKey returns the key in the key file beside the state file, and its path. Without a key file, it
 // generates one — unless the store holds records sealed under a key (the canary), which would never open
 // again.
-func generatedKey(ctx context.Context, path string, fs Store, logger *slog.Logger) ([]byte, string, error) {
+func generatedKey(ctx context.Context, path string, fs Store, logger *slog.Logger) ([][]byte, string, error) {
 	keyPath := KeyFile(path)
 	raw, err := os.ReadFile(keyPath)
 	switch {
 	case err == nil:
-		k, err := ParseKey(raw)
+		k, err := ParseKeyRing(raw)
 		if err != nil {
 			return nil, "", fmt.Errorf("state key file %s: %v", keyPath, err)
 		}
@@ -129,7 +129,7 @@ func generatedKey(ctx context.Context, path string, fs Store, logger *slog.Logge
 	}
 	logger.Info("state: generated a sealing key for the new state file; keep it with the file (without it the file does not open)", "key_file", keyPath)
 	k, _ := ParseKey(raw)
-	return k, keyPath, nil
+	return [][]byte{k}, keyPath, nil
 }
 
 // writeNew writes a new file (mode 0600, never replacing one) and syncs it and its directory.
@@ -158,7 +158,7 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 	if len(cfg.Key) == 0 {
 		return nil, fmt.Errorf("state in redis %s needs a key all replicas share (state.keyFile or state.keyEnv)", cfg.Redis.Address)
 	}
-	key, err := ParseKey(cfg.Key)
+	keys, err := ParseKeyRing(cfg.Key)
 	if err != nil {
 		return nil, fmt.Errorf("state key from %s: %v", cfg.KeySource, err)
 	}
@@ -166,13 +166,13 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 	if errors.Is(err, ErrUnreachable) && rs != nil {
 		// Start without it: the replica serves nothing that needs the store until Redis answers and the key
 		// opens the canary (the leases check it; Leases.Down is true until then).
-		ss, serr := newSealed(rs, key)
+		ss, serr := newSealed(rs, keys)
 		if serr != nil {
 			_ = rs.Close()
 			return nil, serr
 		}
 		check := func(ctx context.Context) error {
-			if _, err := Sealed(ctx, rs, key); err != nil {
+			if err := ss.checkCanary(ctx); err != nil {
 				if errors.Is(err, ErrWrongKey) {
 					return fmt.Errorf("state in redis %s (prefix %q) does not open with the key from %s (sealed with another key): give the replicas' key", rs.addr, rs.prefix, cfg.KeySource)
 				}
@@ -187,7 +187,7 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 	if err != nil {
 		return nil, err
 	}
-	s, err := Sealed(ctx, rs, key)
+	s, err := Sealed(ctx, rs, keys[0], keys[1:]...)
 	if err != nil {
 		_ = rs.Close()
 		if errors.Is(err, ErrWrongKey) {
@@ -202,16 +202,24 @@ func openRedis(ctx context.Context, cfg Config, logger *slog.Logger) (*TrackedSt
 // RedisEngine returns the Redis engine under s (a store Open returned), or nil when s is not kept in
 // Redis.
 func RedisEngine(s Store) *RedisStore {
+	rs, _ := under[*RedisStore](s)
+	return rs
+}
+
+// under returns the store of type T that s is or wraps (through the tracked and sealed stores Open makes).
+func under[T Store](s Store) (T, bool) {
 	for {
+		if v, ok := s.(T); ok {
+			return v, true
+		}
 		switch v := s.(type) {
-		case *RedisStore:
-			return v
 		case *TrackedStore:
 			s = v.Store
 		case *sealed:
 			s = v.Store
 		default:
-			return nil
+			var none T
+			return none, false
 		}
 	}
 }

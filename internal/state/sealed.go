@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // KeySize is the size of a sealing key: AES-256.
@@ -35,6 +37,37 @@ func ParseKey(raw []byte) ([]byte, error) {
 		return slices.Clone(raw), nil
 	}
 	return nil, errors.New("key must be 32 bytes: 64 hex digits or base64")
+}
+
+// ParseKeyRing reads a key file that may hold several keys, one a line (blank lines and lines starting
+// with # are skipped), each as ParseKey reads it: the first seals what is written, every one opens what was
+// sealed under it. A key rotation writes the new key on the first line and keeps the old one below it until
+// no record needs it (docs/adr/0100-live-secrets-audit-console-limits.md). A file of one key is read as ParseKey
+// reads it (32 raw bytes included).
+func ParseKeyRing(raw []byte) ([][]byte, error) {
+	k, err := ParseKey(raw)
+	if err == nil {
+		return [][]byte{k}, nil
+	}
+	if !strings.Contains(strings.TrimSpace(string(raw)), "\n") {
+		return nil, err // one line: ParseKey's error says it all
+	}
+	var ring [][]byte
+	for i, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := ParseKey([]byte(line))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", i+1, err)
+		}
+		ring = append(ring, k)
+	}
+	if len(ring) == 0 {
+		return nil, errors.New("key must be 32 bytes: 64 hex digits or base64")
+	}
+	return ring, nil
 }
 
 // NewKey returns a new random key, as ParseKey reads it: 64 hex digits and a newline.
@@ -62,51 +95,135 @@ const (
 // sealed is the store Sealed returns.
 type sealed struct {
 	Store
-	aead cipher.AEAD
+	// ring is the keys in force: the first seals, each opens. Rekey replaces it.
+	ring atomic.Pointer[keyRing]
+	// mu is held shared by each write (its sealing and its write) and exclusively by Rekey, so that no
+	// record is written under a key Rekey is retiring between its check and its swap.
+	mu sync.RWMutex
+}
+
+// keyRing is a ring of keys: aeads[0] seals, every one opens; keys are kept to tell which ones a new ring
+// leaves out (compared for equality only, never logged).
+type keyRing struct {
+	aeads []cipher.AEAD
+	keys  [][]byte
 }
 
 // Sealed returns a store that encrypts every value with AES-256-GCM under key before s sees it, and
-// decrypts it on the way back. The additional data binds a value to its kind and key, so a value copied to
+// decrypts it on the way back; older keys (a key ring, ParseKeyRing) open what was sealed under them. The additional data binds a value to its kind and key, so a value copied to
 // another record does not open (ErrSealBroken). Kinds and keys (ids) stay clear. The returned store
 // closes s.
 //
 // Sealed reads a canary record sealed under the key (writing it into a store that has none): a store
 // sealed with another key is ErrWrongKey, never silently reset. key is 32 bytes (ParseKey).
-func Sealed(ctx context.Context, s Store, key []byte) (Store, error) {
-	ss, err := newSealed(s, key)
+func Sealed(ctx context.Context, s Store, key []byte, older ...[]byte) (Store, error) {
+	ss, err := newSealed(s, append([][]byte{key}, older...))
 	if err != nil {
 		return nil, err
 	}
-	v, err := ss.Get(ctx, kindSeal, keyCanary)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		if err := ss.Put(ctx, kindSeal, keyCanary, []byte(canaryText)); err != nil {
-			return nil, err
-		}
-	case errors.Is(err, ErrSealBroken):
-		return nil, ErrWrongKey
-	case err != nil:
+	if err := ss.checkCanary(ctx); err != nil {
 		return nil, err
-	case string(v) != canaryText:
-		return nil, ErrWrongKey
 	}
 	return ss, nil
 }
 
+// checkCanary opens the canary under the ring, writing it under the sealing key into a store that has none.
+func (ss *sealed) checkCanary(ctx context.Context) error {
+	v, err := ss.Get(ctx, kindSeal, keyCanary)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ss.Put(ctx, kindSeal, keyCanary, []byte(canaryText))
+	case errors.Is(err, ErrSealBroken):
+		return ErrWrongKey
+	case err != nil:
+		return err
+	case string(v) != canaryText:
+		return ErrWrongKey
+	}
+	return nil
+}
+
 // newSealed is Sealed without the canary check.
-func newSealed(s Store, key []byte) (*sealed, error) {
-	if len(key) != KeySize {
-		return nil, fmt.Errorf("state: sealing key is %d bytes, need %d", len(key), KeySize)
-	}
-	block, err := aes.NewCipher(key)
+func newSealed(s Store, keys [][]byte) (*sealed, error) {
+	r, err := newKeyRing(keys)
 	if err != nil {
-		return nil, fmt.Errorf("state: sealing key: %w", err)
+		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
+	ss := &sealed{Store: s}
+	ss.ring.Store(r)
+	return ss, nil
+}
+
+func newKeyRing(keys [][]byte) (*keyRing, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("state: no sealing key")
+	}
+	r := &keyRing{}
+	for _, key := range keys {
+		if len(key) != KeySize {
+			return nil, fmt.Errorf("state: sealing key is %d bytes, need %d", len(key), KeySize)
+		}
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			return nil, fmt.Errorf("state: sealing key: %w", err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("state: sealing key: %w", err)
+		}
+		r.aeads = append(r.aeads, aead)
+		r.keys = append(r.keys, slices.Clone(key))
+	}
+	return r, nil
+}
+
+// ErrKeyStillNeeded is Rekey's error when the new ring leaves out a key that records are still sealed under.
+var ErrKeyStillNeeded = errors.New("state: records are still sealed under a key the new key file leaves out")
+
+// Rekey replaces the keys of the sealed store under s (a store Open returned): keys[0] seals every record
+// written from now on, each key opens what was sealed under it. A key in force that keys leaves out is
+// dropped only when no record is sealed under it any more; otherwise nothing changes and the error
+// (ErrKeyStillNeeded) says how many records still need it. The canary is sealed again under keys[0], so
+// that a restart with the new key file opens the store. Writes wait while Rekey checks the records.
+func Rekey(ctx context.Context, s Store, keys [][]byte) error {
+	ss, ok := under[*sealed](s)
+	if !ok {
+		return errors.New("state: the store is not sealed")
+	}
+	next, err := newKeyRing(keys)
 	if err != nil {
-		return nil, fmt.Errorf("state: sealing key: %w", err)
+		return err
 	}
-	return &sealed{Store: s, aead: aead}, nil
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	cur := ss.ring.Load()
+	dropped := false
+	for _, k := range cur.keys {
+		if !slices.ContainsFunc(next.keys, func(n []byte) bool { return string(n) == string(k) }) {
+			dropped = true
+		}
+	}
+	if dropped {
+		n := 0
+		for _, kind := range append([]Kind{kindSeal}, Kinds...) {
+			err := ss.Store.List(ctx, kind, func(key string, value []byte) error {
+				if _, err := next.open(kind, key, value); err != nil {
+					if _, err := cur.open(kind, key, value); err == nil && kind != kindSeal {
+						n++
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: %d records (keep the old key on a line below the new one until they are written again or end)", ErrKeyStillNeeded, n)
+		}
+	}
+	ss.ring.Store(next)
+	return ss.Store.Put(ctx, kindSeal, keyCanary, next.seal(kindSeal, keyCanary, []byte(canaryText)))
 }
 
 // additionalData binds a sealed value to its record.
@@ -114,33 +231,50 @@ func additionalData(kind Kind, key string) []byte {
 	return fmt.Appendf(nil, "mcp-bridge state v%d\x00%s\x00%s", sealVersion, kind, key)
 }
 
-func (s *sealed) seal(kind Kind, key string, value []byte) []byte {
-	ns := s.aead.NonceSize()
-	out := make([]byte, 1+ns, 1+ns+len(value)+s.aead.Overhead())
+// seal seals value under the ring's first key.
+func (r *keyRing) seal(kind Kind, key string, value []byte) []byte {
+	aead := r.aeads[0]
+	ns := aead.NonceSize()
+	out := make([]byte, 1+ns, 1+ns+len(value)+aead.Overhead())
 	out[0] = sealVersion
 	_, _ = rand.Read(out[1 : 1+ns])
-	return s.aead.Seal(out, out[1:1+ns], value, additionalData(kind, key))
+	return aead.Seal(out, out[1:1+ns], value, additionalData(kind, key))
+}
+
+// open opens value under the first key of the ring that opens it (the sealing key is tried first).
+func (r *keyRing) open(kind Kind, key string, value []byte) ([]byte, error) {
+	ad := additionalData(kind, key)
+	for _, aead := range r.aeads {
+		ns := aead.NonceSize()
+		if len(value) < 1+ns+aead.Overhead() || value[0] != sealVersion {
+			break
+		}
+		v, err := aead.Open(nil, value[1:1+ns], value[1+ns:], ad)
+		if err != nil {
+			continue
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s/%s: %w", kind, key, ErrSealBroken)
+}
+
+func (s *sealed) seal(kind Kind, key string, value []byte) []byte {
+	return s.ring.Load().seal(kind, key, value)
 }
 
 func (s *sealed) open(kind Kind, key string, value []byte) ([]byte, error) {
-	ns := s.aead.NonceSize()
-	if len(value) < 1+ns+s.aead.Overhead() || value[0] != sealVersion {
-		return nil, fmt.Errorf("%s/%s: %w", kind, key, ErrSealBroken)
-	}
-	v, err := s.aead.Open(nil, value[1:1+ns], value[1+ns:], additionalData(kind, key))
-	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", kind, key, ErrSealBroken)
-	}
-	if v == nil {
-		v = []byte{}
-	}
-	return v, nil
+	return s.ring.Load().open(kind, key, value)
 }
 
 func (s *sealed) Put(ctx context.Context, kind Kind, key string, value []byte) error {
 	if err := checkRecord(kind, key); err != nil {
 		return err
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.Store.Put(ctx, kind, key, s.seal(kind, key, value))
 }
 

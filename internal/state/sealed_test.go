@@ -153,3 +153,62 @@ func TestParseKey(t *testing.T) {
 		t.Errorf("ParseKey(NewKey()) = %x, %v", k, err)
 	}
 }
+
+// TestRekey: after a rotation the new key seals what is written, the old one still opens what it sealed; a
+// ring that leaves the old key out is refused while a record needs it, and taken once none does; the
+// canary follows the sealing key, so the store opens with the new key file.
+func TestRekey(t *testing.T) {
+	ctx := context.Background()
+	oldKey, newKey := testKey, bytes.Repeat([]byte{0xcd}, 32)
+	inner := state.NewMemory()
+	s := state.Tracked(sealedMemory(t, inner, oldKey), nil, nil)
+	if err := s.Put(ctx, state.KindSession, "before", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Rekey(ctx, s, [][]byte{newKey}); !errors.Is(err, state.ErrKeyStillNeeded) {
+		t.Fatalf("Rekey leaving out the key of a record = %v, want ErrKeyStillNeeded", err)
+	}
+	if err := state.Rekey(ctx, s, [][]byte{newKey, oldKey}); err != nil {
+		t.Fatalf("Rekey: %v", err)
+	}
+	if err := s.Put(ctx, state.KindSession, "after", []byte("v2")); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"before": "v1", "after": "v2"} {
+		if v, err := s.Get(ctx, state.KindSession, key); err != nil || string(v) != want {
+			t.Errorf("Get %s after the rotation = %q, %v; want %q", key, v, err, want)
+		}
+	}
+	// The new key alone opens what was written after the rotation and the canary, not what was before.
+	onlyNew, err := state.Sealed(ctx, inner, newKey)
+	if err != nil {
+		t.Fatalf("the store with the new key alone: %v", err)
+	}
+	if _, err := onlyNew.Get(ctx, state.KindSession, "after"); err != nil {
+		t.Errorf("a record written after the rotation under the new key alone: %v", err)
+	}
+	if _, err := onlyNew.Get(ctx, state.KindSession, "before"); !errors.Is(err, state.ErrSealBroken) {
+		t.Errorf("a record written before the rotation under the new key alone = %v, want ErrSealBroken", err)
+	}
+	if _, err := state.Sealed(ctx, inner, oldKey); !errors.Is(err, state.ErrWrongKey) {
+		t.Errorf("the store with the old key alone after the rotation = %v, want ErrWrongKey", err)
+	}
+	// Once the record sealed under the old key is written again, the old key can go.
+	if err := s.Put(ctx, state.KindSession, "before", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Rekey(ctx, s, [][]byte{newKey}); err != nil {
+		t.Fatalf("Rekey once no record needs the old key: %v", err)
+	}
+}
+
+func TestParseKeyRing(t *testing.T) {
+	a, b := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	ring, err := state.ParseKeyRing([]byte("# rotated 2026-11-28\n" + b + "\n\n" + a + "\n"))
+	if err != nil || len(ring) != 2 || ring[0][0] != 0xcd || ring[1][0] != 0xab {
+		t.Fatalf("ParseKeyRing = %x, %v", ring, err)
+	}
+	if _, err := state.ParseKeyRing([]byte(a + "\nnot a key\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("ParseKeyRing of a bad second line = %v, want it named", err)
+	}
+}

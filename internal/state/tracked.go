@@ -79,11 +79,22 @@ func (t *TrackedStore) Delete(ctx context.Context, kind Kind, key string) error 
 	return err
 }
 
+// NoteFailedWrite tells the TrackedStore under s (if any) that a write failed before it reached it — a
+// replica's lease on the record's session could not be taken, so the record was not written — so that its
+// health (/readyz, the metric) says what the store's own writes would have said.
+func NoteFailedWrite(s Store, err error) {
+	if t, ok := under[*TrackedStore](s); ok {
+		t.writes.Add(1)
+		t.note(err)
+	}
+}
+
 // note records the outcome of a write. The caller's own mistakes — a cancelled context, a closed store, a
 // write under a fence another replica replaced —
 // say nothing of the store's health.
 func (t *TrackedStore) note(err error) {
-	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) || errors.Is(err, ErrFenced)) {
+	var held *HeldError
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) || errors.Is(err, ErrFenced) || errors.As(err, &held)) {
 		return
 	}
 	if err == nil && !t.degraded.Load() {

@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -79,6 +80,9 @@ func (f *fencedStore) Put(ctx context.Context, kind state.Kind, key string, valu
 	}
 	fctx, err := f.fenced(ctx, sid)
 	if err != nil {
+		if !errors.Is(err, ErrNotHeld) {
+			state.NoteFailedWrite(f.Store, err) // the lease is the write's first step: its failure is the store's
+		}
 		return err
 	}
 	if err := f.Store.Put(fctx, kind, key, value); err != nil {

@@ -12,6 +12,7 @@ skipped with the reason, or fail when MCPBRIDGE_REQUIRE_PEERS=1 (``make test`` s
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import shutil
@@ -203,7 +204,18 @@ def bridge(tmp_path_factory: pytest.TempPathFactory, everything: list[str] | Non
         "mcpServers": servers,
         "pending": {"samplingTimeout": "60s", "elicitationTimeout": "60s", "rootsTimeout": "30s"},
     }
-    b = Bridge(binary, config, tmp_path_factory.mktemp("bridge"))
+    with running_bridge(binary, config, tmp_path_factory.mktemp("bridge")) as b:
+        yield b
+
+
+_BRIDGES: list[Bridge] = []
+
+
+@contextlib.contextmanager
+def running_bridge(binary: Path, config: dict[str, Any], workdir: Path) -> Iterator[Bridge]:
+    """A bridge started with config in workdir for a fixture, stopped at its end; while it runs, a failing
+    test's report carries its log (pytest_runtest_makereport)."""
+    b = Bridge(binary, config, workdir)
     b.start()
     _BRIDGES.append(b)
     try:
@@ -211,9 +223,6 @@ def bridge(tmp_path_factory: pytest.TempPathFactory, everything: list[str] | Non
     finally:
         b.stop()
         _BRIDGES.remove(b)
-
-
-_BRIDGES: list[Bridge] = []
 
 
 @pytest.fixture

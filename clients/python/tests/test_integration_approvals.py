@@ -30,7 +30,7 @@ from mcp_bridge import (
     deny,
 )
 
-from .conftest import _BRIDGES, Bridge, bridge_binary
+from .conftest import Bridge, bridge_binary, running_bridge
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +47,8 @@ def approval_bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge
         },
         "auth": {"tokensFile": str(tokens)},
     }
-    b = Bridge(binary, config, workdir)
-    b.start()
-    _BRIDGES.append(b)
-    try:
+    with running_bridge(binary, config, workdir) as b:
         yield b
-    finally:
-        b.stop()
-        _BRIDGES.remove(b)
 
 
 class Approver(Handler):

@@ -10,7 +10,7 @@ import pytest
 
 from mcp_bridge import ApproverScope, AsyncClient, BridgeError, Client
 
-from .conftest import _BRIDGES, Bridge, bridge_binary
+from .conftest import Bridge, bridge_binary, running_bridge
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +24,8 @@ def identity_bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge
         "mcpServers": {"gated": {**gated, "approvers": {"principals": ["bob"], "allowSelf": True}}},
         "auth": {"tokensFile": str(tokens)},
     }
-    b = Bridge(binary, config, workdir)
-    b.start()
-    _BRIDGES.append(b)
-    try:
+    with running_bridge(binary, config, workdir) as b:
         yield b
-    finally:
-        b.stop()
-        _BRIDGES.remove(b)
 
 
 def test_get_identity(identity_bridge: Bridge) -> None:

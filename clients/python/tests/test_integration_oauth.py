@@ -28,7 +28,7 @@ import pytest
 
 from mcp_bridge import AsyncClient, AuthorizationRequest, BridgeError, Client, Handler, McpError
 
-from .conftest import _BRIDGES, REPO, Bridge, bridge_binary, missing_peer
+from .conftest import REPO, Bridge, bridge_binary, missing_peer, running_bridge
 
 
 def oauthpeer_binary(tmp: Path) -> Path | None:
@@ -73,14 +73,8 @@ def oauth_bridge(tmp_path_factory: pytest.TempPathFactory, oauth_servers: dict[s
         for name, url in oauth_servers.items()
     }
     config = {"mcpServers": servers, "oauth": {"authorizationTimeout": "1m"}}
-    b = Bridge(bridge_binary(), config, tmp_path_factory.mktemp("oauth-bridge"))
-    b.start()
-    _BRIDGES.append(b)
-    try:
+    with running_bridge(bridge_binary(), config, tmp_path_factory.mktemp("oauth-bridge")) as b:
         yield b
-    finally:
-        b.stop()
-        _BRIDGES.remove(b)
 
 
 def open_without_redirect(url: str) -> str:

@@ -25,7 +25,7 @@ from mcp_bridge import (
     deny,
 )
 from mcp_bridge.openai import OpenAISamplingHandler
-from tests.conftest import _BRIDGES, Bridge, bridge_binary
+from tests.conftest import Bridge, bridge_binary, running_bridge
 
 from .model_server import ModelServer
 
@@ -53,14 +53,8 @@ def fw_bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
         "auth": {"tokensFile": str(tokens)},
         "pending": {"samplingTimeout": "60s", "elicitationTimeout": "60s"},
     }
-    b = Bridge(binary, config, workdir)
-    b.start()
-    _BRIDGES.append(b)
-    try:
+    with running_bridge(binary, config, workdir) as b:
         yield b
-    finally:
-        b.stop()
-        _BRIDGES.remove(b)
 
 
 @pytest.fixture

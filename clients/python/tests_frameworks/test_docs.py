@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _BRIDGES, Bridge, bridge_binary
+from tests.conftest import Bridge, bridge_binary, running_bridge
 
 from .model_server import FINAL, SAMPLER, ModelServer
 
@@ -32,14 +32,8 @@ def docs_bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
     """The bridge as `make run` serves it: the demo server as `demo`, no auth."""
     binary = bridge_binary()
     config: dict[str, Any] = {"mcpServers": {"demo": {"command": str(binary), "args": ["demo-server"]}}}
-    b = Bridge(binary, config, tmp_path_factory.mktemp("docs"))
-    b.start()
-    _BRIDGES.append(b)
-    try:
+    with running_bridge(binary, config, tmp_path_factory.mktemp("docs")) as b:
         yield b
-    finally:
-        b.stop()
-        _BRIDGES.remove(b)
 
 
 @pytest.mark.parametrize("page", PAGES)
