@@ -45,6 +45,12 @@ func (d *requestDeadline) fire() {
 		d.mu.Unlock()
 		return
 	}
+	if time.Since(d.since) < min(d.idle, d.budget) {
+		// A stale firing: the clock was restarted (alive, resume) after this timer had already fired and
+		// before its callback took mu. A timer never fires early, so a real expiry always passes this.
+		d.mu.Unlock()
+		return
+	}
 	if d.held() {
 		d.since = time.Now()
 		d.timer.Reset(min(d.idle, d.budget))

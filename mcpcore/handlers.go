@@ -197,12 +197,13 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 		s.sessionWaits.Add(1)
 		defer func() {
 			// The server may have waited on the bridge on a call's behalf: the calls in flight get a full
-			// request timeout from now, as a paused call does when its own request ends.
-			if s.sessionWaits.Add(-1) == 0 {
-				for _, c := range s.inFlight() {
-					c.deadline.alive()
-				}
+			// request timeout from now, as a paused call does when its own request ends. Their clocks
+			// restart before the wait is uncounted, so a deadline firing meanwhile either still sees the
+			// wait (held) or sees its clock restarted (stale): none expires at the instant the host answered.
+			for _, c := range s.inFlight() {
+				c.deadline.alive()
 			}
+			s.sessionWaits.Add(-1)
 		}()
 	}
 	endSpan := s.traceServerRequest(parent, req, call)
