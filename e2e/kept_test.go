@@ -381,3 +381,48 @@ func waitReady(t *testing.T, b *bridge, id string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A tools/call with a host call id that COMPLETED before the bridge was killed -9 — its outcome kept only in
+// the dead process's memory — is still known to the next process for the kept results' TTL: called again
+// with the same call id WITHOUT resume it is refused (ALREADY_EXISTS CALL_ID_USED) and the tool does not run
+// a second time; with resume its outcome is gone (ABORTED CALL_OUTCOME_EVICTED: the tool ran once). Before,
+// the call's record was deleted when it completed and the call without resume ran the tool again
+// (docs/adr/0099).
+func TestSameCallIDCompletedOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.db")
+	cfg := bridgeConfig{extraServers: probeServer("slow", ""), flags: []string{"--state-file", stateFile}}
+	b := start(t, cfg)
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "slow", HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	const callID = "call-stdio-done"
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})}); err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+	if line := await(t, b.reports.Lines); line != "started done" {
+		t.Fatalf("probe reported %q, want \"started done\"", line)
+	}
+	b.kill()
+
+	b2 := start(t, cfg)
+	waitReady(t, b2, id)
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
+		t.Fatalf("completed call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+	}
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Resume: true, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_EVICTED" {
+		t.Fatalf("completed call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_EVICTED", callID, err)
+	}
+	// A new call id runs; the probe reports it, and nothing of the old call id came before it: the tool ran
+	// once under callID.
+	if _, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "call-stdio-after", Arguments: args(t, map[string]any{"tag": "after", "durationSeconds": 0.01})}); err != nil {
+		t.Fatalf("a new call id after the restart: %v", err)
+	}
+	if line := await(t, b2.reports.Lines); line != "started after" {
+		t.Fatalf("after the restart the probe first reported %q, want \"started after\" (the completed call id ran again)", line)
+	}
+}

@@ -190,6 +190,18 @@ func (k *keptResults) markUnknownUntil(key string, expires time.Time) {
 	k.m[key].evicted, k.m[key].unknown = false, true
 }
 
+// markEvictedUntil records that a call completed and its outcome is not kept here, until expires: it
+// completed in an earlier process, whose memory had its outcome (callids.go). A call without Resume under
+// its id is refused; a resumed one is told its outcome was evicted.
+func (k *keptResults) markEvictedUntil(key string, expires time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed || k.m[key] != nil {
+		return
+	}
+	k.markLocked(key, expires)
+}
+
 // removeLocked drops what is kept under key.
 func (k *keptResults) removeLocked(key string) {
 	e := k.m[key]

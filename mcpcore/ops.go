@@ -448,14 +448,10 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	call.taskOK = true // a task result is captured even for CallTool, to report it
 	call.resume = s.newResume(call, args)
 	if rc == nil { // the id outlives a crash from here on (durable.go); a resumed round has its record
-		written, err := s.callBegins(call)
-		if err != nil {
+		if _, err := s.callBegins(call); err != nil {
 			return nil, nil, err
 		}
-		if written {
-			defer s.callEnds(call)
-		}
-	}
+	} // keepOutcome settles the id's record once the call ends (callids.go callEnds)
 	res, err = mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 		var r *mcp.CallToolResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {

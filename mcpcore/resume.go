@@ -8,7 +8,7 @@ package mcpcore
 //     round (durable.go) without asking anybody again;
 //   - a tools/call that completed (a result, or the server's error) while only its response was lost
 //     returns the kept outcome: the bridge keeps it in memory, in its encoded form, within a bridge-wide
-//     budget and for a TTL (kept.go; only the id of a call in flight is in the store: durable.go callBegins);
+//     budget and for a TTL (kept.go; only its id is in the store, until that TTL ends: callids.go);
 //   - a tools/call whose kept outcome was evicted for the budget fails with ErrKeptOutcomeEvicted;
 //   - a tools/call still in flight is joined: the retry waits for it and returns its outcome;
 //   - otherwise the call's fate upstream cannot be known (it was in flight when the bridge died, or it was
@@ -87,7 +87,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	}
 	k, evicted, ok := s.core.kept.get(roundKey(s.id, callID))
 	if evicted {
-		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes)", ErrKeptOutcomeEvicted, callID, name)
+		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes, or its outcome was in the memory of a bridge process that ended)", ErrKeptOutcomeEvicted, callID, name)
 	}
 	if ok && k != nil && k.unsent {
 		return resumed{}, nil
@@ -112,6 +112,8 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 // callTool with pointers to its named results.
 func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
 	defer close(call.ended)
+	kept := false
+	defer func() { s.callEnds(call, kept) }() // the id's record in the store (callids.go), before ended
 	if call.opts.CallID == "" || call.opts.MintedID {
 		return // an id the host did not choose: no host can resume it
 	}
@@ -123,9 +125,11 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
-	if err := s.core.kept.add(roundKey(s.id, call.opts.CallID), o); err != nil {
-		s.logger.Warn("the outcome of a call is not kept for a resumed call", "call_id", call.opts.CallID, "error", err)
+	err2 := s.core.kept.add(roundKey(s.id, call.opts.CallID), o)
+	if err2 != nil {
+		s.logger.Warn("the outcome of a call is not kept for a resumed call", "call_id", call.opts.CallID, "error", err2)
 	}
+	kept = !o.unsent && (err2 == nil || errors.Is(err2, errKeptTooLarge)) // too large: known, marked evicted
 }
 
 // toolIdempotent reports whether the server lists tool name with annotations.idempotentHint true (MCP
