@@ -281,20 +281,6 @@ func (k *keptCalls[T]) takeSession(sessionID string) []T {
 	return out
 }
 
-// takeSessionKeys removes what is kept for the calls of a session and returns their call ids.
-func (k *keptCalls[T]) takeSessionKeys(sessionID string) []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []string
-	for key := range k.m {
-		if callID, ok := strings.CutPrefix(key, sessionID+"/"); ok { // session ids hold no "/"
-			out = append(out, callID)
-			delete(k.m, key)
-		}
-	}
-	return out
-}
-
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
 // request (still pending, or ended with its answer kept in answers).
 type restoredCall struct {
