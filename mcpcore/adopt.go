@@ -121,7 +121,7 @@ func (c *Core) Persist(id string) {
 	s := c.sessions[id]
 	c.mu.Unlock()
 	if s != nil {
-		s.persist()
+		s.records.persist()
 	}
 }
 

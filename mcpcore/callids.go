@@ -28,7 +28,8 @@ import (
 // state.ErrFenced) fails the call with ErrSessionMoved before anything is sent: the host retries through
 // the proxy, resuming by id. Any other failure of the store is logged and the call goes on, as every write
 // of the core does (the store's health says so).
-func (s *Session) callBegins(call *activeCall) (bool, error) {
+func (r *sessionRecords) callBegins(call *activeCall) (bool, error) {
+	s := r.s
 	if s.core.opts.Store == nil || call.opts.CallID == "" || call.opts.MintedID {
 		return false, nil // no state kept, or an id no host can call again
 	}
@@ -68,7 +69,8 @@ func inFlightRecord(sessionID string, call *activeCall) callRecord {
 // session); otherwise — the call was cut off and its fate is unknown, as it is to this process — it is
 // deleted. When the bridge is shutting down or the session ended, the record is left or deleted as the
 // session's are.
-func (s *Session) callEnds(call *activeCall, keptOutcome bool) {
+func (r *sessionRecords) callEnds(call *activeCall, keptOutcome bool) {
+	s := r.s
 	if call.resume == nil {
 		return
 	}

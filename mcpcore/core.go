@@ -356,7 +356,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	c.reserved--
 	c.sessions[s.id] = s
 	c.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	return s, nil
 }
 

@@ -134,9 +134,17 @@ func (c *Core) keeping() bool { return c.opts.Store != nil && c.draining.Load() 
 
 // --- sessions ---
 
+// sessionRecords is a session's part of what the core keeps in the store: the session's record (persist,
+// forgetRecord), its MRTR rounds' records (roundBegins … roundEnds, adoptRound, resumeInput) and the ids of
+// its tools/calls (callids.go: callBegins, callEnds). The session holds it as Session.records.
+type sessionRecords struct {
+	s *Session
+}
+
 // persist writes the session's record. It is called when the session opens and whenever something kept
 // changes.
-func (s *Session) persist() {
+func (r *sessionRecords) persist() {
+	s := r.s
 	if s.core.opts.Store == nil {
 		return
 	}
@@ -163,7 +171,8 @@ func (s *Session) persist() {
 
 // forgetRecord deletes the session's record unless the bridge is shutting down (then the next process
 // restores it).
-func (s *Session) forgetRecord() {
+func (r *sessionRecords) forgetRecord() {
+	s := r.s
 	if s.core.opts.Store == nil || s.core.keeping() {
 		return
 	}
@@ -199,7 +208,7 @@ func (c *Core) requestRaised(req *PendingRequest) {
 			s.mu.Lock()
 			call := s.calls[req.OriginCallID]
 			s.mu.Unlock()
-			s.roundRequest(call, req.InputKey, req.ID)
+			s.records.roundRequest(call, req.InputKey, req.ID)
 		}
 	}
 	rec := requestRecord{Version: recordVersion, Request: req}
@@ -291,7 +300,8 @@ type restoredCall struct {
 
 // roundBegins prepares the record of an MRTR call that must wait for hosts: called with the round's input
 // requests before they are raised; roundRequest writes it with the first of them.
-func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
+func (r *sessionRecords) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
+	s := r.s
 	if s.core.opts.Store == nil || call.resume == nil {
 		return
 	}
@@ -312,7 +322,8 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 
 // roundRequest records which pending request answers input key of the call's round, and rewrites the
 // call's record. Called once the request is registered, before it is kept.
-func (s *Session) roundRequest(call *activeCall, key, requestID string) {
+func (r *sessionRecords) roundRequest(call *activeCall, key, requestID string) {
+	s := r.s
 	if s.core.opts.Store == nil || call == nil || call.resume == nil {
 		return
 	}
@@ -329,7 +340,8 @@ func (s *Session) roundRequest(call *activeCall, key, requestID string) {
 
 // roundEnds deletes the call's round records once the retry carried the answers (or the call ended for
 // good); when the bridge is shutting down they are kept for the next process.
-func (s *Session) roundEnds(call *activeCall) {
+func (r *sessionRecords) roundEnds(call *activeCall) {
+	s := r.s
 	if s.core.opts.Store == nil || call.resume == nil || s.core.keeping() {
 		return
 	}
@@ -381,7 +393,8 @@ func newCallResume(sessionID, callID, method, name string, args json.RawMessage)
 
 // newResume prepares the round record of an MRTR-capable call when the core keeps state; args is the
 // call's arguments as sent (tools/call), nil otherwise.
-func (s *Session) newResume(call *activeCall, args any) *callResume {
+func (r *sessionRecords) newResume(call *activeCall, args any) *callResume {
+	s := r.s
 	if s.core.opts.Store == nil {
 		return nil
 	}
@@ -401,7 +414,7 @@ func (s *Session) newResume(call *activeCall, args any) *callResume {
 }
 
 // adoptRound makes a restored round the call's own: its records are deleted when the call has its outcome.
-func (s *Session) adoptRound(call *activeCall, rc *restoredCall) {
+func (*sessionRecords) adoptRound(call *activeCall, rc *restoredCall) {
 	if call.resume == nil {
 		return
 	}
@@ -418,7 +431,7 @@ func (s *Session) adoptRound(call *activeCall, rc *restoredCall) {
 // resumeInput waits for the answers of a restored call's input requests and returns them as the retry's
 // inputResponses. A request that ended without an answer fails the call the way an unanswered MRTR request
 // does.
-func (s *Session) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputResponseMap, error) {
+func (*sessionRecords) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputResponseMap, error) {
 	out := make(mcp.InputResponseMap, len(rc.rec.Requests))
 	for key, id := range rc.rec.Requests {
 		a, ok := rc.answers[key]
@@ -605,7 +618,7 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 				// if the session re-attaches (reattach.go).
 				e := c.dispatcher.restore(r.Request)
 				s.restoredWG.Add(1)
-				go s.deliverRestoredPush(e, s.reattach, id) // owned by the session (restoredWG)
+				go s.reattach.deliverRestoredPush(s, e, id) // owned by the session (restoredWG)
 				rep.Requests++
 				continue
 			}
@@ -663,7 +676,7 @@ func (s *Session) resume() {
 	var g *generation
 	var err error
 	if s.reattach != nil {
-		g, err = s.connectReattached(s.reattach)
+		g, err = s.reattach.connect(s)
 	}
 	if g == nil && s.ctx.Err() == nil {
 		g, err = s.reconnect(s.server.Restart, 0, 0)

@@ -112,7 +112,7 @@ func (s *Session) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		var ref *serverRequestRef
 		if p := req.GetParams(); p != nil {
 			if m := p.GetMeta(); m != nil {
-				ref = s.takeRef(m)
+				ref = s.refs.take(m)
 				ctx = extractMeta(ctx, m)
 			}
 		}

@@ -446,9 +446,9 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		}
 	}
 	call.taskOK = true // a task result is captured even for CallTool, to report it
-	call.resume = s.newResume(call, args)
+	call.resume = s.records.newResume(call, args)
 	if rc == nil { // the id outlives a crash from here on (durable.go); a resumed round has its record
-		if _, err := s.callBegins(call); err != nil {
+		if _, err := s.records.callBegins(call); err != nil {
 			return nil, nil, err
 		}
 	} // keepOutcome settles the id's record once the call ends (callids.go callEnds)
@@ -597,7 +597,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 		s.mu.Lock()
 		s.subs[uri] = true
 		s.mu.Unlock()
-		s.persist()
+		s.records.persist()
 	}
 	return err
 }
@@ -610,7 +610,7 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	return s.call(ctx, "resources/unsubscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
@@ -662,7 +662,7 @@ func (s *Session) SetRoots(ctx context.Context, roots []*mcp.Root) error {
 	s.mu.Lock()
 	s.roots, s.hostRoots = slices.Clone(roots), true
 	s.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	if !s.caps.RootsListChanged {
 		return nil
 	}
@@ -699,12 +699,12 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, r
 	var zero R
 	var in mcp.InputResponseMap
 	var state string
-	defer s.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
+	defer s.records.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
 	if rc != nil {
 		// Resumed after a bridge restart: the kept round goes on (its answers, once hosts gave them).
-		s.adoptRound(call, rc)
+		s.records.adoptRound(call, rc)
 		var err error
-		if in, err = s.resumeInput(ctx, rc); err != nil {
+		if in, err = s.records.resumeInput(ctx, rc); err != nil {
 			return zero, err
 		}
 		state = rc.rec.RequestState
@@ -726,8 +726,8 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, r
 		if round >= maxInputRounds {
 			return zero, fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds)
 		}
-		s.roundEnds(call)
-		s.roundBegins(call, reqs, st)
+		s.records.roundEnds(call)
+		s.records.roundBegins(call, reqs, st)
 		in, err = s.fulfill(ctx, call, reqs)
 		if err != nil {
 			if ctx.Err() != nil {

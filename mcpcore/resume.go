@@ -113,7 +113,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
 	defer close(call.ended)
 	kept := false
-	defer func() { s.callEnds(call, kept) }() // the id's record in the store (callids.go), before ended
+	defer func() { s.records.callEnds(call, kept) }() // the id's record in the store (callids.go), before ended
 	if call.opts.CallID == "" || call.opts.MintedID {
 		return // an id the host did not choose: no host can resume it
 	}

@@ -35,6 +35,7 @@ const stableAfter = 30 * time.Second
 // the goroutines of its current connection.
 type Session struct {
 	core       *Core
+	records    sessionRecords // what the store keeps of the session, its rounds and its call ids (durable.go, callids.go)
 	id         string
 	owner      string
 	server     ServerConfig
@@ -86,11 +87,10 @@ type Session struct {
 	reattachNext atomic.Pointer[reattachState]
 	restoredWG   sync.WaitGroup
 
-	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
+	refs requestRefs // server requests on their way from the wire tap to a handler (wiretap.go)
 	// opSpans holds, when tracing, the span context of each call's current upstream request
 	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises (trace.go).
 	opSpans sync.Map
-	refSeq  atomic.Uint64
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -129,6 +129,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		closeDone:        make(chan struct{}),
 		superDone:        make(chan struct{}),
 	}
+	s.records.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
 	if p.Roots != nil {
@@ -306,7 +307,7 @@ func (s *Session) install(g *generation, reason string) {
 	s.mu.Unlock()
 	s.setState(StateReady, reason, g.info())
 	if reason != "connected" {
-		s.persist() // a reconnection may change the protocol version and the upstream session
+		s.records.persist() // a reconnection may change the protocol version and the upstream session
 	}
 }
 
@@ -534,7 +535,7 @@ func (s *Session) supervise(g *generation) {
 		}
 		s.setState(StateReconnecting, reason, nil)
 		g.close(false)
-		s.dropRefs(g.tap)
+		s.refs.drop(g.tap)
 		if pol.MaxRestarts <= 0 {
 			s.giveUp(reason+"; restarts are disabled", reason)
 			return
@@ -604,16 +605,6 @@ func (s *Session) reconnect(pol RestartPolicy, delay time.Duration, streak int) 
 		s.setState(StateReconnecting, fmt.Sprintf("reconnect attempt %d failed: %v", failures, err), nil)
 		delay = backoff(pol, streak+failures)
 	}
-}
-
-// dropRefs forgets the references of server requests of an ended connection whose handlers never ran.
-func (s *Session) dropRefs(t *wireTap) {
-	s.refs.Range(func(k, v any) bool {
-		if v.(*serverRequestRef).tap == t {
-			s.refs.Delete(k)
-		}
-		return true
-	})
 }
 
 // backoff is InitialBackoff·2^n capped at MaxBackoff, with jitter: a uniform value in [d/2, d].
@@ -743,7 +734,7 @@ func (s *Session) shutdown(reason string) error {
 	s.restoredWG.Wait()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
-	s.forgetRecord()
+	s.records.forgetRecord()
 	s.events.close()
 	s.core.remove(s)
 	return nil
