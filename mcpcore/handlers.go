@@ -203,7 +203,7 @@ func (s *Session) submit(ctx context.Context, req *PendingRequest, call *activeC
 			}
 		}()
 	}
-	endSpan := s.traceServerRequest(parent, req, call)
+	endSpan := s.ops.traceServerRequest(parent, req, call)
 	a, outcome, err := s.core.dispatcher.submit(ctx, req, fallback)
 	endSpan(outcome)
 	if err != nil {

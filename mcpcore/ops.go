@@ -66,7 +66,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		call.deadline.stop()
 		stop()
 		cancel(nil)
-		s.forgetOps(call)
+		s.ops.forgetOps(call)
 		s.mu.Lock()
 		if s.calls[call.id] == call {
 			delete(s.calls, call.id)
@@ -136,14 +136,14 @@ func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op
 		}
 		call.deadline.alive()
 		call.resetAttempt()
-		octx, rec := s.beginOp(ctx, call, g)
+		octx, rec := s.ops.beginOp(ctx, call, g)
 		err = op(octx, g, call)
 		if err == nil {
-			s.endOp(rec, call, g, nil)
+			s.ops.endOp(rec, call, g, nil)
 			return nil
 		}
 		err = s.classify(ctx, g, call, err)
-		s.endOp(rec, call, g, err)
+		s.ops.endOp(rec, call, g, err)
 		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.dead.Load())) {
 			s.logger.Info("sending the request again on the re-initialized session", "method", call.method, "call_id", call.id)
 			continue

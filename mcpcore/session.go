@@ -88,9 +88,7 @@ type Session struct {
 	restoredWG   sync.WaitGroup
 
 	refs requestRefs // server requests on their way from the wire tap to a handler (wiretap.go)
-	// opSpans holds, when tracing, the span context of each call's current upstream request
-	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises (trace.go).
-	opSpans sync.Map
+	ops  sessionOps  // times and traces its upstream requests (trace.go)
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -130,6 +128,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		superDone:        make(chan struct{}),
 	}
 	s.records.s = s
+	s.ops.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
 	if p.Roots != nil {
