@@ -796,14 +796,14 @@ func (s *Session) answerInput(ctx context.Context, call *activeCall, key string,
 			return nil, fmt.Errorf("%w: the server asked for elicitation", ErrCapabilityMissing)
 		}
 		var r *mcp.ElicitResult
-		r, err = s.handleElicitation(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleElicitation(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	case *mcp.CreateMessageWithToolsParams:
 		if !s.caps.Sampling {
 			return nil, fmt.Errorf("%w: the server asked for sampling", ErrCapabilityMissing)
 		}
 		var r *mcp.CreateMessageWithToolsResult
-		r, err = s.handleSampling(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleSampling(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	case *mcp.CreateMessageParams:
 		return s.answerInput(ctx, call, key, samplingWithTools(p))
@@ -812,7 +812,7 @@ func (s *Session) answerInput(ctx context.Context, call *activeCall, key string,
 			return nil, fmt.Errorf("%w: the server asked for roots", ErrCapabilityMissing)
 		}
 		var r *mcp.ListRootsResult
-		r, err = s.handleRoots(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleRoots(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	default:
 		return nil, fmt.Errorf("%w: unknown input request %T", ErrBadMessage, ir)

@@ -87,8 +87,9 @@ type Session struct {
 	reattachNext atomic.Pointer[reattachState]
 	restoredWG   sync.WaitGroup
 
-	refs requestRefs // server requests on their way from the wire tap to a handler (wiretap.go)
-	ops  sessionOps  // times and traces its upstream requests (trace.go)
+	refs     requestRefs     // server requests on their way from the wire tap to a handler (wiretap.go)
+	ops      sessionOps      // times and traces its upstream requests (trace.go)
+	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -129,6 +130,8 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 	}
 	s.records.s = s
 	s.ops.s = s
+	s.requests.s = s
+	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
 	if p.Roots != nil {
