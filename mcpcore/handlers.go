@@ -156,7 +156,7 @@ func (s *Session) notification(method string, params json.RawMessage, t *wireTap
 		s.events.publish(Event{Kind: EventResourcesListChanged})
 	case "notifications/resources/updated":
 		var p mcp.ResourceUpdatedNotificationParams
-		if json.Unmarshal(params, &p) == nil && s.permit(itemResource, p.URI) == nil { // a denied URI is not told of
+		if json.Unmarshal(params, &p) == nil && s.access.permit(itemResource, p.URI) == nil { // a denied URI is not told of
 			s.events.publish(Event{Kind: EventResourceUpdated, URI: p.URI})
 		}
 	case "notifications/elicitation/complete":

@@ -223,7 +223,7 @@ func requireCap(ok bool, what string) error {
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, opts CallOptions) (*mcp.ListToolsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listTools, cursorOf(params), bypass, s.filterTools); ok {
+	if r, ok := cachedList(s, listTools, cursorOf(params), bypass, s.access.filterTools); ok {
 		return r, nil
 	}
 	var res *mcp.ListToolsResult
@@ -241,7 +241,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterTools(r)
+		res = s.access.filterTools(r)
 		return err
 	})
 	return res, err
@@ -251,7 +251,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams, opts CallOptions) (*mcp.ListResourcesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listResources, cursorOf(params), bypass, s.filterResources); ok {
+	if r, ok := cachedList(s, listResources, cursorOf(params), bypass, s.access.filterResources); ok {
 		return r, nil
 	}
 	var res *mcp.ListResourcesResult
@@ -269,7 +269,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterResources(r)
+		res = s.access.filterResources(r)
 		return err
 	})
 	return res, err
@@ -279,7 +279,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams, opts CallOptions) (*mcp.ListResourceTemplatesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listTemplates, cursorOf(params), bypass, s.filterTemplates); ok {
+	if r, ok := cachedList(s, listTemplates, cursorOf(params), bypass, s.access.filterTemplates); ok {
 		return r, nil
 	}
 	var res *mcp.ListResourceTemplatesResult
@@ -297,7 +297,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterTemplates(r)
+		res = s.access.filterTemplates(r)
 		return err
 	})
 	return res, err
@@ -307,7 +307,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams, opts CallOptions) (*mcp.ListPromptsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listPrompts, cursorOf(params), bypass, s.filterPrompts); ok {
+	if r, ok := cachedList(s, listPrompts, cursorOf(params), bypass, s.access.filterPrompts); ok {
 		return r, nil
 	}
 	var res *mcp.ListPromptsResult
@@ -325,7 +325,7 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterPrompts(r)
+		res = s.access.filterPrompts(r)
 		return err
 	})
 	return res, err
@@ -395,7 +395,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err := headerSafe("name", params.Name); err != nil {
 		return nil, nil, err
 	}
-	if err := s.permit(itemTool, params.Name); err != nil {
+	if err := s.access.permit(itemTool, params.Name); err != nil {
 		return nil, nil, err
 	}
 	args, err := toolArguments(params.Arguments)
@@ -494,7 +494,7 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if err := headerSafe("uri", params.URI); err != nil {
 		return nil, err
 	}
-	if err := s.permit(itemResource, params.URI); err != nil {
+	if err := s.access.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
 	call, ctx, end, err := s.beginCall(ctx, "resources/read", params.URI, opts)
@@ -524,7 +524,7 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	if err := headerSafe("name", params.Name); err != nil {
 		return nil, err
 	}
-	if err := s.permit(itemPrompt, params.Name); err != nil {
+	if err := s.access.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
 	}
 	call, ctx, end, err := s.beginCall(ctx, "prompts/get", params.Name, opts)
@@ -551,7 +551,7 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 	if params == nil || params.Ref == nil {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "ref", Description: "required"}}}
 	}
-	if err := s.permitRef(params.Ref); err != nil {
+	if err := s.access.permitRef(params.Ref); err != nil {
 		return nil, err
 	}
 	var res *mcp.CompleteResult
@@ -575,7 +575,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 	if err := headerSafe("uri", uri); err != nil {
 		return err
 	}
-	if err := s.permit(itemResource, uri); err != nil {
+	if err := s.access.permit(itemResource, uri); err != nil {
 		return err
 	}
 	err := s.call(ctx, "resources/subscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
@@ -604,7 +604,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
 func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
-	if err := s.permit(itemResource, uri); err != nil {
+	if err := s.access.permit(itemResource, uri); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -90,6 +90,7 @@ type Session struct {
 	refs     requestRefs     // server requests on their way from the wire tap to a handler (wiretap.go)
 	ops      sessionOps      // times and traces its upstream requests (trace.go)
 	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
+	access   sessionAccess   // applies its server's policy (policy.go)
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -131,6 +132,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 	s.records.s = s
 	s.ops.s = s
 	s.requests.s = s
+	s.access.s = s
 	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
