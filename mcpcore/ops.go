@@ -407,7 +407,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
 	ra, _ := s.core.approvals.take(s.id, opts.CallID)
 	if opts.Resume && ra == nil {
-		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
+		o, err := s.outcomes.resumeCall(ctx, params.Name, opts.CallID)
 		switch {
 		case err != nil:
 			return nil, nil, err
@@ -432,12 +432,12 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if !opts.Resume && ra == nil {
 		// One outcome per call id (resume.go): a known call is not run a second time. Checked once the id is
 		// reserved: a call that ended meanwhile kept its outcome before it gave the id up.
-		if err := s.checkCallIDFree(opts.CallID); err != nil {
+		if err := s.outcomes.checkCallIDFree(opts.CallID); err != nil {
 			close(call.ended)
 			return nil, nil, err
 		}
 	}
-	defer s.keepOutcome(call, &res, &task, &err)
+	defer s.outcomes.keepOutcome(call, &res, &task, &err)
 	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
 	// and goes on only with the approved arguments.
 	if rc == nil {

@@ -41,6 +41,13 @@ var (
 // NewCallID returns a new call id ("call-" and 128 random bits). The core mints every id it is not given.
 func NewCallID() string { return newID("call-") }
 
+// callOutcomes keeps a session's one outcome per call id (see the top of the file): it refuses a known id
+// without Resume (checkCallIDFree), finds a resumed call's outcome (resumeCall) and keeps a completed
+// call's (keepOutcome). The session holds it as Session.outcomes.
+type callOutcomes struct {
+	s *Session
+}
+
 // errCallInFlight is ErrCallInFlight as a host input error on the call_id field.
 func errCallInFlight() error {
 	return &InvalidError{Err: ErrCallInFlight, Violations: []FieldViolation{{Field: "call_id", Description: "already used by a call in flight in this session"}}}
@@ -49,7 +56,8 @@ func errCallInFlight() error {
 // checkCallIDFree refuses a call without Resume whose id names a call the bridge knows, other than one in
 // flight (beginCall refuses those): one kept in the store across a restart, or one whose outcome is kept
 // or was evicted.
-func (s *Session) checkCallIDFree(callID string) error {
+func (co *callOutcomes) checkCallIDFree(callID string) error {
+	s := co.s
 	if callID == "" {
 		return nil
 	}
@@ -67,7 +75,8 @@ type resumed struct {
 }
 
 // resumeCall finds the one outcome of the resumed tools/call callID of tool name (see the top of the file).
-func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed, error) {
+func (co *callOutcomes) resumeCall(ctx context.Context, name, callID string) (resumed, error) {
+	s := co.s
 	if callID == "" {
 		return resumed{}, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to resume a call"}}}
 	}
@@ -95,7 +104,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	if ok && k != nil {
 		return resumed{kept: k}, nil
 	}
-	idem, err := s.toolIdempotent(ctx, name)
+	idem, err := s.outcomes.toolIdempotent(ctx, name)
 	if err != nil {
 		return resumed{}, err
 	}
@@ -110,7 +119,8 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 // return: a result or a task, or the server's own error. An outcome the call did not reach — it was
 // cancelled, timed out, or its connection was lost — is not kept: its fate upstream is unknown. Deferred by
 // callTool with pointers to its named results.
-func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
+func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
+	s := co.s
 	defer close(call.ended)
 	kept := false
 	defer func() { s.records.callEnds(call, kept) }() // the id's record in the store (callids.go), before ended
@@ -134,7 +144,8 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 
 // toolIdempotent reports whether the server lists tool name with annotations.idempotentHint true (MCP
 // 2025-06-18 tool annotations), reading its tool list.
-func (s *Session) toolIdempotent(ctx context.Context, name string) (bool, error) {
+func (co *callOutcomes) toolIdempotent(ctx context.Context, name string) (bool, error) {
+	s := co.s
 	var cursor string
 	for range 100 { // a bound on pages, against a server that pages forever
 		r, err := s.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}, CallOptions{})

@@ -91,6 +91,7 @@ type Session struct {
 	ops      sessionOps      // times and traces its upstream requests (trace.go)
 	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
 	access   sessionAccess   // applies its server's policy (policy.go)
+	outcomes callOutcomes    // one outcome per call id: resumed and kept calls (resume.go)
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -133,6 +134,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 	s.ops.s = s
 	s.requests.s = s
 	s.access.s = s
+	s.outcomes.s = s
 	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
