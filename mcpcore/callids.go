@@ -215,6 +215,3 @@ func (r *callIDRecords) close() {
 	r.mu.Unlock()
 	r.running.Wait()
 }
-
-// delCallRecord deletes a call's record from the store (callIDRecords).
-func (c *Core) delCallRecord(key string) { c.del(state.KindCall, key) }

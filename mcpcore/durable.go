@@ -126,6 +126,9 @@ func (c *Core) del(kind state.Kind, key string) {
 	}
 }
 
+// delCallRecord deletes a call's record from the store (callIDRecords, callids.go).
+func (c *Core) delCallRecord(key string) { c.del(state.KindCall, key) }
+
 // keeping reports whether the core's records must outlive the end now under way: the core keeps state and
 // the bridge itself is shutting down (a restart or an upgrade), so sessions, pending requests and rounds are
 // kept for the next process, and nothing is said upstream that would end them there: no default answers to

@@ -91,17 +91,7 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 	store := state.NewMemory()
 	withStore := func(o *Options) { o.Store = store }
 	c1 := memCore(t, nil, withStore)
-	s1 := open(t, c1, "mem", "", allCaps)
-	if _, err := s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: "call-done"}); err != nil {
-		t.Fatal(err)
-	}
-	calls := func() (keys []string) {
-		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
-		return keys
-	}
-	if got := calls(); len(got) != 1 {
-		t.Fatalf("call records after a completed call: %v, want call-done's", got)
-	}
+	s1, calls := completeCall(t, c1, store, "call-done")
 	// What a process killed while call-lost was in flight upstream left behind.
 	rec, _ := json.Marshal(callRecord{Version: recordVersion, SessionID: s1.ID(), CallID: "call-lost", Method: "tools/call", Name: "echo", InFlight: true, Created: time.Now()})
 	if err := store.Put(tctx(t), state.KindCall, roundKey(s1.ID(), "call-lost"), rec); err != nil {
@@ -170,17 +160,7 @@ func TestCompletedCallIDRecordExpiresOnAClock(t *testing.T) {
 		o.Store = store
 		o.KeptResults = KeptResultsPolicy{TTL: 50 * time.Millisecond}
 	})
-	s := open(t, c, "mem", "", allCaps)
-	if _, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: "call-done"}); err != nil {
-		t.Fatal(err)
-	}
-	calls := func() (keys []string) {
-		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
-		return keys
-	}
-	if got := calls(); len(got) != 1 {
-		t.Fatalf("call records after a completed call: %v, want call-done's", got)
-	}
+	_, calls := completeCall(t, c, store, "call-done")
 	deadline := time.Now().Add(10 * time.Second)
 	for len(calls()) != 0 {
 		if time.Now().After(deadline) {
@@ -188,4 +168,22 @@ func TestCompletedCallIDRecordExpiresOnAClock(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// completeCall opens a session of c and completes a tools/call under callID; it checks that the call left
+// its id's record in store, and returns the session and a function listing the call records there.
+func completeCall(t *testing.T, c *Core, store state.Store, callID string) (*Session, func() []string) {
+	t.Helper()
+	s := open(t, c, "mem", "", allCaps)
+	if _, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: callID}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() (keys []string) {
+		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
+		return keys
+	}
+	if got := calls(); len(got) != 1 {
+		t.Fatalf("call records after a completed call: %v, want %s's", got, callID)
+	}
+	return s, calls
 }
