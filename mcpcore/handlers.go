@@ -170,7 +170,7 @@ func (s *Session) notification(method string, params json.RawMessage, t *wireTap
 		t.acked()
 	case "notifications/tasks/status", "notifications/tasks":
 		s.events.publish(Event{Kind: EventTaskStatus, Task: taskFromNotification(params)})
-		s.observeTaskNotification(params)
+		s.tasks.observeTaskNotification(params)
 		return false
 	}
 	return true

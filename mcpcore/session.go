@@ -135,6 +135,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 	s.requests.s = s
 	s.access.s = s
 	s.outcomes.s = s
+	s.tasks.s = s
 	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
