@@ -327,15 +327,9 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 // resume its outcome is unknown (ABORTED CALL_OUTCOME_UNKNOWN: the tool is not idempotent). Before, such a
 // call left no record of its id and the call without resume ran the tool again (docs/adr/0099).
 func TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
-	stateFile := filepath.Join(t.TempDir(), "state.db")
-	cfg := bridgeConfig{extraServers: probeServer("slow", ""), flags: []string{"--state-file", stateFile}}
-	b := start(t, cfg)
+	cfg, b, id := probeSessionWithState(t)
 	ctx := testCtx(t)
-	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "slow", HostCapabilities: allCaps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cs.GetSession().GetSessionId()
+	var err error
 	const callID = "call-stdio-once"
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "once"})})
 	if line := await(t, b.reports.Lines); line != "started once" {
@@ -354,12 +348,7 @@ func TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatalf("in-flight call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", callID, err)
 	}
 	// A new call id runs; the probe reports it, and nothing of the old call id came before it.
-	if _, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "call-stdio-new", Arguments: args(t, map[string]any{"tag": "new", "durationSeconds": 0.01})}); err != nil {
-		t.Fatalf("a new call id after the restart: %v", err)
-	}
-	if line := await(t, b2.reports.Lines); line != "started new" {
-		t.Fatalf("after the restart the probe first reported %q, want \"started new\" (the old call id ran again)", line)
-	}
+	newCallRunsFirst(t, b2, id, "new")
 }
 
 // waitReady waits for session id to be READY on b (restored after a restart).
@@ -379,5 +368,65 @@ func waitReady(t *testing.T, b *bridge, id string) {
 			t.Fatalf("session %s is %v, want READY", id, gs.GetSession().GetState())
 		}
 		time.Sleep(50 * time.Millisecond) // a real process reconnecting; polled (GetSession has no wait)
+	}
+}
+
+// A tools/call with a host call id that COMPLETED before the bridge was killed -9 — its outcome kept only in
+// the dead process's memory — is still known to the next process for the kept results' TTL: called again
+// with the same call id WITHOUT resume it is refused (ALREADY_EXISTS CALL_ID_USED) and the tool does not run
+// a second time; with resume its outcome is gone (ABORTED CALL_OUTCOME_EVICTED: the tool ran once). Before,
+// the call's record was deleted when it completed and the call without resume ran the tool again
+// (docs/adr/0099).
+func TestSameCallIDCompletedOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
+	cfg, b, id := probeSessionWithState(t)
+	ctx := testCtx(t)
+	var err error
+	const callID = "call-stdio-done"
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})}); err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+	if line := await(t, b.reports.Lines); line != "started done" {
+		t.Fatalf("probe reported %q, want \"started done\"", line)
+	}
+	b.kill()
+
+	b2 := start(t, cfg)
+	waitReady(t, b2, id)
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
+		t.Fatalf("completed call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+	}
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Resume: true, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_EVICTED" {
+		t.Fatalf("completed call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_EVICTED", callID, err)
+	}
+	// A new call id runs; the probe reports it, and nothing of the old call id came before it: the tool ran
+	// once under callID.
+	newCallRunsFirst(t, b2, id, "after")
+}
+
+// probeSessionWithState starts a bridge keeping state in a file, with the probe server "slow", and opens a
+// session of it; cfg starts the same bridge again (after a kill -9).
+func probeSessionWithState(t *testing.T) (cfg bridgeConfig, b *bridge, id string) {
+	t.Helper()
+	stateFile := filepath.Join(t.TempDir(), "state.db")
+	cfg = bridgeConfig{extraServers: probeServer("slow", ""), flags: []string{"--state-file", stateFile}}
+	b = start(t, cfg)
+	cs, err := b.client.CreateSession(testCtx(t), &pb.CreateSessionRequest{Server: "slow", HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, b, cs.GetSession().GetSessionId()
+}
+
+// newCallRunsFirst makes a call of the probe's block tool under a new call id on session id of b, and
+// checks it is the first run the probe reports: no earlier call id ran again before it.
+func newCallRunsFirst(t *testing.T, b *bridge, id, tag string) {
+	t.Helper()
+	if _, err := b.client.CallTool(testCtx(t), &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "call-stdio-" + tag, Arguments: args(t, map[string]any{"tag": tag, "durationSeconds": 0.01})}); err != nil {
+		t.Fatalf("a new call id after the restart: %v", err)
+	}
+	if line := await(t, b.reports.Lines); line != "started "+tag {
+		t.Fatalf("after the restart the probe first reported %q, want \"started %s\" (an earlier call id ran again)", line, tag)
 	}
 }

@@ -116,7 +116,7 @@ func (c *Core) Persist(id string) {
 	s := c.sessions[id]
 	c.mu.Unlock()
 	if s != nil {
-		s.persist()
+		s.records.persist()
 	}
 }
 

@@ -311,7 +311,7 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 				Warnings: inspectApproval(tool, canon)},
 		}
 		// The approver's host continues the call's trace (ServerRequest.trace_context), as for any request.
-		endSpan := s.traceServerRequest(ctx, req, call)
+		endSpan := s.ops.traceServerRequest(ctx, req, call)
 		// The caller giving up (its context ends) ends the request with OutcomeCallEnded.
 		actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 		stop := context.AfterFunc(ctx, func() { cancel(errCallEnded) })

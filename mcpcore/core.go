@@ -125,7 +125,7 @@ type Core struct {
 	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
 	history      approvalHistory              // approval requests that ended, bounded (approval.go)
 	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
-	inFlightRecs keptCalls[struct{}]          // calls in flight at an earlier process's crash whose records are kept (durable.go)
+	callIDs      *callIDRecords               // records of call ids kept in the store, deleted at their TTL (callids.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -231,6 +231,7 @@ func New(opts Options) *Core {
 	c.dispatcher = newDispatcher(opts.Logger, opts.Pending, opts.Limits, c)
 	c.dispatcher.obs = c.obs
 	c.dispatcher.keeper = c // durable.go: requestRaised, requestEnded
+	c.callIDs = newCallIDRecords(c.delCallRecord)
 	return c
 }
 
@@ -365,7 +366,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	c.reserved--
 	c.sessions[s.id] = s
 	c.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	return s, nil
 }
 
@@ -512,6 +513,7 @@ func (c *Core) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	c.kept.close()
+	c.callIDs.close()
 	c.httpTransport().(*http.Transport).CloseIdleConnections()
 	c.h2cTransport().(*http.Transport).CloseIdleConnections()
 	if err := ctx.Err(); err != nil {

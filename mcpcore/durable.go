@@ -4,8 +4,8 @@ package mcpcore
 // (docs/adr/0021-what-is-kept.md): sessions, pending server requests with the answers accepted for them,
 // and multi round-trip calls between rounds. Records are written when what they describe changes — a
 // session opens, reconnects, changes roots, log level or subscriptions; a request is raised or answered; an
-// MRTR round begins or ends — and the id of a tools/call with a host call id while it is in flight
-// (callBegins, docs/adr/0099), nothing else per message.
+// MRTR round begins or ends — and the id of a tools/call with a host call id while it is in flight and for
+// the kept results' TTL after it completed (callids.go, docs/adr/0099), nothing else per message.
 //
 // After a restart Core.Restore brings every kept session back under its id (Reconnecting, then Ready once
 // the server is reached again), re-raises every MRTR input request still waiting for a person under its old
@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -86,6 +85,9 @@ type callRecord struct {
 	// round (callBegins): it carries only the call's id, so that a process that finds it after a crash
 	// knows the id and does not run it a second time (docs/adr/0099).
 	InFlight bool `json:"inFlight,omitempty"`
+	// Ended is when an InFlight call had an outcome kept for a resumed call (callEnds): its id stays known
+	// until Ended plus the kept results' TTL, its outcome is lost with the process (callids.go).
+	Ended time.Time `json:"ended,omitzero"`
 }
 
 func roundKey(sessionID, callID string) string { return sessionID + "/" + callID }
@@ -124,6 +126,9 @@ func (c *Core) del(kind state.Kind, key string) {
 	}
 }
 
+// delCallRecord deletes a call's record from the store (callIDRecords, callids.go).
+func (c *Core) delCallRecord(key string) { c.del(state.KindCall, key) }
+
 // keeping reports whether the core's records must outlive the end now under way: the core keeps state and
 // the bridge itself is shutting down (a restart or an upgrade), so sessions, pending requests and rounds are
 // kept for the next process, and nothing is said upstream that would end them there: no default answers to
@@ -132,9 +137,17 @@ func (c *Core) keeping() bool { return c.opts.Store != nil && c.draining.Load() 
 
 // --- sessions ---
 
+// sessionRecords is a session's part of what the core keeps in the store: the session's record (persist,
+// forgetRecord), its MRTR rounds' records (roundBegins … roundEnds, adoptRound, resumeInput) and the ids of
+// its tools/calls (callids.go: callBegins, callEnds). The session holds it as Session.records.
+type sessionRecords struct {
+	s *Session
+}
+
 // persist writes the session's record. It is called when the session opens and whenever something kept
 // changes.
-func (s *Session) persist() {
+func (r *sessionRecords) persist() {
+	s := r.s
 	if s.core.opts.Store == nil {
 		return
 	}
@@ -161,7 +174,8 @@ func (s *Session) persist() {
 
 // forgetRecord deletes the session's record unless the bridge is shutting down (then the next process
 // restores it).
-func (s *Session) forgetRecord() {
+func (r *sessionRecords) forgetRecord() {
+	s := r.s
 	if s.core.opts.Store == nil || s.core.keeping() {
 		return
 	}
@@ -172,7 +186,7 @@ func (s *Session) forgetRecord() {
 	for _, ra := range s.core.approvals.takeSession(s.id) { // approval.go
 		s.core.del(state.KindRequest, ra.req.ID)
 	}
-	for _, callID := range s.core.inFlightRecs.takeSessionKeys(s.id) { // calls in flight at a crash (callBegins)
+	for _, callID := range s.core.callIDs.takeSession(s.id) { // ids of completed calls, and of calls in flight at a crash (callids.go)
 		s.core.del(state.KindCall, roundKey(s.id, callID))
 	}
 }
@@ -197,7 +211,7 @@ func (c *Core) requestRaised(req *PendingRequest) {
 			s.mu.Lock()
 			call := s.calls[req.OriginCallID]
 			s.mu.Unlock()
-			s.roundRequest(call, req.InputKey, req.ID)
+			s.records.roundRequest(call, req.InputKey, req.ID)
 		}
 	}
 	rec := requestRecord{Version: recordVersion, Request: req}
@@ -279,20 +293,6 @@ func (k *keptCalls[T]) takeSession(sessionID string) []T {
 	return out
 }
 
-// takeSessionKeys removes what is kept for the calls of a session and returns their call ids.
-func (k *keptCalls[T]) takeSessionKeys(sessionID string) []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []string
-	for key := range k.m {
-		if callID, ok := strings.CutPrefix(key, sessionID+"/"); ok { // session ids hold no "/"
-			out = append(out, callID)
-			delete(k.m, key)
-		}
-	}
-	return out
-}
-
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
 // request (still pending, or ended with its answer kept in answers).
 type restoredCall struct {
@@ -303,7 +303,8 @@ type restoredCall struct {
 
 // roundBegins prepares the record of an MRTR call that must wait for hosts: called with the round's input
 // requests before they are raised; roundRequest writes it with the first of them.
-func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
+func (r *sessionRecords) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st string) {
+	s := r.s
 	if s.core.opts.Store == nil || call.resume == nil {
 		return
 	}
@@ -324,7 +325,8 @@ func (s *Session) roundBegins(call *activeCall, reqs mcp.InputRequestMap, st str
 
 // roundRequest records which pending request answers input key of the call's round, and rewrites the
 // call's record. Called once the request is registered, before it is kept.
-func (s *Session) roundRequest(call *activeCall, key, requestID string) {
+func (r *sessionRecords) roundRequest(call *activeCall, key, requestID string) {
+	s := r.s
 	if s.core.opts.Store == nil || call == nil || call.resume == nil {
 		return
 	}
@@ -341,7 +343,8 @@ func (s *Session) roundRequest(call *activeCall, key, requestID string) {
 
 // roundEnds deletes the call's round records once the retry carried the answers (or the call ended for
 // good); when the bridge is shutting down they are kept for the next process.
-func (s *Session) roundEnds(call *activeCall) {
+func (r *sessionRecords) roundEnds(call *activeCall) {
+	s := r.s
 	if s.core.opts.Store == nil || call.resume == nil || s.core.keeping() {
 		return
 	}
@@ -353,7 +356,18 @@ func (s *Session) roundEnds(call *activeCall) {
 	rec := call.resume.rec
 	rec.Requests = maps.Clone(rec.Requests)
 	call.resume.written = false
+	idKept := call.resume.idKept
 	call.resume.mu.Unlock()
+	if idKept {
+		// The call's id stays recorded between rounds and until callEnds settles it (callids.go): the
+		// round's record is written over by the call's, not deleted, so that no moment leaves the id
+		// unknown to a process that restores the session after a kill -9.
+		s.core.put(state.KindCall, roundKey(s.id, call.id), inFlightRecord(s.id, call))
+		for _, id := range rec.Requests {
+			s.core.del(state.KindRequest, id)
+		}
+		return
+	}
 	s.core.dropRound(rec)
 }
 
@@ -365,54 +379,14 @@ func (c *Core) dropRound(rec callRecord) {
 	c.del(state.KindCall, roundKey(rec.SessionID, rec.CallID))
 }
 
-// --- call ids of calls in flight ---
-
-// callBegins writes the record of a tools/call with a host-chosen id before it is sent upstream, so that
-// the id outlives the process (docs/adr/0099): after a kill -9 the next process (or the replica that takes
-// the session over) finds it, and a call under that id without resume is refused ErrCallIDUsed instead of
-// running the tool a second time; with resume its outcome is unknown (ADR 0022). The MRTR round record of
-// the same call, if it has one, is written under the same key over it. It reports whether it wrote.
-//
-// A write refused because this replica no longer holds the session (another took it over: ErrNotHeld,
-// state.ErrFenced) fails the call with ErrSessionMoved before anything is sent: the host retries through
-// the proxy, resuming by id. Any other failure of the store is logged and the call goes on, as every write
-// of the core does (the store's health says so).
-func (s *Session) callBegins(call *activeCall) (bool, error) {
-	if s.core.opts.Store == nil || call.opts.CallID == "" || call.opts.MintedID {
-		return false, nil // no state kept, or an id no host can call again
-	}
-	key := roundKey(s.id, call.id)
-	b, err := json.Marshal(callRecord{
-		Version: recordVersion, SessionID: s.id, CallID: call.id, Method: call.method, Name: call.name, InFlight: true, Created: time.Now(),
-	})
-	if err != nil {
-		return false, err
-	}
-	ctx, cancel := storeCtx()
-	defer cancel()
-	switch err := s.core.opts.Store.Put(ctx, state.KindCall, key, b); {
-	case errors.Is(err, state.ErrNotHeld) || errors.Is(err, state.ErrFenced):
-		return false, fmt.Errorf("%w: this replica no longer holds the session (%v)", ErrSessionMoved, err)
-	case err != nil:
-		s.logger.Warn("the call's id is not kept in the state store: a call under it after a crash may run again", "call_id", call.id, "error", err)
-	}
-	return true, nil
-}
-
-// callEnds deletes what callBegins wrote once the call has its outcome (kept in memory, kept.go), unless
-// the bridge is shutting down: then the next process is to know the id.
-func (s *Session) callEnds(call *activeCall) {
-	if s.core.keeping() {
-		return
-	}
-	s.core.del(state.KindCall, roundKey(s.id, call.id))
-}
-
 // callResume is the part of an activeCall that makes it resumable: its round record.
 type callResume struct {
 	mu      sync.Mutex // guards rec and written, and is held across their writes to the store
 	rec     callRecord
 	written bool // the record is in the store (a round is under way)
+	// idKept: the call's id is recorded in the store (callBegins, or a resumed round): the record is
+	// settled by callEnds, and a round's end writes it back rather than deleting it.
+	idKept bool
 }
 
 // newCallResume prepares the round record of an MRTR-capable call.
@@ -422,7 +396,8 @@ func newCallResume(sessionID, callID, method, name string, args json.RawMessage)
 
 // newResume prepares the round record of an MRTR-capable call when the core keeps state; args is the
 // call's arguments as sent (tools/call), nil otherwise.
-func (s *Session) newResume(call *activeCall, args any) *callResume {
+func (r *sessionRecords) newResume(call *activeCall, args any) *callResume {
+	s := r.s
 	if s.core.opts.Store == nil {
 		return nil
 	}
@@ -442,7 +417,7 @@ func (s *Session) newResume(call *activeCall, args any) *callResume {
 }
 
 // adoptRound makes a restored round the call's own: its records are deleted when the call has its outcome.
-func (s *Session) adoptRound(call *activeCall, rc *restoredCall) {
+func (*sessionRecords) adoptRound(call *activeCall, rc *restoredCall) {
 	if call.resume == nil {
 		return
 	}
@@ -451,13 +426,15 @@ func (s *Session) adoptRound(call *activeCall, rc *restoredCall) {
 	call.resume.rec.Inputs = rc.rec.Inputs
 	call.resume.rec.Requests = maps.Clone(rc.rec.Requests)
 	call.resume.written = true
+	// The round's record names the call's id; it stays recorded until the call ends (callEnds).
+	call.resume.idKept = call.method == "tools/call" && call.opts.CallID != "" && !call.opts.MintedID
 	call.resume.mu.Unlock()
 }
 
 // resumeInput waits for the answers of a restored call's input requests and returns them as the retry's
 // inputResponses. A request that ended without an answer fails the call the way an unanswered MRTR request
 // does.
-func (s *Session) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputResponseMap, error) {
+func (*sessionRecords) resumeInput(ctx context.Context, rc *restoredCall) (mcp.InputResponseMap, error) {
 	out := make(mcp.InputResponseMap, len(rc.rec.Requests))
 	for key, id := range rc.rec.Requests {
 		a, ok := rc.answers[key]
@@ -583,14 +560,24 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 			continue
 		}
 		if cr.InFlight {
-			// A call in flight upstream when the process that sent it died: its id is known, its outcome
-			// not. Without resume it is refused rather than run again (docs/adr/0099). The record stays
-			// for the kept results' TTL, for whoever serves the session next (a hand-back, another crash),
-			// and goes with the session.
+			// A call in flight upstream when the process that sent it died — its id is known, its outcome
+			// not — or one that completed there, its outcome lost with that process's memory. Without
+			// resume it is refused rather than run again (docs/adr/0099); with resume, its outcome is
+			// unknown (in flight) or evicted (completed: the tool ran once). The record stays for the
+			// kept results' TTL, for whoever serves the session next (a hand-back, another crash), and
+			// goes at its end (callIDRecords) or with the session.
 			key := roundKey(cr.SessionID, cr.CallID)
-			if expires := cr.Created.Add(c.kept.policy.TTL); time.Now().Before(expires) {
-				c.kept.markUnknownUntil(key, expires)
-				c.inFlightRecs.put(cr.SessionID, cr.CallID, struct{}{})
+			from := cr.Created
+			if !cr.Ended.IsZero() {
+				from = cr.Ended
+			}
+			if expires := from.Add(c.kept.policy.TTL); time.Now().Before(expires) {
+				if cr.Ended.IsZero() {
+					c.kept.markUnknownUntil(key, expires)
+				} else {
+					c.kept.markEvictedUntil(key, expires)
+				}
+				c.callIDs.add(cr.SessionID, cr.CallID, expires)
 				rep.InFlight++
 			} else {
 				c.del(state.KindCall, key)
@@ -634,7 +621,7 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 				// if the session re-attaches (reattach.go).
 				e := c.dispatcher.restore(r.Request)
 				s.restoredWG.Add(1)
-				go s.deliverRestoredPush(e, s.reattach, id) // owned by the session (restoredWG)
+				go s.reattach.deliverRestoredPush(s, e, id) // owned by the session (restoredWG)
 				rep.Requests++
 				continue
 			}
@@ -692,7 +679,7 @@ func (s *Session) resume() {
 	var g *generation
 	var err error
 	if s.reattach != nil {
-		g, err = s.connectReattached(s.reattach)
+		g, err = s.reattach.connect(s)
 	}
 	if g == nil && s.ctx.Err() == nil {
 		g, err = s.reconnect(s.server.Restart, 0, 0)

@@ -181,13 +181,28 @@ func (k *keptResults) markUnknown(key string) { k.markUnknownUntil(key, k.now().
 
 // markUnknownUntil is markUnknown until expires (a call's record says when it began: callBegins).
 func (k *keptResults) markUnknownUntil(key string, expires time.Time) {
+	k.markUntil(key, expires, true)
+}
+
+// markUntil leaves the mark of a call that is known and whose outcome is not here until expires, unless
+// anything is kept under key already: unknown (its outcome was never had), or evicted.
+func (k *keptResults) markUntil(key string, expires time.Time, unknown bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed || k.m[key] != nil {
 		return
 	}
 	k.markLocked(key, expires)
-	k.m[key].evicted, k.m[key].unknown = false, true
+	if unknown {
+		k.m[key].evicted, k.m[key].unknown = false, true
+	}
+}
+
+// markEvictedUntil records that a call completed and its outcome is not kept here, until expires: it
+// completed in an earlier process, whose memory had its outcome (callids.go). A call without Resume under
+// its id is refused; a resumed one is told its outcome was evicted.
+func (k *keptResults) markEvictedUntil(key string, expires time.Time) {
+	k.markUntil(key, expires, false)
 }
 
 // removeLocked drops what is kept under key.

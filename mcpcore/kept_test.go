@@ -84,22 +84,13 @@ func TestKeptResultsExpireWithoutCalls(t *testing.T) {
 // A call with a host call id leaves its id in the store while it is in flight (docs/adr/0099): the record
 // that a process killed mid-call leaves behind makes the next process refuse the id without resume
 // (ErrCallIDUsed) and answer it with resume as unknown; the record stays for whoever serves the session next
-// (another restore), and goes with the session. A completed call leaves no record.
+// (another restore), and goes with the session. A completed call's id stays too, for the kept results' TTL:
+// refused without resume, and with resume its outcome is evicted (it was in the dead process's memory).
 func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 	store := state.NewMemory()
 	withStore := func(o *Options) { o.Store = store }
 	c1 := memCore(t, nil, withStore)
-	s1 := open(t, c1, "mem", "", allCaps)
-	if _, err := s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: "call-done"}); err != nil {
-		t.Fatal(err)
-	}
-	calls := func() (keys []string) {
-		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
-		return keys
-	}
-	if got := calls(); len(got) != 0 {
-		t.Fatalf("call records after a completed call: %v, want none", got)
-	}
+	s1, calls := completeCall(t, c1, store, "call-done")
 	// What a process killed while call-lost was in flight upstream left behind.
 	rec, _ := json.Marshal(callRecord{Version: recordVersion, SessionID: s1.ID(), CallID: "call-lost", Method: "tools/call", Name: "echo", InFlight: true, Created: time.Now()})
 	if err := store.Put(tctx(t), state.KindCall, roundKey(s1.ID(), "call-lost"), rec); err != nil {
@@ -113,8 +104,8 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 	for range 2 { // a restart, then another: the record still speaks for the call
 		c2 := memCore(t, nil, withStore)
 		rep, err := c2.Restore(tctx(t))
-		if err != nil || rep.InFlight != 1 {
-			t.Fatalf("Restore = %+v, %v; want 1 call in flight", rep, err)
+		if err != nil || rep.InFlight != 2 {
+			t.Fatalf("Restore = %+v, %v; want 2 call ids (call-done, call-lost)", rep, err)
 		}
 		s2, err := c2.Session(s1.ID())
 		if err != nil {
@@ -128,8 +119,16 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 		if !errors.Is(err, ErrCallOutcomeUnknown) {
 			t.Fatalf("call-lost resumed = %v, want ErrCallOutcomeUnknown", err)
 		}
-		if got := calls(); len(got) != 1 {
-			t.Fatalf("call records after the restore: %v, want call-lost's", got)
+		_, err = s2.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}, CallOptions{CallID: "call-done"})
+		if !errors.Is(err, ErrCallIDUsed) {
+			t.Fatalf("call-done again without resume = %v, want ErrCallIDUsed", err)
+		}
+		_, err = s2.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}, CallOptions{CallID: "call-done", Resume: true})
+		if !errors.Is(err, ErrKeptOutcomeEvicted) {
+			t.Fatalf("call-done resumed = %v, want ErrKeptOutcomeEvicted", err)
+		}
+		if got := calls(); len(got) != 2 {
+			t.Fatalf("call records after the restore: %v, want call-done's and call-lost's", got)
 		}
 		c2.Drain()
 		if err := c2.Close(tctx(t)); err != nil {
@@ -150,4 +149,40 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 	if got := calls(); len(got) != 0 {
 		t.Fatalf("call records after the session closed: %v, want none", got)
 	}
+}
+
+// The record of a completed call's id goes when the kept results' TTL ends — on the core's clock, with no
+// other call on the session — and the outcome with it (docs/adr/0099).
+func TestCompletedCallIDRecordExpiresOnAClock(t *testing.T) {
+	store := state.NewMemory()
+	c := memCore(t, nil, func(o *Options) {
+		o.Store = store
+		o.KeptResults = KeptResultsPolicy{TTL: 50 * time.Millisecond}
+	})
+	_, calls := completeCall(t, c, store, "call-done")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(calls()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("call records 10 s after a 50 ms TTL: %v, want none", calls())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// completeCall opens a session of c and completes a tools/call under callID; it checks that the call left
+// its id's record in store, and returns the session and a function listing the call records there.
+func completeCall(t *testing.T, c *Core, store state.Store, callID string) (*Session, func() []string) {
+	t.Helper()
+	s := open(t, c, "mem", "", allCaps)
+	if _, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "done"}}, CallOptions{CallID: callID}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() (keys []string) {
+		_ = store.List(tctx(t), state.KindCall, func(k string, _ []byte) error { keys = append(keys, k); return nil })
+		return keys
+	}
+	if got := calls(); len(got) != 1 {
+		t.Fatalf("call records after a completed call: %v, want %s's", got, callID)
+	}
+	return s, calls
 }

@@ -31,7 +31,7 @@ func (s *Session) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
 		s.mu.Lock()
 		s.logLevel = level
 		s.mu.Unlock()
-		s.persist()
+		s.records.persist()
 		return nil
 	})
 }

@@ -66,7 +66,7 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 		call.deadline.stop()
 		stop()
 		cancel(nil)
-		s.forgetOps(call)
+		s.ops.forgetOps(call)
 		s.mu.Lock()
 		if s.calls[call.id] == call {
 			delete(s.calls, call.id)
@@ -136,14 +136,14 @@ func (s *Session) run(ctx context.Context, call *activeCall, idempotent bool, op
 		}
 		call.deadline.alive()
 		call.resetAttempt()
-		octx, rec := s.beginOp(ctx, call, g)
+		octx, rec := s.ops.beginOp(ctx, call, g)
 		err = op(octx, g, call)
 		if err == nil {
-			s.endOp(rec, call, g, nil)
+			s.ops.endOp(rec, call, g, nil)
 			return nil
 		}
 		err = s.classify(ctx, g, call, err)
-		s.endOp(rec, call, g, err)
+		s.ops.endOp(rec, call, g, err)
 		if attempt == 0 && errors.Is(err, ErrUnavailable) && (call.refusedLost() || (idempotent && g.dead.Load())) {
 			s.logger.Info("sending the request again on the re-initialized session", "method", call.method, "call_id", call.id)
 			continue
@@ -222,7 +222,7 @@ func requireCap(ok bool, what string) error {
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, opts CallOptions) (*mcp.ListToolsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listTools, cursorOf(params), bypass, s.filterTools); ok {
+	if r, ok := cachedList(s, listTools, cursorOf(params), bypass, s.access.filterTools); ok {
 		return r, nil
 	}
 	var res *mcp.ListToolsResult
@@ -240,7 +240,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterTools(r)
+		res = s.access.filterTools(r)
 		return err
 	})
 	return res, err
@@ -250,7 +250,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesParams, opts CallOptions) (*mcp.ListResourcesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listResources, cursorOf(params), bypass, s.filterResources); ok {
+	if r, ok := cachedList(s, listResources, cursorOf(params), bypass, s.access.filterResources); ok {
 		return r, nil
 	}
 	var res *mcp.ListResourcesResult
@@ -268,7 +268,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterResources(r)
+		res = s.access.filterResources(r)
 		return err
 	})
 	return res, err
@@ -278,7 +278,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams, opts CallOptions) (*mcp.ListResourceTemplatesResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listTemplates, cursorOf(params), bypass, s.filterTemplates); ok {
+	if r, ok := cachedList(s, listTemplates, cursorOf(params), bypass, s.access.filterTemplates); ok {
 		return r, nil
 	}
 	var res *mcp.ListResourceTemplatesResult
@@ -296,7 +296,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterTemplates(r)
+		res = s.access.filterTemplates(r)
 		return err
 	})
 	return res, err
@@ -306,7 +306,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 // The bridge's list cache (listcache.go) may answer it, as the protocol allows.
 func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams, opts CallOptions) (*mcp.ListPromptsResult, error) {
 	bypass := bypassListCache(opts, paramsMeta(params))
-	if r, ok := cachedList(s, listPrompts, cursorOf(params), bypass, s.filterPrompts); ok {
+	if r, ok := cachedList(s, listPrompts, cursorOf(params), bypass, s.access.filterPrompts); ok {
 		return r, nil
 	}
 	var res *mcp.ListPromptsResult
@@ -324,7 +324,7 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 		if err == nil {
 			fill(r)
 		}
-		res = s.filterPrompts(r)
+		res = s.access.filterPrompts(r)
 		return err
 	})
 	return res, err
@@ -394,7 +394,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if err := headerSafe("name", params.Name); err != nil {
 		return nil, nil, err
 	}
-	if err := s.permit(itemTool, params.Name); err != nil {
+	if err := s.access.permit(itemTool, params.Name); err != nil {
 		return nil, nil, err
 	}
 	args, err := toolArguments(params.Arguments)
@@ -406,7 +406,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
 	ra, _ := s.core.approvals.take(s.id, opts.CallID)
 	if opts.Resume && ra == nil {
-		o, err := s.resumeCall(ctx, params.Name, opts.CallID)
+		o, err := s.outcomes.resumeCall(ctx, params.Name, opts.CallID)
 		switch {
 		case err != nil:
 			return nil, nil, err
@@ -431,12 +431,12 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	if !opts.Resume && ra == nil {
 		// One outcome per call id (resume.go): a known call is not run a second time. Checked once the id is
 		// reserved: a call that ended meanwhile kept its outcome before it gave the id up.
-		if err := s.checkCallIDFree(opts.CallID); err != nil {
+		if err := s.outcomes.checkCallIDFree(opts.CallID); err != nil {
 			close(call.ended)
 			return nil, nil, err
 		}
 	}
-	defer s.keepOutcome(call, &res, &task, &err)
+	defer s.outcomes.keepOutcome(call, &res, &task, &err)
 	// Approvals (approval.go): a call the policy says needs approval waits here, before anything is sent,
 	// and goes on only with the approved arguments.
 	if rc == nil {
@@ -445,16 +445,12 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		}
 	}
 	call.taskOK = true // a task result is captured even for CallTool, to report it
-	call.resume = s.newResume(call, args)
+	call.resume = s.records.newResume(call, args)
 	if rc == nil { // the id outlives a crash from here on (durable.go); a resumed round has its record
-		written, err := s.callBegins(call)
-		if err != nil {
+		if _, err := s.records.callBegins(call); err != nil {
 			return nil, nil, err
 		}
-		if written {
-			defer s.callEnds(call)
-		}
-	}
+	} // keepOutcome settles the id's record once the call ends (callids.go callEnds)
 	res, err = mrtrLoop(ctx, s, call, rc, func(ctx context.Context, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 		var r *mcp.CallToolResult
 		err := s.run(ctx, call, false, func(ctx context.Context, g *generation, call *activeCall) error {
@@ -498,7 +494,7 @@ func (s *Session) ReadResource(ctx context.Context, params *mcp.ReadResourcePara
 	if err := headerSafe("uri", params.URI); err != nil {
 		return nil, err
 	}
-	if err := s.permit(itemResource, params.URI); err != nil {
+	if err := s.access.permit(itemResource, params.URI); err != nil {
 		return nil, err
 	}
 	call, ctx, end, err := s.beginCall(ctx, "resources/read", params.URI, opts)
@@ -528,7 +524,7 @@ func (s *Session) GetPrompt(ctx context.Context, params *mcp.GetPromptParams, op
 	if err := headerSafe("name", params.Name); err != nil {
 		return nil, err
 	}
-	if err := s.permit(itemPrompt, params.Name); err != nil {
+	if err := s.access.permit(itemPrompt, params.Name); err != nil {
 		return nil, err
 	}
 	call, ctx, end, err := s.beginCall(ctx, "prompts/get", params.Name, opts)
@@ -555,7 +551,7 @@ func (s *Session) Complete(ctx context.Context, params *mcp.CompleteParams, opts
 	if params == nil || params.Ref == nil {
 		return nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "ref", Description: "required"}}}
 	}
-	if err := s.permitRef(params.Ref); err != nil {
+	if err := s.access.permitRef(params.Ref); err != nil {
 		return nil, err
 	}
 	var res *mcp.CompleteResult
@@ -579,7 +575,7 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 	if err := headerSafe("uri", uri); err != nil {
 		return err
 	}
-	if err := s.permit(itemResource, uri); err != nil {
+	if err := s.access.permit(itemResource, uri); err != nil {
 		return err
 	}
 	err := s.call(ctx, "resources/subscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
@@ -601,20 +597,20 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string) error {
 		s.mu.Lock()
 		s.subs[uri] = true
 		s.mu.Unlock()
-		s.persist()
+		s.records.persist()
 	}
 	return err
 }
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
 func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
-	if err := s.permit(itemResource, uri); err != nil {
+	if err := s.access.permit(itemResource, uri); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	delete(s.subs, uri)
 	s.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	return s.call(ctx, "resources/unsubscribe", uri, CallOptions{}, true, func(ctx context.Context, g *generation, _ *activeCall) error {
 		if rc := g.serverCaps().Resources; rc == nil || !rc.Subscribe {
 			return requireCap(false, "resource subscriptions")
@@ -666,7 +662,7 @@ func (s *Session) SetRoots(ctx context.Context, roots []*mcp.Root) error {
 	s.mu.Lock()
 	s.roots, s.hostRoots = slices.Clone(roots), true
 	s.mu.Unlock()
-	s.persist()
+	s.records.persist()
 	if !s.caps.RootsListChanged {
 		return nil
 	}
@@ -703,12 +699,12 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, r
 	var zero R
 	var in mcp.InputResponseMap
 	var state string
-	defer s.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
+	defer s.records.roundEnds(call) // the round's records go once the call has its outcome (durable.go)
 	if rc != nil {
 		// Resumed after a bridge restart: the kept round goes on (its answers, once hosts gave them).
-		s.adoptRound(call, rc)
+		s.records.adoptRound(call, rc)
 		var err error
-		if in, err = s.resumeInput(ctx, rc); err != nil {
+		if in, err = s.records.resumeInput(ctx, rc); err != nil {
 			return zero, err
 		}
 		state = rc.rec.RequestState
@@ -730,8 +726,8 @@ func mrtrLoop[R mrtrResult](ctx context.Context, s *Session, call *activeCall, r
 		if round >= maxInputRounds {
 			return zero, s.BadMessage(fmt.Errorf("%w: the server asked for input more than %d times", ErrBadMessage, maxInputRounds))
 		}
-		s.roundEnds(call)
-		s.roundBegins(call, reqs, st)
+		s.records.roundEnds(call)
+		s.records.roundBegins(call, reqs, st)
 		in, err = s.fulfill(ctx, call, reqs)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -800,14 +796,14 @@ func (s *Session) answerInput(ctx context.Context, call *activeCall, key string,
 			return nil, fmt.Errorf("%w: the server asked for elicitation", ErrCapabilityMissing)
 		}
 		var r *mcp.ElicitResult
-		r, err = s.handleElicitation(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleElicitation(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	case *mcp.CreateMessageWithToolsParams:
 		if !s.caps.Sampling {
 			return nil, fmt.Errorf("%w: the server asked for sampling", ErrCapabilityMissing)
 		}
 		var r *mcp.CreateMessageWithToolsResult
-		r, err = s.handleSampling(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleSampling(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	case *mcp.CreateMessageParams:
 		return s.answerInput(ctx, call, key, samplingWithTools(p))
@@ -816,7 +812,7 @@ func (s *Session) answerInput(ctx context.Context, call *activeCall, key string,
 			return nil, fmt.Errorf("%w: the server asked for roots", ErrCapabilityMissing)
 		}
 		var r *mcp.ListRootsResult
-		r, err = s.handleRoots(ctx, p, DeliveryMRTR, key, call, nil)
+		r, err = s.requests.handleRoots(ctx, p, DeliveryMRTR, key, call, nil)
 		resp = r
 	default:
 		return nil, fmt.Errorf("%w: unknown input request %T", ErrBadMessage, ir)

@@ -121,9 +121,17 @@ func (s *Session) policy() *Policy {
 	return s.server.Policy
 }
 
+// sessionAccess applies the session's server's policy (Session.policy) to what a host asks of the session:
+// permit and permitRef refuse a denied item, the filters drop denied items from lists. The session holds
+// it as Session.access.
+type sessionAccess struct {
+	s *Session
+}
+
 // permit returns ErrPermissionDenied when the server's policy does not allow the item. The decision
 // rests on the name alone: it tells the host what the policy is, never whether the server has the item.
-func (s *Session) permit(kind, name string) error {
+func (a *sessionAccess) permit(kind, name string) error {
+	s := a.s
 	p := s.policy()
 	if p == nil {
 		return nil
@@ -147,7 +155,8 @@ func (s *Session) permit(kind, name string) error {
 // (2026-07-28 ttlMs), so r is never modified: a filtered copy is returned.
 // filterTools and filterPrompts also tell the core which names the server listed (listedNames): the names
 // the host was shown are the ones metrics and spans may carry.
-func (s *Session) filterTools(r *mcp.ListToolsResult) *mcp.ListToolsResult {
+func (a *sessionAccess) filterTools(r *mcp.ListToolsResult) *mcp.ListToolsResult {
+	s := a.s
 	if r == nil {
 		return nil
 	}
@@ -165,7 +174,8 @@ func (s *Session) filterTools(r *mcp.ListToolsResult) *mcp.ListToolsResult {
 	return r
 }
 
-func (s *Session) filterPrompts(r *mcp.ListPromptsResult) *mcp.ListPromptsResult {
+func (a *sessionAccess) filterPrompts(r *mcp.ListPromptsResult) *mcp.ListPromptsResult {
+	s := a.s
 	if r == nil {
 		return nil
 	}
@@ -183,7 +193,8 @@ func (s *Session) filterPrompts(r *mcp.ListPromptsResult) *mcp.ListPromptsResult
 	return r
 }
 
-func (s *Session) filterResources(r *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+func (a *sessionAccess) filterResources(r *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+	s := a.s
 	p := s.policy()
 	if r == nil || p == nil || p.Resources.Empty() {
 		return r
@@ -193,7 +204,8 @@ func (s *Session) filterResources(r *mcp.ListResourcesResult) *mcp.ListResources
 	return &out
 }
 
-func (s *Session) filterTemplates(r *mcp.ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
+func (a *sessionAccess) filterTemplates(r *mcp.ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
+	s := a.s
 	p := s.policy()
 	if r == nil || p == nil || p.Resources.Empty() {
 		return r
@@ -218,12 +230,13 @@ func keep[T any](items []T, ok func(T) bool) []T {
 
 // permitRef checks the prompt or resource template a completion/complete request refers to: completing
 // the arguments of a denied prompt or template would reveal what the policy hides.
-func (s *Session) permitRef(ref *mcp.CompleteReference) error {
+func (a *sessionAccess) permitRef(ref *mcp.CompleteReference) error {
+	s := a.s
 	switch ref.Type {
 	case "ref/prompt":
-		return s.permit(itemPrompt, ref.Name)
+		return s.access.permit(itemPrompt, ref.Name)
 	case "ref/resource":
-		return s.permit(itemTemplate, ref.URI)
+		return s.access.permit(itemTemplate, ref.URI)
 	}
 	return nil
 }

@@ -108,9 +108,9 @@ func (g *generation) initializeRecord() json.RawMessage {
 	return b
 }
 
-// connectReattached makes the first connection of a restored session that can re-attach: the server's own
+// connect makes the first connection of a restored session that can re-attach: the server's own
 // session when it still knows it (reported by ra.finish(true)), else a new one.
-func (s *Session) connectReattached(ra *reattachState) (*generation, error) {
+func (ra *reattachState) connect(s *Session) (*generation, error) {
 	s.reattachNext.Store(ra)
 	ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
 	g, err := s.connect(ctx)
@@ -135,7 +135,7 @@ func (s *Session) connectReattached(ra *reattachState) (*generation, error) {
 // deliverRestoredPush waits for a host's answer to a pushed request kept from before a restart and sends it
 // to the server under its session, as the response to the server's own request id; it runs on a goroutine
 // the session owns (restoredWG), which ends when the request does and the answer is sent.
-func (s *Session) deliverRestoredPush(e *pendingEntry, ra *reattachState, rpcID jsonrpc.ID) {
+func (ra *reattachState) deliverRestoredPush(s *Session, e *pendingEntry, rpcID jsonrpc.ID) {
 	defer s.restoredWG.Done()
 	select {
 	case <-ra.done:
@@ -158,7 +158,7 @@ func (s *Session) deliverRestoredPush(e *pendingEntry, ra *reattachState, rpcID 
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
 	defer cancel()
-	if err := s.postResponse(ctx, ra, rpcID, a); err != nil {
+	if err := ra.postResponse(ctx, s, rpcID, a); err != nil {
 		s.logger.Warn("the answer to a request kept across the restart did not reach the server", "request_id", e.req.ID, "error", err)
 		return
 	}
@@ -167,7 +167,7 @@ func (s *Session) deliverRestoredPush(e *pendingEntry, ra *reattachState, rpcID 
 
 // postResponse sends a JSON-RPC response to the server's request id under the kept session (MCP 2025-11-25
 // transports: a client's response is POSTed to the endpoint and acknowledged with 202).
-func (s *Session) postResponse(ctx context.Context, ra *reattachState, id jsonrpc.ID, a Answer) error {
+func (ra *reattachState) postResponse(ctx context.Context, s *Session, id jsonrpc.ID, a Answer) error {
 	resp := &jsonrpc.Response{ID: id}
 	result := a.result()
 	switch {

@@ -8,7 +8,7 @@ package mcpcore
 //     round (durable.go) without asking anybody again;
 //   - a tools/call that completed (a result, or the server's error) while only its response was lost
 //     returns the kept outcome: the bridge keeps it in memory, in its encoded form, within a bridge-wide
-//     budget and for a TTL (kept.go; only the id of a call in flight is in the store: durable.go callBegins);
+//     budget and for a TTL (kept.go; only its id is in the store, until that TTL ends: callids.go);
 //   - a tools/call whose kept outcome was evicted for the budget fails with ErrKeptOutcomeEvicted;
 //   - a tools/call still in flight is joined: the retry waits for it and returns its outcome;
 //   - otherwise the call's fate upstream cannot be known (it was in flight when the bridge died, or it was
@@ -30,6 +30,13 @@ import (
 // NewCallID returns a new call id ("call-" and 128 random bits). The core mints every id it is not given.
 func NewCallID() string { return newID("call-") }
 
+// callOutcomes keeps a session's one outcome per call id (see the top of the file): it refuses a known id
+// without Resume (checkCallIDFree), finds a resumed call's outcome (resumeCall) and keeps a completed
+// call's (keepOutcome). The session holds it as Session.outcomes.
+type callOutcomes struct {
+	s *Session
+}
+
 // errCallInFlight is ErrCallInFlight as a host input error on the call_id field.
 func errCallInFlight() error {
 	return &InvalidError{Err: ErrCallInFlight, Violations: []FieldViolation{{Field: "call_id", Description: "already used by a call in flight in this session"}}}
@@ -38,7 +45,8 @@ func errCallInFlight() error {
 // checkCallIDFree refuses a call without Resume whose id names a call the bridge knows, other than one in
 // flight (beginCall refuses those): one kept in the store across a restart, or one whose outcome is kept
 // or was evicted.
-func (s *Session) checkCallIDFree(callID string) error {
+func (co *callOutcomes) checkCallIDFree(callID string) error {
+	s := co.s
 	if callID == "" {
 		return nil
 	}
@@ -56,7 +64,8 @@ type resumed struct {
 }
 
 // resumeCall finds the one outcome of the resumed tools/call callID of tool name (see the top of the file).
-func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed, error) {
+func (co *callOutcomes) resumeCall(ctx context.Context, name, callID string) (resumed, error) {
+	s := co.s
 	if callID == "" {
 		return resumed{}, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to resume a call"}}}
 	}
@@ -76,7 +85,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	}
 	k, evicted, ok := s.core.kept.get(roundKey(s.id, callID))
 	if evicted {
-		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes)", ErrKeptOutcomeEvicted, callID, name)
+		return resumed{}, fmt.Errorf("%w: call %s of tool %q (limits.keptResultsBytes, or its outcome was in the memory of a bridge process that ended)", ErrKeptOutcomeEvicted, callID, name)
 	}
 	if ok && k != nil && k.unsent {
 		return resumed{}, nil
@@ -84,7 +93,7 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 	if ok && k != nil {
 		return resumed{kept: k}, nil
 	}
-	idem, err := s.toolIdempotent(ctx, name)
+	idem, err := s.outcomes.toolIdempotent(ctx, name)
 	if err != nil {
 		return resumed{}, err
 	}
@@ -99,8 +108,11 @@ func (s *Session) resumeCall(ctx context.Context, name, callID string) (resumed,
 // return: a result or a task, or the server's own error. An outcome the call did not reach — it was
 // cancelled, timed out, or its connection was lost — is not kept: its fate upstream is unknown. Deferred by
 // callTool with pointers to its named results.
-func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
+func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
+	s := co.s
 	defer close(call.ended)
+	kept := false
+	defer func() { s.records.callEnds(call, kept) }() // the id's record in the store (callids.go), before ended
 	if call.opts.CallID == "" || call.opts.MintedID {
 		return // an id the host did not choose: no host can resume it
 	}
@@ -112,14 +124,17 @@ func (s *Session) keepOutcome(call *activeCall, res **mcp.CallToolResult, task *
 	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
-	if err := s.core.kept.add(roundKey(s.id, call.opts.CallID), o); err != nil {
-		s.logger.Warn("the outcome of a call is not kept for a resumed call", "call_id", call.opts.CallID, "error", err)
+	err2 := s.core.kept.add(roundKey(s.id, call.opts.CallID), o)
+	if err2 != nil {
+		s.logger.Warn("the outcome of a call is not kept for a resumed call", "call_id", call.opts.CallID, "error", err2)
 	}
+	kept = !o.unsent && (err2 == nil || errors.Is(err2, errKeptTooLarge)) // too large: known, marked evicted
 }
 
 // toolIdempotent reports whether the server lists tool name with annotations.idempotentHint true (MCP
 // 2025-06-18 tool annotations), reading its tool list.
-func (s *Session) toolIdempotent(ctx context.Context, name string) (bool, error) {
+func (co *callOutcomes) toolIdempotent(ctx context.Context, name string) (bool, error) {
+	s := co.s
 	var cursor string
 	for range 100 { // a bound on pages, against a server that pages forever
 		r, err := s.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}, CallOptions{})

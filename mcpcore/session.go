@@ -35,6 +35,7 @@ const stableAfter = 30 * time.Second
 // the goroutines of its current connection.
 type Session struct {
 	core       *Core
+	records    sessionRecords // what the store keeps of the session, its rounds and its call ids (durable.go, callids.go)
 	id         string
 	owner      string
 	server     ServerConfig
@@ -87,11 +88,11 @@ type Session struct {
 	reattachNext atomic.Pointer[reattachState]
 	restoredWG   sync.WaitGroup
 
-	refs sync.Map // string → *serverRequestRef: server requests on their way to a handler
-	// opSpans holds, when tracing, the span context of each call's current upstream request
-	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises (trace.go).
-	opSpans sync.Map
-	refSeq  atomic.Uint64
+	refs     requestRefs     // server requests on their way from the wire tap to a handler (wiretap.go)
+	ops      sessionOps      // times and traces its upstream requests (trace.go)
+	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
+	access   sessionAccess   // applies its server's policy (policy.go)
+	outcomes callOutcomes    // one outcome per call id: resumed and kept calls (resume.go)
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
@@ -130,6 +131,13 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		closeDone:        make(chan struct{}),
 		superDone:        make(chan struct{}),
 	}
+	s.records.s = s
+	s.ops.s = s
+	s.requests.s = s
+	s.access.s = s
+	s.outcomes.s = s
+	s.tasks.s = s
+	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
 	if p.Roots != nil {
@@ -307,7 +315,7 @@ func (s *Session) install(g *generation, reason string) {
 	s.mu.Unlock()
 	s.setState(StateReady, reason, g.info())
 	if reason != "connected" {
-		s.persist() // a reconnection may change the protocol version and the upstream session
+		s.records.persist() // a reconnection may change the protocol version and the upstream session
 	}
 }
 
@@ -538,7 +546,7 @@ func (s *Session) supervise(g *generation) {
 		}
 		s.setState(StateReconnecting, reason, nil)
 		g.close(false)
-		s.dropRefs(g.tap)
+		s.refs.drop(g.tap)
 		if pol.MaxRestarts <= 0 {
 			s.giveUp(reason+"; restarts are disabled", reason)
 			return
@@ -608,16 +616,6 @@ func (s *Session) reconnect(pol RestartPolicy, delay time.Duration, streak int) 
 		s.setState(StateReconnecting, fmt.Sprintf("reconnect attempt %d failed: %v", failures, err), nil)
 		delay = backoff(pol, streak+failures)
 	}
-}
-
-// dropRefs forgets the references of server requests of an ended connection whose handlers never ran.
-func (s *Session) dropRefs(t *wireTap) {
-	s.refs.Range(func(k, v any) bool {
-		if v.(*serverRequestRef).tap == t {
-			s.refs.Delete(k)
-		}
-		return true
-	})
 }
 
 // backoff is InitialBackoff·2^n capped at MaxBackoff, with jitter: a uniform value in [d/2, d].
@@ -747,7 +745,7 @@ func (s *Session) shutdown(reason string) error {
 	s.restoredWG.Wait()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)
-	s.forgetRecord()
+	s.records.forgetRecord()
 	s.events.close()
 	s.core.remove(s)
 	return nil

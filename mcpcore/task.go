@@ -223,7 +223,7 @@ func (s *Session) GetTask(ctx context.Context, taskID string, opts CallOptions) 
 		if err != nil {
 			return s.BadMessage(fmt.Errorf("%w: tasks/get: %v", ErrBadMessage, err))
 		}
-		s.observeTask(g.modern(), t)
+		s.tasks.observeTask(g.modern(), t)
 		if !g.modern() && t.Result == nil && t.Error == nil && (t.Status == "completed" || t.Status == "failed") {
 			res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, g.cs, "tasks/result", &taskParams{ParamsBase: mcp.ParamsBase{Meta: s.meta(ctx, call, g, nil)}, TaskID: taskID})
 			var we *jsonrpc.Error

@@ -47,6 +47,8 @@ var errTaskEnded = errors.New("the task ended")
 // close (from Session.shutdown, after the session's context was cancelled, which ends them all) waits for
 // them. Its methods are safe for concurrent use.
 type taskInputs struct {
+	s *Session // whose tasks they are
+
 	mu      sync.Mutex // guards the fields below
 	closed  bool
 	running int                    // goroutines started and not yet ended
@@ -175,34 +177,37 @@ func isTerminal(status string) bool {
 // observeTask acts on a task's status as the core learned it (tasks/get, a status notification): a task
 // that needs input gets its input fetched (2025-11-25) or its input requests raised (2026-07-28); a task
 // that ended ends the core's work for it. It never blocks.
-func (s *Session) observeTask(modern bool, t *Task) {
+func (ti *taskInputs) observeTask(modern bool, t *Task) {
+	s := ti.s
 	switch {
 	case t == nil:
 	case isTerminal(t.Status):
 		s.tasks.end(t.ID)
 	case t.Status != "input_required":
 	case modern:
-		s.raiseTaskInput(t)
+		s.tasks.raiseTaskInput(t)
 	default:
-		s.fetchTaskInput(t.ID)
+		s.tasks.fetchTaskInput(t.ID)
 	}
 }
 
 // observeTaskNotification is observeTask for notifications/tasks/status (2025-11-25) and
 // notifications/tasks (2026-07-28).
-func (s *Session) observeTaskNotification(params json.RawMessage) {
+func (ti *taskInputs) observeTaskNotification(params json.RawMessage) {
+	s := ti.s
 	t, err := ParseTask(taskFromNotification(params))
 	if err != nil {
 		return
 	}
-	s.observeTask(s.Info().modern(), t)
+	s.tasks.observeTask(s.Info().modern(), t)
 }
 
 // fetchTaskInput sends tasks/result for a 2025-11-25 task in input_required, unless the core already has
 // one in flight for it. The server requests delivered for it become pending requests of the task (see
 // the file comment). The call ends when the server answers it (the task ended), at its request deadline (ServerConfig.RequestTimeout, which does not run while a host
 // is answering), or when the session closes; a later input_required sends it again.
-func (s *Session) fetchTaskInput(taskID string) {
+func (ti *taskInputs) fetchTaskInput(taskID string) {
+	s := ti.s
 	ts := &s.tasks
 	ts.mu.Lock()
 	if ts.results[taskID] != nil || !ts.startLocked() {
@@ -245,7 +250,8 @@ func (s *Session) fetchTaskInput(taskID string) {
 // pending request (DeliveryMRTR, InputKey the request's key) and sends its answer with tasks/update. One
 // goroutine per input request, ending when its answer was sent or its pending request ended (the task
 // ended, the session closed).
-func (s *Session) raiseTaskInput(t *Task) {
+func (ti *taskInputs) raiseTaskInput(t *Task) {
+	s := ti.s
 	if len(t.InputRequests) == 0 {
 		return
 	}
@@ -292,7 +298,7 @@ func (s *Session) raiseTaskInput(t *Task) {
 		a.open++
 		go func() { // owned by the session (taskInputs); ends as said above
 			defer ts.done(func() { a.open-- })
-			s.answerTaskInput(a.ctx, t.ID, key, ir)
+			s.tasks.answerTaskInput(a.ctx, t.ID, key, ir)
 		}()
 	}
 }
@@ -316,7 +322,8 @@ func (ts *taskInputs) evictLocked() {
 
 // answerTaskInput has a host answer one input request of a 2026-07-28 task and sends the answer with
 // tasks/update (SEP-2663). The host call is the core's own: method tasks/update, name the task id.
-func (s *Session) answerTaskInput(ctx context.Context, taskID, key string, ir mcp.InputRequest) {
+func (ti *taskInputs) answerTaskInput(ctx context.Context, taskID, key string, ir mcp.InputRequest) {
+	s := ti.s
 	call, ctx, end, err := s.beginCall(ctx, "tasks/update", taskID, CallOptions{})
 	if err != nil { // a fresh random id is never in flight
 		return

@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,11 +105,21 @@ type upstreamOp struct {
 
 type upstreamOpKey struct{}
 
+// sessionOps times and traces a session's upstream requests (beginOp, endOp) and the server requests its
+// calls raise (traceServerRequest). The session holds it as Session.ops.
+type sessionOps struct {
+	s *Session
+	// spans holds, when tracing, the span context of each call's current upstream request
+	// (*activeCall → trace.SpanContext): the parent of the server requests the call raises.
+	spans sync.Map
+}
+
 // beginOp starts one upstream request of call: a client span "{method} {target}" when tracing is on,
 // child of the span in ctx (the host's RPC), remembered as the call's current request so that server
 // requests raised by the call become its children.
-func (s *Session) beginOp(ctx context.Context, call *activeCall, g *generation) (context.Context, *upstreamOp) {
-	op := &upstreamOp{start: time.Now(), target: s.opTarget(call), version: versionLabel(g.protocolVersion())}
+func (o *sessionOps) beginOp(ctx context.Context, call *activeCall, g *generation) (context.Context, *upstreamOp) {
+	s := o.s
+	op := &upstreamOp{start: time.Now(), target: s.ops.opTarget(call), version: versionLabel(g.protocolVersion())}
 	if t := s.core.tracer(); t != nil {
 		// The span name is "{mcp.method.name} {target}" only for a target the server listed: span names
 		// are aggregated by tracing backends (docs/adr/0030).
@@ -132,13 +143,14 @@ func (s *Session) beginOp(ctx context.Context, call *activeCall, g *generation) 
 			attrs = append(attrs, attribute.String("mcp.resource.uri", call.name))
 		}
 		ctx, op.span = t.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-		s.opSpans.Store(call, op.span.SpanContext())
+		o.spans.Store(call, op.span.SpanContext())
 	}
 	return context.WithValue(ctx, upstreamOpKey{}, op), op
 }
 
 // endOp ends op with err (the classified error of the request, nil on success) and tells the Observer.
-func (s *Session) endOp(op *upstreamOp, call *activeCall, g *generation, err error) {
+func (o *sessionOps) endOp(op *upstreamOp, call *activeCall, g *generation, err error) {
+	s := o.s
 	d := time.Since(op.start)
 	et := ErrorType(err)
 	if et == "" && op.toolError {
@@ -173,15 +185,17 @@ func markToolError(ctx context.Context) {
 }
 
 // forgetOps drops call's current upstream request (the call ended).
-func (s *Session) forgetOps(call *activeCall) {
+func (o *sessionOps) forgetOps(call *activeCall) {
+	s := o.s
 	if s.core.trc != nil {
-		s.opSpans.Delete(call)
+		o.spans.Delete(call)
 	}
 }
 
 // opTarget is the low-cardinality target of a call's requests: the tool or prompt name when the server
 // listed it, else OtherValue; "" for other methods.
-func (s *Session) opTarget(call *activeCall) string {
+func (o *sessionOps) opTarget(call *activeCall) string {
+	s := o.s
 	switch call.method {
 	case "tools/call", "prompts/get":
 		return s.core.listed.target(s.server.Name, call.method, call.name)
@@ -217,7 +231,8 @@ var serverRequestMethods = map[RequestKind]string{
 // known), child of the call's current upstream request and linked to the host's call, and sets
 // req.TraceContext to what the host should continue. It returns the function that ends the span with the
 // request's outcome. Without tracing the request carries the call's own trace context.
-func (s *Session) traceServerRequest(ctx context.Context, req *PendingRequest, call *activeCall) func(Outcome) {
+func (o *sessionOps) traceServerRequest(ctx context.Context, req *PendingRequest, call *activeCall) func(Outcome) {
+	s := o.s
 	parent := ctx
 	if call != nil {
 		parent = call.ctx
@@ -229,7 +244,7 @@ func (s *Session) traceServerRequest(ctx context.Context, req *PendingRequest, c
 	}
 	var opts []trace.SpanStartOption
 	if call != nil {
-		if sc, ok := s.opSpans.Load(call); ok {
+		if sc, ok := o.spans.Load(call); ok {
 			if link := trace.SpanContextFromContext(call.ctx); link.IsValid() {
 				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
 			}

@@ -313,7 +313,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 					origin = t.s.tasks.callFor(m.Params)
 				}
 				r := &serverRequestRef{tap: t, rpcID: m.ID, call: origin}
-				ref := t.s.addRef(r)
+				ref := t.s.refs.add(r)
 				t.mu.Lock()
 				t.byRPC[m.ID] = r
 				t.mu.Unlock()
@@ -429,26 +429,44 @@ func normalizeInputRequests(result json.RawMessage) (json.RawMessage, bool) {
 	return out, true
 }
 
-// addRef registers r under a new reference, unique in the session.
-func (s *Session) addRef(r *serverRequestRef) string {
-	ref := strconv.FormatUint(s.refSeq.Add(1), 10)
-	s.refs.Store(ref, r)
+// requestRefs are the references of server requests on their way from the wire tap to a handler
+// (Session.refs): the tap registers each request under a reference unique in the session (add) and the
+// session's receiving middleware finds it in the request's _meta (take). Safe for concurrent use.
+type requestRefs struct {
+	m   sync.Map // string → *serverRequestRef
+	seq atomic.Uint64
+}
+
+// add registers r under a new reference, unique in the session.
+func (rs *requestRefs) add(r *serverRequestRef) string {
+	ref := strconv.FormatUint(rs.seq.Add(1), 10)
+	rs.m.Store(ref, r)
 	return ref
 }
 
-// takeRef removes the reference a handler found in its params' _meta and returns what it names.
-func (s *Session) takeRef(meta map[string]any) *serverRequestRef {
+// take removes the reference a handler found in its params' _meta and returns what it names.
+func (rs *requestRefs) take(meta map[string]any) *serverRequestRef {
 	v, ok := meta[metaRef]
 	if !ok {
 		return nil
 	}
 	delete(meta, metaRef)
 	ref, _ := v.(string)
-	r, ok := s.refs.LoadAndDelete(ref)
+	r, ok := rs.m.LoadAndDelete(ref)
 	if !ok {
 		return nil
 	}
 	return r.(*serverRequestRef)
+}
+
+// drop forgets the references of server requests of an ended connection whose handlers never ran.
+func (rs *requestRefs) drop(t *wireTap) {
+	rs.m.Range(func(k, v any) bool {
+		if v.(*serverRequestRef).tap == t {
+			rs.m.Delete(k)
+		}
+		return true
+	})
 }
 
 // setPending records the pending request raised for r, so a server cancellation can name it.
