@@ -56,7 +56,9 @@ func TestCancelCallEndsDetachedCall(t *testing.T) {
 	s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the host is gone at once
-	go func() { _, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d2", Detach: true}) }()
+	go func() {
+		_, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d2", Detach: true})
+	}()
 	<-hooks.started
 	if err := s.CancelCall("d2"); err != nil {
 		t.Fatalf("CancelCall: %v", err)
