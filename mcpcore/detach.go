@@ -72,6 +72,9 @@ func (s *Session) callDetached(ctx context.Context, params *mcp.CallToolParams, 
 	} else {
 		dctx, cancel = context.WithTimeoutCause(base, MaxDetachedCall, fmt.Errorf("%w: %w: a detached call ran for %v (its maximum)", ErrRequestTimeout, context.DeadlineExceeded, MaxDetachedCall))
 	}
+	// Ended by the session's end too, also before the call is registered (beginCall ties it then).
+	dctx, endWithSession := context.WithCancelCause(dctx)
+	stopSession := context.AfterFunc(s.ctx, func() { endWithSession(s.closedError()) })
 	// The host's callbacks are not called once the host is gone: nobody reads what they would deliver.
 	var gone atomic.Bool
 	stop := context.AfterFunc(ctx, func() { gone.Store(true) })
@@ -99,6 +102,8 @@ func (s *Session) callDetached(ctx context.Context, params *mcp.CallToolParams, 
 		defer s.detached.wg.Done()
 		defer onEnd()
 		defer cancel()
+		defer endWithSession(nil)
+		defer stopSession()
 		defer stop()
 		var o outcome
 		o.res, o.task, o.err = s.callTool(dctx, params, opts)
