@@ -174,7 +174,8 @@ func (s *Service) CancelCall(ctx context.Context, req *pb.CancelCallRequest) (*p
 }
 
 // CallTool calls a tool. The gRPC deadline and cancellation reach the server as an MCP cancellation,
-// because the call runs under the RPC's context. A tool's failure is a result with is_error.
+// because the call runs under the RPC's context — unless it is detached (ADR 0105): then only its deadline,
+// CancelCall and its session's end do. A tool's failure is a result with is_error.
 func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
