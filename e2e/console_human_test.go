@@ -114,28 +114,33 @@ func TestConsoleReloadKeepsCall(t *testing.T) {
 	}
 }
 
-// TestConsoleReloadSentCall: a call the server already runs when the tab reloads is cut off with the page's
-// stream; taken up again by its call id, it says in words that its outcome cannot be known, rather than
-// running the tool a second time or vanishing.
+// TestConsoleReloadSentCall: a call the server already runs when the tab reloads — here one waiting for the
+// person's answer to an elicitation — goes on (the console starts its calls detached, ADR 0105): after the
+// reload the question is shown again, the person answers it, and the call's card shows the result. Before,
+// the reload cancelled the call upstream, the question vanished and the call ended CALL_OUTCOME_UNKNOWN.
 func TestConsoleReloadSentCall(t *testing.T) {
 	t.Parallel()
-	b, br, _ := consoleOn(t, bridgeConfig{}, "demo", "block")
-	eval[bool](br, `document.querySelector('`+blockCard+`').open = true`)
-	br.do(chromedp.SetValue(chromedp.CSS(field(blockCard, "tag")), "cut"),
-		chromedp.Click(chromedp.CSS(blockCard+` button[type="submit"]`)))
-	if line := await(t, b.reports.Lines); line != "started cut" {
-		t.Fatalf("the server saw %q", line)
-	}
+	b, br, _ := consoleOn(t, bridgeConfig{}, "demo", "elicit")
+	eli := `details[data-tool="elicit"]`
+	question := `section[data-kind="elicitation"]:not(.ended) [data-field="age"]`
+	eval[bool](br, `document.querySelector('`+eli+`').open = true`)
+	br.do(chromedp.Click(chromedp.CSS(eli + ` button[type="submit"]`)))
+	br.waitJS("the elicitation", `!!document.querySelector('`+question+`')`)
 	id := eval[string](br, `document.querySelector('#call-history li[data-state="running"]')?.dataset.callId ?? ''`)
 	br.do(chromedp.Reload())
-	br.waitJSAcross("the call's fate", `!!document.querySelector('`+blockCard+` .api-error')`)
-	if got := br.text(blockCard + " .tool-result"); !strings.Contains(got, "The tab reloaded while the server ran this call") || !strings.Contains(got, "CALL_OUTCOME_UNKNOWN") {
-		t.Errorf("the cut-off call says %q", got)
+	br.waitJSAcross("the question again after the reload", `!!document.querySelector('`+question+`')`)
+	br.do(chromedp.Click(chromedp.Search(`//section[@data-kind="elicitation" and not(contains(@class,"ended"))]//button[text()="Decline"]`)))
+	br.waitJS("elicit's result", `document.querySelector('`+eli+` .result .text')?.textContent === 'declined'`)
+	if got := eval[string](br, `document.querySelector('#call-history li[data-call-id="`+id+`"]')?.dataset.state ?? ''`); got != "done" {
+		t.Errorf("the call's history entry says %q, want done", got)
 	}
-	if got := eval[string](br, `document.querySelector('#call-history li[data-call-id="`+id+`"]')?.dataset.state ?? ''`); got != "failed" {
-		t.Errorf("the call's history entry says %q, want failed", got)
+	// The call was never cancelled upstream.
+	for _, line := range b.logs.all() {
+		if strings.Contains(line, `"method":"notifications/cancelled"`) {
+			t.Errorf("the reload cancelled the call upstream: %s", line)
+		}
 	}
-	br.shot("cut-off")
+	br.shot("answered-after-reload")
 }
 
 // offScreen is a script that lists what does not fit the window: the page wider than the window, and every

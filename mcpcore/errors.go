@@ -43,6 +43,8 @@ var (
 	// ErrCallInFlight: a call with the same call id is in flight in the session (call ids are the core's:
 	// it mints them and refuses a duplicate).
 	ErrCallInFlight = errors.New("call id in use")
+	// ErrCallNotFound: CancelCall named no call in flight in the session.
+	ErrCallNotFound = errors.New("call not found")
 	// ErrCallOutcomeUnknown: a resumed call (CallOptions.Resume) whose first attempt may or may not have run
 	// upstream — it was in flight when the bridge or the connection to it was lost — and whose tool is not
 	// annotated idempotent, so it is not sent again.
@@ -178,6 +180,7 @@ var errorClasses = []struct {
 	{ErrSessionNotFound, "session_not_found"},
 	{ErrServerNotFound, "server_not_found"},
 	{ErrRequestNotFound, "request_not_found"},
+	{ErrCallNotFound, "call_not_found"},
 	{ErrRequestEnded, "request_ended"},
 	{ErrWrongAnswerKind, "wrong_answer_kind"},
 	{ErrInvalidAnswer, "invalid_argument"},

@@ -33,16 +33,18 @@ func (s *Session) beginCall(ctx context.Context, method, name string, opts CallO
 	if call.id == "" {
 		call.id = NewCallID()
 	}
+	// The cancel func is set before the call is registered: CancelCall may find it at once.
+	ctx, cancel := context.WithCancelCause(ctx)
+	call.cancel = cancel
 	s.mu.Lock()
 	if _, dup := s.calls[call.id]; dup {
 		s.mu.Unlock()
+		cancel(nil)
 		return nil, nil, nil, errCallInFlight()
 	}
 	// Reserved under the same lock that finds duplicates; the entry is filled in below.
 	s.calls[call.id] = call
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancelCause(ctx)
-	call.cancel = cancel
 	stop := context.AfterFunc(s.ctx, func() { cancel(s.closedError()) })
 	call.deadline = newRequestDeadline(s.server.RequestTimeout, s.server.MaxRequestTimeout, func() bool { return s.sessionWaits.Load() > 0 }, func(total bool) {
 		d := s.server.RequestTimeout
@@ -388,6 +390,9 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 }
 
 func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
+	if opts.Detach {
+		return s.callDetached(ctx, params, opts) // detach.go
+	}
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}
 	}

@@ -94,6 +94,8 @@ type Session struct {
 	access   sessionAccess   // applies its server's policy (policy.go)
 	outcomes callOutcomes    // one outcome per call id: resumed and kept calls (resume.go)
 
+	detached detachedCalls // the goroutines of detached calls (detach.go), waited for by shutdown
+
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
 
 	closeOnce sync.Once
@@ -742,6 +744,7 @@ func (s *Session) shutdown(reason string) error {
 	}
 	s.cancel() // cancels in-flight calls and wakes the supervisor, which closes the connection and exits
 	s.tasks.close()
+	s.detached.closeAndWait()
 	s.restoredWG.Wait()
 	<-s.superDone
 	s.setState(StateClosed, reason, nil)

@@ -270,6 +270,11 @@ type CallOptions struct {
 	// MintedID says CallID was minted by the caller, not chosen by the host: no host can resume the call,
 	// so its outcome is not kept (kept.go).
 	MintedID bool
+	// Detach lets a tools/call run to its end when ctx ends (detach.go, ADR 0105): it needs a host CallID;
+	// its outcome is kept for a resumed call, which joins it while it runs. OnDetachedEnd, if set, is called
+	// once when the call has ended (whether or not it was started), e.g. to release the host's admission.
+	Detach        bool
+	OnDetachedEnd func()
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.

@@ -159,7 +159,9 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 			if lerr != nil {
 				return nil, toStatus(lerr)
 			}
-			defer release()
+			var end func()
+			ctx, end = withAdmission(ctx, release)
+			defer end()
 			ctx = WithGroups(WithPrincipal(ctx, p), groups)
 			if m, ok := req.(proto.Message); ok {
 				if derr := CheckDepth(m); derr != nil {
@@ -184,8 +186,9 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 			if lerr != nil {
 				return toStatus(lerr)
 			}
-			defer release()
-			ss = &principalStream{ServerStream: ss, ctx: WithGroups(WithPrincipal(ss.Context(), p), groups)}
+			actx, end := withAdmission(ss.Context(), release)
+			defer end()
+			ss = &principalStream{ServerStream: ss, ctx: WithGroups(WithPrincipal(actx, p), groups)}
 		}
 		return handler(srv, ss)
 	}

@@ -31,6 +31,7 @@ const (
 	ReasonSessionNotFound    = "SESSION_NOT_FOUND"
 	ReasonServerNotFound     = "SERVER_NOT_FOUND"
 	ReasonRequestNotFound    = "REQUEST_NOT_FOUND"
+	ReasonCallNotFound       = "CALL_NOT_FOUND"
 	ReasonRequestEnded       = "REQUEST_ENDED"
 	ReasonWrongAnswerKind    = "WRONG_ANSWER_KIND"
 	ReasonInvalidInput       = "INVALID_INPUT"
@@ -124,6 +125,7 @@ var classStatus = map[error]statusRow{
 	mcpcore.ErrSessionNotFound:    {codes.NotFound, ReasonSessionNotFound},
 	mcpcore.ErrServerNotFound:     {codes.NotFound, ReasonServerNotFound},
 	mcpcore.ErrRequestNotFound:    {codes.NotFound, ReasonRequestNotFound},
+	mcpcore.ErrCallNotFound:       {codes.NotFound, ReasonCallNotFound},
 	mcpcore.ErrRequestEnded:       {codes.FailedPrecondition, ReasonRequestEnded},
 	mcpcore.ErrWrongAnswerKind:    {codes.InvalidArgument, ReasonWrongAnswerKind},
 	mcpcore.ErrInvalidAnswer:      {codes.InvalidArgument, ReasonInvalidInput},

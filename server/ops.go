@@ -144,14 +144,44 @@ func callResultToProto(res *mcp.CallToolResult, task *mcpcore.Task) (*pb.CallToo
 	return callToolResultToProto(res)
 }
 
-// CallTool calls a tool. The gRPC deadline and cancellation reach the server as an MCP cancellation,
-// because the call runs under the RPC's context. A tool's failure is a result with is_error.
-func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
+// detachCall marks tc detached (ADR 0105): the session's use and the rate limiter's admission are released
+// when the call ends, not when the RPC does (the core calls OnDetachedEnd in every case). It returns what
+// the handler defers instead of useRelease.
+func detachCall(ctx context.Context, tc *toolCall, useRelease func()) func() {
+	admitted := holdAdmission(ctx)
+	tc.opts.Detach = true
+	tc.opts.OnDetachedEnd = func() {
+		useRelease()
+		admitted()
+	}
+	return func() {}
+}
+
+// CancelCall cancels a call in flight in the session, detached or not (ADR 0105).
+func (s *Service) CancelCall(ctx context.Context, req *pb.CancelCallRequest) (*pb.CancelCallResponse, error) {
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	if req.GetCallId() == "" {
+		return nil, invalidArgument(required("call_id"))
+	}
+	if err := sess.CancelCall(req.GetCallId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CancelCallResponse{}, nil
+}
+
+// CallTool calls a tool. The gRPC deadline and cancellation reach the server as an MCP cancellation,
+// because the call runs under the RPC's context — unless it is detached (ADR 0105): then only its deadline,
+// CancelCall and its session's end do. A tool's failure is a result with is_error.
+func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
+	sess, release, err := s.use(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release() }()
 	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
 	if err != nil {
 		return nil, err
@@ -159,6 +189,9 @@ func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.Ca
 	callID := callIDOf(req.GetCallId())
 	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
 	tc.opts.MintedID = req.GetCallId() == "" // no host can resume it: its outcome is not kept
+	if req.GetDetach() {
+		release = detachCall(ctx, &tc, release)
+	}
 	res, task, err := s.callToolAudited(ctx, sess, tc)
 	if err != nil {
 		return nil, toStatus(err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -124,4 +125,42 @@ func (r *rateLimiter) sweepLocked(now time.Time) {
 			delete(r.byPrinc, p)
 		}
 	}
+}
+
+// admission is a call's admission by the rate limiter, in the RPC's context: the interceptor releases it
+// when the handler returns, unless the handler held it for a call that outlives the RPC (a detached call,
+// ADR 0105), which then releases it when it ends — it counts toward the concurrency limit all its life.
+type admission struct {
+	mu      sync.Mutex
+	release func()
+	held    bool
+}
+
+type admissionKey struct{}
+
+// withAdmission puts release in ctx; the returned end is what the interceptor defers.
+func withAdmission(ctx context.Context, release func()) (context.Context, func()) {
+	a := &admission{release: release}
+	return context.WithValue(ctx, admissionKey{}, a), func() {
+		a.mu.Lock()
+		held := a.held
+		a.mu.Unlock()
+		if !held {
+			release()
+		}
+	}
+}
+
+// holdAdmission takes over the release of ctx's admission: the interceptor no longer releases it, the
+// caller must call the returned func (once is enough; more are harmless). A context without one (a test
+// calling the service directly) gives a no-op.
+func holdAdmission(ctx context.Context) func() {
+	a, _ := ctx.Value(admissionKey{}).(*admission)
+	if a == nil {
+		return func() {}
+	}
+	a.mu.Lock()
+	a.held = true
+	a.mu.Unlock()
+	return a.release
 }

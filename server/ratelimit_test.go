@@ -102,3 +102,37 @@ func TestCodeName(t *testing.T) {
 		}
 	}
 }
+
+// A detached call keeps its admission after its RPC returns (holdAdmission), so it counts toward the
+// concurrency limit until it ends (ADR 0105); an RPC that does not hold it gives it back when it returns.
+func TestHeldAdmissionOutlivesTheRPC(t *testing.T) {
+	r := newRateLimiter(func(string) RateLimit { return RateLimit{ConcurrentCalls: 1} })
+	call := servicePrefix + "CallTool"
+	rpc := func(hold bool) (func(), error) {
+		release, err := r.admit("bob", call)
+		if err != nil {
+			return nil, err
+		}
+		ctx, end := withAdmission(t.Context(), release)
+		defer end()
+		if hold {
+			return holdAdmission(ctx), nil
+		}
+		return func() {}, nil
+	}
+	if _, err := rpc(false); err != nil {
+		t.Fatal(err)
+	}
+	done, err := rpc(true) // the RPC returned; its detached call goes on
+	if err != nil {
+		t.Fatalf("after a plain RPC returned: %v", err)
+	}
+	var rl *RateLimitedError
+	if _, err := rpc(false); !errors.As(err, &rl) || rl.Reason != ReasonTooManyConcurrentCalls {
+		t.Fatalf("a call while the detached one runs = %v, want TOO_MANY_CONCURRENT_CALLS", err)
+	}
+	done()
+	if _, err := rpc(false); err != nil {
+		t.Fatalf("after the detached call ended: %v", err)
+	}
+}

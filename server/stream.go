@@ -89,7 +89,7 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer func() { release() }()
 	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
 	if err != nil {
 		return err
@@ -162,6 +162,9 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 	}
 	tc.opts.CallID = callID
 	tc.opts.MintedID = req.GetCallId() == "" // the host chose no id to resume it by: its outcome is not kept
+	if req.GetDetach() {
+		release = detachCall(ctx, &tc, release)
+	}
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
 		pp, err := progressToProto(&p)
 		if err != nil {
@@ -199,6 +202,11 @@ func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Serv
 			}
 		}
 		return nil
+	}
+	if tc.opts.Resume {
+		// A resumed call may join one in flight (a detached call whose host came back, ADR 0105): show the
+		// requests it already waits on; the watch, opened before, has those created from now on.
+		resync()
 	}
 	for {
 		select {

@@ -52,6 +52,7 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         self.connects = 0
         self.tool_calls: list[Any] = []  # CallTool / StreamCallTool requests, in order
         self.call_failures: list[tuple[grpc.StatusCode, str, str]] = []  # (code, message, reason) per attempt
+        self.cancelled: list[str] = []  # CancelCall's call ids, in order
         self._ids = itertools.count(1)
         self._seq = itertools.count(1)
 
@@ -145,6 +146,15 @@ class FakeBridge(pb_grpc.BridgeServiceServicer):
         res = mcp_pb2.CallToolResult()
         res.content.add().text.text = f"{request.name} resume={request.resume}"
         return pb.CallToolResponse(result=res, call_id=request.call_id)
+
+    def CancelCall(self, request: pb.CancelCallRequest, context: grpc.ServicerContext) -> pb.CancelCallResponse:
+        """Cancels a recorded call by its id, as the bridge does; an id never called is NOT_FOUND."""
+        with self.lock:
+            known = any(c.call_id == request.call_id for c in self.tool_calls)
+            self.cancelled.append(request.call_id)
+        if not known:
+            abort(context, grpc.StatusCode.NOT_FOUND, f"no call {request.call_id!r} in flight", "CALL_NOT_FOUND")
+        return pb.CancelCallResponse()
 
     def StreamCallTool(self, request: pb.StreamCallToolRequest, context: grpc.ServicerContext) -> Iterator[pb.StreamCallToolResponse]:
         """Records the request, sends one progress event, then fails as ``call_failures`` says or ends with a result."""

@@ -16,6 +16,7 @@ from mcp_bridge import (
     CallOutcomeUnknownError,
     Client,
     DeadlineExceededError,
+    NotFoundError,
     Progress,
     RetryPolicy,
     UnavailableError,
@@ -191,6 +192,22 @@ def test_call_tool_resumes_with_the_same_id(fake: tuple[FakeBridge, str]) -> Non
     assert len(bridge.tool_calls) == 3 and len(ids) == 1 and ids.pop().startswith("call-")
     assert [c.resume for c in bridge.tool_calls] == [False, True, True]
     assert result.call_id == bridge.tool_calls[0].call_id
+
+
+def test_detach_and_cancel_call(fake: tuple[FakeBridge, str]) -> None:
+    bridge, target = fake
+    with Client(target, retry=FAST) as client:
+        session = client.create_session("demo")
+        session.call_tool("t", call_id="job-d", detach=True, timeout=10)
+        list(session.call_tool_stream("t", call_id="job-s", detach=True, timeout=10))
+        with pytest.raises(ValueError):
+            session.call_tool("t", detach=True)
+        session.cancel_call("job-d")
+        with pytest.raises(NotFoundError) as err:
+            session.cancel_call("never")
+    assert err.value.reason == "CALL_NOT_FOUND"
+    assert [(c.call_id, c.detach) for c in bridge.tool_calls] == [("job-d", True), ("job-s", True)]
+    assert bridge.cancelled == ["job-d", "never"]
 
 
 def test_the_hosts_call_id_is_kept_and_outcome_unknown_is_typed(fake: tuple[FakeBridge, str]) -> None:

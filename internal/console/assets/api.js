@@ -125,4 +125,5 @@ export const paths = {
   events: (id) => `/v1/sessions/${encodeURIComponent(id)}/events`,
   requests: (id) => `/v1/sessions/${encodeURIComponent(id)}/requests`,
   respond: (id, rid) => `/v1/sessions/${encodeURIComponent(id)}/requests/${encodeURIComponent(rid)}:respond`,
+  cancelCall: (id, cid) => `/v1/sessions/${encodeURIComponent(id)}/calls/${encodeURIComponent(cid)}:cancel`,
 };

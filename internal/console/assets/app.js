@@ -584,10 +584,11 @@ function sessionPage(id) {
       else if (c.state === 'cancelled') replace(result, h('p', { class: 'hint cancelled' }, 'Cancelled: the bridge told the server to stop.'));
       else {
         if (form && c.error.fieldViolations) form.showErrors(c.error.fieldViolations, '');
-        // A call the tab reloaded under after the server had it: the reload cut it off upstream.
+        // A call taken up again after a reload whose outcome is lost: calls are detached (ADR 0105), so the
+        // reload did not cut it off — the bridge restarted, or the call ran out of time, while the server ran it.
         const lost = c.resumed && c.error.reason === 'CALL_OUTCOME_UNKNOWN'
-          ? h('p', { class: 'lost' }, h('strong', {}, 'The tab reloaded while the server ran this call. '),
-            'The reload cancelled it; whether the server finished its work before that cannot be known. Check before you run it again.')
+          ? h('p', { class: 'lost' }, h('strong', {}, 'This call was cut off while the server ran it. '),
+            'Whether the server finished its work cannot be known (the bridge restarted, or the call ran out of time). Check before you run it again.')
           : null;
         replace(result, lost, apiError(c.error), logs);
       }

@@ -6,9 +6,11 @@
 // call the history says was running is asked for again with resume: true and its arguments
 // (docs/adr/0022-resumable-calls.md). A call that waited for approval was never sent, so it goes on and asks
 // for approval again; one that completed returns its one outcome; one cut off upstream says that its outcome
-// is unknown (docs/adr/0096-console-reload-and-narrow-screens.md).
+// is unknown (docs/adr/0096-console-reload-and-narrow-screens.md). Every call is started detached
+// (docs/adr/0105-detached-calls.md): a reload or a closed tab does not cancel it on the server, its questions
+// stay pending, and the resumed call joins it; only Cancel (CancelCall) cancels it.
 
-import { stream, paths, APIError } from './api.js';
+import { call, stream, paths, APIError } from './api.js';
 
 const HISTORY_KEY = (sid) => `${PREFIX}${sid}`;
 const KEEP = 30; // calls kept in a session's history
@@ -61,7 +63,7 @@ export class Call {
   async run(resume = false) {
     // A resumed call carries its arguments: a call cut off before it was sent (one waiting for approval) is
     // sent now, with what the person gave.
-    const body = resume ? { arguments: this.args, callId: this.callId, resume: true } : { arguments: this.args, callId: this.callId };
+    const body = resume ? { arguments: this.args, callId: this.callId, detach: true, resume: true } : { arguments: this.args, callId: this.callId, detach: true };
     try {
       await stream(paths.streamTool(this.sessionId, this.tool), (msg) => {
         if (msg.progress) this.progress = msg.progress;
@@ -75,7 +77,7 @@ export class Call {
       }, this.abort.signal, body);
       this.state = 'done';
     } catch (e) {
-      if (e.name === 'AbortError') this.state = 'cancelled';
+      if (e.name === 'AbortError' || this.cancelling) this.state = 'cancelled';
       else { this.state = 'failed'; this.error = e instanceof APIError ? e : new APIError(0, { message: String(e.message || e) }); }
     }
     this.approval = null;
@@ -83,7 +85,12 @@ export class Call {
     this.changed();
   }
 
-  cancel() { this.abort.abort(); }
+  // cancel cancels the call on the server (CancelCall: it outlives the page's stream, ADR 0105), then ends
+  // the stream.
+  cancel() {
+    this.cancelling = true;
+    call('POST', paths.cancelCall(this.sessionId, this.callId), {}).catch(() => {}).finally(() => this.abort.abort());
+  }
 
   // summary is one line for the history.
   get summary() {

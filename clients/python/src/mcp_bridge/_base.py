@@ -110,12 +110,15 @@ def call_tool_request(
     *,
     stream: bool = False,
     resume: bool = False,
+    detach: bool = False,
 ) -> Any:
     if resume and not call_id:
         raise ValueError("resume=True needs the call_id of the call to resume")
+    if detach and not call_id:
+        raise ValueError("detach=True needs a call_id to resume or cancel the call by")
     cls = pb.StreamCallToolRequest if stream else pb.CallToolRequest
     # Always an id: a call lost with its connection is asked for again by it (_retry).
-    req = cls(session_id=session_id, name=name, call_id=call_id or _retry.new_call_id(), resume=resume)
+    req = cls(session_id=session_id, name=name, call_id=call_id or _retry.new_call_id(), resume=resume, detach=detach)
     cv.set_struct(req, "arguments", dict(arguments) if arguments is not None else {})
     cv.set_struct(req, "meta", meta)
     if task_ttl is not None:

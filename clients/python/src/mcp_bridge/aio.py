@@ -306,11 +306,12 @@ class AsyncSession:
         timeout: float | None = None,
         retry: RetryPolicy | bool | None = None,
         resume: bool = False,
+        detach: bool = False,
     ) -> CallToolResult:
         """Call a tool with ``arguments`` (a dict) and return its result. Cancelling the task cancels the call
         (and its retries). A call lost to ``UNAVAILABLE`` is made again with the same call id to get its one
         outcome, as :meth:`mcp_bridge.Session.call_tool` describes."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume, detach=detach)
         resp = await self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
@@ -325,11 +326,12 @@ class AsyncSession:
         timeout: float | None = None,
         retry: RetryPolicy | bool | None = None,
         resume: bool = False,
+        detach: bool = False,
     ) -> AsyncIterator[StreamEvent]:
         """Call a tool and yield its progress and log events, then its :class:`CallToolResult`, last. A stream
         lost to ``UNAVAILABLE`` is opened again with the same call id and ``resume``; events already yielded may
         be yielded again (see :meth:`mcp_bridge.Session.call_tool_stream`)."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume, detach=detach)
         client = self._client
         attempts = client._attempts(req, timeout, retry)
         while True:
@@ -448,6 +450,10 @@ class AsyncSession:
     async def set_log_level(self, level: str, *, timeout: float | None = None) -> None:
         """Set the lowest level of log messages the server sends."""
         await self._call(self._stub.SetLogLevel, pb.SetLogLevelRequest(session_id=self.id, level=_base.level(level)), timeout)
+
+    async def cancel_call(self, call_id: str, *, timeout: float | None = None) -> None:
+        """Cancel the call ``call_id`` in flight in this session upstream (see :meth:`mcp_bridge.Session.cancel_call`)."""
+        await self._call(self._stub.CancelCall, pb.CancelCallRequest(session_id=self.id, call_id=call_id), timeout)
 
     async def ping(self, *, timeout: float | None = None) -> float:
         """Check that the server responds; returns the round-trip time in seconds."""

@@ -368,6 +368,7 @@ class Session:
         timeout: float | None = None,
         retry: RetryPolicy | bool | None = None,
         resume: bool = False,
+        detach: bool = False,
     ) -> CallToolResult:
         """Call a tool with ``arguments`` (a dict) and return its result.
 
@@ -381,9 +382,11 @@ class Session:
         again with the same call id, asking the bridge for that call's one outcome, until ``timeout`` (see
         :class:`RetryPolicy`; ``retry=False`` turns it off for this call). If the bridge cannot know whether the
         tool ran, this raises :class:`CallOutcomeUnknownError`. ``resume=True`` asks for the outcome of a call
-        made before with ``call_id`` (e.g. by a process that died) instead of calling the tool.
+        made before with ``call_id`` (e.g. by a process that died) instead of calling the tool. ``detach=True``
+        (with a ``call_id``) lets the call run on when this call ends (a timeout, a dropped connection): resume it
+        by its id, or end it with :meth:`cancel_call` (docs/adr/0105-detached-calls.md).
         """
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume)
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, resume=resume, detach=detach)
         resp = self._client._call_tool(req, timeout, retry)
         return cv.call_tool_result_from(resp.result, resp.call_id)
 
@@ -398,6 +401,7 @@ class Session:
         timeout: float | None = None,
         retry: RetryPolicy | bool | None = None,
         resume: bool = False,
+        detach: bool = False,
     ) -> Iterator[StreamEvent]:
         """Call a tool and yield its :class:`Progress` and :class:`LogMessage` events (and notices of server
         requests it caused) as they happen, then its :class:`CallToolResult`, last. Closing the iterator early
@@ -406,7 +410,7 @@ class Session:
         A stream that fails ``UNAVAILABLE`` is opened again with the same call id and ``resume``, as
         :meth:`call_tool` does: events already yielded may then be yielded again (a request notice of a request
         still pending, progress the server reports again); the result comes once."""
-        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume)
+        req = _base.call_tool_request(self.id, name, arguments, meta, call_id, task_ttl, stream=True, resume=resume, detach=detach)
         client = self._client
         attempts = client._attempts(req, timeout, retry)
         while True:
@@ -528,6 +532,12 @@ class Session:
         """Set the lowest level of log messages the server sends (``debug`` ... ``emergency``)."""
         req = pb.SetLogLevelRequest(session_id=self.id, level=_base.level(level))
         self._call(self._stub.SetLogLevel, req, timeout)
+
+    def cancel_call(self, call_id: str, *, timeout: float | None = None) -> None:
+        """Cancel the call ``call_id`` in flight in this session (detached or not) upstream. A call id with no
+        call in flight raises :class:`NotFoundError` (reason ``CALL_NOT_FOUND``)
+        (docs/adr/0105-detached-calls.md)."""
+        self._call(self._stub.CancelCall, pb.CancelCallRequest(session_id=self.id, call_id=call_id), timeout)
 
     def ping(self, *, timeout: float | None = None) -> float:
         """Check that the server responds; returns the round-trip time in seconds as the bridge measured it."""

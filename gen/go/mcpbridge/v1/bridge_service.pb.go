@@ -786,6 +786,98 @@ func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
 	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{12}
 }
 
+// CancelCallRequest is the request of CancelCall.
+type CancelCallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The call to cancel: the `call_id` it was started with.
+	CallId        string `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelCallRequest) Reset() {
+	*x = CancelCallRequest{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelCallRequest) ProtoMessage() {}
+
+func (x *CancelCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelCallRequest.ProtoReflect.Descriptor instead.
+func (*CancelCallRequest) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CancelCallRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CancelCallRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+// CancelCallResponse is the response of CancelCall. It has no fields.
+type CancelCallResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelCallResponse) Reset() {
+	*x = CancelCallResponse{}
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelCallResponse) ProtoMessage() {}
+
+func (x *CancelCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelCallResponse.ProtoReflect.Descriptor instead.
+func (*CancelCallResponse) Descriptor() ([]byte, []int) {
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{14}
+}
+
 // ListToolsRequest is the request of ListTools.
 type ListToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -799,7 +891,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +903,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[13]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +916,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{13}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListToolsRequest) GetSessionId() string {
@@ -854,7 +946,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +958,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[14]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +971,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{14}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListToolsResponse) GetTools() []*Tool {
@@ -918,14 +1010,19 @@ type CallToolRequest struct {
 	// completed returns its kept result (kept for 5 minutes); one still in flight is joined. Otherwise its fate
 	// upstream is unknown: ABORTED with reason CALL_OUTCOME_UNKNOWN, unless the tool is annotated
 	// `idempotentHint`, when it is sent again. The Python and Java clients set it on their own retries.
-	Resume        bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
+	// Let the call run to its end even if this RPC ends (the host disconnects, a page reloads); `call_id`
+	// required then. Its outcome is kept for `resume`, and a `resume` with the same `call_id` joins it while it
+	// runs; its server requests stay pending meanwhile. It is bounded by the request's deadline if any, else by
+	// the bridge's maximum for a detached call (1 hour), and by its session. CancelCall ends it.
+	Detach        bool `protobuf:"varint,8,opt,name=detach,proto3" json:"detach,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1034,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[15]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1047,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{15}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CallToolRequest) GetSessionId() string {
@@ -1002,6 +1099,13 @@ func (x *CallToolRequest) GetResume() bool {
 	return false
 }
 
+func (x *CallToolRequest) GetDetach() bool {
+	if x != nil {
+		return x.Detach
+	}
+	return false
+}
+
 // CallToolResponse is the response of CallTool.
 type CallToolResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1015,7 +1119,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1131,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1144,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallToolResponse) GetResult() *CallToolResult {
@@ -1074,14 +1178,16 @@ type StreamCallToolRequest struct {
 	// Identifier the host gives this call (see CallToolRequest.call_id); empty lets the bridge choose one.
 	CallId string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// Resume a lost call by its `call_id` (see CallToolRequest.resume).
-	Resume        bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume bool `protobuf:"varint,7,opt,name=resume,proto3" json:"resume,omitempty"`
+	// Let the call outlive this stream (see CallToolRequest.detach); `call_id` required then.
+	Detach        bool `protobuf:"varint,8,opt,name=detach,proto3" json:"detach,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamCallToolRequest) Reset() {
 	*x = StreamCallToolRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1199,7 @@ func (x *StreamCallToolRequest) String() string {
 func (*StreamCallToolRequest) ProtoMessage() {}
 
 func (x *StreamCallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1212,7 @@ func (x *StreamCallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCallToolRequest.ProtoReflect.Descriptor instead.
 func (*StreamCallToolRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StreamCallToolRequest) GetSessionId() string {
@@ -1158,6 +1264,13 @@ func (x *StreamCallToolRequest) GetResume() bool {
 	return false
 }
 
+func (x *StreamCallToolRequest) GetDetach() bool {
+	if x != nil {
+		return x.Detach
+	}
+	return false
+}
+
 // StreamCallToolResponse is one message of StreamCallTool's stream.
 type StreamCallToolResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1180,7 +1293,7 @@ type StreamCallToolResponse struct {
 
 func (x *StreamCallToolResponse) Reset() {
 	*x = StreamCallToolResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1192,7 +1305,7 @@ func (x *StreamCallToolResponse) String() string {
 func (*StreamCallToolResponse) ProtoMessage() {}
 
 func (x *StreamCallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1205,7 +1318,7 @@ func (x *StreamCallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCallToolResponse.ProtoReflect.Descriptor instead.
 func (*StreamCallToolResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StreamCallToolResponse) GetCallId() string {
@@ -1338,7 +1451,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1463,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1476,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListResourcesRequest) GetSessionId() string {
@@ -1393,7 +1506,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1518,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1531,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListResourcesResponse) GetResources() []*Resource {
@@ -1448,7 +1561,7 @@ type ListResourceTemplatesRequest struct {
 
 func (x *ListResourceTemplatesRequest) Reset() {
 	*x = ListResourceTemplatesRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1573,7 @@ func (x *ListResourceTemplatesRequest) String() string {
 func (*ListResourceTemplatesRequest) ProtoMessage() {}
 
 func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[21]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1586,7 @@ func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{21}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListResourceTemplatesRequest) GetSessionId() string {
@@ -1503,7 +1616,7 @@ type ListResourceTemplatesResponse struct {
 
 func (x *ListResourceTemplatesResponse) Reset() {
 	*x = ListResourceTemplatesResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1628,7 @@ func (x *ListResourceTemplatesResponse) String() string {
 func (*ListResourceTemplatesResponse) ProtoMessage() {}
 
 func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[22]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1641,7 @@ func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{22}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListResourceTemplatesResponse) GetResourceTemplates() []*ResourceTemplate {
@@ -1562,7 +1675,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1687,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[23]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1700,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{23}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReadResourceRequest) GetSessionId() string {
@@ -1631,7 +1744,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1756,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[24]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1769,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{24}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReadResourceResponse) GetContents() []*ResourceContents {
@@ -1686,7 +1799,7 @@ type SubscribeResourceRequest struct {
 
 func (x *SubscribeResourceRequest) Reset() {
 	*x = SubscribeResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1811,7 @@ func (x *SubscribeResourceRequest) String() string {
 func (*SubscribeResourceRequest) ProtoMessage() {}
 
 func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[25]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1824,7 @@ func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{25}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SubscribeResourceRequest) GetSessionId() string {
@@ -1737,7 +1850,7 @@ type SubscribeResourceResponse struct {
 
 func (x *SubscribeResourceResponse) Reset() {
 	*x = SubscribeResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1862,7 @@ func (x *SubscribeResourceResponse) String() string {
 func (*SubscribeResourceResponse) ProtoMessage() {}
 
 func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[26]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1875,7 @@ func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{26}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{28}
 }
 
 // UnsubscribeResourceRequest is the request of UnsubscribeResource.
@@ -1778,7 +1891,7 @@ type UnsubscribeResourceRequest struct {
 
 func (x *UnsubscribeResourceRequest) Reset() {
 	*x = UnsubscribeResourceRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1903,7 @@ func (x *UnsubscribeResourceRequest) String() string {
 func (*UnsubscribeResourceRequest) ProtoMessage() {}
 
 func (x *UnsubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[27]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1916,7 @@ func (x *UnsubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*UnsubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{27}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UnsubscribeResourceRequest) GetSessionId() string {
@@ -1829,7 +1942,7 @@ type UnsubscribeResourceResponse struct {
 
 func (x *UnsubscribeResourceResponse) Reset() {
 	*x = UnsubscribeResourceResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1954,7 @@ func (x *UnsubscribeResourceResponse) String() string {
 func (*UnsubscribeResourceResponse) ProtoMessage() {}
 
 func (x *UnsubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[28]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1967,7 @@ func (x *UnsubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*UnsubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{28}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{30}
 }
 
 // ListPromptsRequest is the request of ListPrompts.
@@ -1870,7 +1983,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1882,7 +1995,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[29]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1895,7 +2008,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{29}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListPromptsRequest) GetSessionId() string {
@@ -1925,7 +2038,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2050,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[30]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2063,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{30}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -1986,7 +2099,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2111,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[31]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2124,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{31}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetPromptRequest) GetSessionId() string {
@@ -2064,7 +2177,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2189,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[32]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2202,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{32}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -2137,7 +2250,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2262,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[33]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2275,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{33}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CompleteRequest) GetSessionId() string {
@@ -2251,7 +2364,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2376,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[34]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2389,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{34}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -2313,7 +2426,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2438,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[35]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2451,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{35}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SetLogLevelRequest) GetSessionId() string {
@@ -2364,7 +2477,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2489,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[36]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2502,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{36}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{38}
 }
 
 // PingRequest is the request of Ping.
@@ -2403,7 +2516,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2528,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[37]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2541,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{37}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PingRequest) GetSessionId() string {
@@ -2449,7 +2562,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2461,7 +2574,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[38]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2474,7 +2587,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{38}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PingResponse) GetLatency() *durationpb.Duration {
@@ -2497,7 +2610,7 @@ type SetRootsRequest struct {
 
 func (x *SetRootsRequest) Reset() {
 	*x = SetRootsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2622,7 @@ func (x *SetRootsRequest) String() string {
 func (*SetRootsRequest) ProtoMessage() {}
 
 func (x *SetRootsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[39]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2635,7 @@ func (x *SetRootsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRootsRequest.ProtoReflect.Descriptor instead.
 func (*SetRootsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{39}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetRootsRequest) GetSessionId() string {
@@ -2550,7 +2663,7 @@ type SetRootsResponse struct {
 
 func (x *SetRootsResponse) Reset() {
 	*x = SetRootsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +2675,7 @@ func (x *SetRootsResponse) String() string {
 func (*SetRootsResponse) ProtoMessage() {}
 
 func (x *SetRootsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[40]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +2688,7 @@ func (x *SetRootsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRootsResponse.ProtoReflect.Descriptor instead.
 func (*SetRootsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{40}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetRootsResponse) GetRoots() []*Root {
@@ -2598,7 +2711,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2723,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[41]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2736,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{41}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetTaskRequest) GetSessionId() string {
@@ -2655,7 +2768,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2780,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[42]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2793,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{42}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2717,7 +2830,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2729,7 +2842,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[43]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2742,7 +2855,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{43}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CancelTaskRequest) GetSessionId() string {
@@ -2770,7 +2883,7 @@ type CancelTaskResponse struct {
 
 func (x *CancelTaskResponse) Reset() {
 	*x = CancelTaskResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2895,7 @@ func (x *CancelTaskResponse) String() string {
 func (*CancelTaskResponse) ProtoMessage() {}
 
 func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[44]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2908,7 @@ func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
 func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{44}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CancelTaskResponse) GetTask() *Task {
@@ -2819,7 +2932,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2944,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[45]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2957,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{45}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchEventsRequest) GetSessionId() string {
@@ -2872,7 +2985,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2884,7 +2997,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[46]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3010,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{46}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -2920,7 +3033,7 @@ type ListPendingRequestsRequest struct {
 
 func (x *ListPendingRequestsRequest) Reset() {
 	*x = ListPendingRequestsRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2932,7 +3045,7 @@ func (x *ListPendingRequestsRequest) String() string {
 func (*ListPendingRequestsRequest) ProtoMessage() {}
 
 func (x *ListPendingRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[47]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2945,7 +3058,7 @@ func (x *ListPendingRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListPendingRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{47}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListPendingRequestsRequest) GetSessionId() string {
@@ -2966,7 +3079,7 @@ type ListPendingRequestsResponse struct {
 
 func (x *ListPendingRequestsResponse) Reset() {
 	*x = ListPendingRequestsResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3091,7 @@ func (x *ListPendingRequestsResponse) String() string {
 func (*ListPendingRequestsResponse) ProtoMessage() {}
 
 func (x *ListPendingRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[48]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3104,7 @@ func (x *ListPendingRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPendingRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListPendingRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{48}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListPendingRequestsResponse) GetRequests() []*ServerRequest {
@@ -3014,7 +3127,7 @@ type ListApprovalHistoryRequest struct {
 
 func (x *ListApprovalHistoryRequest) Reset() {
 	*x = ListApprovalHistoryRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3026,7 +3139,7 @@ func (x *ListApprovalHistoryRequest) String() string {
 func (*ListApprovalHistoryRequest) ProtoMessage() {}
 
 func (x *ListApprovalHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[49]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3039,7 +3152,7 @@ func (x *ListApprovalHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{49}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListApprovalHistoryRequest) GetPageSize() int32 {
@@ -3069,7 +3182,7 @@ type ListApprovalHistoryResponse struct {
 
 func (x *ListApprovalHistoryResponse) Reset() {
 	*x = ListApprovalHistoryResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3194,7 @@ func (x *ListApprovalHistoryResponse) String() string {
 func (*ListApprovalHistoryResponse) ProtoMessage() {}
 
 func (x *ListApprovalHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[50]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3207,7 @@ func (x *ListApprovalHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{50}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListApprovalHistoryResponse) GetRecords() []*ApprovalRecord {
@@ -3127,7 +3240,7 @@ type RespondToRequestRequest struct {
 
 func (x *RespondToRequestRequest) Reset() {
 	*x = RespondToRequestRequest{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3139,7 +3252,7 @@ func (x *RespondToRequestRequest) String() string {
 func (*RespondToRequestRequest) ProtoMessage() {}
 
 func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[51]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3152,7 +3265,7 @@ func (x *RespondToRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestRequest.ProtoReflect.Descriptor instead.
 func (*RespondToRequestRequest) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{51}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RespondToRequestRequest) GetSessionId() string {
@@ -3185,7 +3298,7 @@ type RespondToRequestResponse struct {
 
 func (x *RespondToRequestResponse) Reset() {
 	*x = RespondToRequestResponse{}
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3310,7 @@ func (x *RespondToRequestResponse) String() string {
 func (*RespondToRequestResponse) ProtoMessage() {}
 
 func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[52]
+	mi := &file_mcpbridge_v1_bridge_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3323,7 @@ func (x *RespondToRequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondToRequestResponse.ProtoReflect.Descriptor instead.
 func (*RespondToRequestResponse) Descriptor() ([]byte, []int) {
-	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{52}
+	return file_mcpbridge_v1_bridge_service_proto_rawDescGZIP(), []int{54}
 }
 
 var File_mcpbridge_v1_bridge_service_proto protoreflect.FileDescriptor
@@ -3258,6 +3371,11 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\"\x17\n" +
 	"\x15DeleteSessionResponse\"U\n" +
+	"\x11CancelCallRequest\x12\"\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x1c\n" +
+	"\acall_id\x18\x02 \x01(\tB\x03\xe0A\x02R\x06callId\"\x14\n" +
+	"\x12CancelCallResponse\"U\n" +
 	"\x10ListToolsRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x1d\n" +
@@ -3265,7 +3383,7 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\"e\n" +
 	"\x11ListToolsResponse\x12(\n" +
 	"\x05tools\x18\x01 \x03(\v2\x12.mcpbridge.v1.ToolR\x05tools\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xab\x02\n" +
 	"\x0fCallToolRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x17\n" +
@@ -3274,10 +3392,11 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
 	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
-	"\x06resume\x18\a \x01(\bR\x06resume\"a\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\x12\x16\n" +
+	"\x06detach\x18\b \x01(\bR\x06detach\"a\n" +
 	"\x10CallToolResponse\x124\n" +
 	"\x06result\x18\x01 \x01(\v2\x1c.mcpbridge.v1.CallToolResultR\x06result\x12\x17\n" +
-	"\acall_id\x18\x02 \x01(\tR\x06callId\"\x99\x02\n" +
+	"\acall_id\x18\x02 \x01(\tR\x06callId\"\xb1\x02\n" +
 	"\x15StreamCallToolRequest\x12\"\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x03\xe0A\x02R\tsessionId\x12\x17\n" +
@@ -3286,7 +3405,8 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x04meta\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05_meta\x12-\n" +
 	"\x04task\x18\x05 \x01(\v2\x19.mcpbridge.v1.TaskOptionsR\x04task\x12\x17\n" +
 	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x16\n" +
-	"\x06resume\x18\a \x01(\bR\x06resume\"\xbb\x03\n" +
+	"\x06resume\x18\a \x01(\bR\x06resume\x12\x16\n" +
+	"\x06detach\x18\b \x01(\bR\x06detach\"\xbb\x03\n" +
 	"\x16StreamCallToolResponse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12@\n" +
 	"\bprogress\x18\x02 \x01(\v2\".mcpbridge.v1.ProgressNotificationH\x00R\bprogress\x120\n" +
@@ -3432,7 +3552,7 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x1aAUTHENTICATION_METHOD_NONE\x10\x01\x12\x1f\n" +
 	"\x1bAUTHENTICATION_METHOD_TOKEN\x10\x02\x12\x1e\n" +
 	"\x1aAUTHENTICATION_METHOD_OIDC\x10\x03\x12\x1e\n" +
-	"\x1aAUTHENTICATION_METHOD_MTLS\x10\x042\xfa\x1b\n" +
+	"\x1aAUTHENTICATION_METHOD_MTLS\x10\x042\x86\x1d\n" +
 	"\rBridgeService\x12h\n" +
 	"\vGetIdentity\x12 .mcpbridge.v1.GetIdentityRequest\x1a!.mcpbridge.v1.GetIdentityResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/identity\x12g\n" +
 	"\vListServers\x12 .mcpbridge.v1.ListServersRequest\x1a!.mcpbridge.v1.ListServersResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/servers\x12z\n" +
@@ -3443,7 +3563,9 @@ const file_mcpbridge_v1_bridge_service_proto_rawDesc = "" +
 	"\rDeleteSession\x12\".mcpbridge.v1.DeleteSessionRequest\x1a#.mcpbridge.v1.DeleteSessionResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/v1/sessions/{session_id}\x12u\n" +
 	"\tListTools\x12\x1e.mcpbridge.v1.ListToolsRequest\x1a\x1f.mcpbridge.v1.ListToolsResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/sessions/{session_id}/tools\x12\x81\x01\n" +
 	"\bCallTool\x12\x1d.mcpbridge.v1.CallToolRequest\x1a\x1e.mcpbridge.v1.CallToolResponse\"6\x82\xd3\xe4\x93\x020:\x01*\"+/v1/sessions/{session_id}/tools/{name}:call\x12\x97\x01\n" +
-	"\x0eStreamCallTool\x12#.mcpbridge.v1.StreamCallToolRequest\x1a$.mcpbridge.v1.StreamCallToolResponse\"8\x82\xd3\xe4\x93\x022:\x01*\"-/v1/sessions/{session_id}/tools/{name}:stream0\x01\x12\x85\x01\n" +
+	"\x0eStreamCallTool\x12#.mcpbridge.v1.StreamCallToolRequest\x1a$.mcpbridge.v1.StreamCallToolResponse\"8\x82\xd3\xe4\x93\x022:\x01*\"-/v1/sessions/{session_id}/tools/{name}:stream0\x01\x12\x89\x01\n" +
+	"\n" +
+	"CancelCall\x12\x1f.mcpbridge.v1.CancelCallRequest\x1a .mcpbridge.v1.CancelCallResponse\"8\x82\xd3\xe4\x93\x022\"0/v1/sessions/{session_id}/calls/{call_id}:cancel\x12\x85\x01\n" +
 	"\rListResources\x12\".mcpbridge.v1.ListResourcesRequest\x1a#.mcpbridge.v1.ListResourcesResponse\"+\x82\xd3\xe4\x93\x02%\x12#/v1/sessions/{session_id}/resources\x12\xa5\x01\n" +
 	"\x15ListResourceTemplates\x12*.mcpbridge.v1.ListResourceTemplatesRequest\x1a+.mcpbridge.v1.ListResourceTemplatesResponse\"3\x82\xd3\xe4\x93\x02-\x12+/v1/sessions/{session_id}/resourceTemplates\x12\x8a\x01\n" +
 	"\fReadResource\x12!.mcpbridge.v1.ReadResourceRequest\x1a\".mcpbridge.v1.ReadResourceResponse\"3\x82\xd3\xe4\x93\x02-:\x01*\"(/v1/sessions/{session_id}/resources:read\x12\x9e\x01\n" +
@@ -3478,7 +3600,7 @@ func file_mcpbridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 }
 
 var file_mcpbridge_v1_bridge_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_mcpbridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(AuthenticationMethod)(0),             // 0: mcpbridge.v1.AuthenticationMethod
 	(*GetIdentityRequest)(nil),            // 1: mcpbridge.v1.GetIdentityRequest
@@ -3494,181 +3616,185 @@ var file_mcpbridge_v1_bridge_service_proto_goTypes = []any{
 	(*ListSessionsResponse)(nil),          // 11: mcpbridge.v1.ListSessionsResponse
 	(*DeleteSessionRequest)(nil),          // 12: mcpbridge.v1.DeleteSessionRequest
 	(*DeleteSessionResponse)(nil),         // 13: mcpbridge.v1.DeleteSessionResponse
-	(*ListToolsRequest)(nil),              // 14: mcpbridge.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),             // 15: mcpbridge.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 16: mcpbridge.v1.CallToolRequest
-	(*CallToolResponse)(nil),              // 17: mcpbridge.v1.CallToolResponse
-	(*StreamCallToolRequest)(nil),         // 18: mcpbridge.v1.StreamCallToolRequest
-	(*StreamCallToolResponse)(nil),        // 19: mcpbridge.v1.StreamCallToolResponse
-	(*ListResourcesRequest)(nil),          // 20: mcpbridge.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 21: mcpbridge.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 22: mcpbridge.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 23: mcpbridge.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 24: mcpbridge.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),          // 25: mcpbridge.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),      // 26: mcpbridge.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil),     // 27: mcpbridge.v1.SubscribeResourceResponse
-	(*UnsubscribeResourceRequest)(nil),    // 28: mcpbridge.v1.UnsubscribeResourceRequest
-	(*UnsubscribeResourceResponse)(nil),   // 29: mcpbridge.v1.UnsubscribeResourceResponse
-	(*ListPromptsRequest)(nil),            // 30: mcpbridge.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 31: mcpbridge.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 32: mcpbridge.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),             // 33: mcpbridge.v1.GetPromptResponse
-	(*CompleteRequest)(nil),               // 34: mcpbridge.v1.CompleteRequest
-	(*CompleteResponse)(nil),              // 35: mcpbridge.v1.CompleteResponse
-	(*SetLogLevelRequest)(nil),            // 36: mcpbridge.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),           // 37: mcpbridge.v1.SetLogLevelResponse
-	(*PingRequest)(nil),                   // 38: mcpbridge.v1.PingRequest
-	(*PingResponse)(nil),                  // 39: mcpbridge.v1.PingResponse
-	(*SetRootsRequest)(nil),               // 40: mcpbridge.v1.SetRootsRequest
-	(*SetRootsResponse)(nil),              // 41: mcpbridge.v1.SetRootsResponse
-	(*GetTaskRequest)(nil),                // 42: mcpbridge.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 43: mcpbridge.v1.GetTaskResponse
-	(*CancelTaskRequest)(nil),             // 44: mcpbridge.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),            // 45: mcpbridge.v1.CancelTaskResponse
-	(*WatchEventsRequest)(nil),            // 46: mcpbridge.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),           // 47: mcpbridge.v1.WatchEventsResponse
-	(*ListPendingRequestsRequest)(nil),    // 48: mcpbridge.v1.ListPendingRequestsRequest
-	(*ListPendingRequestsResponse)(nil),   // 49: mcpbridge.v1.ListPendingRequestsResponse
-	(*ListApprovalHistoryRequest)(nil),    // 50: mcpbridge.v1.ListApprovalHistoryRequest
-	(*ListApprovalHistoryResponse)(nil),   // 51: mcpbridge.v1.ListApprovalHistoryResponse
-	(*RespondToRequestRequest)(nil),       // 52: mcpbridge.v1.RespondToRequestRequest
-	(*RespondToRequestResponse)(nil),      // 53: mcpbridge.v1.RespondToRequestResponse
-	nil,                                   // 54: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	nil,                                   // 55: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	(*UpstreamServer)(nil),                // 56: mcpbridge.v1.UpstreamServer
-	(*HostCapabilities)(nil),              // 57: mcpbridge.v1.HostCapabilities
-	(*Root)(nil),                          // 58: mcpbridge.v1.Root
-	(*Implementation)(nil),                // 59: mcpbridge.v1.Implementation
-	(LoggingLevel)(0),                     // 60: mcpbridge.v1.LoggingLevel
-	(*Session)(nil),                       // 61: mcpbridge.v1.Session
-	(*Tool)(nil),                          // 62: mcpbridge.v1.Tool
-	(*structpb.Struct)(nil),               // 63: google.protobuf.Struct
-	(*TaskOptions)(nil),                   // 64: mcpbridge.v1.TaskOptions
-	(*CallToolResult)(nil),                // 65: mcpbridge.v1.CallToolResult
-	(*ProgressNotification)(nil),          // 66: mcpbridge.v1.ProgressNotification
-	(*LoggingMessage)(nil),                // 67: mcpbridge.v1.LoggingMessage
-	(*ServerRequest)(nil),                 // 68: mcpbridge.v1.ServerRequest
-	(*RequestEnded)(nil),                  // 69: mcpbridge.v1.RequestEnded
-	(*ApprovalPending)(nil),               // 70: mcpbridge.v1.ApprovalPending
-	(*Resource)(nil),                      // 71: mcpbridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 72: mcpbridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 73: mcpbridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 74: mcpbridge.v1.Prompt
-	(*PromptMessage)(nil),                 // 75: mcpbridge.v1.PromptMessage
-	(*durationpb.Duration)(nil),           // 76: google.protobuf.Duration
-	(*Task)(nil),                          // 77: mcpbridge.v1.Task
-	(*JsonRpcError)(nil),                  // 78: mcpbridge.v1.JsonRpcError
-	(*Event)(nil),                         // 79: mcpbridge.v1.Event
-	(*ApprovalRecord)(nil),                // 80: mcpbridge.v1.ApprovalRecord
-	(*HostAnswer)(nil),                    // 81: mcpbridge.v1.HostAnswer
-	(*ConnectRequest)(nil),                // 82: mcpbridge.v1.ConnectRequest
-	(*ConnectResponse)(nil),               // 83: mcpbridge.v1.ConnectResponse
+	(*CancelCallRequest)(nil),             // 14: mcpbridge.v1.CancelCallRequest
+	(*CancelCallResponse)(nil),            // 15: mcpbridge.v1.CancelCallResponse
+	(*ListToolsRequest)(nil),              // 16: mcpbridge.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),             // 17: mcpbridge.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 18: mcpbridge.v1.CallToolRequest
+	(*CallToolResponse)(nil),              // 19: mcpbridge.v1.CallToolResponse
+	(*StreamCallToolRequest)(nil),         // 20: mcpbridge.v1.StreamCallToolRequest
+	(*StreamCallToolResponse)(nil),        // 21: mcpbridge.v1.StreamCallToolResponse
+	(*ListResourcesRequest)(nil),          // 22: mcpbridge.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 23: mcpbridge.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 24: mcpbridge.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 25: mcpbridge.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 26: mcpbridge.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),          // 27: mcpbridge.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),      // 28: mcpbridge.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil),     // 29: mcpbridge.v1.SubscribeResourceResponse
+	(*UnsubscribeResourceRequest)(nil),    // 30: mcpbridge.v1.UnsubscribeResourceRequest
+	(*UnsubscribeResourceResponse)(nil),   // 31: mcpbridge.v1.UnsubscribeResourceResponse
+	(*ListPromptsRequest)(nil),            // 32: mcpbridge.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 33: mcpbridge.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 34: mcpbridge.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),             // 35: mcpbridge.v1.GetPromptResponse
+	(*CompleteRequest)(nil),               // 36: mcpbridge.v1.CompleteRequest
+	(*CompleteResponse)(nil),              // 37: mcpbridge.v1.CompleteResponse
+	(*SetLogLevelRequest)(nil),            // 38: mcpbridge.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),           // 39: mcpbridge.v1.SetLogLevelResponse
+	(*PingRequest)(nil),                   // 40: mcpbridge.v1.PingRequest
+	(*PingResponse)(nil),                  // 41: mcpbridge.v1.PingResponse
+	(*SetRootsRequest)(nil),               // 42: mcpbridge.v1.SetRootsRequest
+	(*SetRootsResponse)(nil),              // 43: mcpbridge.v1.SetRootsResponse
+	(*GetTaskRequest)(nil),                // 44: mcpbridge.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 45: mcpbridge.v1.GetTaskResponse
+	(*CancelTaskRequest)(nil),             // 46: mcpbridge.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 47: mcpbridge.v1.CancelTaskResponse
+	(*WatchEventsRequest)(nil),            // 48: mcpbridge.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),           // 49: mcpbridge.v1.WatchEventsResponse
+	(*ListPendingRequestsRequest)(nil),    // 50: mcpbridge.v1.ListPendingRequestsRequest
+	(*ListPendingRequestsResponse)(nil),   // 51: mcpbridge.v1.ListPendingRequestsResponse
+	(*ListApprovalHistoryRequest)(nil),    // 52: mcpbridge.v1.ListApprovalHistoryRequest
+	(*ListApprovalHistoryResponse)(nil),   // 53: mcpbridge.v1.ListApprovalHistoryResponse
+	(*RespondToRequestRequest)(nil),       // 54: mcpbridge.v1.RespondToRequestRequest
+	(*RespondToRequestResponse)(nil),      // 55: mcpbridge.v1.RespondToRequestResponse
+	nil,                                   // 56: mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	nil,                                   // 57: mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	(*UpstreamServer)(nil),                // 58: mcpbridge.v1.UpstreamServer
+	(*HostCapabilities)(nil),              // 59: mcpbridge.v1.HostCapabilities
+	(*Root)(nil),                          // 60: mcpbridge.v1.Root
+	(*Implementation)(nil),                // 61: mcpbridge.v1.Implementation
+	(LoggingLevel)(0),                     // 62: mcpbridge.v1.LoggingLevel
+	(*Session)(nil),                       // 63: mcpbridge.v1.Session
+	(*Tool)(nil),                          // 64: mcpbridge.v1.Tool
+	(*structpb.Struct)(nil),               // 65: google.protobuf.Struct
+	(*TaskOptions)(nil),                   // 66: mcpbridge.v1.TaskOptions
+	(*CallToolResult)(nil),                // 67: mcpbridge.v1.CallToolResult
+	(*ProgressNotification)(nil),          // 68: mcpbridge.v1.ProgressNotification
+	(*LoggingMessage)(nil),                // 69: mcpbridge.v1.LoggingMessage
+	(*ServerRequest)(nil),                 // 70: mcpbridge.v1.ServerRequest
+	(*RequestEnded)(nil),                  // 71: mcpbridge.v1.RequestEnded
+	(*ApprovalPending)(nil),               // 72: mcpbridge.v1.ApprovalPending
+	(*Resource)(nil),                      // 73: mcpbridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 74: mcpbridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 75: mcpbridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 76: mcpbridge.v1.Prompt
+	(*PromptMessage)(nil),                 // 77: mcpbridge.v1.PromptMessage
+	(*durationpb.Duration)(nil),           // 78: google.protobuf.Duration
+	(*Task)(nil),                          // 79: mcpbridge.v1.Task
+	(*JsonRpcError)(nil),                  // 80: mcpbridge.v1.JsonRpcError
+	(*Event)(nil),                         // 81: mcpbridge.v1.Event
+	(*ApprovalRecord)(nil),                // 82: mcpbridge.v1.ApprovalRecord
+	(*HostAnswer)(nil),                    // 83: mcpbridge.v1.HostAnswer
+	(*ConnectRequest)(nil),                // 84: mcpbridge.v1.ConnectRequest
+	(*ConnectResponse)(nil),               // 85: mcpbridge.v1.ConnectResponse
 }
 var file_mcpbridge_v1_bridge_service_proto_depIdxs = []int32{
 	0,  // 0: mcpbridge.v1.GetIdentityResponse.authentication:type_name -> mcpbridge.v1.AuthenticationMethod
 	3,  // 1: mcpbridge.v1.GetIdentityResponse.approves:type_name -> mcpbridge.v1.ApproverScope
-	56, // 2: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
-	57, // 3: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
-	58, // 4: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
-	59, // 5: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
-	60, // 6: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
-	61, // 7: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
-	61, // 8: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
-	61, // 9: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
-	62, // 10: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
-	63, // 11: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
-	63, // 12: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
-	64, // 13: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	65, // 14: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	63, // 15: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
-	63, // 16: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
-	64, // 17: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
-	66, // 18: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
-	67, // 19: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
-	68, // 20: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
-	69, // 21: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
-	65, // 22: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	70, // 23: mcpbridge.v1.StreamCallToolResponse.approval_pending:type_name -> mcpbridge.v1.ApprovalPending
-	71, // 24: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
-	72, // 25: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
-	63, // 26: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
-	73, // 27: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
-	63, // 28: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
-	74, // 29: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
-	54, // 30: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
-	63, // 31: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
-	75, // 32: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
-	63, // 33: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
-	55, // 34: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
-	60, // 35: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
-	76, // 36: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
-	58, // 37: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
-	58, // 38: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
-	77, // 39: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
-	65, // 40: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
-	78, // 41: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
-	77, // 42: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
-	79, // 43: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
-	68, // 44: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
-	80, // 45: mcpbridge.v1.ListApprovalHistoryResponse.records:type_name -> mcpbridge.v1.ApprovalRecord
-	81, // 46: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
+	58, // 2: mcpbridge.v1.ListServersResponse.servers:type_name -> mcpbridge.v1.UpstreamServer
+	59, // 3: mcpbridge.v1.CreateSessionRequest.host_capabilities:type_name -> mcpbridge.v1.HostCapabilities
+	60, // 4: mcpbridge.v1.CreateSessionRequest.roots:type_name -> mcpbridge.v1.Root
+	61, // 5: mcpbridge.v1.CreateSessionRequest.client_info:type_name -> mcpbridge.v1.Implementation
+	62, // 6: mcpbridge.v1.CreateSessionRequest.log_level:type_name -> mcpbridge.v1.LoggingLevel
+	63, // 7: mcpbridge.v1.CreateSessionResponse.session:type_name -> mcpbridge.v1.Session
+	63, // 8: mcpbridge.v1.GetSessionResponse.session:type_name -> mcpbridge.v1.Session
+	63, // 9: mcpbridge.v1.ListSessionsResponse.sessions:type_name -> mcpbridge.v1.Session
+	64, // 10: mcpbridge.v1.ListToolsResponse.tools:type_name -> mcpbridge.v1.Tool
+	65, // 11: mcpbridge.v1.CallToolRequest.arguments:type_name -> google.protobuf.Struct
+	65, // 12: mcpbridge.v1.CallToolRequest.meta:type_name -> google.protobuf.Struct
+	66, // 13: mcpbridge.v1.CallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	67, // 14: mcpbridge.v1.CallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	65, // 15: mcpbridge.v1.StreamCallToolRequest.arguments:type_name -> google.protobuf.Struct
+	65, // 16: mcpbridge.v1.StreamCallToolRequest.meta:type_name -> google.protobuf.Struct
+	66, // 17: mcpbridge.v1.StreamCallToolRequest.task:type_name -> mcpbridge.v1.TaskOptions
+	68, // 18: mcpbridge.v1.StreamCallToolResponse.progress:type_name -> mcpbridge.v1.ProgressNotification
+	69, // 19: mcpbridge.v1.StreamCallToolResponse.log:type_name -> mcpbridge.v1.LoggingMessage
+	70, // 20: mcpbridge.v1.StreamCallToolResponse.server_request:type_name -> mcpbridge.v1.ServerRequest
+	71, // 21: mcpbridge.v1.StreamCallToolResponse.request_ended:type_name -> mcpbridge.v1.RequestEnded
+	67, // 22: mcpbridge.v1.StreamCallToolResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	72, // 23: mcpbridge.v1.StreamCallToolResponse.approval_pending:type_name -> mcpbridge.v1.ApprovalPending
+	73, // 24: mcpbridge.v1.ListResourcesResponse.resources:type_name -> mcpbridge.v1.Resource
+	74, // 25: mcpbridge.v1.ListResourceTemplatesResponse.resource_templates:type_name -> mcpbridge.v1.ResourceTemplate
+	65, // 26: mcpbridge.v1.ReadResourceRequest.meta:type_name -> google.protobuf.Struct
+	75, // 27: mcpbridge.v1.ReadResourceResponse.contents:type_name -> mcpbridge.v1.ResourceContents
+	65, // 28: mcpbridge.v1.ReadResourceResponse.meta:type_name -> google.protobuf.Struct
+	76, // 29: mcpbridge.v1.ListPromptsResponse.prompts:type_name -> mcpbridge.v1.Prompt
+	56, // 30: mcpbridge.v1.GetPromptRequest.arguments:type_name -> mcpbridge.v1.GetPromptRequest.ArgumentsEntry
+	65, // 31: mcpbridge.v1.GetPromptRequest.meta:type_name -> google.protobuf.Struct
+	77, // 32: mcpbridge.v1.GetPromptResponse.messages:type_name -> mcpbridge.v1.PromptMessage
+	65, // 33: mcpbridge.v1.GetPromptResponse.meta:type_name -> google.protobuf.Struct
+	57, // 34: mcpbridge.v1.CompleteRequest.context_arguments:type_name -> mcpbridge.v1.CompleteRequest.ContextArgumentsEntry
+	62, // 35: mcpbridge.v1.SetLogLevelRequest.level:type_name -> mcpbridge.v1.LoggingLevel
+	78, // 36: mcpbridge.v1.PingResponse.latency:type_name -> google.protobuf.Duration
+	60, // 37: mcpbridge.v1.SetRootsRequest.roots:type_name -> mcpbridge.v1.Root
+	60, // 38: mcpbridge.v1.SetRootsResponse.roots:type_name -> mcpbridge.v1.Root
+	79, // 39: mcpbridge.v1.GetTaskResponse.task:type_name -> mcpbridge.v1.Task
+	67, // 40: mcpbridge.v1.GetTaskResponse.result:type_name -> mcpbridge.v1.CallToolResult
+	80, // 41: mcpbridge.v1.GetTaskResponse.error:type_name -> mcpbridge.v1.JsonRpcError
+	79, // 42: mcpbridge.v1.CancelTaskResponse.task:type_name -> mcpbridge.v1.Task
+	81, // 43: mcpbridge.v1.WatchEventsResponse.event:type_name -> mcpbridge.v1.Event
+	70, // 44: mcpbridge.v1.ListPendingRequestsResponse.requests:type_name -> mcpbridge.v1.ServerRequest
+	82, // 45: mcpbridge.v1.ListApprovalHistoryResponse.records:type_name -> mcpbridge.v1.ApprovalRecord
+	83, // 46: mcpbridge.v1.RespondToRequestRequest.answer:type_name -> mcpbridge.v1.HostAnswer
 	1,  // 47: mcpbridge.v1.BridgeService.GetIdentity:input_type -> mcpbridge.v1.GetIdentityRequest
 	4,  // 48: mcpbridge.v1.BridgeService.ListServers:input_type -> mcpbridge.v1.ListServersRequest
 	6,  // 49: mcpbridge.v1.BridgeService.CreateSession:input_type -> mcpbridge.v1.CreateSessionRequest
 	8,  // 50: mcpbridge.v1.BridgeService.GetSession:input_type -> mcpbridge.v1.GetSessionRequest
 	10, // 51: mcpbridge.v1.BridgeService.ListSessions:input_type -> mcpbridge.v1.ListSessionsRequest
 	12, // 52: mcpbridge.v1.BridgeService.DeleteSession:input_type -> mcpbridge.v1.DeleteSessionRequest
-	14, // 53: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
-	16, // 54: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
-	18, // 55: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
-	20, // 56: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
-	22, // 57: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
-	24, // 58: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
-	26, // 59: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
-	28, // 60: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
-	30, // 61: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
-	32, // 62: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
-	34, // 63: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
-	36, // 64: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
-	38, // 65: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
-	40, // 66: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
-	42, // 67: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
-	44, // 68: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
-	82, // 69: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
-	46, // 70: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
-	48, // 71: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
-	50, // 72: mcpbridge.v1.BridgeService.ListApprovalHistory:input_type -> mcpbridge.v1.ListApprovalHistoryRequest
-	52, // 73: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
-	2,  // 74: mcpbridge.v1.BridgeService.GetIdentity:output_type -> mcpbridge.v1.GetIdentityResponse
-	5,  // 75: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
-	7,  // 76: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
-	9,  // 77: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
-	11, // 78: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
-	13, // 79: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
-	15, // 80: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
-	17, // 81: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
-	19, // 82: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
-	21, // 83: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
-	23, // 84: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
-	25, // 85: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
-	27, // 86: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
-	29, // 87: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
-	31, // 88: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
-	33, // 89: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
-	35, // 90: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
-	37, // 91: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
-	39, // 92: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
-	41, // 93: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
-	43, // 94: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
-	45, // 95: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
-	83, // 96: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
-	47, // 97: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
-	49, // 98: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
-	51, // 99: mcpbridge.v1.BridgeService.ListApprovalHistory:output_type -> mcpbridge.v1.ListApprovalHistoryResponse
-	53, // 100: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
-	74, // [74:101] is the sub-list for method output_type
-	47, // [47:74] is the sub-list for method input_type
+	16, // 53: mcpbridge.v1.BridgeService.ListTools:input_type -> mcpbridge.v1.ListToolsRequest
+	18, // 54: mcpbridge.v1.BridgeService.CallTool:input_type -> mcpbridge.v1.CallToolRequest
+	20, // 55: mcpbridge.v1.BridgeService.StreamCallTool:input_type -> mcpbridge.v1.StreamCallToolRequest
+	14, // 56: mcpbridge.v1.BridgeService.CancelCall:input_type -> mcpbridge.v1.CancelCallRequest
+	22, // 57: mcpbridge.v1.BridgeService.ListResources:input_type -> mcpbridge.v1.ListResourcesRequest
+	24, // 58: mcpbridge.v1.BridgeService.ListResourceTemplates:input_type -> mcpbridge.v1.ListResourceTemplatesRequest
+	26, // 59: mcpbridge.v1.BridgeService.ReadResource:input_type -> mcpbridge.v1.ReadResourceRequest
+	28, // 60: mcpbridge.v1.BridgeService.SubscribeResource:input_type -> mcpbridge.v1.SubscribeResourceRequest
+	30, // 61: mcpbridge.v1.BridgeService.UnsubscribeResource:input_type -> mcpbridge.v1.UnsubscribeResourceRequest
+	32, // 62: mcpbridge.v1.BridgeService.ListPrompts:input_type -> mcpbridge.v1.ListPromptsRequest
+	34, // 63: mcpbridge.v1.BridgeService.GetPrompt:input_type -> mcpbridge.v1.GetPromptRequest
+	36, // 64: mcpbridge.v1.BridgeService.Complete:input_type -> mcpbridge.v1.CompleteRequest
+	38, // 65: mcpbridge.v1.BridgeService.SetLogLevel:input_type -> mcpbridge.v1.SetLogLevelRequest
+	40, // 66: mcpbridge.v1.BridgeService.Ping:input_type -> mcpbridge.v1.PingRequest
+	42, // 67: mcpbridge.v1.BridgeService.SetRoots:input_type -> mcpbridge.v1.SetRootsRequest
+	44, // 68: mcpbridge.v1.BridgeService.GetTask:input_type -> mcpbridge.v1.GetTaskRequest
+	46, // 69: mcpbridge.v1.BridgeService.CancelTask:input_type -> mcpbridge.v1.CancelTaskRequest
+	84, // 70: mcpbridge.v1.BridgeService.Connect:input_type -> mcpbridge.v1.ConnectRequest
+	48, // 71: mcpbridge.v1.BridgeService.WatchEvents:input_type -> mcpbridge.v1.WatchEventsRequest
+	50, // 72: mcpbridge.v1.BridgeService.ListPendingRequests:input_type -> mcpbridge.v1.ListPendingRequestsRequest
+	52, // 73: mcpbridge.v1.BridgeService.ListApprovalHistory:input_type -> mcpbridge.v1.ListApprovalHistoryRequest
+	54, // 74: mcpbridge.v1.BridgeService.RespondToRequest:input_type -> mcpbridge.v1.RespondToRequestRequest
+	2,  // 75: mcpbridge.v1.BridgeService.GetIdentity:output_type -> mcpbridge.v1.GetIdentityResponse
+	5,  // 76: mcpbridge.v1.BridgeService.ListServers:output_type -> mcpbridge.v1.ListServersResponse
+	7,  // 77: mcpbridge.v1.BridgeService.CreateSession:output_type -> mcpbridge.v1.CreateSessionResponse
+	9,  // 78: mcpbridge.v1.BridgeService.GetSession:output_type -> mcpbridge.v1.GetSessionResponse
+	11, // 79: mcpbridge.v1.BridgeService.ListSessions:output_type -> mcpbridge.v1.ListSessionsResponse
+	13, // 80: mcpbridge.v1.BridgeService.DeleteSession:output_type -> mcpbridge.v1.DeleteSessionResponse
+	17, // 81: mcpbridge.v1.BridgeService.ListTools:output_type -> mcpbridge.v1.ListToolsResponse
+	19, // 82: mcpbridge.v1.BridgeService.CallTool:output_type -> mcpbridge.v1.CallToolResponse
+	21, // 83: mcpbridge.v1.BridgeService.StreamCallTool:output_type -> mcpbridge.v1.StreamCallToolResponse
+	15, // 84: mcpbridge.v1.BridgeService.CancelCall:output_type -> mcpbridge.v1.CancelCallResponse
+	23, // 85: mcpbridge.v1.BridgeService.ListResources:output_type -> mcpbridge.v1.ListResourcesResponse
+	25, // 86: mcpbridge.v1.BridgeService.ListResourceTemplates:output_type -> mcpbridge.v1.ListResourceTemplatesResponse
+	27, // 87: mcpbridge.v1.BridgeService.ReadResource:output_type -> mcpbridge.v1.ReadResourceResponse
+	29, // 88: mcpbridge.v1.BridgeService.SubscribeResource:output_type -> mcpbridge.v1.SubscribeResourceResponse
+	31, // 89: mcpbridge.v1.BridgeService.UnsubscribeResource:output_type -> mcpbridge.v1.UnsubscribeResourceResponse
+	33, // 90: mcpbridge.v1.BridgeService.ListPrompts:output_type -> mcpbridge.v1.ListPromptsResponse
+	35, // 91: mcpbridge.v1.BridgeService.GetPrompt:output_type -> mcpbridge.v1.GetPromptResponse
+	37, // 92: mcpbridge.v1.BridgeService.Complete:output_type -> mcpbridge.v1.CompleteResponse
+	39, // 93: mcpbridge.v1.BridgeService.SetLogLevel:output_type -> mcpbridge.v1.SetLogLevelResponse
+	41, // 94: mcpbridge.v1.BridgeService.Ping:output_type -> mcpbridge.v1.PingResponse
+	43, // 95: mcpbridge.v1.BridgeService.SetRoots:output_type -> mcpbridge.v1.SetRootsResponse
+	45, // 96: mcpbridge.v1.BridgeService.GetTask:output_type -> mcpbridge.v1.GetTaskResponse
+	47, // 97: mcpbridge.v1.BridgeService.CancelTask:output_type -> mcpbridge.v1.CancelTaskResponse
+	85, // 98: mcpbridge.v1.BridgeService.Connect:output_type -> mcpbridge.v1.ConnectResponse
+	49, // 99: mcpbridge.v1.BridgeService.WatchEvents:output_type -> mcpbridge.v1.WatchEventsResponse
+	51, // 100: mcpbridge.v1.BridgeService.ListPendingRequests:output_type -> mcpbridge.v1.ListPendingRequestsResponse
+	53, // 101: mcpbridge.v1.BridgeService.ListApprovalHistory:output_type -> mcpbridge.v1.ListApprovalHistoryResponse
+	55, // 102: mcpbridge.v1.BridgeService.RespondToRequest:output_type -> mcpbridge.v1.RespondToRequestResponse
+	75, // [75:103] is the sub-list for method output_type
+	47, // [47:75] is the sub-list for method input_type
 	47, // [47:47] is the sub-list for extension type_name
 	47, // [47:47] is the sub-list for extension extendee
 	0,  // [0:47] is the sub-list for field type_name
@@ -3682,7 +3808,7 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 	file_mcpbridge_v1_host_proto_init()
 	file_mcpbridge_v1_mcp_proto_init()
 	file_mcpbridge_v1_session_proto_init()
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[18].OneofWrappers = []any{
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[20].OneofWrappers = []any{
 		(*StreamCallToolResponse_Progress)(nil),
 		(*StreamCallToolResponse_Log)(nil),
 		(*StreamCallToolResponse_ServerRequest)(nil),
@@ -3690,19 +3816,19 @@ func file_mcpbridge_v1_bridge_service_proto_init() {
 		(*StreamCallToolResponse_Result)(nil),
 		(*StreamCallToolResponse_ApprovalPending)(nil),
 	}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[33].OneofWrappers = []any{
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[35].OneofWrappers = []any{
 		(*CompleteRequest_PromptName)(nil),
 		(*CompleteRequest_ResourceTemplateUri)(nil),
 	}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[34].OneofWrappers = []any{}
-	file_mcpbridge_v1_bridge_service_proto_msgTypes[45].OneofWrappers = []any{}
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[36].OneofWrappers = []any{}
+	file_mcpbridge_v1_bridge_service_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcpbridge_v1_bridge_service_proto_rawDesc), len(file_mcpbridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   55,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

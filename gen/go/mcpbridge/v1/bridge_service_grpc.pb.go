@@ -30,6 +30,7 @@ const (
 	BridgeService_ListTools_FullMethodName             = "/mcpbridge.v1.BridgeService/ListTools"
 	BridgeService_CallTool_FullMethodName              = "/mcpbridge.v1.BridgeService/CallTool"
 	BridgeService_StreamCallTool_FullMethodName        = "/mcpbridge.v1.BridgeService/StreamCallTool"
+	BridgeService_CancelCall_FullMethodName            = "/mcpbridge.v1.BridgeService/CancelCall"
 	BridgeService_ListResources_FullMethodName         = "/mcpbridge.v1.BridgeService/ListResources"
 	BridgeService_ListResourceTemplates_FullMethodName = "/mcpbridge.v1.BridgeService/ListResourceTemplates"
 	BridgeService_ReadResource_FullMethodName          = "/mcpbridge.v1.BridgeService/ReadResource"
@@ -92,6 +93,10 @@ type BridgeServiceClient interface {
 	// StreamCallTool calls a tool like CallTool and streams its progress, log messages and server requests
 	// before the final result, which is always the last message. Over REST the stream is newline-delimited JSON.
 	StreamCallTool(ctx context.Context, in *StreamCallToolRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamCallToolResponse], error)
+	// CancelCall cancels a call in flight in the session — detached or not — upstream (MCP
+	// `notifications/cancelled`); its server requests end CALL_ENDED and the call fails CANCELLED. NOT_FOUND
+	// when no call with that id is in flight.
+	CancelCall(ctx context.Context, in *CancelCallRequest, opts ...grpc.CallOption) (*CancelCallResponse, error)
 	// ListResources lists one page of the server's resources (MCP `resources/list`).
 	ListResources(ctx context.Context, in *ListResourcesRequest, opts ...grpc.CallOption) (*ListResourcesResponse, error)
 	// ListResourceTemplates lists one page of the server's resource templates (MCP `resources/templates/list`).
@@ -255,6 +260,16 @@ func (c *bridgeServiceClient) StreamCallTool(ctx context.Context, in *StreamCall
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type BridgeService_StreamCallToolClient = grpc.ServerStreamingClient[StreamCallToolResponse]
+
+func (c *bridgeServiceClient) CancelCall(ctx context.Context, in *CancelCallRequest, opts ...grpc.CallOption) (*CancelCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelCallResponse)
+	err := c.cc.Invoke(ctx, BridgeService_CancelCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *bridgeServiceClient) ListResources(ctx context.Context, in *ListResourcesRequest, opts ...grpc.CallOption) (*ListResourcesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -490,6 +505,10 @@ type BridgeServiceServer interface {
 	// StreamCallTool calls a tool like CallTool and streams its progress, log messages and server requests
 	// before the final result, which is always the last message. Over REST the stream is newline-delimited JSON.
 	StreamCallTool(*StreamCallToolRequest, grpc.ServerStreamingServer[StreamCallToolResponse]) error
+	// CancelCall cancels a call in flight in the session — detached or not — upstream (MCP
+	// `notifications/cancelled`); its server requests end CALL_ENDED and the call fails CANCELLED. NOT_FOUND
+	// when no call with that id is in flight.
+	CancelCall(context.Context, *CancelCallRequest) (*CancelCallResponse, error)
 	// ListResources lists one page of the server's resources (MCP `resources/list`).
 	ListResources(context.Context, *ListResourcesRequest) (*ListResourcesResponse, error)
 	// ListResourceTemplates lists one page of the server's resource templates (MCP `resources/templates/list`).
@@ -581,6 +600,9 @@ func (UnimplementedBridgeServiceServer) CallTool(context.Context, *CallToolReque
 }
 func (UnimplementedBridgeServiceServer) StreamCallTool(*StreamCallToolRequest, grpc.ServerStreamingServer[StreamCallToolResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamCallTool not implemented")
+}
+func (UnimplementedBridgeServiceServer) CancelCall(context.Context, *CancelCallRequest) (*CancelCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelCall not implemented")
 }
 func (UnimplementedBridgeServiceServer) ListResources(context.Context, *ListResourcesRequest) (*ListResourcesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListResources not implemented")
@@ -811,6 +833,24 @@ func _BridgeService_StreamCallTool_Handler(srv interface{}, stream grpc.ServerSt
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type BridgeService_StreamCallToolServer = grpc.ServerStreamingServer[StreamCallToolResponse]
+
+func _BridgeService_CancelCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).CancelCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_CancelCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).CancelCall(ctx, req.(*CancelCallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _BridgeService_ListResources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListResourcesRequest)
@@ -1156,6 +1196,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CallTool",
 			Handler:    _BridgeService_CallTool_Handler,
+		},
+		{
+			MethodName: "CancelCall",
+			Handler:    _BridgeService_CancelCall_Handler,
 		},
 		{
 			MethodName: "ListResources",

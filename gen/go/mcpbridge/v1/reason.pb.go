@@ -131,6 +131,9 @@ const (
 	// ReasonNoReplicaAvailable: no replica is up while they restart; the sessions are kept in the shared
 	// state. The proxy answers it (deploy/haproxy/haproxy-shared.cfg); the bridge defines it. Retry.
 	Reason_NO_REPLICA_AVAILABLE Reason = 42
+	// ReasonCallNotFound: CancelCall named no call in flight in the session (never started, or ended):
+	// NOT_FOUND (docs/adr/0105).
+	Reason_CALL_NOT_FOUND Reason = 43
 )
 
 // Enum value maps for Reason.
@@ -179,6 +182,7 @@ var (
 		40: "STATE_STORE_UNAVAILABLE",
 		41: "SESSION_MOVED",
 		42: "NO_REPLICA_AVAILABLE",
+		43: "CALL_NOT_FOUND",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":            0,
@@ -224,6 +228,7 @@ var (
 		"STATE_STORE_UNAVAILABLE":       40,
 		"SESSION_MOVED":                 41,
 		"NO_REPLICA_AVAILABLE":          42,
+		"CALL_NOT_FOUND":                43,
 	}
 )
 
@@ -258,7 +263,7 @@ var File_mcpbridge_v1_reason_proto protoreflect.FileDescriptor
 
 const file_mcpbridge_v1_reason_proto_rawDesc = "" +
 	"\n" +
-	"\x19mcpbridge/v1/reason.proto\x12\fmcpbridge.v1*\x82\b\n" +
+	"\x19mcpbridge/v1/reason.proto\x12\fmcpbridge.v1*\x96\b\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eUPSTREAM_ERROR\x10\x01\x12\x18\n" +
@@ -303,7 +308,8 @@ const file_mcpbridge_v1_reason_proto_rawDesc = "" +
 	"\x13REPLICA_UNAVAILABLE\x10'\x12\x1b\n" +
 	"\x17STATE_STORE_UNAVAILABLE\x10(\x12\x11\n" +
 	"\rSESSION_MOVED\x10)\x12\x18\n" +
-	"\x14NO_REPLICA_AVAILABLE\x10*Bc\n" +
+	"\x14NO_REPLICA_AVAILABLE\x10*\x12\x12\n" +
+	"\x0eCALL_NOT_FOUND\x10+Bc\n" +
 	"\x10dev.mcpbridge.v1B\vReasonProtoP\x01Z@github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1;mcpbridgev1b\x06proto3"
 
 var (

@@ -129,6 +129,18 @@ class DeleteSessionResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class CancelCallRequest(_message.Message):
+    __slots__ = ("session_id", "call_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    call_id: str
+    def __init__(self, session_id: _Optional[str] = ..., call_id: _Optional[str] = ...) -> None: ...
+
+class CancelCallResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class ListToolsRequest(_message.Message):
     __slots__ = ("session_id", "page_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -146,7 +158,7 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[_mcp_pb2.Tool, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class CallToolRequest(_message.Message):
-    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume")
+    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume", "detach")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +166,7 @@ class CallToolRequest(_message.Message):
     TASK_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    DETACH_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     name: str
     arguments: _struct_pb2.Struct
@@ -161,7 +174,8 @@ class CallToolRequest(_message.Message):
     task: _mcp_pb2.TaskOptions
     call_id: str
     resume: bool
-    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ...) -> None: ...
+    detach: bool
+    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ..., detach: _Optional[bool] = ...) -> None: ...
 
 class CallToolResponse(_message.Message):
     __slots__ = ("result", "call_id")
@@ -172,7 +186,7 @@ class CallToolResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_mcp_pb2.CallToolResult, _Mapping]] = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class StreamCallToolRequest(_message.Message):
-    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume")
+    __slots__ = ("session_id", "name", "arguments", "meta", "task", "call_id", "resume", "detach")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
@@ -180,6 +194,7 @@ class StreamCallToolRequest(_message.Message):
     TASK_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    DETACH_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     name: str
     arguments: _struct_pb2.Struct
@@ -187,7 +202,8 @@ class StreamCallToolRequest(_message.Message):
     task: _mcp_pb2.TaskOptions
     call_id: str
     resume: bool
-    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ...) -> None: ...
+    detach: bool
+    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., meta: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., task: _Optional[_Union[_mcp_pb2.TaskOptions, _Mapping]] = ..., call_id: _Optional[str] = ..., resume: _Optional[bool] = ..., detach: _Optional[bool] = ...) -> None: ...
 
 class StreamCallToolResponse(_message.Message):
     __slots__ = ("call_id", "progress", "log", "server_request", "request_ended", "result", "approval_pending")

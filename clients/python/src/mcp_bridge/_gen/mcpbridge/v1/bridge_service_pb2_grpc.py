@@ -93,6 +93,11 @@ class BridgeServiceStub:
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolRequest.SerializeToString,
                 response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolResponse.FromString,
                 _registered_method=True)
+        self.CancelCall = channel.unary_unary(
+                '/mcpbridge.v1.BridgeService/CancelCall',
+                request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallRequest.SerializeToString,
+                response_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallResponse.FromString,
+                _registered_method=True)
         self.ListResources = channel.unary_unary(
                 '/mcpbridge.v1.BridgeService/ListResources',
                 request_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.ListResourcesRequest.SerializeToString,
@@ -265,6 +270,15 @@ class BridgeServiceServicer:
     def StreamCallTool(self, request, context):
         """StreamCallTool calls a tool like CallTool and streams its progress, log messages and server requests
         before the final result, which is always the last message. Over REST the stream is newline-delimited JSON.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelCall(self, request, context):
+        """CancelCall cancels a call in flight in the session — detached or not — upstream (MCP
+        `notifications/cancelled`); its server requests end CALL_ENDED and the call fails CANCELLED. NOT_FOUND
+        when no call with that id is in flight.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -462,6 +476,11 @@ def add_BridgeServiceServicer_to_server(servicer, server):
                     servicer.StreamCallTool,
                     request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolRequest.FromString,
                     response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolResponse.SerializeToString,
+            ),
+            'CancelCall': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelCall,
+                    request_deserializer=mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallRequest.FromString,
+                    response_serializer=mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallResponse.SerializeToString,
             ),
             'ListResources': grpc.unary_unary_rpc_method_handler(
                     servicer.ListResources,
@@ -808,6 +827,33 @@ class BridgeService:
             '/mcpbridge.v1.BridgeService/StreamCallTool',
             mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolRequest.SerializeToString,
             mcpbridge_dot_v1_dot_bridge__service__pb2.StreamCallToolResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelCall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mcpbridge.v1.BridgeService/CancelCall',
+            mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallRequest.SerializeToString,
+            mcpbridge_dot_v1_dot_bridge__service__pb2.CancelCallResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,7 @@ class Reason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STATE_STORE_UNAVAILABLE: _ClassVar[Reason]
     SESSION_MOVED: _ClassVar[Reason]
     NO_REPLICA_AVAILABLE: _ClassVar[Reason]
+    CALL_NOT_FOUND: _ClassVar[Reason]
 REASON_UNSPECIFIED: Reason
 UPSTREAM_ERROR: Reason
 UPSTREAM_BAD_MESSAGE: Reason
@@ -94,3 +95,4 @@ REPLICA_UNAVAILABLE: Reason
 STATE_STORE_UNAVAILABLE: Reason
 SESSION_MOVED: Reason
 NO_REPLICA_AVAILABLE: Reason
+CALL_NOT_FOUND: Reason

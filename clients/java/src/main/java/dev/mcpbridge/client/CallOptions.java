@@ -13,7 +13,7 @@ import java.util.Map;
  * }</pre>
  */
 public final class CallOptions {
-  private static final CallOptions NONE = new CallOptions(null, null, null, null, null, false);
+  private static final CallOptions NONE = new CallOptions(null, null, null, null, null, false, false);
 
   private final String callId;
   private final Map<String, ?> meta;
@@ -21,15 +21,17 @@ public final class CallOptions {
   private final Duration taskTtl;
   private final RetryPolicy retry;
   private final boolean resume;
+  private final boolean detach;
 
   private CallOptions(String callId, Map<String, ?> meta, Duration timeout, Duration taskTtl, RetryPolicy retry,
-      boolean resume) {
+      boolean resume, boolean detach) {
     this.callId = callId;
     this.meta = meta;
     this.timeout = timeout;
     this.taskTtl = taskTtl;
     this.retry = retry;
     this.resume = resume;
+    this.detach = detach;
   }
 
   /**
@@ -47,12 +49,12 @@ public final class CallOptions {
    * session's calls in flight. A tool call lost to UNAVAILABLE is made again under it ({@link RetryPolicy}).
    */
   public CallOptions withCallId(String callId) {
-    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
   }
 
   /** MCP {@code _meta} to send with the call. */
   public CallOptions withMeta(Map<String, ?> meta) {
-    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
   }
 
   /**
@@ -60,12 +62,12 @@ public final class CallOptions {
    * Null uses the client's default. A lost tool call is retried within it.
    */
   public CallOptions withTimeout(Duration timeout) {
-    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
   }
 
   /** Ask the server to run a tool call as a task kept for {@code ttl} (2025-11-25 tasks). */
   public CallOptions withTask(Duration ttl) {
-    return new CallOptions(callId, meta, timeout, ttl, retry, resume);
+    return new CallOptions(callId, meta, timeout, ttl, retry, resume, detach);
   }
 
   /**
@@ -73,7 +75,7 @@ public final class CallOptions {
    * McpBridgeClient.Builder#retryPolicy}); {@code RetryPolicy.disabled()} turns retries off for this call.
    */
   public CallOptions withRetry(RetryPolicy retry) {
-    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
   }
 
   /**
@@ -83,7 +85,17 @@ public final class CallOptions {
    * IllegalArgumentException.
    */
   public CallOptions withResume(boolean resume) {
-    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume);
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
+  }
+
+  /**
+   * Let the tool call run to its end on the bridge even if this call ends (its timeout, a dropped connection):
+   * resume it later by {@link #withCallId its call id} ({@link #withResume}), or end it with {@link
+   * McpSession#cancelCall} (docs/adr/0105-detached-calls.md). Needs the call id: a tool call without one throws
+   * IllegalArgumentException.
+   */
+  public CallOptions withDetach(boolean detach) {
+    return new CallOptions(callId, meta, timeout, taskTtl, retry, resume, detach);
   }
 
   /** The call id, or null. */
@@ -109,6 +121,11 @@ public final class CallOptions {
   /** The retry policy of this call, or null for the client's. */
   public RetryPolicy retry() {
     return retry;
+  }
+
+  /** Whether the call runs on when the host's call ends. */
+  public boolean detach() {
+    return detach;
   }
 
   /** Whether the call asks for the outcome of an earlier call with its id. */

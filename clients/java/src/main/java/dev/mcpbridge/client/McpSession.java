@@ -5,6 +5,8 @@ import com.google.protobuf.Struct;
 import dev.mcpbridge.v1.CallToolRequest;
 import dev.mcpbridge.v1.CallToolResponse;
 import dev.mcpbridge.v1.CallToolResult;
+import dev.mcpbridge.v1.CancelCallRequest;
+import dev.mcpbridge.v1.CancelCallResponse;
 import dev.mcpbridge.v1.CancelTaskRequest;
 import dev.mcpbridge.v1.CancelTaskResponse;
 import dev.mcpbridge.v1.CompleteRequest;
@@ -198,7 +200,8 @@ public final class McpSession implements AutoCloseable {
     CallOptions o = options == null ? CallOptions.none() : options;
     String callId = callIdFor(o);
     CallToolRequest.Builder req = CallToolRequest.newBuilder().setSessionId(id()).setName(name)
-        .setArguments(arguments == null ? Struct.getDefaultInstance() : arguments).setCallId(callId);
+        .setArguments(arguments == null ? Struct.getDefaultInstance() : arguments).setCallId(callId)
+        .setDetach(o.detach());
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
@@ -220,6 +223,9 @@ public final class McpSession implements AutoCloseable {
     }
     if (o.resume()) {
       throw new IllegalArgumentException("CallOptions.withResume(true) needs the call id of the call to resume");
+    }
+    if (o.detach()) {
+      throw new IllegalArgumentException("CallOptions.withDetach(true) needs a call id to resume or cancel the call by");
     }
     return Retrying.newCallId();
   }
@@ -253,7 +259,7 @@ public final class McpSession implements AutoCloseable {
     ToolCallListener l = listener == null ? new ToolCallListener() {} : listener;
     String callId = callIdFor(o);
     StreamCallToolRequest.Builder req = StreamCallToolRequest.newBuilder().setSessionId(id()).setName(name)
-        .setArguments(Json.toStruct(arguments)).setCallId(callId);
+        .setArguments(Json.toStruct(arguments)).setCallId(callId).setDetach(o.detach());
     if (o.meta() != null) {
       req.setMeta(Json.toStruct(o.meta()));
     }
@@ -523,6 +529,21 @@ public final class McpSession implements AutoCloseable {
   public CompletableFuture<Void> setLogLevelAsync(LoggingLevel level) {
     return Rpc.<SetLogLevelRequest, SetLogLevelResponse>unary(client.stub(null, id())::setLogLevel,
             SetLogLevelRequest.newBuilder().setSessionId(id()).setLevel(level).build())
+        .thenApply(r -> null);
+  }
+
+  /**
+   * Cancels the call {@code callId} in flight in this session (detached or not) upstream; a call id with no call
+   * in flight fails NOT_FOUND, reason CALL_NOT_FOUND (docs/adr/0105-detached-calls.md).
+   */
+  public void cancelCall(String callId) {
+    Rpc.await(cancelCallAsync(callId));
+  }
+
+  /** Async form of {@link #cancelCall}. */
+  public CompletableFuture<Void> cancelCallAsync(String callId) {
+    return Rpc.<CancelCallRequest, CancelCallResponse>unary(client.stub(null, id())::cancelCall,
+            CancelCallRequest.newBuilder().setSessionId(id()).setCallId(callId).build())
         .thenApply(r -> null);
   }
 

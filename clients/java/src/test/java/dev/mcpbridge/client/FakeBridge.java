@@ -8,6 +8,8 @@ import dev.mcpbridge.v1.BridgeServiceGrpc;
 import dev.mcpbridge.v1.CallToolRequest;
 import dev.mcpbridge.v1.CallToolResponse;
 import dev.mcpbridge.v1.CallToolResult;
+import dev.mcpbridge.v1.CancelCallRequest;
+import dev.mcpbridge.v1.CancelCallResponse;
 import dev.mcpbridge.v1.ConnectRequest;
 import dev.mcpbridge.v1.ConnectResponse;
 import dev.mcpbridge.v1.CreateSessionRequest;
@@ -67,6 +69,7 @@ final class FakeBridge implements AutoCloseable {
   final BlockingQueue<String> cancelledCalls = new LinkedBlockingQueue<>();
   /** CallTool and StreamCallTool requests, in order. */
   final List<com.google.protobuf.Message> toolCalls = new CopyOnWriteArrayList<>();
+  final List<String> cancelCalls = new CopyOnWriteArrayList<>(); // CancelCall's call ids, in order
   /** Failures of the next tool call attempts, one per attempt (a stream fails after one progress event). */
   final BlockingQueue<com.google.rpc.Status> callFailures = new LinkedBlockingQueue<>();
 
@@ -438,6 +441,19 @@ final class FakeBridge implements AutoCloseable {
         b.setNextPageToken(Integer.toString(page + 1));
       }
       out.onNext(b.build());
+      out.onCompleted();
+    }
+
+    @Override
+    public void cancelCall(CancelCallRequest request, StreamObserver<CancelCallResponse> out) {
+      cancelCalls.add(request.getCallId());
+      boolean known = toolCalls.stream().anyMatch(m -> m instanceof CallToolRequest r && r.getCallId().equals(request.getCallId())
+          || m instanceof StreamCallToolRequest r2 && r2.getCallId().equals(request.getCallId()));
+      if (!known) {
+        out.onError(StatusProto.toStatusRuntimeException(failure(Status.Code.NOT_FOUND, "no such call", "CALL_NOT_FOUND")));
+        return;
+      }
+      out.onNext(CancelCallResponse.getDefaultInstance());
       out.onCompleted();
     }
 

@@ -304,6 +304,19 @@ class RetryTest {
   }
 
   @Test
+  void detachAndCancelCall() {
+    McpSession s = client.openSession("demo");
+    s.callTool("resume", Map.of(), CallOptions.none().withCallId("d-1").withDetach(true));
+    assertTrue(((CallToolRequest) fake.toolCalls.get(0)).getDetach());
+    assertThrows(IllegalArgumentException.class, () -> s.callToolAsync("resume", null, CallOptions.none().withDetach(true)));
+    s.cancelCall("d-1");
+    McpBridgeException e = assertThrows(McpBridgeException.class, () -> s.cancelCall("never"));
+    assertEquals(Status.Code.NOT_FOUND, e.code());
+    assertEquals("CALL_NOT_FOUND", e.reason().orElseThrow());
+    assertEquals(List.of("d-1", "never"), fake.cancelCalls);
+  }
+
+  @Test
   void aResumeNeedsACallId() {
     McpSession s = client.openSession("demo");
     assertThrows(IllegalArgumentException.class, () -> s.callToolAsync("resume", null, CallOptions.none().withResume(true)));
