@@ -283,3 +283,45 @@ func TestReloadTurnsConsoleOnAndOff(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadMaxStdioProcesses: limits.maxStdioProcesses changes on SIGHUP. Under a limit of 1 a second stdio
+// session is refused RESOURCE_EXHAUSTED naming the key; after a reload to 2 it opens, and the first session
+// (its process started under the old limit) serves throughout.
+func TestReloadMaxStdioProcesses(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bridge.yaml")
+	servers := "mcpServers:\n" + probeYAML(t, "p", "")
+	writeFileAtomic(t, conf, "limits:\n  maxStdioProcesses: 1\n"+servers)
+	b := start(t, bridgeConfig{flags: []string{"--config", conf}})
+	ctx := testCtx(t)
+	serves := func(when, id string) {
+		t.Helper()
+		if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"}); err != nil {
+			t.Fatalf("the first session %s: %v", when, err)
+		}
+	}
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cs.GetSession().GetSessionId()
+	serves("under the limit of 1", first)
+	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "limits.maxStdioProcesses") {
+		t.Fatalf("a second stdio session under a limit of 1 = %v, want RESOURCE_EXHAUSTED naming limits.maxStdioProcesses", err)
+	}
+
+	writeFileAtomic(t, conf, "limits:\n  maxStdioProcesses: 2\n"+servers)
+	if rec := b.hup(t); rec["msg"] != "configuration reloaded" {
+		t.Fatalf("reload of limits.maxStdioProcesses to 2 = %v, want it applied", rec)
+	}
+	serves("after the reload", first)
+	cs2, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatalf("a second stdio session under the new limit of 2: %v", err)
+	}
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: cs2.GetSession().GetSessionId(), Name: "pid"}); err != nil {
+		t.Errorf("the second session: %v", err)
+	}
+	serves("beside the second", first)
+}
