@@ -32,6 +32,16 @@ func writeFileAtomic(t *testing.T, path, body string) {
 	}
 }
 
+// startLive starts the bridge on a configuration file of head and one probe server "p"; it returns the
+// bridge, the file's path and the mcpServers block, for a test to write the file again and reload it.
+func startLive(t *testing.T, head string, flags ...string) (b *bridge, conf, servers string) {
+	t.Helper()
+	conf = filepath.Join(t.TempDir(), "bridge.yaml")
+	servers = "mcpServers:\n" + probeYAML(t, "p", "")
+	writeFileAtomic(t, conf, head+servers)
+	return start(t, bridgeConfig{flags: append([]string{"--config", conf}, flags...)}), conf, servers
+}
+
 // hup sends SIGHUP to the bridge and returns the record of the reload it caused.
 func (b *bridge) hup(t *testing.T) map[string]any {
 	t.Helper()
@@ -168,11 +178,7 @@ func watchStream(ctx context.Context, b *bridge, id string) error {
 // at each use) change on SIGHUP instead of refusing the file: a Host refused before is admitted after, and a
 // principal's cap on WatchEvents streams rises from the next stream.
 func TestReloadLimitsAndAllowedHosts(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "bridge.yaml")
-	servers := "mcpServers:\n" + probeYAML(t, "p", "")
-	writeFileAtomic(t, conf, "limits:\n  maxEventStreamsPerPrincipal: 1\n"+servers)
-	b := start(t, bridgeConfig{flags: []string{"--config", conf, "--admin-addr", "127.0.0.1:0"}})
+	b, conf, servers := startLive(t, "limits:\n  maxEventStreamsPerPrincipal: 1\n", "--admin-addr", "127.0.0.1:0")
 	ctx := testCtx(t)
 	route := doorRoute{method: "GET", path: "/v1/servers"}
 	if code, _, body := rebound(t, b.http, "bridge.example.com", route); code != http.StatusMisdirectedRequest {
@@ -257,11 +263,7 @@ func TestReloadSwitchesAuditLog(t *testing.T) {
 // TestReloadTurnsConsoleOnAndOff: console.enabled changes on SIGHUP: the console is served from the next
 // request after it is turned on, and 404 after it is turned off.
 func TestReloadTurnsConsoleOnAndOff(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "bridge.yaml")
-	servers := "mcpServers:\n" + probeYAML(t, "p", "")
-	writeFileAtomic(t, conf, "console:\n  enabled: false\n"+servers)
-	b := start(t, bridgeConfig{flags: []string{"--config", conf}})
+	b, conf, servers := startLive(t, "console:\n  enabled: false\n")
 	get := func() int {
 		t.Helper()
 		code, _, _ := rebound(t, b.http, "127.0.0.1", doorRoute{method: "GET", path: "/console/"})
@@ -282,4 +284,42 @@ func TestReloadTurnsConsoleOnAndOff(t *testing.T) {
 			t.Errorf("/console/ after reloading %q = %d, want %d", c.yaml, code, c.want)
 		}
 	}
+}
+
+// TestReloadMaxStdioProcesses: limits.maxStdioProcesses changes on SIGHUP. Under a limit of 1 a second stdio
+// session is refused RESOURCE_EXHAUSTED naming the key; after a reload to 2 it opens, and the first session
+// (its process started under the old limit) serves throughout.
+func TestReloadMaxStdioProcesses(t *testing.T) {
+	b, conf, servers := startLive(t, "limits:\n  maxStdioProcesses: 1\n")
+	ctx := testCtx(t)
+	serves := func(when, id string) {
+		t.Helper()
+		if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "pid"}); err != nil {
+			t.Fatalf("the first session %s: %v", when, err)
+		}
+	}
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cs.GetSession().GetSessionId()
+	serves("under the limit of 1", first)
+	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "limits.maxStdioProcesses") {
+		t.Fatalf("a second stdio session under a limit of 1 = %v, want RESOURCE_EXHAUSTED naming limits.maxStdioProcesses", err)
+	}
+
+	writeFileAtomic(t, conf, "limits:\n  maxStdioProcesses: 2\n"+servers)
+	if rec := b.hup(t); rec["msg"] != "configuration reloaded" {
+		t.Fatalf("reload of limits.maxStdioProcesses to 2 = %v, want it applied", rec)
+	}
+	serves("after the reload", first)
+	cs2, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "p"})
+	if err != nil {
+		t.Fatalf("a second stdio session under the new limit of 2: %v", err)
+	}
+	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: cs2.GetSession().GetSessionId(), Name: "pid"}); err != nil {
+		t.Errorf("the second session: %v", err)
+	}
+	serves("beside the second", first)
 }

@@ -111,7 +111,7 @@ type Core struct {
 	retireOnce sync.Once
 	clientInfo *mcp.Implementation
 	dispatcher *Dispatcher
-	procs      chan struct{} // semaphore: one token per running stdio process (Limits.MaxStdioProcesses)
+	procs      *slots // one slot per running stdio process (Limits.MaxStdioProcesses; Reconfigure resizes it)
 	stats      coreStats
 	obs        Observer     // Options.Observer or NopObserver
 	lists      *listCache   // list results the protocol lets the bridge keep (listcache.go)
@@ -206,7 +206,7 @@ func New(opts Options) *Core {
 		opts:       opts,
 		limits:     opts.Limits,
 		clientInfo: info,
-		procs:      make(chan struct{}, opts.Limits.MaxStdioProcesses),
+		procs:      newSlots(opts.Limits.MaxStdioProcesses),
 		sessions:   map[string]*Session{},
 		closedS:    newExpiring[*Session](opts.ClosedRetention, maxClosedRetained),
 		live:       map[string]*Session{},

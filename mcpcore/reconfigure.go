@@ -82,9 +82,12 @@ type Reconfiguration struct {
 	// drops the oldest records then), and at once for what ListApprovalHistory shows (its age).
 	ApprovalHistory ApprovalHistoryLimits
 	// KeptResults replaces Options.KeptResults at once: a smaller budget evicts the oldest outcomes, a
-	// shorter TTL brings the expiry of what is kept forward. The other limits (MaxMessageBytes,
-	// MaxStdioProcesses, the event buffer) are fixed for the core's life.
+	// shorter TTL brings the expiry of what is kept forward. The other limits (MaxMessageBytes, the event
+	// buffer) are fixed for the core's life.
 	KeptResults KeptResultsPolicy
+	// MaxStdioProcesses replaces Limits.MaxStdioProcesses (0: the default) from the next process started: a
+	// lower limit refuses new stdio sessions until enough running processes have ended, and ends none.
+	MaxStdioProcesses int
 	// RetireTimeout bounds the wait of a removed server's sessions for their pending requests (0: DefaultRetireTimeout).
 	RetireTimeout time.Duration
 }
@@ -144,6 +147,7 @@ func (c *Core) Reconfigure(r Reconfiguration) ReconfigureReport {
 	c.dispatcher.setMaxPerSession(cmp0(r.MaxPendingPerSession, DefaultMaxPendingPerSession))
 	c.tuning.Store(&tunables{openTimeout: cmp0(r.OpenTimeout, DefaultOpenTimeout), descriptorReserve: r.DescriptorReserve, approvalHistory: r.ApprovalHistory})
 	c.kept.setPolicy(r.KeptResults)
+	c.procs.setLimit(cmp0(r.MaxStdioProcesses, DefaultMaxStdioProcesses))
 
 	// Lists kept for a changed or removed server came from its old definition.
 	for _, name := range append(slices.Clone(rep.Changed), rep.Removed...) {

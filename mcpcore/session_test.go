@@ -1130,3 +1130,70 @@ func TestOversizedOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+func TestSlots(t *testing.T) {
+	s := newSlots(2)
+	for i := range 2 {
+		if ok, _ := s.acquire(); !ok {
+			t.Fatalf("acquire %d under a limit of 2 refused", i+1)
+		}
+	}
+	if ok, limit := s.acquire(); ok || limit != 2 {
+		t.Fatalf("a third acquire under a limit of 2 = %v (limit %d), want refused at 2", ok, limit)
+	}
+	s.setLimit(1) // lowered below the holders: they keep their slots, new ones wait for enough to end
+	if ok, _ := s.acquire(); ok {
+		t.Fatal("acquire with 2 held under a lowered limit of 1 admitted")
+	}
+	s.release()
+	if ok, _ := s.acquire(); ok {
+		t.Fatal("acquire with 1 held under a limit of 1 admitted")
+	}
+	s.release()
+	if ok, _ := s.acquire(); !ok {
+		t.Fatal("acquire with none held under a limit of 1 refused")
+	}
+	s.setLimit(3)
+	for i := range 2 {
+		if ok, _ := s.acquire(); !ok {
+			t.Fatalf("acquire %d after raising the limit to 3 refused", i+2)
+		}
+	}
+	if running, limit := s.counts(); running != 3 || limit != 3 {
+		t.Errorf("counts = %d/%d, want 3/3", running, limit)
+	}
+}
+
+// TestReconfigureStdioProcessLimit: Reconfigure resizes limits.maxStdioProcesses with processes running:
+// raised, a new stdio session opens; lowered below the running ones, none is ended and a new one is
+// refused until enough have ended.
+func TestReconfigureStdioProcessLimit(t *testing.T) {
+	c, _ := newTestCore(t, map[string]ServerConfig{"sub": selfServer(t, "sdk", nil)}, func(o *Options) { o.Limits.MaxStdioProcesses = 1 })
+	first := open(t, c, "sub", "2025-11-25", HostCapabilities{})
+	if _, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "sub"}); !errors.Is(err, ErrTooManySessions) || !strings.Contains(err.Error(), "limits.maxStdioProcesses") {
+		t.Fatalf("second stdio server over a limit of 1: %v, want ErrTooManySessions naming the key", err)
+	}
+	servers := c.table()
+	c.Reconfigure(Reconfiguration{Servers: servers, MaxStdioProcesses: 2})
+	second := open(t, c, "sub", "2025-11-25", HostCapabilities{})
+
+	c.Reconfigure(Reconfiguration{Servers: servers, MaxStdioProcesses: 1})
+	for _, s := range []*Session{first, second} {
+		if got := callText(t, s, "echo", map[string]any{"text": "x"}, CallOptions{}); got != "x" {
+			t.Errorf("a running session after the limit was lowered below it: %q, want x", got)
+		}
+	}
+	if _, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "sub"}); !errors.Is(err, ErrTooManySessions) {
+		t.Fatalf("a new stdio server with 2 running under a lowered limit of 1: %v, want ErrTooManySessions", err)
+	}
+	if err := second.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Open(tctx(t), OpenParams{Owner: "alice", Server: "sub"}); !errors.Is(err, ErrTooManySessions) {
+		t.Fatalf("a new stdio server with 1 running under a limit of 1: %v, want ErrTooManySessions", err)
+	}
+	if err := first.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	open(t, c, "sub", "2025-11-25", HostCapabilities{})
+}

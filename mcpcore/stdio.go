@@ -79,12 +79,10 @@ type process struct {
 
 func startProcess(s *Session) (*process, error) {
 	c := s.core
-	select {
-	case c.procs <- struct{}{}:
-	default:
-		return nil, fmt.Errorf("%w: %d stdio server processes are running, the limit (limits.maxStdioProcesses)", ErrTooManySessions, cap(c.procs))
+	if ok, limit := c.procs.acquire(); !ok {
+		return nil, fmt.Errorf("%w: %d stdio server processes are running, the limit (limits.maxStdioProcesses)", ErrTooManySessions, limit)
 	}
-	release := sync.OnceFunc(func() { <-c.procs })
+	release := sync.OnceFunc(c.procs.release)
 	cfg := s.server
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir

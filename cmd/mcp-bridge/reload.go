@@ -294,6 +294,7 @@ func (w *withPeers) reconfigure(cfg *config.Config, changed []string, logger *sl
 		DescriptorReserve:    opts.Limits.DescriptorReserve,
 		ApprovalHistory:      opts.ApprovalHistory,
 		KeptResults:          opts.KeptResults,
+		MaxStdioProcesses:    cfg.Limits.MaxStdioProcesses,
 	})
 	w.Reconfigure(live)
 	if auditChanged {

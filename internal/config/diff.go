@@ -24,6 +24,7 @@ var liveKeys = []string{
 	"audit", "console",
 	"limits.maxHTTPConnections", "limits.descriptorReserve", "limits.openTimeout", "limits.maxEventStreamsPerPrincipal",
 	"limits.keptResultsBytes", "limits.keptResultsTTL", "limits.approvalHistory", "limits.approvalHistoryAge",
+	"limits.maxStdioProcesses",
 }
 
 // IsLiveKey reports whether the key path can change without a restart.
