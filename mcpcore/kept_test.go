@@ -135,14 +135,7 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c3 := memCore(t, nil, withStore)
-	if _, err := c3.Restore(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	s3, err := c3.Session(s1.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s3 := restoredSession(t, withStore, s1.ID())
 	if err := s3.Close(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -219,14 +212,7 @@ func TestSameCallIDSameArgumentsIsTheSameCall(t *testing.T) {
 	if err := c1.Close(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	c2 := memCore(t, nil, withStore)
-	if _, err := c2.Restore(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := c2.Session(s1.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2, s2 := restoredSession(t, withStore, s1.ID())
 	for _, tc := range []struct {
 		id   string
 		args map[string]any
@@ -246,4 +232,18 @@ func TestSameCallIDSameArgumentsIsTheSameCall(t *testing.T) {
 	if err := c2.Close(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// restoredSession starts a core on the store withStore names, restores it, and returns session id from it.
+func restoredSession(t *testing.T, withStore func(*Options), id string) (*Core, *Session) {
+	t.Helper()
+	c := memCore(t, nil, withStore)
+	if _, err := c.Restore(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s
 }
