@@ -284,17 +284,22 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatalf("after the restart request %s was raised, want %s again", again.GetRequestId(), first.GetRequestId())
 	}
 
-	// The pushed call's fate is unknown: without resume it is refused, not run again; with resume, unknown.
-	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
+	// The pushed call's fate is unknown: without resume and with other arguments it is refused, not run
+	// again; the same call delivered again without resume is answered as resumed (docs/adr/0106): unknown.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID, Arguments: args(t, map[string]any{"other": true})})
 	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
-		t.Fatalf("pushed call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", pushedID, err)
+		t.Fatalf("pushed call %s again without resume, other arguments, after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", pushedID, err)
+	}
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+		t.Fatalf("pushed call %s delivered again without resume after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", pushedID, err)
 	}
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID, Resume: true})
 	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
 		t.Fatalf("pushed call %s resumed after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", pushedID, err)
 	}
-	// The same call id without resume: refused, the tool not run.
-	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
+	// The same call id without resume, with other arguments: refused, the tool not run.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Arguments: args(t, map[string]any{"other": true})})
 	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
 		t.Fatalf("call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
 	}
@@ -310,12 +315,18 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	if r.err != nil || !strings.Contains(textOf(r.resp.GetResult()), "accepted: name=Ada age=36") {
 		t.Fatalf("resumed call: %v %v", r.resp, r.err)
 	}
-	// Once completed, the id is still the one call's: without resume, refused; with resume, its result.
-	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
+	var res *pb.CallToolResponse
+	// Once completed, the id is still the one call's: without resume and with other arguments, refused;
+	// the same call again without resume, or with resume, gets its result.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Arguments: args(t, map[string]any{"other": true})})
 	if status.Code(err) != codes.AlreadyExists {
 		t.Fatalf("call %s again after it completed: %v, want ALREADY_EXISTS", callID, err)
 	}
-	res, err := b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Resume: true})
+	res, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "name=Ada") {
+		t.Fatalf("completed call delivered again without resume: %v %v", res, err)
+	}
+	res, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Resume: true})
 	if err != nil || !strings.Contains(textOf(res.GetResult()), "name=Ada") {
 		t.Fatalf("resumed completed call: %v %v", res, err)
 	}
@@ -342,6 +353,12 @@ func TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "once", "durationSeconds": 0.01})})
 	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
 		t.Fatalf("in-flight call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+	}
+	// The same call delivered again without resume (same tool, same arguments) is answered as resumed
+	// (docs/adr/0106): its outcome is unknown, and it is not run again.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "once"})})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
+		t.Fatalf("in-flight call %s delivered again without resume after kill -9: %v, want ABORTED CALL_OUTCOME_UNKNOWN", callID, err)
 	}
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Resume: true, Arguments: args(t, map[string]any{"tag": "once", "durationSeconds": 0.01})})
 	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_UNKNOWN" {
@@ -392,9 +409,14 @@ func TestSameCallIDCompletedOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
 
 	b2 := start(t, cfg)
 	waitReady(t, b2, id)
-	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "other", "durationSeconds": 0.01})})
 	if status.Code(err) != codes.AlreadyExists || reasonOf(err) != "CALL_ID_USED" {
-		t.Fatalf("completed call %s again without resume after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+		t.Fatalf("completed call %s again without resume, other arguments, after kill -9: %v, want ALREADY_EXISTS CALL_ID_USED", callID, err)
+	}
+	// The same call delivered again without resume is answered as resumed (docs/adr/0106): evicted.
+	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
+	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_EVICTED" {
+		t.Fatalf("completed call %s delivered again without resume after kill -9: %v, want ABORTED CALL_OUTCOME_EVICTED", callID, err)
 	}
 	_, err = b2.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: callID, Resume: true, Arguments: args(t, map[string]any{"tag": "done", "durationSeconds": 0.01})})
 	if status.Code(err) != codes.Aborted || reasonOf(err) != "CALL_OUTCOME_EVICTED" {

@@ -71,12 +71,16 @@ type requestRecord struct {
 // callRecord is an MRTR call between rounds: what the retry needs (method, name or URI, arguments, the
 // server's requestState) and which pending request answers which input request.
 type callRecord struct {
-	Version      int               `json:"v"`
-	SessionID    string            `json:"session"`
-	CallID       string            `json:"call"`
-	Method       string            `json:"method"`
-	Name         string            `json:"name"`
-	Arguments    json.RawMessage   `json:"arguments,omitempty"`
+	Version   int             `json:"v"`
+	SessionID string          `json:"session"`
+	CallID    string          `json:"call"`
+	Method    string          `json:"method"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Digest is callDigest of a tools/call's tool and arguments (docs/adr/0106): a call without resume under
+	// the id with the same digest is the same call delivered again. Absent from records written before it:
+	// such an id is refused ErrCallIDUsed.
+	Digest       string            `json:"digest,omitempty"`
 	RequestState string            `json:"requestState,omitempty"`
 	Inputs       json.RawMessage   `json:"inputRequests,omitempty"`
 	Requests     map[string]string `json:"requests"` // input key → pending request id
@@ -261,12 +265,12 @@ func (k *keptCalls[T]) put(sessionID, callID string, v T) {
 	k.m[roundKey(sessionID, callID)] = v
 }
 
-// has reports whether anything is kept for the call.
-func (k *keptCalls[T]) has(sessionID, callID string) bool {
+// peek returns what is kept for the call, leaving it; ok is false when nothing is.
+func (k *keptCalls[T]) peek(sessionID, callID string) (v T, ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	_, ok := k.m[roundKey(sessionID, callID)]
-	return ok
+	v, ok = k.m[roundKey(sessionID, callID)]
+	return v, ok
 }
 
 // take removes and returns what is kept for the call; ok is false when nothing is.
@@ -413,7 +417,9 @@ func (r *sessionRecords) newResume(call *activeCall, args any) *callResume {
 		}
 		raw = b
 	}
-	return newCallResume(s.id, call.id, call.method, call.name, raw)
+	cr := newCallResume(s.id, call.id, call.method, call.name, raw)
+	cr.rec.Digest = call.digest
+	return cr
 }
 
 // adoptRound makes a restored round the call's own: its records are deleted when the call has its outcome.
@@ -573,9 +579,9 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 			}
 			if expires := from.Add(c.kept.policy.TTL); time.Now().Before(expires) {
 				if cr.Ended.IsZero() {
-					c.kept.markUnknownUntil(key, expires)
+					c.kept.markUnknownUntil(key, expires, cr.Digest)
 				} else {
-					c.kept.markEvictedUntil(key, expires)
+					c.kept.markEvictedUntil(key, expires, cr.Digest)
 				}
 				c.callIDs.add(cr.SessionID, cr.CallID, expires)
 				rep.InFlight++

@@ -75,6 +75,9 @@ type keptOutcome struct {
 	// unsent: the call ended while it waited for approval, before anything was sent upstream (approval.go):
 	// a resumed call is not a repetition, and goes on as a new call (asking for approval again).
 	unsent bool
+	// digest is the call's callDigest: a call without resume under its id with the same one is the same
+	// call delivered again (docs/adr/0106).
+	digest string
 }
 
 // keptEntry is a kept outcome in its compact form, or the mark of an evicted one (evicted).
@@ -84,8 +87,9 @@ type keptEntry struct {
 	task    *Task
 	err     error
 	unsent  bool
-	evicted bool // a mark: the outcome was kept and evicted, or too large to keep
-	unknown bool // a mark: the call was in flight when an earlier process died (markUnknown)
+	digest  string // the call's callDigest, kept by marks too
+	evicted bool   // a mark: the outcome was kept and evicted, or too large to keep
+	unknown bool   // a mark: the call was in flight when an earlier process died (markUnknown)
 	size    int64
 	expires time.Time
 	elem    *list.Element // in keptResults.live or .marks
@@ -118,7 +122,7 @@ var errKeptTooLarge = errors.New("outcome larger than the kept results budget")
 // add keeps o under key for the TTL, evicting the oldest outcomes to make room. It reports why it did
 // not keep it.
 func (k *keptResults) add(key string, o *keptOutcome) error {
-	e := &keptEntry{key: key, task: o.task, err: o.err, unsent: o.unsent}
+	e := &keptEntry{key: key, task: o.task, err: o.err, unsent: o.unsent, digest: o.digest}
 	size := int64(keptEntryOverhead + 2*len(key))
 	if o.result != nil {
 		raw, err := json.Marshal(o.result)
@@ -144,14 +148,14 @@ func (k *keptResults) add(key string, o *keptOutcome) error {
 	}
 	if size > k.policy.MaxBytes {
 		k.refused.Add(1)
-		k.markLocked(key, k.now().Add(k.policy.TTL)) // known, but its outcome is not here
+		k.markLocked(key, k.now().Add(k.policy.TTL), o.digest) // known, but its outcome is not here
 		return errKeptTooLarge
 	}
 	k.removeLocked(key)
 	for k.bytes+size > k.policy.MaxBytes {
 		old := k.live.Front().Value.(*keptEntry)
 		k.removeLocked(old.key)
-		k.markLocked(old.key, old.expires)
+		k.markLocked(old.key, old.expires, old.digest)
 		k.evicted.Add(1)
 	}
 	e.expires = k.now().Add(k.policy.TTL)
@@ -163,12 +167,12 @@ func (k *keptResults) add(key string, o *keptOutcome) error {
 }
 
 // markLocked leaves the mark of an outcome that is not kept under key until expires.
-func (k *keptResults) markLocked(key string, expires time.Time) {
+func (k *keptResults) markLocked(key string, expires time.Time, digest string) {
 	k.removeLocked(key)
 	if k.marks.Len() >= maxEvictedMarks {
 		k.removeLocked(k.marks.Front().Value.(*keptEntry).key)
 	}
-	e := &keptEntry{key: key, evicted: true, expires: expires}
+	e := &keptEntry{key: key, evicted: true, expires: expires, digest: digest}
 	e.elem = k.marks.PushBack(e)
 	k.m[key] = e
 	k.armLocked()
@@ -177,22 +181,22 @@ func (k *keptResults) markLocked(key string, expires time.Time) {
 // markUnknown records that a call is known, its outcome not: it was in flight when an earlier process
 // died (Core.Restore found a request it raised). A call without Resume under its id is refused; a resumed
 // one is answered as ADR 0022 says of an unknown outcome.
-func (k *keptResults) markUnknown(key string) { k.markUnknownUntil(key, k.now().Add(k.policy.TTL)) }
+func (k *keptResults) markUnknown(key string) { k.markUnknownUntil(key, k.now().Add(k.policy.TTL), "") }
 
 // markUnknownUntil is markUnknown until expires (a call's record says when it began: callBegins).
-func (k *keptResults) markUnknownUntil(key string, expires time.Time) {
-	k.markUntil(key, expires, true)
+func (k *keptResults) markUnknownUntil(key string, expires time.Time, digest string) {
+	k.markUntil(key, expires, digest, true)
 }
 
 // markUntil leaves the mark of a call that is known and whose outcome is not here until expires, unless
 // anything is kept under key already: unknown (its outcome was never had), or evicted.
-func (k *keptResults) markUntil(key string, expires time.Time, unknown bool) {
+func (k *keptResults) markUntil(key string, expires time.Time, digest string, unknown bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed || k.m[key] != nil {
 		return
 	}
-	k.markLocked(key, expires)
+	k.markLocked(key, expires, digest)
 	if unknown {
 		k.m[key].evicted, k.m[key].unknown = false, true
 	}
@@ -201,8 +205,8 @@ func (k *keptResults) markUntil(key string, expires time.Time, unknown bool) {
 // markEvictedUntil records that a call completed and its outcome is not kept here, until expires: it
 // completed in an earlier process, whose memory had its outcome (callids.go). A call without Resume under
 // its id is refused; a resumed one is told its outcome was evicted.
-func (k *keptResults) markEvictedUntil(key string, expires time.Time) {
-	k.markUntil(key, expires, false)
+func (k *keptResults) markEvictedUntil(key string, expires time.Time, digest string) {
+	k.markUntil(key, expires, digest, false)
 }
 
 // removeLocked drops what is kept under key.
@@ -237,7 +241,7 @@ func (k *keptResults) get(key string) (o *keptOutcome, evicted, ok bool) {
 	case e.unknown:
 		return nil, false, true
 	}
-	o = &keptOutcome{task: e.task, err: e.err, unsent: e.unsent}
+	o = &keptOutcome{task: e.task, err: e.err, unsent: e.unsent, digest: e.digest}
 	if e.result != nil {
 		o.result = new(mcp.CallToolResult)
 		if err := json.Unmarshal(e.result, o.result); err != nil {
@@ -248,10 +252,16 @@ func (k *keptResults) get(key string) (o *keptOutcome, evicted, ok bool) {
 	return o, false, true
 }
 
-// known reports whether anything is known of key (an outcome, or the mark of an evicted one).
-func (k *keptResults) known(key string) bool {
-	_, _, ok := k.get(key)
-	return ok
+// digest reports whether anything is known of key (an outcome, or a mark) and the call's digest ("" when
+// none is known: a mark from a record written before digests, or a request's origin call).
+func (k *keptResults) digest(key string) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.m[key]
+	if e == nil || !k.now().Before(e.expires) {
+		return "", false
+	}
+	return e.digest, true
 }
 
 // armLocked arms the timer for the first expiry, if it is not armed and anything is kept.

@@ -135,14 +135,7 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c3 := memCore(t, nil, withStore)
-	if _, err := c3.Restore(tctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	s3, err := c3.Session(s1.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s3 := restoredSession(t, withStore, s1.ID())
 	if err := s3.Close(tctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +178,72 @@ func completeCall(t *testing.T, c *Core, store state.Store, callID string) (*Ses
 		t.Fatalf("call records after a completed call: %v, want %s's", got, callID)
 	}
 	return s, calls
+}
+
+// The same call delivered twice (docs/adr/0106): a call WITHOUT resume under a known id, with the same tool
+// and arguments, is the host's one call arriving again (a transparent gRPC retry through a proxy) and is
+// answered as a resumed call — the kept outcome in this process, and after a restart what resume gets
+// (evicted, or unknown for a call in flight at the crash). Other arguments under the id stay ErrCallIDUsed.
+func TestSameCallIDSameArgumentsIsTheSameCall(t *testing.T) {
+	store := state.NewMemory()
+	withStore := func(o *Options) { o.Store = store }
+	c1 := memCore(t, nil, withStore)
+	s1, _ := completeCall(t, c1, store, "call-done") // echo {"text":"done"}
+	done := map[string]any{"text": "done"}
+	res, err := s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(` { "text" : "done" } `)}, CallOptions{CallID: "call-done"})
+	if err != nil || len(res.Content) == 0 {
+		t.Fatalf("call-done again with the same arguments = %v, %v; want its kept outcome", res, err)
+	}
+	_, err = s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "other"}}, CallOptions{CallID: "call-done"})
+	if !errors.Is(err, ErrCallIDUsed) {
+		t.Fatalf("call-done again with other arguments = %v, want ErrCallIDUsed", err)
+	}
+	_, err = s1.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo2", Arguments: done}, CallOptions{CallID: "call-done"})
+	if !errors.Is(err, ErrCallIDUsed) {
+		t.Fatalf("call-done again with another tool = %v, want ErrCallIDUsed", err)
+	}
+	// What a process killed while call-lost was in flight upstream left behind, with its digest.
+	rec, _ := json.Marshal(callRecord{Version: recordVersion, SessionID: s1.ID(), CallID: "call-lost", Method: "tools/call", Name: "echo",
+		Digest: callDigest("echo", json.RawMessage(`{"text":"lost"}`)), InFlight: true, Created: time.Now()})
+	if err := store.Put(tctx(t), state.KindCall, roundKey(s1.ID(), "call-lost"), rec); err != nil {
+		t.Fatal(err)
+	}
+	c1.Drain()
+	if err := c1.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	c2, s2 := restoredSession(t, withStore, s1.ID())
+	for _, tc := range []struct {
+		id   string
+		args map[string]any
+		want error
+	}{
+		{"call-lost", map[string]any{"text": "lost"}, ErrCallOutcomeUnknown},
+		{"call-lost", map[string]any{"text": "other"}, ErrCallIDUsed},
+		{"call-done", done, ErrKeptOutcomeEvicted},
+		{"call-done", map[string]any{"text": "other"}, ErrCallIDUsed},
+	} {
+		_, err = s2.CallTool(tctx(t), &mcp.CallToolParams{Name: "echo", Arguments: tc.args}, CallOptions{CallID: tc.id})
+		if !errors.Is(err, tc.want) {
+			t.Errorf("after a restart, %s %v without resume = %v, want %v", tc.id, tc.args, err, tc.want)
+		}
+	}
+	c2.Drain()
+	if err := c2.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restoredSession starts a core on the store withStore names, restores it, and returns session id from it.
+func restoredSession(t *testing.T, withStore func(*Options), id string) (*Core, *Session) {
+	t.Helper()
+	c := memCore(t, nil, withStore)
+	if _, err := c.Restore(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s
 }

@@ -410,6 +410,18 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
 	ra, _ := s.core.approvals.take(s.id, opts.CallID)
+	digest := callDigest(params.Name, args)
+	if !opts.Resume && ra == nil {
+		// One outcome per call id (resume.go, docs/adr/0106): the same call delivered again (a transparent
+		// retry of a proxy's refused stream) is answered as a resumed call; a new call under a known id is
+		// refused.
+		switch s.outcomes.callIDUse(opts.CallID, digest) {
+		case callIDSame:
+			opts.Resume = true
+		case callIDUsed:
+			return nil, nil, errCallIDUsed(opts.CallID)
+		}
+	}
 	if opts.Resume && ra == nil {
 		o, err := s.outcomes.resumeCall(ctx, params.Name, opts.CallID)
 		switch {
@@ -423,6 +435,9 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 			rc = o.round
 			params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
 			args = rc.rec.Arguments
+			if rc.rec.Digest != "" {
+				digest = rc.rec.Digest // the call's own, not what the retry repeats
+			}
 		}
 	}
 	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
@@ -433,12 +448,15 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, nil, err
 	}
 	defer end()
+	s.mu.Lock()
+	call.digest = digest
+	s.mu.Unlock()
 	if !opts.Resume && ra == nil {
-		// One outcome per call id (resume.go): a known call is not run a second time. Checked once the id is
-		// reserved: a call that ended meanwhile kept its outcome before it gave the id up.
-		if err := s.outcomes.checkCallIDFree(opts.CallID); err != nil {
+		// Checked again once the id is reserved: a call under it that ended meanwhile kept its outcome before
+		// it gave the id up. Rare (the two arrived together): refused even when it is the same call.
+		if s.outcomes.storedUse(opts.CallID, digest) != callIDFree {
 			close(call.ended)
-			return nil, nil, err
+			return nil, nil, errCallIDUsed(opts.CallID)
 		}
 	}
 	defer s.outcomes.keepOutcome(call, &res, &task, &err)

@@ -51,7 +51,7 @@ func (k *keptResults) setPolicy(p KeptResultsPolicy) {
 	for k.bytes > p.MaxBytes && k.live.Len() > 0 {
 		old := k.live.Front().Value.(*keptEntry)
 		k.removeLocked(old.key)
-		k.markLocked(old.key, old.expires)
+		k.markLocked(old.key, old.expires, old.digest)
 		k.evicted.Add(1)
 	}
 	latest := k.now().Add(p.TTL)

@@ -15,12 +15,14 @@ package mcpcore
 //     cut off before its outcome): ErrCallOutcomeUnknown, unless the tool is annotated idempotentHint, when
 //     it is sent again.
 //
-// One outcome per call id: a call WITHOUT Resume whose id the bridge knows — in flight (ErrCallInFlight),
-// kept or evicted, or a round kept in the store before a restart — is refused with ErrCallIDUsed instead of
-// running the tool a second time.
+// One outcome per call id: a call WITHOUT Resume whose id the bridge knows — in flight, kept or evicted, or
+// kept in the store before a restart — never runs the tool a second time (callIDUse): with the same tool and
+// arguments it is the same call delivered again and is answered as a resumed call (docs/adr/0106); with
+// others it is refused, ErrCallInFlight while the known call runs and ErrCallIDUsed after.
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -31,7 +33,7 @@ import (
 func NewCallID() string { return newID("call-") }
 
 // callOutcomes keeps a session's one outcome per call id (see the top of the file): it refuses a known id
-// without Resume (checkCallIDFree), finds a resumed call's outcome (resumeCall) and keeps a completed
+// without Resume (callIDUse), finds a resumed call's outcome (resumeCall) and keeps a completed
 // call's (keepOutcome). The session holds it as Session.outcomes.
 type callOutcomes struct {
 	s *Session
@@ -42,18 +44,87 @@ func errCallInFlight() error {
 	return &InvalidError{Err: ErrCallInFlight, Violations: []FieldViolation{{Field: "call_id", Description: "already used by a call in flight in this session"}}}
 }
 
-// checkCallIDFree refuses a call without Resume whose id names a call the bridge knows, other than one in
-// flight (beginCall refuses those): one kept in the store across a restart, or one whose outcome is kept
-// or was evicted.
-func (co *callOutcomes) checkCallIDFree(callID string) error {
+// callIDUse is what a call without Resume finds under its id: free, the same call delivered
+// again (same tool, same arguments: docs/adr/0106), or used by another call.
+type callIDUse int
+
+const (
+	callIDFree callIDUse = iota
+	callIDSame
+	callIDUsed
+)
+
+// callDigest is the SHA-256 of a tools/call's tool name and its arguments in canonical JSON (CanonicalJSON):
+// what tells the same call delivered twice from a new call that reuses an id (docs/adr/0106).
+func callDigest(name string, args any) string {
+	raw, ok := args.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return ""
+		}
+		raw = b
+	}
+	if canon, err := CanonicalJSON(raw); err == nil {
+		raw = canon
+	}
+	return digestOf(append(append([]byte(name), 0), raw...))
+}
+
+// callIDUse is the one decision on a call without Resume whose id the bridge may know (docs/adr/0106): a
+// call in flight under the id, one kept in the store across a restart (a round, or its id's record), or one
+// whose outcome is kept or was evicted, with the same digest (callDigest) is the same call delivered again
+// and goes the resume path; with another digest, or none known (a record written before digests), the id is
+// used. A call in flight with another digest is left to beginCall, which refuses it ErrCallInFlight.
+func (co *callOutcomes) callIDUse(callID, digest string) callIDUse {
 	s := co.s
 	if callID == "" {
-		return nil
+		return callIDFree
 	}
-	if s.core.mrtr.has(s.id, callID) || s.core.kept.known(roundKey(s.id, callID)) {
-		return fmt.Errorf("%w: call %s already ran in this session (its outcome is kept, or it waits to be resumed): call again with resume for its outcome, or with a new call id", ErrCallIDUsed, callID)
+	s.mu.Lock()
+	inFlight := s.calls[callID]
+	var d string
+	if inFlight != nil {
+		d = inFlight.digest
 	}
-	return nil
+	s.mu.Unlock()
+	if inFlight != nil {
+		if inFlight.method == "tools/call" && d != "" && d == digest {
+			return callIDSame
+		}
+		return callIDFree // beginCall refuses it: ErrCallInFlight
+	}
+	return co.storedUse(callID, digest)
+}
+
+// storedUse is callIDUse without the calls in flight: a round kept across a restart, or an outcome kept,
+// evicted or unknown (kept.go). callTool asks it again once the call's id is reserved.
+func (co *callOutcomes) storedUse(callID, digest string) callIDUse {
+	s := co.s
+	if callID == "" {
+		return callIDFree
+	}
+	same := func(d string) callIDUse {
+		if d != "" && d == digest {
+			return callIDSame
+		}
+		return callIDUsed
+	}
+	if rc, ok := s.core.mrtr.peek(s.id, callID); ok {
+		if rc.rec.Method != "tools/call" {
+			return callIDUsed
+		}
+		return same(rc.rec.Digest)
+	}
+	if d, ok := s.core.kept.digest(roundKey(s.id, callID)); ok {
+		return same(d)
+	}
+	return callIDFree
+}
+
+// errCallIDUsed is ErrCallIDUsed for callID.
+func errCallIDUsed(callID string) error {
+	return fmt.Errorf("%w: call %s already ran in this session with another tool or other arguments (its outcome is kept, or it waits to be resumed): call again with resume for its outcome, or with a new call id", ErrCallIDUsed, callID)
 }
 
 // resumed is what resumeCall found for a resumed call: its kept outcome, or its kept MRTR round, or neither
@@ -116,11 +187,11 @@ func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, 
 	if call.opts.CallID == "" || call.opts.MintedID {
 		return // an id the host did not choose: no host can resume it
 	}
-	o := &keptOutcome{result: *res, task: *task, err: *err}
+	o := &keptOutcome{result: *res, task: *task, err: *err, digest: call.digest}
 	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again; a
 	// call cut off while it waited for approval was not sent either, which a retry must know (approval.go).
 	if errors.As(o.err, new(*unsentError)) {
-		o = &keptOutcome{unsent: true}
+		o = &keptOutcome{unsent: true, digest: call.digest}
 	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
 		return
 	}
