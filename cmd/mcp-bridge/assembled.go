@@ -9,7 +9,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/internal/config"
 	"github.com/mcp-bridge/mcp-bridge/internal/state"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
-	"github.com/mcp-bridge/mcp-bridge/mcpcore/upstreamauth"
 	"google.golang.org/grpc"
 )
 
@@ -45,17 +44,17 @@ func newObservedService(cfg *config.Config, logger *slog.Logger, obs *observabil
 		_ = closeAudit.Close()
 		return nil, nil, err
 	}
-	return &withPeers{Service: svc, closeAudit: closeAudit, ua: svc.UpstreamAuth()}, svc.GRPCOptions(), nil
+	return &withAudit{Service: svc, closeAudit: closeAudit}, svc.GRPCOptions(), nil
 }
 
-// withPeers is the assembled service with what must close after it: the audit log file (policy.go).
-type withPeers struct {
+// withAudit is the assembled service with what must close after it: the audit log file in force (policy.go). The
+// peers close with the service itself (internal/assembly).
+type withAudit struct {
 	*assembly.Service
-	closeAudit *auditFile           // the audit log file in force (policy.go); a reload replaces it
-	ua         *upstreamauth.Client // the upstream OAuth client, for the servers a reload adds (reload.go)
+	closeAudit *auditFile // the audit log file in force (policy.go); a reload replaces it
 }
 
-func (w *withPeers) Close(ctx context.Context) error {
+func (w *withAudit) Close(ctx context.Context) error {
 	err := w.Service.Close(ctx)
 	_ = w.closeAudit.Close()
 	return err
@@ -64,4 +63,4 @@ func (w *withPeers) Close(ctx context.Context) error {
 // coreOptions translates the configuration into the core's options (a reload's new servers: reload.go).
 var coreOptions = assembly.CoreOptions
 
-var _ bridgeService = (*withPeers)(nil)
+var _ bridgeService = (*withAudit)(nil)

@@ -39,7 +39,7 @@ const (
 // watchSettle is how long the watch lets a burst of file events settle before it reads the files once.
 const watchSettle = 100 * time.Millisecond
 
-// liveService is a service that takes a new configuration while it serves (withPeers).
+// liveService is a service that takes a new configuration while it serves (withAudit).
 type liveService interface {
 	reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error)
 }
@@ -271,7 +271,7 @@ func (r *reloader) run(hup <-chan os.Signal, stop <-chan struct{}) {
 
 // reconfigure applies cfg to the running service: every part is built first, then the core's servers and
 // limits and the service's principals, tokens and rate limits are swapped.
-func (w *withPeers) reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
+func (w *withAudit) reconfigure(cfg *config.Config, changed []string, logger *slog.Logger) (mcpcore.ReconfigureReport, error) {
 	live, err := liveOptions(cfg)
 	if err != nil {
 		return mcpcore.ReconfigureReport{}, err
@@ -284,7 +284,7 @@ func (w *withPeers) reconfigure(cfg *config.Config, changed []string, logger *sl
 			return mcpcore.ReconfigureReport{}, err
 		}
 	}
-	opts := coreOptions(cfg, logger, w.ua)
+	opts := coreOptions(cfg, logger, w.UpstreamAuth())
 	rep := w.Core().Reconfigure(mcpcore.Reconfiguration{
 		Servers:              opts.Servers,
 		MaxSessions:          cfg.Limits.MaxSessions,
