@@ -41,8 +41,7 @@ func approveAnswer(digest string) *pb.HostAnswer {
 
 // approvalOf waits on an approver's Connect stream for the approval request of call callID.
 func approvalOf(h *hostConn, callID string) *pb.ServerRequest {
-	h.t.Helper()
-	return h.next(func(m *pb.ConnectResponse) bool {
+	return h.Next(func(m *pb.ConnectResponse) bool {
 		r := m.GetEvent().GetServerRequest()
 		return r.GetApproval() != nil && r.GetOriginCallId() == callID
 	}).GetEvent().GetServerRequest()
@@ -60,7 +59,7 @@ func TestApprovals(t *testing.T) {
 	sid := cs.GetSession().GetSessionId()
 	// The caller's own stream, attached to the session: it must never be shown the approval request.
 	own := b.connect(alice)
-	own.attach(sid)
+	own.Attach(sid)
 	approver := b.connect(bob) // attached to nothing: approval requests reach an approver's every stream
 
 	t.Run("approve over gRPC", func(t *testing.T) {
@@ -89,7 +88,7 @@ func TestApprovals(t *testing.T) {
 		if l, err := b.client.ListPendingRequests(alice, &pb.ListPendingRequestsRequest{SessionId: sid}); err != nil || len(l.GetRequests()) != 0 {
 			t.Errorf("alice's session requests = %v, %v", l, err)
 		}
-		if ack := approver.reply(req.GetRequestId(), approveAnswer(a.GetArgumentsSha256())); !ack.GetAccepted() {
+		if ack := approver.Reply(req.GetRequestId(), approveAnswer(a.GetArgumentsSha256())); !ack.GetAccepted() {
 			t.Fatalf("approval refused: %v", ack.GetError())
 		}
 		res := await(t, done)
@@ -99,7 +98,7 @@ func TestApprovals(t *testing.T) {
 		if line := await(t, b.reports.Lines); line != "started approved" {
 			t.Errorf("the server saw %q", line)
 		}
-		ended := approver.next(func(m *pb.ConnectResponse) bool {
+		ended := approver.Next(func(m *pb.ConnectResponse) bool {
 			return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
 		})
 		if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
@@ -132,7 +131,7 @@ func TestApprovals(t *testing.T) {
 	t.Run("deny over gRPC, by cancelling", func(t *testing.T) {
 		done := b.callAsync(alice, &pb.CallToolRequest{SessionId: sid, CallId: "call-deny-grpc", Name: "block", Arguments: args(t, map[string]any{"tag": "denied-grpc"})})
 		req := approvalOf(approver, "call-deny-grpc")
-		approver.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "nope"}}})
+		approver.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "nope"}}})
 		res := await(t, done)
 		if status.Code(res.err) != codes.PermissionDenied || reasonOf(res.err) != "APPROVAL_DENIED" {
 			t.Errorf("denied gRPC call = %v, want PERMISSION_DENIED APPROVAL_DENIED", res.err)
@@ -168,13 +167,13 @@ func TestApprovals(t *testing.T) {
 		if res := await(t, done); status.Code(res.err) != codes.Canceled {
 			t.Errorf("cancelled call = %v", res.err)
 		}
-		ended := approver.next(func(m *pb.ConnectResponse) bool {
+		ended := approver.Next(func(m *pb.ConnectResponse) bool {
 			return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
 		})
 		if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED {
 			t.Errorf("outcome %v, want CALL_ENDED", o)
 		}
-		if ack := approver.reply(req.GetRequestId(), approveAnswer(digest)); ack.GetAccepted() || codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
+		if ack := approver.Reply(req.GetRequestId(), approveAnswer(digest)); ack.GetAccepted() || codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
 			t.Errorf("late approval = %v, want FAILED_PRECONDITION", ack)
 		}
 	})
@@ -192,7 +191,7 @@ func TestApprovals(t *testing.T) {
 			t.Errorf("approval without a digest over REST = %d %s, want 400 naming answer.approval.arguments_sha256", code, compact(body))
 		}
 		// Still pending: the right decision goes through.
-		if ack := approver.reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+		if ack := approver.Reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 			t.Fatalf("approval refused: %v", ack.GetError())
 		}
 		if res := await(t, done); res.err != nil {
@@ -228,7 +227,7 @@ func TestApprovals(t *testing.T) {
 	// Nothing denied, expired or abandoned reached the server: the approved sentinel is the next it sees.
 	done := b.callAsync(alice, &pb.CallToolRequest{SessionId: sid, CallId: "call-sentinel", Name: "block", Arguments: args(t, map[string]any{"tag": "sentinel", "durationSeconds": 0.01})})
 	req := approvalOf(approver, "call-sentinel")
-	if ack := approver.reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+	if ack := approver.Reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 		t.Fatalf("approval refused: %v", ack.GetError())
 	}
 	if res := await(t, done); res.err != nil {
@@ -239,8 +238,8 @@ func TestApprovals(t *testing.T) {
 	}
 	// The caller's own stream was never shown an approval request (everything it received before this
 	// attach's acknowledgement is in its backlog).
-	own.attach(sid)
-	for _, m := range own.backlog {
+	own.Attach(sid)
+	for _, m := range own.Pending() {
 		if m.GetEvent().GetServerRequest().GetApproval() != nil {
 			t.Errorf("the caller's stream was shown its approval request: %v", m)
 		}
@@ -294,7 +293,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 			// The same call resumes: it waits for the decision, then sends the approved arguments.
 			call.Resume = true
 			done := b2.callAsync(alice, call)
-			if ack := approver.reply(after.GetRequestId(), approveAnswer(after.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+			if ack := approver.Reply(after.GetRequestId(), approveAnswer(after.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 				t.Fatalf("approval after the restart refused: %v", ack.GetError())
 			}
 			res := await(t, done)
@@ -428,7 +427,7 @@ func TestApprovalVisibility(t *testing.T) {
 				t.Errorf("the approver was not warned of %s; warnings: %v", want, req.GetWarnings())
 			}
 		}
-		approver.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: req.GetRequestId(),
+		approver.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: req.GetRequestId(),
 			Answer: &pb.HostAnswer{Answer: &pb.HostAnswer_Approval{Approval: &pb.ApprovalDecision{Reason: "not this month"}}}}}})
 		var end error
 		for end == nil {
@@ -478,7 +477,7 @@ func TestApprovalVisibility(t *testing.T) {
 		if len(req.GetWarnings()) != 1 || req.GetWarnings()[0].GetKind() != pb.TextWarningKind_TEXT_WARNING_KIND_MIXED_SCRIPT || req.GetWarnings()[0].GetPath() != "approval.arguments.tag" {
 			t.Errorf("warnings = %v, want mixed script in approval.arguments.tag", req.GetWarnings())
 		}
-		if ack := approver.reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
+		if ack := approver.Reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 			t.Fatalf("approval refused: %v", ack.GetError())
 		}
 		var last map[string]any
@@ -563,7 +562,7 @@ func TestURLElicitationDestination(t *testing.T) {
 			}
 			sid := cs.GetSession().GetSessionId()
 			h := b.connect(ctx)
-			h.attach(sid)
+			h.Attach(sid)
 			for _, u := range []string{"/v1/sessions", "javascript:alert(1)", "data:text/html,<b>x</b>", "http://evil.example/x", "https://bank.example@evil.example/"} {
 				res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": u})})
 				if err == nil && !res.GetResult().GetIsError() {
@@ -571,17 +570,17 @@ func TestURLElicitationDestination(t *testing.T) {
 				}
 				t.Logf("%s: %v %v", u, textOf(res.GetResult()), err)
 			}
-			for _, m := range h.backlog {
+			for _, m := range h.Pending() {
 				if m.GetEvent().GetServerRequest() != nil {
 					t.Errorf("the host was shown a refused URL elicitation: %v", m)
 				}
 			}
 			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, Name: "elicit_url", Arguments: args(t, map[string]any{"url": "https://login.example.co.uk/consent"})})
-			req := h.nextRequest()
+			req := h.NextRequest()
 			if d := req.GetUrlDestination(); d.GetHost() != "login.example.co.uk" || d.GetRegistrableDomain() != "example.co.uk" || d.GetScheme() != "https" {
 				t.Errorf("url_destination = %v", d)
 			}
-			h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT}}})
+			h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT}}})
 			if res := await(t, done); res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accept") {
 				t.Errorf("https elicitation = %v, %v", res.resp, res.err)
 			}

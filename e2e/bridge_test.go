@@ -150,7 +150,7 @@ func TestHostOverConnect(t *testing.T) {
 			}
 			id := cs.GetSession().GetSessionId()
 			h := b.connect(ctx)
-			h.attach(id)
+			h.Attach(id)
 			flows := []struct {
 				tool   string
 				args   map[string]any
@@ -170,8 +170,8 @@ func TestHostOverConnect(t *testing.T) {
 						a = args(t, f.args)
 					}
 					done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: f.tool, Arguments: a})
-					req := h.nextRequest()
-					if ack := h.reply(req.GetRequestId(), f.answer); !ack.GetAccepted() {
+					req := h.NextRequest()
+					if ack := h.Reply(req.GetRequestId(), f.answer); !ack.GetAccepted() {
 						t.Fatalf("ack = %v", ack)
 					}
 					res := await(t, done)
@@ -248,18 +248,18 @@ func TestReattachDuringElicitation(t *testing.T) {
 			}
 			id := cs.GetSession().GetSessionId()
 			h1 := b.connect(ctx)
-			h1.attach(id)
+			h1.Attach(id)
 			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-			first := h1.nextRequest()
-			h1.close()
+			first := h1.NextRequest()
+			h1.Close()
 
 			h2 := b.connect(ctx)
-			h2.attach(id)
-			again := h2.nextRequest()
+			h2.Attach(id)
+			again := h2.NextRequest()
 			if again.GetRequestId() != first.GetRequestId() {
 				t.Fatalf("after re-attaching: %v, want request %s", again, first.GetRequestId())
 			}
-			ack := h2.reply(again.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
+			ack := h2.Reply(again.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
 			if !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}

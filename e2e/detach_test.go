@@ -60,8 +60,8 @@ func TestDetachedCallOutlivesItsStream(t *testing.T) {
 
 			// The question is still pending: a host attaching now sees it.
 			h := b.connect(ctx)
-			h.attach(id)
-			if again := h.nextRequest(); again.GetRequestId() != first.GetRequestId() {
+			h.Attach(id)
+			if again := h.NextRequest(); again.GetRequestId() != first.GetRequestId() {
 				t.Fatalf("after the stream ended: request %v, want %s still pending", again, first.GetRequestId())
 			}
 
@@ -73,7 +73,7 @@ func TestDetachedCallOutlivesItsStream(t *testing.T) {
 			if shown := streamUntilRequest(t, st2); shown.GetRequestId() != first.GetRequestId() {
 				t.Fatalf("the resumed stream shows request %s, want %s", shown.GetRequestId(), first.GetRequestId())
 			}
-			if ack := h.reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); !ack.GetAccepted() {
+			if ack := h.Reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}
 			var res *pb.CallToolResult

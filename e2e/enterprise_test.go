@@ -279,11 +279,11 @@ func TestUpstreamDPoP(t *testing.T) {
 	// The authorization-code flow, the host answering the browser step on its Connect stream.
 	host := b.connect(ctx)
 	created := b.createAsync(ctx, "secured")
-	req := host.nextRequest()
+	req := host.NextRequest()
 	if req.GetAuthorization() == nil {
 		t.Fatalf("pushed request = %v, want an authorization request", req)
 	}
-	if ack := host.reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
+	if ack := host.Reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
 		t.Fatalf("reply not accepted: %v", ack)
 	}
 	cr := await(t, created)

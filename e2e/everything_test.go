@@ -39,17 +39,17 @@ func TestServerEverything(t *testing.T) {
 	// Roots requests may come at any time (server-everything asks after initialization and when it
 	// likes): a second host answers them all, in the background.
 	roots := b.connect(ctx)
-	roots.attach(id)
+	roots.Attach(id)
 	go func() { // ends when the stream does (test cleanup)
-		for m := range roots.msgs {
+		for m := range roots.Messages() {
 			if req := m.GetEvent().GetServerRequest(); req.GetRoots() != nil {
-				_ = roots.stream.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: req.GetRequestId(),
+				_ = roots.Deliver(&pb.ConnectRequest{Action: &pb.ConnectRequest_Reply{Reply: &pb.HostReply{RequestId: req.GetRequestId(),
 					Answer: &pb.HostAnswer{Answer: &pb.HostAnswer_Roots{Roots: &pb.ListRootsResult{Roots: []*pb.Root{{Uri: "file:///tmp/e2e-everything", Name: "e2e"}}}}}}}})
 			}
 		}
 	}()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 
 	tools := r.must("GET", "/v1/sessions/"+id+"/tools", "")
 	for _, want := range []string{`"name":"echo"`, `"name":"trigger-sampling-request"`, `"name":"trigger-elicitation-request"`} {
@@ -64,11 +64,11 @@ func TestServerEverything(t *testing.T) {
 
 	// Sampling over Connect.
 	done := r.async("POST", "/v1/sessions/"+id+"/tools/trigger-sampling-request:call", `{"arguments": {"prompt": "say hello", "maxTokens": 20}}`)
-	req := h.next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetServerRequest().GetSampling() != nil }).GetEvent().GetServerRequest()
+	req := h.Next(func(m *pb.ConnectResponse) bool { return m.GetEvent().GetServerRequest().GetSampling() != nil }).GetEvent().GetServerRequest()
 	if req.GetSampling() == nil {
 		t.Fatalf("request = %v, want sampling", req)
 	}
-	ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+	ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 		Role: pb.Role_ROLE_ASSISTANT, Model: "e2e-model", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "hello from e2e"}}}}}}})
 	if !ack.GetAccepted() {
 		t.Fatalf("ack = %v", ack)

@@ -197,14 +197,6 @@ func reasonOf(err error) string {
 	return ""
 }
 
-// waitState waits on the Connect stream h for a state change of session id to want.
-func (h *hostConn) waitState(id string, want pb.SessionState) *pb.SessionStateChange {
-	h.t.Helper()
-	return h.next(func(m *pb.ConnectResponse) bool {
-		return m.GetEvent().GetSessionId() == id && m.GetEvent().GetSessionState().GetState() == want
-	}).GetEvent().GetSessionState()
-}
-
 // Issue 10, case 1: a Streamable HTTP server that restarts (forgetting its sessions) is re-initialized
 // transparently whatever it answers for the lost session, and the call that met the loss succeeds; a
 // server that is down puts the session in RECONNECTING and calls fail UNAVAILABLE at once; DeleteSession
@@ -227,7 +219,7 @@ func TestFaultHTTPServerRestarts(t *testing.T) {
 			}
 			id := cs.GetSession().GetSessionId()
 			h := b.connect(ctx)
-			h.attach(id)
+			h.Attach(id)
 			echo := func(ctx context.Context) (*pb.CallToolResponse, error) {
 				return b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "hi"})})
 			}
@@ -243,7 +235,7 @@ func TestFaultHTTPServerRestarts(t *testing.T) {
 			if err != nil || !strings.Contains(textOf(res.GetResult()), "hi") {
 				t.Fatalf("after the restart: %v, %v; want the call to succeed on a re-initialized session", res, err)
 			}
-			if st := h.waitState(id, pb.SessionState_SESSION_STATE_READY); st.GetRestarts() < 1 {
+			if st := h.WaitState(id, pb.SessionState_SESSION_STATE_READY); st.GetRestarts() < 1 {
 				t.Errorf("ready again with restarts %d", st.GetRestarts())
 			}
 
@@ -255,9 +247,9 @@ func TestFaultHTTPServerRestarts(t *testing.T) {
 			if status.Code(err) != codes.Unavailable {
 				t.Fatalf("while the server is down: %v, want UNAVAILABLE", err)
 			}
-			h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+			h.WaitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
 			srv.start()
-			h.waitState(id, pb.SessionState_SESSION_STATE_READY)
+			h.WaitState(id, pb.SessionState_SESSION_STATE_READY)
 			if _, err := echo(ctx); err != nil {
 				t.Fatalf("after the server came back: %v", err)
 			}
@@ -291,14 +283,14 @@ func TestFaultHTTPServerGone(t *testing.T) {
 		ids = append(ids, cs.GetSession().GetSessionId())
 	}
 	h := b.connect(ctx)
-	h.attach(ids...)
+	h.Attach(ids...)
 	srv.stop()
 	for _, id := range ids {
 		_, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "x"})})
 		if status.Code(err) != codes.Unavailable {
 			t.Fatalf("call = %v, want UNAVAILABLE", err)
 		}
-		h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+		h.WaitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -330,19 +322,19 @@ func TestFaultMRTRAnswerSurvivesCrash(t *testing.T) {
 	}
 	id := cs.GetSession().GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	pid := b.serverPID(ctx, id)
 	done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	req := h.nextRequest()
+	req := h.NextRequest()
 	if req.GetDelivery() != pb.Delivery_DELIVERY_MULTI_ROUND_TRIP {
 		t.Fatalf("delivery %v, want MRTR", req.GetDelivery())
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
-	h.waitState(id, pb.SessionState_SESSION_STATE_READY)
-	ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+	h.WaitState(id, pb.SessionState_SESSION_STATE_RECONNECTING)
+	h.WaitState(id, pb.SessionState_SESSION_STATE_READY)
+	ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Ada", "age": 36}),
 	}}})
 	if !ack.GetAccepted() {
@@ -399,9 +391,9 @@ func TestFaultShutdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := cs.GetSession().GetSessionId()
-		h.attach(id)
+		h.Attach(id)
 		done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-		waits = append(waits, pending{done, h.nextRequest()})
+		waits = append(waits, pending{done, h.NextRequest()})
 	}
 	r := b.rest("")
 	sid, _ := r.must("POST", "/v1/sessions", `{"server": "`+serverLegacy+`"}`)["sessionId"].(string)
@@ -453,7 +445,7 @@ func TestFaultStdioKilledMidCall(t *testing.T) {
 			}
 			id := cs.GetSession().GetSessionId()
 			h := b.connect(ctx)
-			h.attach(id)
+			h.Attach(id)
 			pid := b.serverPID(ctx, id)
 			done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", Arguments: args(t, map[string]any{"tag": "killed-" + v.protocol})})
 			if got := await(t, b.reports.Lines); got != "started killed-"+v.protocol {
@@ -465,7 +457,7 @@ func TestFaultStdioKilledMidCall(t *testing.T) {
 			if res := await(t, done); status.Code(res.err) != codes.Unavailable {
 				t.Fatalf("call in flight when the server died = %v, want UNAVAILABLE", res.err)
 			}
-			h.waitState(id, pb.SessionState_SESSION_STATE_READY)
+			h.WaitState(id, pb.SessionState_SESSION_STATE_READY)
 			if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "again"})}); err != nil {
 				t.Fatalf("after the restart: %v", err)
 			}

@@ -260,15 +260,15 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	}
 	lid := legacy.GetSession().GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id, lid)
+	h.Attach(id, lid)
 	const callID, pushedID = "call-once", "call-pushed"
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
-	first := h.nextRequest()
+	first := h.NextRequest()
 	if first.GetOriginCallId() != callID {
 		t.Fatalf("request of call %q, want %q", first.GetOriginCallId(), callID)
 	}
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: lid, Name: "elicit", CallId: pushedID})
-	if r := h.nextRequest(); r.GetSessionId() != lid || r.GetOriginCallId() != pushedID {
+	if r := h.NextRequest(); r.GetSessionId() != lid || r.GetOriginCallId() != pushedID {
 		t.Fatalf("request of session %s call %s, want %s %s", r.GetSessionId(), r.GetOriginCallId(), lid, pushedID)
 	}
 	b.kill()
@@ -277,9 +277,9 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	waitReady(t, b2, id)
 	waitReady(t, b2, lid)
 	h2 := b2.connect(ctx)
-	h2.attach(id)
+	h2.Attach(id)
 	// The round's request is raised again under its id.
-	again := h2.nextRequest()
+	again := h2.NextRequest()
 	if again.GetRequestId() != first.GetRequestId() {
 		t.Fatalf("after the restart request %s was raised, want %s again", again.GetRequestId(), first.GetRequestId())
 	}
@@ -306,7 +306,7 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	// With resume, the call goes on with the answer to the one request, and no other request was raised
 	// under the call id meanwhile.
 	done := b2.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID, Resume: true})
-	if ack := h2.reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+	if ack := h2.Reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Ada", "age": 36}),
 	}}}); !ack.GetAccepted() {
 		t.Fatalf("answer after the restart: %v", ack)

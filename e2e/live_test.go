@@ -77,10 +77,10 @@ func TestReloadRotatesStateKey(t *testing.T) {
 	}
 	before := create()
 	h := b.connect(ctx)
-	h.attach(before)
+	h.Attach(before)
 	// A round of two questions: the first is answered after the rotation, the second after the restart.
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: before, Name: "elicit_pair", CallId: "call-before"})
-	r1, r2 := h.nextRequest(), h.nextRequest()
+	r1, r2 := h.NextRequest(), h.NextRequest()
 	if r1.GetInputKey() != "first" {
 		r1, r2 = r2, r1
 	}
@@ -101,15 +101,15 @@ func TestReloadRotatesStateKey(t *testing.T) {
 	}
 
 	after := create()
-	h.attach(after)
-	ack := h.reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+	h.Attach(after)
+	ack := h.Reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
 	}}})
 	if !ack.GetAccepted() {
 		t.Fatalf("answer after the rotation: %v", ack)
 	}
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: after, Name: "elicit", CallId: "call-after"})
-	r3 := h.nextRequest()
+	r3 := h.NextRequest()
 	b.kill()
 
 	// The old key alone no longer opens the store: what was written after the rotation is sealed under the
@@ -128,10 +128,10 @@ func TestReloadRotatesStateKey(t *testing.T) {
 	waitReady(t, b2, before)
 	waitReady(t, b2, after)
 	h2 := b2.connect(ctx)
-	h2.attach(before, after)
+	h2.Attach(before, after)
 	want := map[string]bool{r2.GetRequestId(): true, r3.GetRequestId(): true}
 	for len(want) > 0 {
-		r := h2.nextRequest()
+		r := h2.NextRequest()
 		if !want[r.GetRequestId()] {
 			t.Fatalf("after the restart, request %s was raised, which was not pending", r.GetRequestId())
 		}
@@ -144,7 +144,7 @@ func TestReloadRotatesStateKey(t *testing.T) {
 		{r2.GetRequestId(), before, "call-before", "elicit_pair", "first=Grace second=Lin", map[string]any{"name": "Lin"}},
 		{r3.GetRequestId(), after, "call-after", "elicit", "accepted: name=Lin age=36", map[string]any{"name": "Lin", "age": 36}},
 	} {
-		ack := h2.reply(p.id, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		ack := h2.Reply(p.id, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, p.content),
 		}}})
 		if !ack.GetAccepted() {

@@ -165,7 +165,7 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	// session being created is pushed to it, and answered on it.
 	aliceHost, bobHost := b.connect(alice), b.connect(bob)
 	created := b.createAsync(alice, "secured")
-	req := aliceHost.nextRequest()
+	req := aliceHost.NextRequest()
 	if req.GetAuthorization() == nil {
 		t.Fatalf("pushed request = %v, want an authorization request", req)
 	}
@@ -175,10 +175,10 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	if l, _ := b.client.ListPendingRequests(bob, &pb.ListPendingRequestsRequest{SessionId: "-"}); len(l.GetRequests()) != 0 {
 		t.Errorf("bob sees alice's authorization request: %v", l.GetRequests())
 	}
-	if ack := aliceHost.reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
+	if ack := aliceHost.Reply(req.GetRequestId(), authAnswer(authorize(t, req.GetAuthorization(), "secured"))); !ack.GetAccepted() {
 		t.Fatalf("reply not accepted: %v", ack)
 	}
-	ended := aliceHost.next(func(m *pb.ConnectResponse) bool {
+	ended := aliceHost.Next(func(m *pb.ConnectResponse) bool {
 		return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
 	})
 	if o := ended.GetEvent().GetRequestEnded().GetOutcome(); o != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
@@ -213,7 +213,7 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	// Bob authorizes on his own; this time the host polls ListPendingRequests and answers with
 	// RespondToRequest on session "-".
 	created = b.createAsync(bob, "secured")
-	pushed := bobHost.nextRequest()
+	pushed := bobHost.NextRequest()
 	req = pendingAuthorization(t, bob, b.client)
 	if pushed.GetRequestId() != req.GetRequestId() {
 		t.Errorf("bob's stream got %v, want his own request %s", pushed, req.GetRequestId())
@@ -238,7 +238,7 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 
 	// Alice's grant for the first server is not used for the second: it asks, and gets its own token.
 	created = b.createAsync(alice, "secured-2")
-	req = aliceHost.nextRequest()
+	req = aliceHost.NextRequest()
 	if listed := pendingAuthorization(t, alice, b.client); listed.GetRequestId() != req.GetRequestId() {
 		t.Errorf("listed %v, pushed %v", listed, req)
 	}
@@ -254,15 +254,7 @@ func TestUpstreamOAuthOverGRPC(t *testing.T) {
 	}
 
 	// Alice's stream never got bob's request.
-	for drained := false; !drained; {
-		select {
-		case m := <-aliceHost.msgs:
-			aliceHost.backlog = append(aliceHost.backlog, m)
-		default:
-			drained = true
-		}
-	}
-	for _, m := range aliceHost.backlog {
+	for _, m := range aliceHost.Pending() {
 		if r := m.GetEvent().GetServerRequest(); r != nil && r.GetRequestId() == bobRequest {
 			t.Errorf("alice's stream got bob's request")
 		}

@@ -113,7 +113,7 @@ func TestMetrics(t *testing.T) {
 	}
 	id := cs.GetSession().GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	listTools(t, b, id) // the names the server listed are the ones metrics carry
 
 	during := scrape(t, b.http)
@@ -134,8 +134,8 @@ func TestMetrics(t *testing.T) {
 
 	// Sampling, answered by the host.
 	done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "sample", Arguments: args(t, map[string]any{"prompt": "Capital of France?"})})
-	req := h.nextRequest()
-	if ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+	req := h.NextRequest()
+	if ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "Paris"}}}}}}}); !ack.GetAccepted() {
 		t.Fatalf("ack = %v", ack)
 	}
@@ -144,7 +144,7 @@ func TestMetrics(t *testing.T) {
 	}
 	// Elicitation, left unanswered until the policy timeout.
 	done = b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	h.nextRequest()
+	h.NextRequest()
 	if r := <-done; r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -313,9 +313,9 @@ func TestTraceChain(t *testing.T) {
 	demoID := dcs.GetSession().GetSessionId()
 	listTools(t, b, demoID)
 	h := b.connect(ctx)
-	h.attach(demoID)
+	h.Attach(demoID)
 	done := b.callAsync(hostCtx, &pb.CallToolRequest{SessionId: demoID, Name: "sample", Arguments: args(t, map[string]any{"prompt": "Capital of France?"})})
-	sreq := h.nextRequest()
+	sreq := h.NextRequest()
 	tc := sreq.GetTraceContext()
 	sparts := strings.Split(tc["traceparent"], "-")
 	if len(sparts) != 4 || sparts[1] != traceID {
@@ -325,7 +325,7 @@ func TestTraceChain(t *testing.T) {
 		t.Errorf("ServerRequest.trace_context baggage = %q", tc["baggage"])
 	}
 	samplingSpan := sparts[2]
-	if ack := h.reply(sreq.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+	if ack := h.Reply(sreq.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "Paris"}}}}}}}); !ack.GetAccepted() {
 		t.Fatalf("ack = %v", ack)
 	}

@@ -99,7 +99,7 @@ func testRestart(t *testing.T, kill bool) {
 		byServer[srv] = append(byServer[srv], id)
 	}
 	h := b.connect(ctx)
-	h.attach(ids...)
+	h.Attach(ids...)
 
 	// Elicitations pending for a person: over MRTR (2026-07-28, stdio and HTTP) and pushed (2025-11-25).
 	type pendingCall struct {
@@ -111,7 +111,7 @@ func testRestart(t *testing.T, kill bool) {
 		srv, id := sv[0], sv[1]
 		callID := "call-restart-" + id
 		b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: callID})
-		req := h.nextRequest()
+		req := h.NextRequest()
 		if req.GetSessionId() != id {
 			t.Fatalf("request of session %s, want %s", req.GetSessionId(), id)
 		}
@@ -125,14 +125,14 @@ func testRestart(t *testing.T, kill bool) {
 	for _, id := range []string{byServer[serverModern][1], byServer["http-modern"][2]} {
 		callID := "call-pair-" + id
 		b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_pair", CallId: callID})
-		r1, r2 := h.nextRequest(), h.nextRequest()
+		r1, r2 := h.NextRequest(), h.NextRequest()
 		if r1.GetOriginCallId() != callID || r2.GetOriginCallId() != callID {
 			t.Fatalf("pair requests of calls %s and %s, want %s", r1.GetOriginCallId(), r2.GetOriginCallId(), callID)
 		}
 		if r1.GetInputKey() != "first" {
 			r1, r2 = r2, r1
 		}
-		ack := h.reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		ack := h.Reply(r1.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
 		}}})
 		if !ack.GetAccepted() {
@@ -173,7 +173,7 @@ func testRestart(t *testing.T, kill bool) {
 		return c.delivery == pb.Delivery_DELIVERY_MULTI_ROUND_TRIP || c.server == "http-legacy"
 	}
 	h2 := b2.connect(ctx)
-	h2.attach(ids...)
+	h2.Attach(ids...)
 	want := map[string]pendingCall{}
 	for _, c := range calls {
 		want[c.requestID] = c
@@ -183,7 +183,7 @@ func testRestart(t *testing.T, kill bool) {
 	}
 	seen := map[string]bool{}
 	for len(seen) < len(want) {
-		m := h2.next(func(m *pb.ConnectResponse) bool {
+		m := h2.Next(func(m *pb.ConnectResponse) bool {
 			ev := m.GetEvent()
 			return ev.GetServerRequest() != nil || ev.GetRequestEnded() != nil
 		})
@@ -215,7 +215,7 @@ func testRestart(t *testing.T, kill bool) {
 	for i, c := range calls {
 		name := fmt.Sprintf("Ada%d", i)
 		if raisedAgain(c) {
-			ack := h2.reply(c.requestID, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+			ack := h2.Reply(c.requestID, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 				Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name, "age": 36}),
 			}}})
 			if !ack.GetAccepted() {
@@ -256,7 +256,7 @@ func testRestart(t *testing.T, kill bool) {
 	// call completes with both.
 	for i, p := range pairs {
 		name := fmt.Sprintf("Lin%d", i)
-		ack := h2.reply(p.pending, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		ack := h2.Reply(p.pending, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 			Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": name}),
 		}}})
 		if !ack.GetAccepted() {

@@ -288,11 +288,11 @@ func TestScaleOut(t *testing.T) {
 		b := &bridge{t: t, client: client}
 		h := b.connect(routed(ctx, sids[0]))
 		hosts[owner] = h
-		att := h.attach(sids...)
+		att := h.Attach(sids...)
 		if len(att.GetSessionIds()) != len(sids) {
 			t.Fatalf("Connect to %s attached %v, want %v (%v)", owner, att.GetSessionIds(), sids, att)
 		}
-		hdr, err := h.stream.Header()
+		hdr, err := h.Header()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,11 +307,11 @@ func TestScaleOut(t *testing.T) {
 				}
 				done <- err
 			}()
-			req := h.nextRequest()
+			req := h.NextRequest()
 			if req.GetSessionId() != id {
 				t.Fatalf("request of session %s on the stream of %s", req.GetSessionId(), id)
 			}
-			if ack := h.reply(req.GetRequestId(), sampling); !ack.GetAccepted() {
+			if ack := h.Reply(req.GetRequestId(), sampling); !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}
 			if err := await(t, done); err != nil {
@@ -323,8 +323,8 @@ func TestScaleOut(t *testing.T) {
 	for owner, sids := range perReplica {
 		id := sids[len(sids)-1]
 		// Detach from Connect so that the request waits for RespondToRequest.
-		hosts[owner].send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
-		hosts[owner].next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
+		hosts[owner].Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
+		hosts[owner].Next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
 		// gRPC WatchEvents, routed by the key: its headers name the owner.
 		wctx, wcancel := context.WithCancel(routed(ctx, id))
 		watch, err := client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: id})
@@ -396,7 +396,7 @@ func TestScaleOut(t *testing.T) {
 	}
 	// The victim's Connect stream ended; the others go on.
 	select {
-	case <-hosts[victim].done:
+	case <-hosts[victim].Ended():
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the Connect stream of %s did not end when it died", victim)
 	}

@@ -24,11 +24,11 @@ func TestStatusAuthorizationDeclined(t *testing.T) {
 	alice := withToken(testCtx(t), "tok-alice")
 	h := b.connect(alice)
 	created := b.createAsync(alice, "secured")
-	req := h.nextRequest()
+	req := h.NextRequest()
 	if req.GetAuthorization() == nil {
 		t.Fatalf("pushed %v, want an authorization request", req)
 	}
-	if ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Error{Error: &pb.JsonRpcError{Code: -1, Message: "the user declined"}}}); !ack.GetAccepted() {
+	if ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Error{Error: &pb.JsonRpcError{Code: -1, Message: "the user declined"}}}); !ack.GetAccepted() {
 		t.Fatalf("the host's refusal was not accepted: %v", ack)
 	}
 	cr := await(t, created)

@@ -223,11 +223,11 @@ func TestScaleTakeover(t *testing.T) {
 	// A host's Connect stream, routed by one of the dead replica's sessions, reaches the heir, and attaching
 	// the session there takes it over.
 	host := (&bridge{t: t, client: client}).connect(routed(ctx, home[victim.name][0]))
-	att := host.attach(home[victim.name][0])
+	att := host.Attach(home[victim.name][0])
 	if len(att.GetSessionIds()) != 1 || len(att.GetFailures()) != 0 {
 		counts.fail("Connect attach of %s after kill -9 of %s: %v", home[victim.name][0], victim.name, att)
 	}
-	if hdr, err := host.stream.Header(); err != nil || replicaOf(hdr) != heir {
+	if hdr, err := host.Header(); err != nil || replicaOf(hdr) != heir {
 		counts.fail("the Connect stream of %s reached %q, want the heir %s (%v)", home[victim.name][0], replicaOf(hdr), heir, err)
 	}
 	attachTook := time.Since(killedAt)

@@ -113,17 +113,17 @@ func TestCallEndedOutcome(t *testing.T) {
 			ctx := testCtx(t, "")
 			id := b.create(ctx, server).GetSessionId()
 			h := b.connect(ctx)
-			h.attach(id)
+			h.Attach(id)
 			cctx, cancel := context.WithCancel(ctx)
 			call := b.callAsync(cctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-			req := h.nextRequest()
+			req := h.NextRequest()
 			cancel()
 			await(t, call)
 			want := pb.RequestOutcome_REQUEST_OUTCOME_CALL_ENDED
 			if req.GetDelivery() == pb.Delivery_DELIVERY_LEGACY_PUSH {
 				want = pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_SERVER
 			}
-			if got := h.nextEnded(req.GetRequestId()).GetOutcome(); got != want {
+			if got := h.NextEnded(req.GetRequestId()).GetOutcome(); got != want {
 				t.Errorf("outcome %v, want %v", got, want)
 			}
 		})

@@ -250,11 +250,11 @@ func TestSamplingOverConnect(t *testing.T) {
 		t.Run(v.protocol, func(t *testing.T) {
 			id := b.create(ctx, v.server).GetSessionId()
 			h := b.connect(ctx)
-			if got := h.attach(id); !cmp.Equal(got.GetSessionIds(), []string{id}) {
+			if got := h.Attach(id); !cmp.Equal(got.GetSessionIds(), []string{id}) {
 				t.Fatalf("attached = %v", got)
 			}
 			call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "sample", Arguments: mustStruct(t, map[string]any{"prompt": "say hi"}), CallId: "c1"})
-			req := h.nextRequest()
+			req := h.NextRequest()
 			wantDelivery, wantOrigin, wantName := pb.Delivery_DELIVERY_MULTI_ROUND_TRIP, "c1", "sample"
 			if v.protocol == "2025-11-25" {
 				// A push over stdio names no call: it is the session's.
@@ -269,13 +269,13 @@ func TestSamplingOverConnect(t *testing.T) {
 			if got := req.GetSampling().GetMessages()[0].GetContent()[0].GetText().GetText(); got != "say hi" {
 				t.Errorf("sampling prompt = %q", got)
 			}
-			ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+			ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 				Role: pb.Role_ROLE_ASSISTANT, Model: "test-model", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "hi there"}}}},
 			}}})
 			if !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}
-			if e := h.nextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
+			if e := h.NextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
 				t.Errorf("ended = %v", e)
 			}
 			res := await(t, call)
@@ -291,25 +291,25 @@ func TestFirstAnswerWins(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverModern).GetSessionId()
 	h1, h2 := b.connect(ctx), b.connect(ctx)
-	h1.attach(id)
-	h2.attach(id)
+	h1.Attach(id)
+	h2.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	r1, r2 := h1.nextRequest(), h2.nextRequest()
+	r1, r2 := h1.NextRequest(), h2.NextRequest()
 	if r1.GetRequestId() != r2.GetRequestId() || r1.GetElicitation() == nil {
 		t.Fatalf("requests %v / %v", r1, r2)
 	}
 	accept := &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: mustStruct(t, map[string]any{"name": "Ada", "age": 36})}}}
-	if ack := h1.reply(r1.GetRequestId(), accept); !ack.GetAccepted() {
+	if ack := h1.Reply(r1.GetRequestId(), accept); !ack.GetAccepted() {
 		t.Fatalf("first answer refused: %v", ack)
 	}
-	ack := h2.reply(r2.GetRequestId(), accept)
+	ack := h2.Reply(r2.GetRequestId(), accept)
 	if ack.GetAccepted() || codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
 		t.Errorf("second answer ack = %v, want FAILED_PRECONDITION", ack)
 	}
-	if e := h1.nextEnded(r1.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
+	if e := h1.NextEnded(r1.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED {
 		t.Errorf("winner sees %v", e.GetOutcome())
 	}
-	if e := h2.nextEnded(r2.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE {
+	if e := h2.NextEnded(r2.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE {
 		t.Errorf("other host sees %v", e.GetOutcome())
 	}
 	res := await(t, call)
@@ -323,9 +323,9 @@ func TestBadAnswers(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	req := h.nextRequest()
+	req := h.NextRequest()
 	rid := req.GetRequestId()
 	tests := []struct {
 		name       string
@@ -343,7 +343,7 @@ func TestBadAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ack := h.reply(rid, tt.answer)
+			ack := h.Reply(rid, tt.answer)
 			if ack.GetAccepted() || codes.Code(ack.GetError().GetCode()) != tt.code {
 				t.Fatalf("ack = %v, want %v", ack, tt.code)
 			}
@@ -360,10 +360,10 @@ func TestBadAnswers(t *testing.T) {
 		})
 	}
 	// The request is still pending after every refusal, and unknown requests are NOT_FOUND.
-	if ack := h.reply("req-nope", &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); codes.Code(ack.GetError().GetCode()) != codes.NotFound {
+	if ack := h.Reply("req-nope", &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); codes.Code(ack.GetError().GetCode()) != codes.NotFound {
 		t.Errorf("unknown request ack = %v", ack)
 	}
-	if ack := h.reply(rid, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); !ack.GetAccepted() {
+	if ack := h.Reply(rid, &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}}); !ack.GetAccepted() {
 		t.Fatalf("decline ack = %v", ack)
 	}
 	res := await(t, call)
@@ -381,18 +381,18 @@ func TestReattachDuringPendingElicitation(t *testing.T) {
 		t.Run(v.protocol, func(t *testing.T) {
 			id := b.create(ctx, v.server).GetSessionId()
 			h1 := b.connect(ctx)
-			h1.attach(id)
+			h1.Attach(id)
 			call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-			first := h1.nextRequest()
-			h1.close() // the host drops
+			first := h1.NextRequest()
+			h1.Close() // the host drops
 
 			h2 := b.connect(ctx)
-			h2.attach(id)
-			again := h2.nextRequest()
+			h2.Attach(id)
+			again := h2.NextRequest()
 			if again.GetRequestId() != first.GetRequestId() {
 				t.Fatalf("re-attached host got %v, want the pending %s", again, first.GetRequestId())
 			}
-			ack := h2.reply(again.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: mustStruct(t, map[string]any{"name": "Grace"})}}})
+			ack := h2.Reply(again.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: mustStruct(t, map[string]any{"name": "Grace"})}}})
 			if !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}
@@ -670,7 +670,7 @@ func TestAuthAndOwnership(t *testing.T) {
 		t.Errorf("bob's ListSessions = %v, %v", ls, err)
 	}
 	h := b.connect(bob)
-	att := h.attach(id)
+	att := h.Attach(id)
 	if len(att.GetSessionIds()) != 0 || len(att.GetFailures()) != 1 || codes.Code(att.GetFailures()[0].GetStatus().GetCode()) != codes.NotFound {
 		t.Errorf("bob attaching alice's session = %v", att)
 	}
@@ -726,7 +726,7 @@ func TestAttachedSessionIsNotIdle(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	// Several reaper rounds pass while a call runs for 300ms; the session survives them.
 	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "long_operation", Arguments: mustStruct(t, map[string]any{"durationSeconds": 0.3, "steps": 1})}); err != nil {
 		t.Fatal(err)
@@ -743,16 +743,16 @@ func TestCloseDrains(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	req := h.nextRequest()
+	req := h.NextRequest()
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := b.svc.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
-	<-h.done
-	wantCode(t, h.err, codes.Unavailable)
+	<-h.Ended()
+	wantCode(t, h.Err(), codes.Unavailable)
 	ended, err := b.core.Dispatcher().Wait(ctx, req.GetRequestId())
 	if err != nil || ended.Outcome != mcpcore.OutcomeSessionClosed {
 		t.Errorf("request ended %+v, %v; want session closed", ended, err)
@@ -774,7 +774,7 @@ func TestEndStreams(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	w, err := b.client.WatchEvents(ctx, &pb.WatchEventsRequest{SessionId: id})
 	if err != nil {
 		t.Fatal(err)
@@ -789,8 +789,8 @@ func TestEndStreams(t *testing.T) {
 			break
 		}
 	}
-	<-h.done
-	wantCode(t, h.err, codes.Unavailable)
+	<-h.Ended()
+	wantCode(t, h.Err(), codes.Unavailable)
 	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
 	wantCode(t, err, codes.Unavailable)
 	if _, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id}); err != nil {
@@ -805,31 +805,31 @@ func TestHostCancels(t *testing.T) {
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverModern).GetSessionId()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	req := h.nextRequest()
-	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "user closed the dialog"}}})
-	if ack := h.next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); !ack.GetAccepted() {
+	req := h.NextRequest()
+	h.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "user closed the dialog"}}})
+	if ack := h.Next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); !ack.GetAccepted() {
 		t.Fatalf("cancel ack = %v", ack)
 	}
-	if e := h.nextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST {
+	if e := h.NextEnded(req.GetRequestId()); e.GetOutcome() != pb.RequestOutcome_REQUEST_OUTCOME_CANCELLED_BY_HOST {
 		t.Errorf("ended = %v", e)
 	}
 	res := await(t, call)
 	if res.err != nil || textOf(res.resp.GetResult()) != "cancelled" {
 		t.Fatalf("elicit = %v, %v", res.resp, res.err)
 	}
-	ack := h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
+	ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
 	if codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
 		t.Errorf("late answer ack = %v", ack)
 	}
 	// Detaching keeps the stream; messages without an action are refused, not fatal.
-	h.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
-	if att := h.next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil }).GetAttached(); len(att.GetSessionIds()) != 0 {
+	h.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id}}}})
+	if att := h.Next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil }).GetAttached(); len(att.GetSessionIds()) != 0 {
 		t.Errorf("after detach: %v", att)
 	}
-	h.send(&pb.ConnectRequest{})
-	if ack := h.next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); codes.Code(ack.GetError().GetCode()) != codes.InvalidArgument {
+	h.Send(&pb.ConnectRequest{})
+	if ack := h.Next(func(m *pb.ConnectResponse) bool { return m.GetReplyAck() != nil }).GetReplyAck(); codes.Code(ack.GetError().GetCode()) != codes.InvalidArgument {
 		t.Errorf("empty message ack = %v", ack)
 	}
 }
@@ -848,9 +848,9 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	feed := b.svc.newEventFeed(LocalPrincipal, id, sess, "", nil)
 	defer feed.sub.Close()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "sample", Arguments: mustStruct(t, map[string]any{"prompt": "hi"})})
-	req := h.nextRequest() // the request is pending now; the feed above never read its creation event
+	req := h.NextRequest() // the request is pending now; the feed above never read its creation event
 	got := feed.resync()
 	if len(got) != 1 || got[0].GetServerRequest().GetRequestId() != req.GetRequestId() {
 		t.Fatalf("resync = %v, want the pending request %s", got, req.GetRequestId())
@@ -858,7 +858,7 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	if again := feed.resync(); len(again) != 0 {
 		t.Fatalf("second resync = %v, want nothing (already delivered)", again)
 	}
-	h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
+	h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "ok"}}}},
 	}}})
 	if res := await(t, call); res.err != nil {
@@ -881,11 +881,11 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 		ids = append(ids, b.create(ctx, serverModern).GetSessionId())
 	}
 	h := b.connect(ctx)
-	h.attach(ids[0]) // the stream's own goroutines are running now
+	h.Attach(ids[0]) // the stream's own goroutines are running now
 	// No signal says the stream's goroutines have all started or parked: a settling pause before counting them.
 	time.Sleep(50 * time.Millisecond)
 	before := runtime.NumGoroutine()
-	if got := h.attach(ids[1:]...); len(got.GetSessionIds()) != n {
+	if got := h.Attach(ids[1:]...); len(got.GetSessionIds()) != n {
 		t.Fatalf("attached %v, want %d sessions", got.GetSessionIds(), n)
 	}
 	time.Sleep(50 * time.Millisecond) // the same settling pause
@@ -894,11 +894,11 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 	}
 	// Every attached session's requests still reach the host.
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: ids[n-1], Name: "elicit"})
-	req := h.nextRequest()
+	req := h.NextRequest()
 	if req.GetSessionId() != ids[n-1] {
 		t.Fatalf("request of session %s, want %s", req.GetSessionId(), ids[n-1])
 	}
-	h.reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
+	h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
 	if res := await(t, call); res.err != nil {
 		t.Fatalf("elicit: %v", res.err)
 	}
@@ -906,11 +906,11 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: ids[0]}); err != nil {
 		t.Fatal(err)
 	}
-	h.next(func(m *pb.ConnectResponse) bool {
+	h.Next(func(m *pb.ConnectResponse) bool {
 		sc := m.GetEvent().GetSessionState()
 		return m.GetEvent().GetSessionId() == ids[0] && sc != nil && sc.GetState() == pb.SessionState_SESSION_STATE_CLOSED
 	})
-	got := h.attach(ids[1])
+	got := h.Attach(ids[1])
 	if slices.Contains(got.GetSessionIds(), ids[0]) || len(got.GetSessionIds()) != n-1 {
 		t.Errorf("after deleting %s the stream has %v", ids[0], got.GetSessionIds())
 	}
@@ -931,12 +931,12 @@ func TestDrainKeepsRequestsFromHosts(t *testing.T) {
 	sub := sess.Subscribe(64) // what every host's feed of the session reads
 	defer sub.Close()
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
-	req := h.nextRequest()
+	req := h.NextRequest()
 	b.svc.EndStreams()
-	<-h.done
-	wantCode(t, h.err, codes.Unavailable)
+	<-h.Ended()
+	wantCode(t, h.Err(), codes.Unavailable)
 	wantCode(t, await(t, call).err, codes.Unavailable)
 	for {
 		select {
@@ -949,19 +949,11 @@ func TestDrainKeepsRequestsFromHosts(t *testing.T) {
 		}
 		break
 	}
-	for _, m := range append(h.backlog, drainMsgs(h.msgs)...) {
+	for _, m := range h.Received() {
 		if e := m.GetEvent().GetRequestEnded(); e.GetRequestId() == req.GetRequestId() {
 			t.Errorf("the host was told the kept request ended: %v", e)
 		}
 	}
-}
-
-func drainMsgs(ch <-chan *pb.ConnectResponse) []*pb.ConnectResponse {
-	var out []*pb.ConnectResponse
-	for m := range ch {
-		out = append(out, m)
-	}
-	return out
 }
 
 // "A host is attached" has one owner, the session (mcpcore.Session.HostsAttached): the host-streams gauge
@@ -989,12 +981,12 @@ func TestHostsAttachedOneCount(t *testing.T) {
 	}
 	want(0, 0, 0)
 	h1 := b.connect(ctx)
-	h1.attach(id1, id2)
+	h1.Attach(id1, id2)
 	want(2, 1, 1)
 	h2 := b.connect(ctx)
-	h2.attach(id1)
+	h2.Attach(id1)
 	want(3, 2, 1)
-	h1.send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id1}}}})
-	h1.next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
+	h1.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Detach{Detach: &pb.DetachSessions{SessionIds: []string{id1}}}})
+	h1.Next(func(m *pb.ConnectResponse) bool { return m.GetAttached() != nil })
 	want(2, 1, 1)
 }
