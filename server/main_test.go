@@ -105,7 +105,19 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		Store:   cfg.store,
 	})
 	cfg.opts.Logger = logger
-	svc := New(core, cfg.opts)
+	t.Cleanup(func() { // runs after serveBridge's (cleanups run last first), which closes the service
+		reports.Close()
+		logs.stop()
+	})
+	b := serveBridge(t, core, New(core, cfg.opts))
+	b.reports = reports
+	return b
+}
+
+// serveBridge serves svc over bufconn with the options cmd/mcp-bridge gives it and returns a bridge whose
+// client talks to it; the test's cleanup closes the service, the connection and the server, and waits.
+func serveBridge(t *testing.T, core *mcpcore.Core, svc *Service) *bridge {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer(append(svc.ServerOptions(), svc.EncodingOptions()...)...)
 	pb.RegisterBridgeServiceServer(gs, svc)
@@ -120,7 +132,6 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn), reports: reports}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -130,10 +141,8 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		_ = conn.Close()
 		gs.Stop()
 		<-served
-		reports.Close()
-		logs.stop()
 	})
-	return b
+	return &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn)}
 }
 
 // ctx returns a context for one test step, with the bearer token of principal when it is not empty.
