@@ -464,7 +464,7 @@ func (c *Core) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sessionLog is the event log of the session sessionID the core serves, or nil (sessionLogs): where the
+// sessionLog is the event log of the session sessionID the core serves, or nil (sessionLookup): where the
 // dispatcher's publish numbers a request event of the session in the session's stream.
 func (c *Core) sessionLog(sessionID string) *eventLog {
 	s := c.liveSession(sessionID)
@@ -472,6 +472,16 @@ func (c *Core) sessionLog(sessionID string) *eventLog {
 		return nil
 	}
 	return s.events
+}
+
+// sessionPending is the pending-request count of the session sessionID the core serves, or nil
+// (sessionLookup): what the dispatcher bounds by Limits.MaxPendingPerSession.
+func (c *Core) sessionPending(sessionID string) *pendingCount {
+	s := c.liveSession(sessionID)
+	if s == nil {
+		return nil
+	}
+	return &s.pending
 }
 
 // newID returns prefix followed by 26 characters of crypto/rand base32: unguessable and unique.

@@ -12,7 +12,7 @@ import (
 )
 
 // heldBy names what the core still keeps under session s's id (docs/adr/0109): the registry, the dispatcher's
-// count of its pending requests, its call-id records, its restored rounds and approvals, the list cache.
+// pending requests and their count, its call-id records, its restored rounds and approvals, the list cache.
 func heldBy(c *Core, s *Session) []string {
 	var out []string
 	c.mu.Lock()
@@ -21,8 +21,14 @@ func heldBy(c *Core, s *Session) []string {
 	}
 	c.mu.Unlock()
 	c.dispatcher.mu.Lock()
-	if _, ok := c.dispatcher.sessions[s.id]; ok {
-		out = append(out, "Dispatcher.sessions")
+	for _, e := range c.dispatcher.pending {
+		if e.req.SessionID == s.id {
+			out = append(out, "Dispatcher.pending")
+			break
+		}
+	}
+	if s.pending.n != 0 {
+		out = append(out, "Session.pending")
 	}
 	c.dispatcher.mu.Unlock()
 	if c.callIDs.scheduled(s) > 0 {
@@ -59,7 +65,7 @@ func TestClosedSessionLeavesNoFactBehind(t *testing.T) {
 	}()
 	waitEvent(t, sub, func(e Event) bool { return e.Kind == EventRequestCreated })
 	got := strings.Join(heldBy(c, s), ",")
-	if want := "Core.sessions,Dispatcher.sessions,Session.callIDs"; !strings.HasPrefix(got, want) {
+	if want := "Core.sessions,Dispatcher.pending,Session.pending,Session.callIDs"; !strings.HasPrefix(got, want) {
 		t.Fatalf("an open session with a pending request and a kept call id is held by %q, want at least %q", got, want)
 	}
 

@@ -99,6 +99,8 @@ type Session struct {
 	restoredRounds    keptCalls[*restoredCall]     // MRTR rounds, by call id
 	restoredApprovals keptCalls[*restoredApproval] // approval requests, by call id
 
+	pending pendingCount // how many of its server requests are pending in the dispatcher; guarded by Dispatcher.mu
+
 	detached detachedCalls // the goroutines of detached calls (detach.go), waited for by shutdown
 
 	tasks taskInputs // tasks that need input (taskinput.go); its goroutines end before shutdown returns
