@@ -1,6 +1,7 @@
 package mcpcore
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -120,5 +121,34 @@ func TestOpeningSessionCountsAgainstTheLimits(t *testing.T) {
 	c.unregister(bob)
 	if err := c.Close(tctx(t)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A session already registered is not restored a second time (Restore and Adopt of one id): the duplicate
+// check and the registration are one step, and the registry keeps the first.
+func TestRestoringARegisteredSessionIsRefused(t *testing.T) {
+	store := state.NewMemory()
+	withStore := func(o *Options) { o.Store = store }
+	c1 := memCore(t, nil, withStore)
+	s1 := open(t, c1, "mem", "", allCaps)
+	c1.Drain()
+	if err := c1.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	c2, s2 := restoredSession(t, withStore, s1.ID())
+	raw, err := store.Get(tctx(t), state.KindSession, s1.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r sessionRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c2.restoreSession(r); err == nil {
+		_ = s.Close(tctx(t))
+		t.Fatal("a registered session was restored a second time")
+	}
+	if got, err := c2.Session(s1.ID()); err != nil || got != s2 {
+		t.Errorf("Session = %p, %v; want the first restored session %p", got, err, s2)
 	}
 }
