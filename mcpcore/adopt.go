@@ -31,15 +31,12 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 	if st == nil {
 		return nil, ErrSessionNotFound
 	}
-	c.mu.Lock()
-	if s, ok := c.sessions[id]; ok {
-		c.mu.Unlock()
+	if s := c.openSession(id); s != nil {
 		if s.owner != principal {
 			return nil, ErrSessionNotFound
 		}
 		return s, nil
 	}
-	c.mu.Unlock()
 	raw, err := st.Get(ctx, state.KindSession, id)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, ErrSessionNotFound
@@ -96,9 +93,7 @@ func (c *Core) Adopt(ctx context.Context, id, principal string) (*Session, error
 // upstream connection closes and hosts attached here see the session end with reason. The records stay:
 // the caller has given up the session's fence first, so the deletions of the close are refused.
 func (c *Core) Release(ctx context.Context, id, reason string) {
-	c.mu.Lock()
-	s := c.sessions[id]
-	c.mu.Unlock()
+	s := c.openSession(id)
 	if s == nil {
 		return
 	}
@@ -112,10 +107,7 @@ func (c *Core) Release(ctx context.Context, id, reason string) {
 
 // Persist writes a session's record anew (the shared store lost it: state.LeaseEvents.Reseeded).
 func (c *Core) Persist(id string) {
-	c.mu.Lock()
-	s := c.sessions[id]
-	c.mu.Unlock()
-	if s != nil {
+	if s := c.openSession(id); s != nil {
 		s.records.persist()
 	}
 }

@@ -289,7 +289,7 @@ func (s *Session) approve(ctx context.Context, call *activeCall, tool string, ar
 	if ra != nil {
 		// A call resumed after a restart: the retry must be the call that was (or is being) approved.
 		if ra.req.Approval.Tool != tool || ra.req.Approval.Digest != digest {
-			c.approvals.put(ra.req.SessionID, ra.req.OriginCallID, ra) // the right retry may still come
+			s.restoredApprovals.put(ra.req.OriginCallID, ra) // the right retry may still come
 			return nil, fmt.Errorf("%w: call %s was submitted for approval as tool %q with arguments_sha256 %s; this retry has tool %q with arguments_sha256 %s",
 				ErrApprovalArgumentsChanged, call.id, ra.req.Approval.Tool, ra.req.Approval.Digest, tool, digest)
 		}
@@ -557,11 +557,11 @@ func (ra *restoredApproval) wait(ctx context.Context, d *Dispatcher) (Answer, Ou
 // restoreApproval brings back a kept approval request (Core.Restore): re-raised under its id when still
 // pending, remembered with its decision when decided, for the caller's retry with the same call id. Its
 // approvers are those the server's policy names now, when it still has an approval policy. It reports
-// whether the request was re-raised.
-func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
+// whether the request was re-raised. s is its session, nil when that was not restored.
+func (c *Core) restoreApproval(r requestRecord, s *Session) bool {
 	req := r.Request
-	if req.Approval == nil || req.OriginCallID == "" || !sessionAlive {
-		c.dispatcher.endRestored(req, sessionAlive)
+	if req.Approval == nil || req.OriginCallID == "" || s == nil {
+		c.dispatcher.endRestored(req, s != nil)
 		c.del(state.KindRequest, req.ID)
 		return false
 	}
@@ -573,10 +573,10 @@ func (c *Core) restoreApproval(r requestRecord, sessionAlive bool) bool {
 			c.del(state.KindRequest, req.ID)
 			return false
 		}
-		c.approvals.put(req.SessionID, req.OriginCallID, &restoredApproval{req: req, answer: r.Answer})
+		s.restoredApprovals.put(req.OriginCallID, &restoredApproval{req: req, answer: r.Answer})
 		return false
 	}
-	c.approvals.put(req.SessionID, req.OriginCallID, &restoredApproval{req: req, entry: c.dispatcher.restore(req)})
+	s.restoredApprovals.put(req.OriginCallID, &restoredApproval{req: req, entry: c.dispatcher.restore(req)})
 	return true
 }
 

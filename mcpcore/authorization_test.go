@@ -53,9 +53,9 @@ func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
 	c := New(Options{Logger: oauthLogger(t)})
 	defer c.Close(context.Background())
 	s := newSession(c, "s-auth", OpenParams{Owner: "alice"}, ServerConfig{Name: "x", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", OAuth: nopAuthorizer{}})
-	c.mu.Lock()
-	c.live[s.id] = s
-	c.mu.Unlock()
+	if err := c.register(s); err != nil { // opening: its events are routed
+		t.Fatal(err)
+	}
 	defer func() { c.dispatcher.closeSession(s.id, "session closed"); c.remove(s); s.events.close() }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

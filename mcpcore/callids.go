@@ -5,7 +5,8 @@ package mcpcore
 // resumed call can get (kept.go) the record is rewritten as completed and stays in the store for the kept
 // results' TTL (callEnds), so that after a kill -9 the next process still knows the id and does not run the
 // call a second time. callIDRecords deletes such records when their TTL ends — on a clock, not on the next
-// use — and with their session.
+// use — and with their session. The schedule is the core's (one heap, one timer); which records belong to a
+// session is the session's (Session.callIDs), so that they go with it.
 
 import (
 	"container/heap"
@@ -92,27 +93,36 @@ func (r *sessionRecords) callEnds(call *activeCall, keptOutcome bool) {
 	rec := inFlightRecord(s.id, call)
 	rec.Ended = time.Now()
 	s.core.put(state.KindCall, key, rec)
-	s.core.callIDs.add(s.id, call.id, rec.Ended.Add(s.core.kept.policy.TTL))
+	s.core.callIDs.add(s, call.id, rec.Ended.Add(s.core.kept.policy.TTL))
 }
 
 // callIDRecords deletes the records of call ids (callEnds, and those Restore found) when the kept
 // results' TTL ends, on a timer of its own, or when their session ends (takeSession). Safe for concurrent
 // use; close stops the timer and waits for a deletion under way.
+//
+// mu guards the heap and every session's sessionCallIDs: a record is in its session's set exactly while it is
+// scheduled and not taken, and no map keyed by session id holds it.
 type callIDRecords struct {
 	del func(key string) // deletes a record from the store
 
-	mu        sync.Mutex
-	h         callIDHeap
-	bySession map[string]map[string]*callIDItem // session → call id → its entry
-	timer     *time.Timer
-	closed    bool
-	running   sync.WaitGroup // the timer's function while it runs
+	mu      sync.Mutex
+	h       callIDHeap
+	timer   *time.Timer
+	closed  bool
+	running sync.WaitGroup // the timer's function while it runs
+}
+
+// sessionCallIDs are the scheduled call-id records of one session, by call id (Session.callIDs). Guarded by
+// Core.callIDs.mu.
+type sessionCallIDs struct {
+	m map[string]*callIDItem
 }
 
 type callIDItem struct {
-	sessionID, callID string
-	expires           time.Time
-	gone              bool // taken with its session: skipped when it reaches the top of the heap
+	s       *Session
+	callID  string
+	expires time.Time
+	gone    bool // taken with its session: skipped when it reaches the top of the heap
 }
 
 type callIDHeap []*callIDItem
@@ -130,42 +140,48 @@ func (h *callIDHeap) Pop() any {
 }
 
 func newCallIDRecords(del func(key string)) *callIDRecords {
-	return &callIDRecords{del: del, bySession: map[string]map[string]*callIDItem{}}
+	return &callIDRecords{del: del}
 }
 
-// add schedules the deletion of the record of call callID of session sessionID at expires.
-func (r *callIDRecords) add(sessionID, callID string, expires time.Time) {
+// add schedules the deletion of the record of call callID of session s at expires.
+func (r *callIDRecords) add(s *Session, callID string, expires time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return
 	}
-	calls := r.bySession[sessionID]
-	if calls == nil {
-		calls = map[string]*callIDItem{}
-		r.bySession[sessionID] = calls
+	calls := &s.callIDs
+	if calls.m == nil {
+		calls.m = map[string]*callIDItem{}
 	}
-	if old := calls[callID]; old != nil {
+	if old := calls.m[callID]; old != nil {
 		old.gone = true
 	}
-	it := &callIDItem{sessionID: sessionID, callID: callID, expires: expires}
-	calls[callID] = it
+	it := &callIDItem{s: s, callID: callID, expires: expires}
+	calls.m[callID] = it
 	heap.Push(&r.h, it)
 	r.armLocked()
 }
 
 // takeSession removes the records of a session's calls from the schedule and returns their call ids: the
 // session ended, and its records go with it.
-func (r *callIDRecords) takeSession(sessionID string) []string {
+func (r *callIDRecords) takeSession(s *Session) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
-	for callID, it := range r.bySession[sessionID] {
+	for callID, it := range s.callIDs.m {
 		it.gone = true
 		out = append(out, callID)
 	}
-	delete(r.bySession, sessionID)
+	s.callIDs.m = nil
 	return out
+}
+
+// scheduled is how many call-id records of s are scheduled.
+func (r *callIDRecords) scheduled(s *Session) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(s.callIDs.m)
 }
 
 func (r *callIDRecords) armLocked() {
@@ -188,13 +204,8 @@ func (r *callIDRecords) expire() {
 		if it.gone {
 			continue
 		}
-		keys = append(keys, roundKey(it.sessionID, it.callID))
-		if calls := r.bySession[it.sessionID]; calls != nil {
-			delete(calls, it.callID)
-			if len(calls) == 0 {
-				delete(r.bySession, it.sessionID)
-			}
-		}
+		keys = append(keys, roundKey(it.s.id, it.callID))
+		delete(it.s.callIDs.m, it.callID)
 	}
 	r.armLocked()
 	r.mu.Unlock()

@@ -121,11 +121,9 @@ type Core struct {
 	draining atomic.Bool // Drain was called: pending requests end as the bridge shuts down
 	// hostsTracked: hosts say when they attach (TrackHosts, Session.AttachHost); until then one is assumed.
 	hostsTracked atomic.Bool
-	mrtr         keptCalls[*restoredCall]     // MRTR calls restored from the store, waiting to be resumed (durable.go)
-	approvals    keptCalls[*restoredApproval] // approval requests restored from the store, waiting for their calls (approval.go)
-	history      approvalHistory              // approval requests that ended, bounded (approval.go)
-	kept         *keptResults                 // outcomes of completed tools/calls, for resumed calls (kept.go)
-	callIDs      *callIDRecords               // records of call ids kept in the store, deleted at their TTL (callids.go)
+	history      approvalHistory // approval requests that ended, bounded (approval.go)
+	kept         *keptResults    // outcomes of completed tools/calls, for resumed calls (kept.go)
+	callIDs      *callIDRecords  // the schedule of call-id records kept in the store, deleted at their TTL (callids.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -137,12 +135,12 @@ type Core struct {
 	// testFDs, set only by tests, replaces the count of open descriptors (walls.go).
 	testFDs func() (int, bool)
 
-	mu       sync.Mutex          // guards the fields below
-	sessions map[string]*Session // open sessions, by id
-	closedS  expiring[*Session]  // closed sessions kept for Options.ClosedRetention, by id
-	live     map[string]*Session // sessions from the start of Open to the end of Close, for event routing
-	reserved int                 // sessions being opened, counted against MaxSessions
-	perOwner map[string]int      // open + opening sessions per owner
+	mu sync.Mutex // guards the fields below
+	// sessions is the one registry of sessions (registry.go): from the start of Open (or a restore) to the end
+	// of Close, by id, with each one's phase. The limits count it; nothing else keyed by a session id is kept
+	// beside it but the closed sessions below, which it no longer holds.
+	sessions map[string]registered
+	closedS  expiring[*Session] // closed sessions kept for Options.ClosedRetention, by id
 	// maxSessions and maxPerOwner are Limits.MaxSessions and MaxSessionsPerOwner, which Reconfigure changes.
 	maxSessions, maxPerOwner int
 	closed                   bool
@@ -207,10 +205,8 @@ func New(opts Options) *Core {
 		limits:     opts.Limits,
 		clientInfo: info,
 		procs:      newSlots(opts.Limits.MaxStdioProcesses),
-		sessions:   map[string]*Session{},
+		sessions:   map[string]registered{},
 		closedS:    newExpiring[*Session](opts.ClosedRetention, maxClosedRetained),
-		live:       map[string]*Session{},
-		perOwner:   map[string]int{},
 		lists:      newListCache(),
 		retireStop: make(chan struct{}),
 
@@ -273,7 +269,7 @@ func (c *Core) Servers() []ServerConfig {
 func (c *Core) Session(id string) (*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.sessions[id]; ok {
+	if s := c.openLocked(id); s != nil {
 		return s, nil
 	}
 	if s, ok := c.closedS.get(id, time.Now()); ok {
@@ -294,9 +290,9 @@ func (c *Core) Forget(id string) {
 func (c *Core) Sessions(owner string) []*Session {
 	c.mu.Lock()
 	var out []*Session
-	for _, s := range c.sessions {
-		if owner == "" || s.owner == owner {
-			out = append(out, s)
+	for _, r := range c.sessions {
+		if r.phase == phaseOpen && (owner == "" || r.s.owner == owner) {
+			out = append(out, r.s)
 		}
 	}
 	c.mu.Unlock()
@@ -323,11 +319,14 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.reserve(p.Owner); err != nil {
+	s := newSession(c, c.newSessionID(), p, cfg)
+	if err := c.register(s); err != nil {
+		s.cancel()
 		return nil, err
 	}
 	if err := c.checkDescriptors(); err != nil {
-		c.release(p.Owner)
+		c.unregister(s)
+		s.cancel()
 		c.noteOpen(cfg.Name, err)
 		return nil, err
 	}
@@ -341,30 +340,20 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 	ctx, cancelOpen := context.WithTimeoutCause(ctx, openTimeout,
 		fmt.Errorf("%w: the server did not complete the handshake within %v (limits.openTimeout)", ErrUnavailable, openTimeout))
 	defer cancelOpen()
-	s := newSession(c, c.newSessionID(), p, cfg)
-	c.mu.Lock()
-	c.live[s.id] = s
-	c.mu.Unlock()
 	if err := s.start(ctx); err != nil {
-		c.mu.Lock()
-		delete(c.live, s.id)
-		c.mu.Unlock()
-		c.release(p.Owner)
+		c.unregister(s)
 		c.noteOpen(cfg.Name, err)
 		return nil, s.red.err(err)
 	}
 	c.noteOpen(cfg.Name, nil)
 	c.mu.Lock()
 	if c.closed {
-		c.reserved--
-		c.dropOwnerLocked(p.Owner)
-		delete(c.live, s.id)
+		delete(c.sessions, s.id)
 		c.mu.Unlock()
 		_ = s.closeWith(context.Background(), shutdownReason, ErrShuttingDown)
 		return nil, ErrShuttingDown
 	}
-	c.reserved--
-	c.sessions[s.id] = s
+	c.sessions[s.id] = registered{s: s, phase: phaseOpen}
 	c.mu.Unlock()
 	s.records.persist()
 	return s, nil
@@ -431,53 +420,6 @@ func (c *Core) resolve(p OpenParams) (ServerConfig, error) {
 
 var errInvalidServerConfig = errors.New("invalid server configuration")
 
-// reserve counts a session being opened against the limits.
-func (c *Core) reserve(owner string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return ErrSessionClosed
-	}
-	if len(c.sessions)+c.reserved >= c.maxSessions {
-		return fmt.Errorf("%w: the bridge holds %d sessions, its limit (limits.maxSessions)", ErrTooManySessions, c.maxSessions)
-	}
-	if c.perOwner[owner] >= c.maxPerOwner {
-		return fmt.Errorf("%w: the principal holds %d sessions, its limit (limits.maxSessionsPerPrincipal)", ErrTooManySessions, c.maxPerOwner)
-	}
-	c.reserved++
-	c.perOwner[owner]++
-	return nil
-}
-
-// release undoes reserve for a session that failed to open.
-func (c *Core) release(owner string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reserved--
-	c.dropOwnerLocked(owner)
-}
-
-func (c *Core) dropOwnerLocked(owner string) {
-	if c.perOwner[owner]--; c.perOwner[owner] <= 0 {
-		delete(c.perOwner, owner)
-	}
-}
-
-// remove unregisters a closed session.
-func (c *Core) remove(s *Session) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sessions[s.id] == s {
-		delete(c.sessions, s.id)
-		c.dropOwnerLocked(s.owner)
-		c.closedS.add(s.id, s, time.Now())
-	}
-	if c.live[s.id] == s {
-		delete(c.live, s.id)
-	}
-	c.lists.dropSession(s.id)
-}
-
 // shutdownReason is the state reason of sessions closed by Core.Close.
 const shutdownReason = "bridge shutting down"
 
@@ -489,7 +431,7 @@ func (c *Core) Drain() {
 	c.mu.Lock()
 	c.closed = true
 	c.draining.Store(true)
-	sessions := slices.Collect(maps.Values(c.live))
+	sessions := c.sessionsLocked(false)
 	c.mu.Unlock()
 	for _, s := range sessions {
 		c.dispatcher.closeSession(s.id, shutdownReason)
@@ -503,7 +445,7 @@ func (c *Core) Drain() {
 func (c *Core) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
-	sessions := slices.Collect(maps.Values(c.sessions))
+	sessions := c.sessionsLocked(true)
 	c.mu.Unlock()
 	c.stopRetiring()
 	var wg sync.WaitGroup
@@ -522,16 +464,24 @@ func (c *Core) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sessionLog is the event log of the session sessionID the core serves, or nil (sessionLogs): where the
+// sessionLog is the event log of the session sessionID the core serves, or nil (sessionLookup): where the
 // dispatcher's publish numbers a request event of the session in the session's stream.
 func (c *Core) sessionLog(sessionID string) *eventLog {
-	c.mu.Lock()
-	s := c.live[sessionID]
-	c.mu.Unlock()
+	s := c.liveSession(sessionID)
 	if s == nil {
 		return nil
 	}
 	return s.events
+}
+
+// sessionPending is the pending-request count of the session sessionID the core serves, or nil
+// (sessionLookup): what the dispatcher bounds by Limits.MaxPendingPerSession.
+func (c *Core) sessionPending(sessionID string) *pendingCount {
+	s := c.liveSession(sessionID)
+	if s == nil {
+		return nil
+	}
+	return &s.pending
 }
 
 // newID returns prefix followed by 26 characters of crypto/rand base32: unguessable and unique.

@@ -59,18 +59,18 @@ type Dispatcher struct {
 	logger        *slog.Logger
 	policy        PendingPolicy // defaults applied
 	maxPerSession int
-	logs          sessionLogs // the sessions' event logs a request event also goes to; nil in the dispatcher's own tests
-	obs           Observer    // set by New; nil in the dispatcher's own tests
+	logs          sessionLookup // the sessions' event logs and pending counts (the core); nil in the dispatcher's own tests
+	obs           Observer      // set by New; nil in the dispatcher's own tests
 
-	// mu guards everything below: the registry, the per-session counts, every pendingEntry's end state
-	// (ended, outcome, answer, detail), the tombstones and the closed-session markers. It is never held
-	// while calling out (publish, the keeper, fallback, logger) or while validating an answer.
-	mu       sync.Mutex
-	pending  map[string]*pendingEntry // by request id; only requests that have not ended
-	sessions map[string]int           // pending requests per session id; a key is deleted at zero
-	tombs    expiring[tombstone]      // ended requests, by id
-	closed   expiring[struct{}]       // sessions that closeSession drained, by session id
-	now      func() time.Time         // time.Now; replaced in tests
+	// mu guards everything below: the registry, the sessions' pending counts (Session.pending, reached through
+	// logs), every pendingEntry's end state (ended, outcome, answer, detail), the tombstones and the
+	// closed-session markers. It is never held while calling out (publish, the keeper, fallback, logger) or
+	// while validating an answer, nor while logs looks a session up.
+	mu      sync.Mutex
+	pending map[string]*pendingEntry // by request id; only requests that have not ended
+	tombs   expiring[tombstone]      // ended requests, by id
+	closed  expiring[struct{}]       // sessions that closeSession drained, by session id: they outlive the session
+	now     func() time.Time         // time.Now; replaced in tests
 
 	feed eventLog // the one feed of requests and their ends (watch.go); it has its own lock
 
@@ -96,6 +96,8 @@ type requestKeeper interface {
 type pendingEntry struct {
 	d   *Dispatcher
 	req *PendingRequest
+	// count is its session's pending count (nil: no session served, not counted); set before registration.
+	count *pendingCount
 	// done is closed (under Dispatcher.mu) when the request ends; after that the end state below is
 	// immutable and may be read without the lock by whoever received from done.
 	done chan struct{}
@@ -130,8 +132,9 @@ type tombstone struct {
 }
 
 // newDispatcher returns a dispatcher with policy and limits defaults applied. logs finds the session logs
-// a request event also goes to (nil: none, only the feed). A nil logger means slog.Default().
-func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, logs sessionLogs) *Dispatcher {
+// a request event also goes to and the sessions' pending counts (nil: none, only the feed, and no bound per
+// session). A nil logger means slog.Default().
+func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, logs sessionLookup) *Dispatcher {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -155,7 +158,6 @@ func newDispatcher(logger *slog.Logger, policy PendingPolicy, limits Limits, log
 		logs:          logs,
 		feed:          newFeed(),
 		pending:       make(map[string]*pendingEntry),
-		sessions:      make(map[string]int),
 		tombs:         newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
 		closed:        newExpiring[struct{}](defaultTombstoneTTL, defaultMaxTombstones),
 		away:          newExpiring[tombstone](defaultTombstoneTTL, defaultMaxTombstones),
@@ -221,7 +223,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 	if id == "" {
 		id = newRequestID()
 	}
-	e := &pendingEntry{d: d, req: req, done: make(chan struct{})}
+	e := &pendingEntry{d: d, req: req, count: d.pendingOf(req.SessionID), done: make(chan struct{})}
 
 	e.pubMu.Lock()
 	d.mu.Lock()
@@ -230,7 +232,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 		e.pubMu.Unlock()
 		return runFallback(req.Kind, fallback, OutcomeSessionClosed), OutcomeSessionClosed, nil
 	}
-	if d.sessions[req.SessionID] >= d.maxPerSession {
+	if e.count != nil && e.count.n >= d.maxPerSession {
 		d.mu.Unlock()
 		e.pubMu.Unlock()
 		return Answer{}, 0, ErrTooManyPending
@@ -257,8 +259,7 @@ func (d *Dispatcher) submit(ctx context.Context, req *PendingRequest, fallback f
 			return runFallback(req.Kind, fallback, OutcomeSessionClosed), OutcomeSessionClosed, nil
 		}
 	}
-	d.pending[id] = e
-	d.sessions[req.SessionID]++
+	d.addLocked(e)
 	d.mu.Unlock()
 	if d.obs != nil {
 		d.obs.ServerRequestStarted(req.Kind)
@@ -298,6 +299,14 @@ func cancelOutcome(ctx context.Context) Outcome {
 		return OutcomeCallEnded
 	}
 	return OutcomeCancelledByServer
+}
+
+// addLocked registers e as pending and counts it in its session. The caller holds d.mu.
+func (d *Dispatcher) addLocked(e *pendingEntry) {
+	d.pending[e.req.ID] = e
+	if e.count != nil {
+		e.count.n++
+	}
 }
 
 func (d *Dispatcher) idTakenLocked(id string, now time.Time) bool {
@@ -354,10 +363,8 @@ func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail, by 
 	e.endedInfo = RequestEnded{RequestID: id, SessionID: sid, Outcome: o, Detail: detail, AnsweredBy: by}
 	e.timer.Stop()
 	delete(d.pending, id)
-	if n := d.sessions[sid] - 1; n > 0 {
-		d.sessions[sid] = n
-	} else {
-		delete(d.sessions, sid)
+	if e.count != nil {
+		e.count.n--
 	}
 	t := tombstone{owner: e.req.Owner, sessionID: sid, ended: e.endedInfo}
 	if e.req.Approval != nil {
@@ -374,10 +381,11 @@ func (d *Dispatcher) endLocked(e *pendingEntry, o Outcome, a Answer, detail, by 
 // closeSession does not wait for the submit calls to return. Calling it again is harmless. detail says
 // why ("session closed", "bridge shutting down"); it becomes RequestEnded.Detail.
 func (d *Dispatcher) closeSession(sessionID, detail string) {
+	count := d.pendingOf(sessionID)
 	d.mu.Lock()
 	d.closed.add(sessionID, struct{}{}, d.now())
 	var drained []*pendingEntry
-	if d.sessions[sessionID] > 0 {
+	if count == nil || count.n > 0 {
 		for _, e := range d.pending {
 			if e.req.SessionID == sessionID {
 				drained = append(drained, e)
@@ -598,12 +606,11 @@ func (d *Dispatcher) Ended(id string) (RequestEnded, bool) {
 // deadline, and publishes its EventRequestCreated. No submit waits for it: whoever resumes its call waits on
 // the returned entry's done and reads its outcome and answer. A deadline already past ends it at once.
 func (d *Dispatcher) restore(req *PendingRequest) *pendingEntry {
-	e := &pendingEntry{d: d, req: req, done: make(chan struct{})}
+	e := &pendingEntry{d: d, req: req, count: d.pendingOf(req.SessionID), done: make(chan struct{})}
 	now := d.now()
 	e.pubMu.Lock()
 	d.mu.Lock()
-	d.pending[req.ID] = e
-	d.sessions[req.SessionID]++
+	d.addLocked(e)
 	d.mu.Unlock()
 	if d.obs != nil {
 		d.obs.ServerRequestStarted(req.Kind)

@@ -35,11 +35,32 @@ type dtHarness struct {
 	created map[string]bool
 }
 
+// dtSessions is the sessionLookup of the dispatcher's own tests: every session id is served, with a pending
+// count and no event log.
+type dtSessions struct {
+	mu sync.Mutex
+	m  map[string]*pendingCount
+}
+
+func (d *dtSessions) sessionLog(string) *eventLog { return nil }
+
+func (d *dtSessions) sessionPending(id string) *pendingCount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]*pendingCount{}
+	}
+	if d.m[id] == nil {
+		d.m[id] = &pendingCount{}
+	}
+	return d.m[id]
+}
+
 func newDTHarness(t *testing.T, policy PendingPolicy, limits Limits) *dtHarness {
 	t.Helper()
 	h := &dtHarness{t: t, log: &dtLogBuffer{}, created: map[string]bool{}}
 	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.d = newDispatcher(logger, policy, limits, nil)
+	h.d = newDispatcher(logger, policy, limits, &dtSessions{})
 	h.sub = h.d.Watch(nil, 1<<14) // more than any test publishes: a drop would fail the test (sub.Dropped)
 	t.Cleanup(func() {
 		if n := h.sub.Dropped(); n > 0 {

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -184,13 +183,13 @@ func (r *sessionRecords) forgetRecord() {
 		return
 	}
 	s.core.del(state.KindSession, s.id)
-	for _, rc := range s.core.mrtr.takeSession(s.id) {
+	for _, rc := range s.restoredRounds.takeAll() {
 		s.core.dropRound(rc.rec)
 	}
-	for _, ra := range s.core.approvals.takeSession(s.id) { // approval.go
+	for _, ra := range s.restoredApprovals.takeAll() { // approval.go
 		s.core.del(state.KindRequest, ra.req.ID)
 	}
-	for _, callID := range s.core.callIDs.takeSession(s.id) { // ids of completed calls, and of calls in flight at a crash (callids.go)
+	for _, callID := range s.core.callIDs.takeSession(s) { // ids of completed calls, and of calls in flight at a crash (callids.go)
 		s.core.del(state.KindCall, roundKey(s.id, callID))
 	}
 }
@@ -208,10 +207,7 @@ func (c *Core) requestRaised(req *PendingRequest) {
 		return
 	}
 	if req.Delivery == DeliveryMRTR && req.OriginCallID != "" {
-		c.mu.Lock()
-		s := c.live[req.SessionID]
-		c.mu.Unlock()
-		if s != nil {
+		if s := c.liveSession(req.SessionID); s != nil {
 			s.mu.Lock()
 			call := s.calls[req.OriginCallID]
 			s.mu.Unlock()
@@ -248,53 +244,57 @@ func (c *Core) requestEnded(req *PendingRequest, o Outcome, a Answer) (keptForNe
 
 // --- MRTR rounds ---
 
-// keptCalls is the core's memory of what was restored from the store for calls not resumed yet — MRTR
-// rounds (restoredCall), approvals (restoredApproval) — by roundKey(session, call id). Safe for concurrent
-// use.
+// keptCalls is a session's memory of what was restored from the store for its calls not resumed yet — MRTR
+// rounds (restoredCall), approvals (restoredApproval) — by call id (Session.restoredRounds,
+// Session.restoredApprovals): it goes with the session. Safe for concurrent use.
 type keptCalls[T any] struct {
 	mu sync.Mutex
 	m  map[string]T
 }
 
-func (k *keptCalls[T]) put(sessionID, callID string, v T) {
+func (k *keptCalls[T]) put(callID string, v T) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
 		k.m = map[string]T{}
 	}
-	k.m[roundKey(sessionID, callID)] = v
+	k.m[callID] = v
 }
 
 // peek returns what is kept for the call, leaving it; ok is false when nothing is.
-func (k *keptCalls[T]) peek(sessionID, callID string) (v T, ok bool) {
+func (k *keptCalls[T]) peek(callID string) (v T, ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	v, ok = k.m[roundKey(sessionID, callID)]
+	v, ok = k.m[callID]
 	return v, ok
 }
 
 // take removes and returns what is kept for the call; ok is false when nothing is.
-func (k *keptCalls[T]) take(sessionID, callID string) (v T, ok bool) {
+func (k *keptCalls[T]) take(callID string) (v T, ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	key := roundKey(sessionID, callID)
-	v, ok = k.m[key]
-	delete(k.m, key)
+	v, ok = k.m[callID]
+	delete(k.m, callID)
 	return v, ok
 }
 
-// takeSession removes and returns what is kept for the calls of a session (it ended for good).
-func (k *keptCalls[T]) takeSession(sessionID string) []T {
+// takeAll removes and returns what is kept for every call (the session ended for good).
+func (k *keptCalls[T]) takeAll() []T {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var out []T
-	for key, v := range k.m {
-		if strings.HasPrefix(key, sessionID+"/") { // session ids hold no "/"
-			out = append(out, v)
-			delete(k.m, key)
-		}
+	out := make([]T, 0, len(k.m))
+	for _, v := range k.m {
+		out = append(out, v)
 	}
+	k.m = nil
 	return out
+}
+
+// size is how many calls have something kept.
+func (k *keptCalls[T]) size() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
 }
 
 // restoredCall is an MRTR call restored after a restart: its record, and the pending request of each input
@@ -583,7 +583,7 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 				} else {
 					c.kept.markEvictedUntil(key, expires, cr.Digest)
 				}
-				c.callIDs.add(cr.SessionID, cr.CallID, expires)
+				c.callIDs.add(restored[cr.SessionID], cr.CallID, expires)
 				rep.InFlight++
 			} else {
 				c.del(state.KindCall, key)
@@ -603,7 +603,7 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 				rep.Requests++
 			}
 		}
-		c.mrtr.put(cr.SessionID, cr.CallID, rc)
+		restored[cr.SessionID].restoredRounds.put(cr.CallID, rc)
 		rep.Rounds++
 	}
 	for _, r := range reqs {
@@ -611,7 +611,7 @@ func (c *Core) restoreRequests(calls []callRecord, reqs []requestRecord, restore
 			continue
 		}
 		if r.Request.Kind == KindApproval { // re-raised for the caller's retry (approval.go)
-			if c.restoreApproval(r, restored[r.Request.SessionID] != nil) {
+			if c.restoreApproval(r, restored[r.Request.SessionID]) {
 				rep.Requests++
 			}
 			continue
@@ -646,13 +646,6 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if _, dup := c.sessions[r.ID]; dup {
-		c.mu.Unlock()
-		return nil, fmt.Errorf("session %s is already open", r.ID)
-	}
-	c.perOwner[r.Owner]++
-	c.mu.Unlock()
 	p := OpenParams{Owner: r.Owner, Server: r.Server, Capabilities: r.Capabilities, ProtocolVersion: r.RequestedVersion, ClientInfo: r.ClientInfo, LogLevel: r.LogLevel}
 	if r.HostRoots {
 		p.Roots = r.Roots
@@ -671,8 +664,13 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 	}
 	s.info.ProtocolVersion = r.ProtocolVersion
 	c.mu.Lock()
-	c.sessions[s.id] = s
-	c.live[s.id] = s
+	if _, dup := c.sessions[r.ID]; dup {
+		c.mu.Unlock()
+		s.cancel()
+		return nil, fmt.Errorf("session %s is already open", r.ID)
+	}
+	// Restored past the limits: the sessions were the bridge's before it restarted (or another replica's).
+	c.sessions[s.id] = registered{s: s, phase: phaseOpen}
 	c.mu.Unlock()
 	c.obs.SessionStateChanged(cfg.Name, 0, StateReconnecting)
 	go s.resume() // owned by the session like its supervisor; ends with it

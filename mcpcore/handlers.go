@@ -244,8 +244,8 @@ func (c *Core) HostsAttached() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var n int64
-	for _, s := range c.live {
-		n += int64(s.hostsAttached.Load())
+	for _, r := range c.sessions {
+		n += int64(r.s.hostsAttached.Load())
 	}
 	return n
 }

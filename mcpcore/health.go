@@ -85,10 +85,7 @@ func (c *Core) noteOpen(server string, err error) {
 func (c *Core) ServerHealth() []ServerHealth {
 	servers := c.Servers()
 	c.mu.Lock()
-	sessions := make([]*Session, 0, len(c.sessions))
-	for _, s := range c.sessions {
-		sessions = append(sessions, s)
-	}
+	sessions := c.sessionsLocked(true)
 	out := make([]ServerHealth, len(servers))
 	index := make(map[string]int, len(servers))
 	for i, s := range servers {

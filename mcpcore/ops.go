@@ -409,7 +409,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	var rc *restoredCall
 	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
-	ra, _ := s.core.approvals.take(s.id, opts.CallID)
+	ra, _ := s.restoredApprovals.take(opts.CallID)
 	digest := callDigest(params.Name, args)
 	if !opts.Resume && ra == nil {
 		// One outcome per call id (resume.go, docs/adr/0106): the same call delivered again (a transparent
@@ -443,7 +443,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	call, ctx, end, err := s.beginCall(ctx, "tools/call", params.Name, opts)
 	if err != nil {
 		if ra != nil {
-			s.core.approvals.put(s.id, opts.CallID, ra)
+			s.restoredApprovals.put(opts.CallID, ra)
 		}
 		return nil, nil, err
 	}

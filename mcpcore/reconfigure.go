@@ -135,7 +135,7 @@ func (c *Core) Reconfigure(r Reconfiguration) ReconfigureReport {
 	c.maxPerOwner = cmp0(r.MaxSessionsPerOwner, DefaultMaxSessionsPerOwner)
 	var retire []*Session
 	closed := c.closed
-	for _, s := range c.sessions {
+	for _, s := range c.sessionsLocked(true) {
 		if !s.adHoc && slices.Contains(rep.Removed, s.server.Name) {
 			retire = append(retire, s)
 		}

@@ -110,7 +110,7 @@ func (co *callOutcomes) storedUse(callID, digest string) callIDUse {
 		}
 		return callIDUsed
 	}
-	if rc, ok := s.core.mrtr.peek(s.id, callID); ok {
+	if rc, ok := s.restoredRounds.peek(callID); ok {
 		if rc.rec.Method != "tools/call" {
 			return callIDUsed
 		}
@@ -140,7 +140,7 @@ func (co *callOutcomes) resumeCall(ctx context.Context, name, callID string) (re
 	if callID == "" {
 		return resumed{}, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to resume a call"}}}
 	}
-	if rc, ok := s.core.mrtr.take(s.id, callID); ok && rc.rec.Method == "tools/call" {
+	if rc, ok := s.restoredRounds.take(callID); ok && rc.rec.Method == "tools/call" {
 		return resumed{round: rc}, nil
 	}
 	// A call still in flight is joined: its outcome is kept when it ends.

@@ -93,6 +93,13 @@ type Session struct {
 	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
 	access   sessionAccess   // applies its server's policy (policy.go)
 	outcomes callOutcomes    // one outcome per call id: resumed and kept calls (resume.go)
+	callIDs  sessionCallIDs  // its call-id records scheduled for deletion at their TTL (callids.go); guarded by Core.callIDs.mu
+
+	// What was restored from the store for its calls and waits for their retries (durable.go, approval.go).
+	restoredRounds    keptCalls[*restoredCall]     // MRTR rounds, by call id
+	restoredApprovals keptCalls[*restoredApproval] // approval requests, by call id
+
+	pending pendingCount // how many of its server requests are pending in the dispatcher; guarded by Dispatcher.mu
 
 	detached detachedCalls // the goroutines of detached calls (detach.go), waited for by shutdown
 

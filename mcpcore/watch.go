@@ -6,7 +6,7 @@ package mcpcore
 //
 //   - a session's subscribers (a host's Connect attachment, WatchEvents, the console's watch of a session)
 //     receive the requests of that session in the session's own numbered stream (Session.Subscribe), which
-//     the publish reaches through the session's log (sessionLogs);
+//     the publish reaches through the session's log (sessionLookup);
 //   - a streaming tool call receives the requests of its call (Dispatcher.WatchCall);
 //   - an approver receives the approval requests it may decide (ApprovalFilter), and a Connect stream or
 //     WatchEvents on "-" the authorization requests of its owner's sessions being created (Dispatcher.Watch
@@ -19,11 +19,29 @@ package mcpcore
 // once per event, and must not block or call back into the dispatcher.
 type RequestFilter func(*PendingRequest) bool
 
-// sessionLogs finds the event log of a session the core serves (nil when it serves none: a session still
-// being created, one closed, or a test without sessions). A request event of a session goes into that log
-// too, numbered in the session's stream. Core implements it (core.go).
-type sessionLogs interface {
+// sessionLookup finds what the dispatcher keeps on a session the core serves, in the core's one registry of
+// sessions (registry.go): nil when it serves none — a session closed, or a test without sessions. Core
+// implements it (core.go).
+//
+//   - sessionLog is the session's event log: a request event of the session goes into it too, numbered in the
+//     session's stream;
+//   - sessionPending is the session's count of pending requests (Limits.MaxPendingPerSession).
+type sessionLookup interface {
 	sessionLog(sessionID string) *eventLog
+	sessionPending(sessionID string) *pendingCount
+}
+
+// pendingCount is one session's count of pending requests in the dispatcher, kept on the Session
+// (Session.pending) so that it goes with it. Guarded by Dispatcher.mu.
+type pendingCount struct{ n int }
+
+// pendingOf is the pending-request count of session sessionID, or nil when the dispatcher serves no such
+// session (its own tests): such requests are not bounded per session. Called without d.mu.
+func (d *Dispatcher) pendingOf(sessionID string) *pendingCount {
+	if d.logs == nil {
+		return nil
+	}
+	return d.logs.sessionPending(sessionID)
 }
 
 // newFeed returns the dispatcher's feed of requests.
