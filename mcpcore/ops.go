@@ -480,9 +480,8 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
 				return err
 			}
-			g.learnTool(ctx, params.Name) // its x-mcp-header parameters (paramheaders.go)
-			var err error
-			r, err = g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
+			var err error // callTool: with its x-mcp-header parameters (paramheaders.go)
+			r, err = g.callTool(ctx, call, &mcp.CallToolParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
 			if r != nil && r.IsError {
 				markToolError(ctx)
 			}
