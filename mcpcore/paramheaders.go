@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,21 +53,30 @@ func headerMismatch(call *activeCall, err error) bool {
 // It lists the tools, page by page until it finds the tool, once per connection (a list_changed drops what
 // the SDK knew, and the next call lists again). A failed list is not the call's failure: the call goes on,
 // and the server says what it lacks.
+//
+// A tool the whole list did not hold is remembered as absent on the connection (absentTools) until a
+// tools/list_changed of the server arrives, so that calls to a missing tool — the server's answer to them
+// is its own error — do not list the tools every time.
 func (g *generation) learnTool(ctx context.Context, name string) {
 	if !g.paramHeaders() || g.cs.KnowsTool(name) {
 		return
 	}
+	epoch := g.s.core.lists.toolsEpoch(g.s.server.Name)
+	if g.absentTools.has(name, epoch) {
+		return
+	}
 	g.toolsListing.Lock()
 	defer g.toolsListing.Unlock()
-	if g.cs.KnowsTool(name) { // another call listed meanwhile
+	if g.cs.KnowsTool(name) || g.absentTools.has(name, epoch) { // another call listed meanwhile
 		return
 	}
 	g.listTool(ctx, name)
 }
 
 // listTool lists the server's tools on g, page by page, until a page holds the named tool or the list
-// ends. The caller holds g.toolsListing.
+// ends; a complete list without it records the name as absent. The caller holds g.toolsListing.
 func (g *generation) listTool(ctx context.Context, name string) {
+	epoch := g.s.core.lists.toolsEpoch(g.s.server.Name) // a list_changed during the listing voids its finding
 	cursor := ""
 	for range maxToolsPages {
 		r, err := g.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
@@ -74,7 +84,11 @@ func (g *generation) listTool(ctx context.Context, name string) {
 			g.s.logger.Debug("listing the tools before a call, for their x-mcp-header parameters", "tool", name, "error", err)
 			return
 		}
-		if r.NextCursor == "" || pageHolds(r, name) {
+		if pageHolds(r, name) {
+			return
+		}
+		if r.NextCursor == "" {
+			g.absentTools.add(name, epoch)
 			return
 		}
 		cursor = r.NextCursor
@@ -89,4 +103,46 @@ func pageHolds(r *mcp.ListToolsResult, name string) bool {
 		}
 	}
 	return false
+}
+
+// maxAbsentTools bounds the names a connection remembers as absent from its server's tools; past it, it
+// forgets them all (a forgotten name costs one listing).
+const maxAbsentTools = 256
+
+// absentTools is what a connection remembers of the tools its server's list did not hold, so that calls to
+// a missing tool do not list the tools every time: the names a complete listing did not find, as of the
+// epoch of the server's tool lists (listCache.toolsEpoch) when that listing began. A list_changed bumps the
+// epoch, and the names are forgotten; a new connection starts with none. Safe for concurrent use.
+type absentTools struct {
+	mu    sync.Mutex
+	epoch uint64
+	names map[string]struct{}
+}
+
+// has reports whether name was absent from a listing under epoch.
+func (a *absentTools) has(name string, epoch uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.names[name]
+	return ok && a.epoch == epoch
+}
+
+// add records that a listing begun under epoch did not find name.
+func (a *absentTools) add(name string, epoch uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.epoch != epoch || len(a.names) >= maxAbsentTools {
+		clear(a.names)
+		a.epoch = epoch
+	}
+	if a.names == nil {
+		a.names = make(map[string]struct{})
+	}
+	a.names[name] = struct{}{}
+}
+
+func (a *absentTools) size() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.names)
 }

@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,8 +26,6 @@ type headerServer struct {
 	lists  int
 	calls  int
 	params []http.Header // the Mcp-Param-* headers of each tools/call
-	// afterList, when set, runs after each tools/list is answered (the schema changes between lists).
-	afterList func(n int)
 	// mismatch, when set, refuses every tools/call with HeaderMismatch, whatever its headers.
 	mismatch bool
 }
@@ -39,15 +38,9 @@ func newHeaderServer(t *testing.T, header string) *headerServer {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get("Mcp-Method") {
 		case "tools/list":
-			h.ServeHTTP(w, r)
 			hs.mu.Lock()
-			hs.lists++
-			n, after := hs.lists, hs.afterList
+			hs.lists++ // counted before it is answered, so a count read after the call's answer holds it
 			hs.mu.Unlock()
-			if after != nil {
-				after(n)
-			}
-			return
 		case "tools/call":
 			p := http.Header{}
 			for k, v := range r.Header {
@@ -156,5 +149,49 @@ func TestHeaderMismatchRetriedOnlyOnce(t *testing.T) {
 	lists, calls := hs.counts()
 	if lists != 2 || calls != 2 {
 		t.Errorf("the server saw %d lists and %d calls, want 2 and 2 (the first list, one re-list, one retry)", lists, calls)
+	}
+}
+
+// A call to a tool the server's list does not hold lists the tools once per connection, not on every such
+// call: the connection remembers the name was absent until a tools/list_changed arrives. Before: every call
+// to the missing tool listed every page of the server's tools first.
+func TestAbsentToolListedOnce(t *testing.T) {
+	hs := newHeaderServer(t, "Region")
+	s := headerCore(t, hs)
+	missing := func() {
+		t.Helper()
+		_, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "nosuch"}, CallOptions{})
+		if err == nil {
+			t.Fatal("a call to a missing tool succeeded")
+		}
+	}
+	for range 5 {
+		missing()
+	}
+	if lists, calls := hs.counts(); lists != 1 || calls != 5 {
+		t.Errorf("5 calls to a missing tool: the server saw %d lists and %d calls, want 1 and 5", lists, calls)
+	}
+	s.core.lists.listChanged("hdr", "notifications/tools/list_changed") // as the wire tap does
+	missing()
+	missing()
+	if lists, _ := hs.counts(); lists != 2 {
+		t.Errorf("after a list_changed: %d lists, want 2 (the name is listed for once more)", lists)
+	}
+}
+
+// The names a connection remembers as absent are bounded; past the bound it forgets them all.
+func TestAbsentToolsBounded(t *testing.T) {
+	var a absentTools
+	for i := range maxAbsentTools + 10 {
+		a.add(fmt.Sprint("t", i), 7)
+	}
+	if n := a.size(); n > maxAbsentTools {
+		t.Errorf("%d names kept, want at most %d", n, maxAbsentTools)
+	}
+	if !a.has(fmt.Sprint("t", maxAbsentTools+9), 7) {
+		t.Error("the last name added is forgotten")
+	}
+	if a.has(fmt.Sprint("t", maxAbsentTools+9), 8) {
+		t.Error("a name is absent under a later epoch of the server's tools")
 	}
 }
