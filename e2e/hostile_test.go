@@ -250,6 +250,37 @@ func TestHostileCRLFName(t *testing.T) {
 	}
 }
 
+// Issue 34 (no matching on error text) and issue 31, item 5: a task id goes in the Mcp-Name header of a
+// 2026-07-28 tasks/get; one with CR or LF is refused as the host's error — INVALID_ARGUMENT, by the rule
+// net/http applies, checked before sending — and the session is not touched. Before: 503 UNAVAILABLE
+// ("rejected by transport"), and only a match on net/http's error text kept the connection.
+func TestHostileCRLFTaskID(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  web:\n    url: %q\n", srv.URL+"/mcp")})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	if v := cs.GetSession().GetProtocolVersion(); v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	_, err = b.client.GetTask(ctx, &pb.GetTaskRequest{SessionId: id, TaskId: "t\r\nX-Injected: 1"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a task id with CR/LF: %v, want INVALID_ARGUMENT", err)
+	}
+	gs, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
+	if err != nil || gs.GetSession().GetState() != pb.SessionState_SESSION_STATE_READY || gs.GetSession().GetRestarts() != 0 {
+		t.Errorf("the session after: %v (restarts %d), %v; want READY, never restarted", gs.GetSession().GetState(), gs.GetSession().GetRestarts(), err)
+	}
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "ok"})})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "ok") {
+		t.Errorf("the next call: %v, %v", res, err)
+	}
+}
+
 // Issue 31, item 5: opening a session has the bridge's own deadline (limits.openTimeout): a server that
 // accepts and never answers the handshake fails CreateSession UNAVAILABLE naming the key, long before the
 // host's deadline, and the handler it held is released. Before: only the host's deadline ended it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/http/httpguts"
 )
 
 // transport returns the transport for a new generation of s.
@@ -101,13 +102,9 @@ type httpTap struct {
 
 func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range h.headers {
-		if req.Header.Get(k) == "" {
-			req.Header.Set(k, v)
-		}
-	}
 	InjectTraceHeaders(req.Context(), req.Header)
 	if h.tap == nil {
+		h.configured(req)
 		return h.base.RoundTrip(req)
 	}
 	if h.tap.s.core.keeping() {
@@ -162,6 +159,15 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			fake = h.reattach.answerInitialize(req, body)
 		}
 	}
+	if err := checkHeaders(req.Header); err != nil {
+		// What the request carries from the host (a name, a URI, a task id in Mcp-Name; trace context)
+		// cannot be sent: the host's error, refused here before net/http would, and the connection is fine.
+		if sent != nil {
+			h.tap.sendFailed(sent)
+		}
+		return nil, err
+	}
+	h.configured(req)
 	resp, err := fake, error(nil)
 	if resp == nil {
 		resp, err = h.base.RoundTrip(req)
@@ -170,7 +176,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if sent != nil {
 			h.tap.sendFailed(sent)
 		}
-		if req.Context().Err() == nil && !requestInvalid(err) {
+		if req.Context().Err() == nil {
 			// The server cannot be reached (refused, reset, DNS): the SDK would keep the connection and
 			// fail each call with "rejected by transport"; supervision reconnects, with backoff, instead.
 			h.tap.g.markDead("server unreachable: " + err.Error())
@@ -451,8 +457,35 @@ func headerSafe(field, v string) error {
 	return nil
 }
 
-// requestInvalid reports whether err is net/http refusing the request itself (a header it cannot send),
-// not the server being unreachable.
-func requestInvalid(err error) bool {
-	return strings.Contains(err.Error(), "invalid header field")
+// configured adds the server's configured headers (secrets: never logged) that req does not carry. They are
+// the operator's, checked when the configuration loads, so they are added after checkHeaders, which judges
+// what comes from the host.
+func (h *httpTap) configured(req *http.Request) {
+	for k, v := range h.headers {
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
+}
+
+// checkHeaders refuses a request whose headers net/http would not send, by the rule net/http applies
+// (httpguts: RFC 9110 field names are tokens; field values hold no control character but HTAB), as the
+// host's error: the values come from what the host asked for (a name, a URI or a task id mirrored into
+// Mcp-Name, trace context), and the server never saw the request. The error names the header, never its
+// value. Without this the bridge could tell net/http's refusal from an unreachable server only by its error
+// text (docs/adr/0110).
+func checkHeaders(hdr http.Header) error {
+	for k, vs := range hdr {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "header",
+				Description: "a header name derived from the request is not a valid HTTP field name"}}}
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "header " + k,
+					Description: "cannot be carried in this HTTP header: control characters (CR, LF, NUL, ...) are not allowed (RFC 9110 §5.5)"}}}
+			}
+		}
+	}
+	return nil
 }

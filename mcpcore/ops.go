@@ -181,6 +181,9 @@ func (s *Session) classify(ctx context.Context, g *generation, call *activeCall,
 	if isLocalError(err) {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
+	if ie := (*InvalidError)(nil); errors.As(err, &ie) {
+		return ie // the request could not be sent as the host gave it (checkHeaders): nothing reached the server
+	}
 	if call.refusedLost() || errors.Is(err, mcp.ErrSessionMissing) {
 		g.lost.Store(true)
 		g.markDead("server lost the session")
