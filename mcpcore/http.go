@@ -38,7 +38,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if err != nil {
 			return nil, err
 		}
-		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max, reattach: ra}}
+		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max, reattach: ra, pace: newStreamPace(max)}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,
@@ -95,6 +95,7 @@ type httpTap struct {
 	headers map[string]string
 	tap     *wireTap
 	max     int
+	pace    *streamPace // the read budget of the connection's SSE streams (ssepace.go)
 	// reattach, on a restored session's first connection, answers the SDK's initialize with the server's
 	// kept session (reattach.go).
 	reattach *reattachState
@@ -192,13 +193,16 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
 	case "text/event-stream":
-		st := &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: sentID}
-		if req.Method == http.MethodGet {
-			st.pace = newStreamPace(req.Context(), h.max)
-		}
-		resp.Body = st
+		resp.Body = h.sseBody(req, resp.Body, origin, sentID)
 	}
 	return resp, nil
+}
+
+// sseBody wraps the SSE response body of req in the tap, read at the connection's stream budget
+// (ssepace.go). origin and reqID are the call and the wire id of the request a POST's stream answers.
+func (h *httpTap) sseBody(req *http.Request, body io.ReadCloser, origin *activeCall, reqID jsonrpc.ID) *sseTap {
+	return &sseTap{body: body, br: bufio.NewReaderSize(body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: reqID,
+		pace: h.pace.stream(req.Context(), req.Method)}
 }
 
 // errKeptForRestart refuses what a session kept for the next process would still send (httpTap).
@@ -308,10 +312,13 @@ type sseTap struct {
 	max    int
 
 	reqID jsonrpc.ID  // the wire id of the request this stream answers (a POST's); invalid for GET
-	pace  *streamPace // the standalone GET stream's read budget (ssepace.go); nil for a POST's stream
+	pace  *streamPacing // the stream's share of its connection's read budget (ssepace.go); nil: not paced
 	out   []byte
 	err   error
 	multi bool // inside a data field of several lines (until the blank line that ends the event)
+	// answer is set by transform when the line is the server's response to reqID: the budget does not
+	// charge it (ssepace.go).
+	answer bool
 }
 
 // failRequest fails the request this SSE stream answers (a POST's response stream) with the bridge's bad
@@ -341,11 +348,12 @@ var errSSENotJSON = errors.New("SSE data is not JSON")
 func (s *sseTap) Read(p []byte) (int, error) {
 	for len(s.out) == 0 && s.err == nil {
 		line, size, oversized, err := readSSELine(s.br, s.max)
-		if s.pace != nil {
-			s.pace.wait(s, size)
-		}
+		s.answer = false
 		s.out = s.transform(line, size, oversized)
 		s.err = err
+		if s.pace != nil && !s.answer { // the response to the POST is read at once (ssepace.go)
+			s.pace.wait(s, size)
+		}
 	}
 	if len(s.out) > 0 {
 		n := copy(p, s.out)
@@ -398,6 +406,9 @@ func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 			return line // probably the first line of a multi-line data field
 		}
 		return s.frame(s.tap.badFrame(trimmed, size, false, err, nil))
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && s.reqID.IsValid() && r.ID == s.reqID {
+		s.answer = true
 	}
 	out, ok := s.tap.received(msg, s.origin)
 	if !ok {
