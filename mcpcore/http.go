@@ -311,7 +311,7 @@ type sseTap struct {
 	origin *activeCall
 	max    int
 
-	reqID jsonrpc.ID  // the wire id of the request this stream answers (a POST's); invalid for GET
+	reqID jsonrpc.ID    // the wire id of the request this stream answers (a POST's); invalid for GET
 	pace  *streamPacing // the stream's share of its connection's read budget (ssepace.go); nil: not paced
 	out   []byte
 	err   error
