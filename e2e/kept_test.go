@@ -246,11 +246,7 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	}
 	b := start(t, cfg)
 	ctx := testCtx(t)
-	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cs.GetSession().GetSessionId()
+	id := createSession(ctx, t, b, serverModern)
 	// A 2025-11-25 Streamable HTTP session whose call was in flight upstream (an elicitation pushed on the
 	// call's own response stream, so it names the call) when the bridge died. (A push over stdio names no
 	// call: TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain covers such a call — docs/adr/0099.)
@@ -453,6 +449,16 @@ func newCallRunsFirst(t *testing.T, b *bridge, id, tag string) {
 	}
 }
 
+// createSession opens a session on server for a host with every capability and returns its id.
+func createSession(ctx context.Context, t *testing.T, b *bridge, server string) string {
+	t.Helper()
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs.GetSession().GetSessionId()
+}
+
 // Issue 31: a 2026-07-28 call between two multi round-trip rounds when the bridge is killed -9 — the first
 // round answered (its answer carried to the server, which keeps it in requestState), the second round's
 // request waiting for the host — completes after the restart: the second round's record (written with its
@@ -464,11 +470,7 @@ func TestKillBetweenMRTRRoundsCompletesAfterRestart(t *testing.T) {
 	cfg := bridgeConfig{flags: []string{"--state-file", stateFile}}
 	b := start(t, cfg)
 	ctx := testCtx(t)
-	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cs.GetSession().GetSessionId()
+	id := createSession(ctx, t, b, serverModern)
 	h := b.connect(ctx)
 	h.attach(id)
 	const callID = "call-rounds"
