@@ -351,7 +351,7 @@ func (s *sseTap) Read(p []byte) (int, error) {
 		s.answer = false
 		s.out = s.transform(line, size, oversized)
 		s.err = err
-		if s.pace != nil && !s.answer { // the response to the POST is read at once (ssepace.go)
+		if s.pace != nil && !s.answer && size > 0 { // the response to the POST is read at once (ssepace.go)
 			s.pace.wait(s, size)
 		}
 	}

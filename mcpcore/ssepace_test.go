@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -100,6 +101,38 @@ func TestStreamPaceBoundsEndlessPostStreams(t *testing.T) {
 			if got < budget/2 {
 				t.Errorf("%d POST streams: read %d lines in a minute, want near %d: the budget is not a stall", n, got, budget)
 			}
+		}
+	})
+}
+
+// The line that answers a POST's own request is not charged to the connection's budget: with the budget
+// spent (another stream's flood), a large result is read at once, while another line of the same size on
+// the same stream waits for its budget.
+func TestStreamPaceDoesNotHoldAPostsAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &httpTap{tap: &wireTap{outgoing: map[jsonrpc.ID]*outgoingCall{}}, max: 1 << 20, pace: newStreamPace(1 << 20)}
+		id, _ := jsonrpc.MakeID(float64(7))
+		big := strings.Repeat("x", 512<<10)
+		read := func(line string) time.Duration {
+			t.Helper()
+			h.pace.lines.ReserveN(time.Now(), h.pace.lines.Burst()) // the budget is spent
+			h.pace.bytes.ReserveN(time.Now(), h.pace.bytes.Burst())
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://upstream/mcp", nil)
+			st := h.sseBody(req, io.NopCloser(strings.NewReader(line)), nil, id)
+			start := time.Now()
+			if _, err := io.ReadAll(st); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start) // fake time: only the budget's waits move it
+			time.Sleep(time.Hour)     // the budget refills before the next case
+			return took
+		}
+		answer := `data: {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + big + `"}]}}` + "\n"
+		if took := read(answer); took != 0 {
+			t.Errorf("the POST's answer waited %v for the budget, want it read at once", took)
+		}
+		if took := read(": " + big + "\n"); took == 0 {
+			t.Error("a line of the same size that is not the answer did not wait for a spent budget")
 		}
 	})
 }
