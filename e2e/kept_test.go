@@ -246,11 +246,7 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 	}
 	b := start(t, cfg)
 	ctx := testCtx(t)
-	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cs.GetSession().GetSessionId()
+	id := createSession(ctx, t, b, serverModern)
 	// A 2025-11-25 Streamable HTTP session whose call was in flight upstream (an elicitation pushed on the
 	// call's own response stream, so it names the call) when the bridge died. (A push over stdio names no
 	// call: TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain covers such a call — docs/adr/0099.)
@@ -450,5 +446,66 @@ func newCallRunsFirst(t *testing.T, b *bridge, id, tag string) {
 	}
 	if line := await(t, b.reports.Lines); line != "started "+tag {
 		t.Fatalf("after the restart the probe first reported %q, want \"started %s\" (an earlier call id ran again)", line, tag)
+	}
+}
+
+// createSession opens a session on server for a host with every capability and returns its id.
+func createSession(ctx context.Context, t *testing.T, b *bridge, server string) string {
+	t.Helper()
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: server, HostCapabilities: allCaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs.GetSession().GetSessionId()
+}
+
+// Issue 31: a 2026-07-28 call between two multi round-trip rounds when the bridge is killed -9 — the first
+// round answered (its answer carried to the server, which keeps it in requestState), the second round's
+// request waiting for the host — completes after the restart: the second round's record (written with its
+// request, durable.go roundRequest) holds the server's requestState and the round's input requests, the
+// restarted bridge raises the round's request again under its id, and the resumed call goes on from that
+// round with the answer given after the restart; the first round is not asked again.
+func TestKillBetweenMRTRRoundsCompletesAfterRestart(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.db")
+	cfg := bridgeConfig{flags: []string{"--state-file", stateFile}}
+	b := start(t, cfg)
+	ctx := testCtx(t)
+	id := createSession(ctx, t, b, serverModern)
+	h := b.connect(ctx)
+	h.attach(id)
+	const callID = "call-rounds"
+	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_rounds", CallId: callID})
+	first := h.nextRequest()
+	if first.GetOriginCallId() != callID || first.GetInputKey() != "first" {
+		t.Fatalf("round one's request: call %q key %q, want %q first", first.GetOriginCallId(), first.GetInputKey(), callID)
+	}
+	if ack := h.reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
+	}}}); !ack.GetAccepted() {
+		t.Fatalf("answer to round one: %v", ack)
+	}
+	second := h.nextRequest()
+	if second.GetOriginCallId() != callID || second.GetInputKey() != "second" {
+		t.Fatalf("round two's request: call %q key %q, want %q second", second.GetOriginCallId(), second.GetInputKey(), callID)
+	}
+	b.kill()
+
+	b2 := start(t, cfg)
+	waitReady(t, b2, id)
+	h2 := b2.connect(ctx)
+	h2.attach(id)
+	again := h2.nextRequest()
+	if again.GetRequestId() != second.GetRequestId() || again.GetInputKey() != "second" {
+		t.Fatalf("after the restart request %s (key %q) was raised, want round two's %s again", again.GetRequestId(), again.GetInputKey(), second.GetRequestId())
+	}
+	done := b2.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_rounds", CallId: callID, Resume: true})
+	if ack := h2.reply(second.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Lin"}),
+	}}}); !ack.GetAccepted() {
+		t.Fatalf("answer to round two after the restart: %v", ack)
+	}
+	r := <-done
+	if r.err != nil || textOf(r.resp.GetResult()) != "first=Grace second=Lin" {
+		t.Fatalf("resumed call: %v %v, want first=Grace second=Lin", r.resp, r.err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/http/httpguts"
 )
 
 // transport returns the transport for a new generation of s.
@@ -37,7 +38,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if err != nil {
 			return nil, err
 		}
-		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max, reattach: ra}}
+		hc := &http.Client{Transport: &httpTap{base: base, headers: cfg.Headers, tap: tap, max: max, reattach: ra, pace: newStreamPace(max)}}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     cfg.URL,
 			HTTPClient:   hc,
@@ -94,6 +95,7 @@ type httpTap struct {
 	headers map[string]string
 	tap     *wireTap
 	max     int
+	pace    *streamPace // the read budget of the connection's SSE streams (ssepace.go)
 	// reattach, on a restored session's first connection, answers the SDK's initialize with the server's
 	// kept session (reattach.go).
 	reattach *reattachState
@@ -101,13 +103,9 @@ type httpTap struct {
 
 func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range h.headers {
-		if req.Header.Get(k) == "" {
-			req.Header.Set(k, v)
-		}
-	}
 	InjectTraceHeaders(req.Context(), req.Header)
 	if h.tap == nil {
+		h.configured(req)
 		return h.base.RoundTrip(req)
 	}
 	if h.tap.s.core.keeping() {
@@ -162,6 +160,15 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			fake = h.reattach.answerInitialize(req, body)
 		}
 	}
+	if err := checkHeaders(req.Header); err != nil {
+		// What the request carries from the host (a name, a URI, a task id in Mcp-Name; trace context)
+		// cannot be sent: the host's error, refused here before net/http would, and the connection is fine.
+		if sent != nil {
+			h.tap.sendFailed(sent)
+		}
+		return nil, err
+	}
+	h.configured(req)
 	resp, err := fake, error(nil)
 	if resp == nil {
 		resp, err = h.base.RoundTrip(req)
@@ -170,7 +177,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if sent != nil {
 			h.tap.sendFailed(sent)
 		}
-		if req.Context().Err() == nil && !requestInvalid(err) {
+		if req.Context().Err() == nil {
 			// The server cannot be reached (refused, reset, DNS): the SDK would keep the connection and
 			// fail each call with "rejected by transport"; supervision reconnects, with backoff, instead.
 			h.tap.g.markDead("server unreachable: " + err.Error())
@@ -186,13 +193,16 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &jsonBodyTap{body: resp.Body, tap: h.tap, origin: origin, max: h.max}
 	case "text/event-stream":
-		st := &sseTap{body: resp.Body, br: bufio.NewReaderSize(resp.Body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: sentID}
-		if req.Method == http.MethodGet {
-			st.pace = newStreamPace(req.Context(), h.max)
-		}
-		resp.Body = st
+		resp.Body = h.sseBody(req, resp.Body, origin, sentID)
 	}
 	return resp, nil
+}
+
+// sseBody wraps the SSE response body of req in the tap, read at the connection's stream budget
+// (ssepace.go). origin and reqID are the call and the wire id of the request a POST's stream answers.
+func (h *httpTap) sseBody(req *http.Request, body io.ReadCloser, origin *activeCall, reqID jsonrpc.ID) *sseTap {
+	return &sseTap{body: body, br: bufio.NewReaderSize(body, sseReadBuffer), tap: h.tap, origin: origin, max: h.max, reqID: reqID,
+		pace: h.pace.stream(req.Context(), req.Method)}
 }
 
 // errKeptForRestart refuses what a session kept for the next process would still send (httpTap).
@@ -301,11 +311,14 @@ type sseTap struct {
 	origin *activeCall
 	max    int
 
-	reqID jsonrpc.ID  // the wire id of the request this stream answers (a POST's); invalid for GET
-	pace  *streamPace // the standalone GET stream's read budget (ssepace.go); nil for a POST's stream
+	reqID jsonrpc.ID    // the wire id of the request this stream answers (a POST's); invalid for GET
+	pace  *streamPacing // the stream's share of its connection's read budget (ssepace.go); nil: not paced
 	out   []byte
 	err   error
 	multi bool // inside a data field of several lines (until the blank line that ends the event)
+	// answer is set by transform when the line is the server's response to reqID: the budget does not
+	// charge it (ssepace.go).
+	answer bool
 }
 
 // failRequest fails the request this SSE stream answers (a POST's response stream) with the bridge's bad
@@ -335,11 +348,12 @@ var errSSENotJSON = errors.New("SSE data is not JSON")
 func (s *sseTap) Read(p []byte) (int, error) {
 	for len(s.out) == 0 && s.err == nil {
 		line, size, oversized, err := readSSELine(s.br, s.max)
-		if s.pace != nil {
-			s.pace.wait(s, size)
-		}
+		s.answer = false
 		s.out = s.transform(line, size, oversized)
 		s.err = err
+		if s.pace != nil && !s.answer && size > 0 { // the response to the POST is read at once (ssepace.go)
+			s.pace.wait(s, size)
+		}
 	}
 	if len(s.out) > 0 {
 		n := copy(p, s.out)
@@ -392,6 +406,9 @@ func (s *sseTap) transform(line []byte, size int, oversized bool) []byte {
 			return line // probably the first line of a multi-line data field
 		}
 		return s.frame(s.tap.badFrame(trimmed, size, false, err, nil))
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && s.reqID.IsValid() && r.ID == s.reqID {
+		s.answer = true
 	}
 	out, ok := s.tap.received(msg, s.origin)
 	if !ok {
@@ -451,8 +468,35 @@ func headerSafe(field, v string) error {
 	return nil
 }
 
-// requestInvalid reports whether err is net/http refusing the request itself (a header it cannot send),
-// not the server being unreachable.
-func requestInvalid(err error) bool {
-	return strings.Contains(err.Error(), "invalid header field")
+// configured adds the server's configured headers (secrets: never logged) that req does not carry. They are
+// the operator's, checked when the configuration loads, so they are added after checkHeaders, which judges
+// what comes from the host.
+func (h *httpTap) configured(req *http.Request) {
+	for k, v := range h.headers {
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
+	}
+}
+
+// checkHeaders refuses a request whose headers net/http would not send, by the rule net/http applies
+// (httpguts: RFC 9110 field names are tokens; field values hold no control character but HTAB), as the
+// host's error: the values come from what the host asked for (a name, a URI or a task id mirrored into
+// Mcp-Name, trace context), and the server never saw the request. The error names the header, never its
+// value. Without this the bridge could tell net/http's refusal from an unreachable server only by its error
+// text (docs/adr/0110).
+func checkHeaders(hdr http.Header) error {
+	for k, vs := range hdr {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "header",
+				Description: "a header name derived from the request is not a valid HTTP field name"}}}
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "header " + k,
+					Description: "cannot be carried in this HTTP header: control characters (CR, LF, NUL, ...) are not allowed (RFC 9110 §5.5)"}}}
+			}
+		}
+	}
+	return nil
 }

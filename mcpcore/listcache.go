@@ -321,6 +321,17 @@ func (c *listCache) listChanged(server, method string) bool {
 	return true
 }
 
+// toolsEpoch is the count of invalidations of server's tool lists (a list_changed bumps it): what a
+// connection found absent from the list under one epoch may be there under the next (paramheaders.go).
+func (c *listCache) toolsEpoch(server string) uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epochs[listFamily{server, listTools}]
+}
+
 // dropSession forgets the handshake-era lists of a session that closed.
 func (c *listCache) dropSession(id string) {
 	if c == nil {

@@ -181,6 +181,9 @@ func (s *Session) classify(ctx context.Context, g *generation, call *activeCall,
 	if isLocalError(err) {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
+	if ie := (*InvalidError)(nil); errors.As(err, &ie) {
+		return ie // the request could not be sent as the host gave it (checkHeaders): nothing reached the server
+	}
 	if call.refusedLost() || errors.Is(err, mcp.ErrSessionMissing) {
 		g.lost.Store(true)
 		g.markDead("server lost the session")
@@ -480,9 +483,8 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 			if err := requireCap(g.serverCaps().Tools != nil, "tools"); err != nil {
 				return err
 			}
-			g.learnTool(ctx, params.Name) // its x-mcp-header parameters (paramheaders.go)
-			var err error
-			r, err = g.cs.CallTool(ctx, &mcp.CallToolParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
+			var err error // callTool: with its x-mcp-header parameters (paramheaders.go)
+			r, err = g.callTool(ctx, call, &mcp.CallToolParams{Meta: s.meta(ctx, call, g, params.Meta), Name: params.Name, Arguments: args, InputResponses: in, RequestState: state})
 			if r != nil && r.IsError {
 				markToolError(ctx)
 			}

@@ -377,6 +377,9 @@ type generation struct {
 	// toolsListing serializes the tools/list a call makes when the connection does not know its tool
 	// (paramheaders.go).
 	toolsListing sync.Mutex
+	// absentTools is the tools a listing of the connection did not find, until a list_changed
+	// (paramheaders.go).
+	absentTools absentTools
 
 	endOnce sync.Once
 	ended   chan struct{} // closed by markDead: the supervisor must replace the connection

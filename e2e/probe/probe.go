@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,6 +128,24 @@ func New() *mcp.Server {
 					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
 			}
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"first": ask("first"), "second": ask("second")}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit_rounds", Description: "Asks two people's names in two multi round-trip rounds (2026-07-28), the first name carried to the second round in requestState, and returns both."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			ask := func(who string) *mcp.ElicitParams {
+				return &mcp.ElicitParams{Mode: "form", Message: "The " + who + " person's name?",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+			}
+			if second, ok := req.Params.InputResponses["second"].(*mcp.ElicitResult); ok {
+				first, ok := strings.CutPrefix(req.Params.RequestState, "first=")
+				if !ok {
+					return nil, nil, fmt.Errorf("round two without round one's state: %q", req.Params.RequestState)
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("first=%s second=%v", first, second.Content["name"])}}}, nil, nil
+			}
+			if first, ok := req.Params.InputResponses["first"].(*mcp.ElicitResult); ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"second": ask("second")}, RequestState: fmt.Sprintf("first=%v", first.Content["name"])}, nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"first": ask("first")}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "trace_meta", Description: "Returns the W3C trace context keys of its request's _meta (traceparent, tracestate, baggage) as JSON."},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
