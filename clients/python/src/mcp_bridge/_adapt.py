@@ -60,7 +60,7 @@ def _cut(err: BaseException) -> bool:
     detached call goes on in the bridge; an approval that expired is an outcome, not a cut."""
     if isinstance(err, ApprovalExpiredError):
         return False
-    return isinstance(err, (CallCancelledError, DeadlineExceededError, NotFoundError)) or not isinstance(err, Exception)
+    return isinstance(err, (CallCancelledError, DeadlineExceededError)) or not isinstance(err, Exception)
 
 
 class DetachedCalls:
