@@ -127,6 +127,39 @@ class SamplingPromptTest {
     assertEquals(1, SamplingPrompt.of(request.toBuilder().clearToolChoice().build()).tools().size());
   }
 
+  /** The one path of the adapters' handlers: review first, then the neutral prompt, the model rule, complete. */
+  @Test
+  void modelSamplingHandlerReviewsThenAsksTheRuleThenCompletes() throws Exception {
+    class Handler extends ModelSamplingHandler<Handler> {
+      SamplingPrompt seen;
+      String seenModel;
+
+      @Override
+      protected CreateMessageResult complete(SamplingPrompt prompt, String model) {
+        seen = prompt;
+        seenModel = model;
+        return SamplingPrompt.reply(prompt.turns().get(0).text(), List.of(), model, "endTurn");
+      }
+    }
+    Handler h = new Handler()
+        .review(r -> r.toBuilder().setSystemPrompt("reviewed").build())
+        .modelRule(prefs -> prefs.getHintsCount() > 0 ? "model-for-" + prefs.getHints(0).getName() : null);
+    CreateMessageResult r = h.handleSampling(CreateMessageRequest.newBuilder()
+        .addMessages(message(Role.ROLE_USER, Mcp.textBlock("hi")))
+        .setModelPreferences(ModelPreferences.newBuilder().addHints(ModelHint.newBuilder().setName("small")))
+        .build(), null);
+    assertEquals("reviewed", h.seen.systemPrompt());
+    assertEquals("model-for-small", h.seenModel);
+    assertEquals("hi", r.getContent(0).getText().getText());
+    assertEquals("model-for-small", r.getModel());
+    RuntimeException refused = new IllegalStateException("no");
+    h.review(req -> {
+      throw refused;
+    });
+    assertEquals(refused, org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+        () -> h.createMessage(CreateMessageRequest.getDefaultInstance())));
+  }
+
   @Test
   void reply() {
     CreateMessageResult r = SamplingPrompt.reply("Paris.", List.of(

@@ -18,18 +18,13 @@ import dev.langchain4j.model.chat.request.DefaultChatRequestParameters;
 import dev.langchain4j.model.chat.request.ToolChoice;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.FinishReason;
-import dev.mcpbridge.client.HostHandler;
-import dev.mcpbridge.client.RequestContext;
+import dev.mcpbridge.client.ModelSamplingHandler;
 import dev.mcpbridge.client.SamplingPrompt;
-import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
-import dev.mcpbridge.v1.ModelPreferences;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Function;
-import java.util.function.UnaryOperator;
 
 /**
  * Answers MCP {@code sampling/createMessage} with a LangChain4j {@link ChatModel}: messages (text, images, tool uses
@@ -40,35 +35,16 @@ import java.util.function.UnaryOperator;
  * give it to a toolbox as its handler. An optional {@link #review} hook sees (and may change or refuse) each
  * request before the model does.
  */
-public class ChatModelSamplingHandler implements HostHandler {
+public class ChatModelSamplingHandler extends ModelSamplingHandler<ChatModelSamplingHandler> {
   private final ChatModel chatModel;
-  private volatile Function<ModelPreferences, String> modelRule = prefs -> null;
-  private volatile UnaryOperator<CreateMessageRequest> review = UnaryOperator.identity();
 
   public ChatModelSamplingHandler(ChatModel chatModel) {
     this.chatModel = Objects.requireNonNull(chatModel, "chatModel");
   }
 
-  /** The host's rule from model preferences to a model name; null keeps the chat model's default. */
-  public ChatModelSamplingHandler modelRule(Function<ModelPreferences, String> rule) {
-    this.modelRule = Objects.requireNonNull(rule, "rule");
-    return this;
-  }
-
-  /** A hook run before each request goes to the model: returns the request to send, or throws to refuse. */
-  public ChatModelSamplingHandler review(UnaryOperator<CreateMessageRequest> review) {
-    this.review = Objects.requireNonNull(review, "review");
-    return this;
-  }
-
+  /** Runs one sampling request through the chat model; {@code model} is the model rule's choice (null: default). */
   @Override
-  public CreateMessageResult handleSampling(CreateMessageRequest request, RequestContext context) throws Exception {
-    return createMessage(request);
-  }
-
-  /** Runs one sampling request through the chat model. */
-  public CreateMessageResult createMessage(CreateMessageRequest original) {
-    SamplingPrompt prompt = SamplingPrompt.of(review.apply(original));
+  protected CreateMessageResult complete(SamplingPrompt prompt, String model) {
     List<ChatMessage> messages = new ArrayList<>();
     if (!prompt.systemPrompt().isEmpty()) {
       messages.add(SystemMessage.from(prompt.systemPrompt()));
@@ -77,7 +53,6 @@ public class ChatModelSamplingHandler implements HostHandler {
       messages.addAll(toMessages(turn));
     }
     DefaultChatRequestParameters.Builder<?> p = ChatRequestParameters.builder();
-    String model = modelRule.apply(prompt.modelPreferences());
     if (model != null) {
       p.modelName(model);
     }

@@ -1,16 +1,11 @@
 package dev.mcpbridge.springai;
 
-import dev.mcpbridge.client.HostHandler;
-import dev.mcpbridge.client.RequestContext;
+import dev.mcpbridge.client.ModelSamplingHandler;
 import dev.mcpbridge.client.SamplingPrompt;
-import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
-import dev.mcpbridge.v1.ModelPreferences;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Function;
-import java.util.function.UnaryOperator;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.SystemMessage;
@@ -42,41 +37,16 @@ import org.springframework.util.MimeType;
  *
  * An optional {@link #review} hook sees (and may change or refuse, by throwing) each request before the model does.
  */
-public class ChatModelSamplingHandler implements HostHandler {
+public class ChatModelSamplingHandler extends ModelSamplingHandler<ChatModelSamplingHandler> {
   private final ChatModel chatModel;
-  private volatile Function<ModelPreferences, String> modelRule = prefs -> null;
-  private volatile UnaryOperator<CreateMessageRequest> review = UnaryOperator.identity();
 
   public ChatModelSamplingHandler(ChatModel chatModel) {
     this.chatModel = Objects.requireNonNull(chatModel, "chatModel");
   }
 
-  /**
-   * The host's rule from the server's model preferences (hints, priorities) to a model name; null keeps the
-   * chat model's default. The default rule always returns null.
-   */
-  public ChatModelSamplingHandler modelRule(Function<ModelPreferences, String> rule) {
-    this.modelRule = Objects.requireNonNull(rule, "rule");
-    return this;
-  }
-
-  /**
-   * A hook run before each request goes to the model, e.g. to let a person approve or edit it: it returns the
-   * request to send, or throws to refuse (the server gets an error).
-   */
-  public ChatModelSamplingHandler review(UnaryOperator<CreateMessageRequest> review) {
-    this.review = Objects.requireNonNull(review, "review");
-    return this;
-  }
-
+  /** Runs one sampling request through the chat model; {@code model} is the model rule's choice (null: default). */
   @Override
-  public CreateMessageResult handleSampling(CreateMessageRequest request, RequestContext context) throws Exception {
-    return createMessage(request);
-  }
-
-  /** Runs one sampling request through the chat model. */
-  public CreateMessageResult createMessage(CreateMessageRequest original) {
-    SamplingPrompt prompt = SamplingPrompt.of(review.apply(original));
+  protected CreateMessageResult complete(SamplingPrompt prompt, String model) {
     List<Message> messages = new ArrayList<>();
     if (!prompt.systemPrompt().isEmpty()) {
       messages.add(new SystemMessage(prompt.systemPrompt()));
@@ -87,7 +57,6 @@ public class ChatModelSamplingHandler implements HostHandler {
     // The chat model's own options type (OpenAiChatModel takes only OpenAiChatOptions), from its defaults.
     ChatOptions defaults = chatModel.getDefaultOptions();
     ChatOptions.Builder<?> options = defaults != null ? defaults.mutate() : ToolCallingChatOptions.builder();
-    String model = modelRule.apply(prompt.modelPreferences());
     if (model != null) {
       options.model(model);
     }
