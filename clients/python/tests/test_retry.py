@@ -210,6 +210,40 @@ def test_detach_and_cancel_call(fake: tuple[FakeBridge, str]) -> None:
     assert bridge.cancelled == ["job-d", "never"]
 
 
+def test_detached_calls_list_only_the_calls_cut_off(fake: tuple[FakeBridge, str]) -> None:
+    """DetachedCalls (the framework adapters' registry): every call detached with an id of its own; a call cut
+    off (DEADLINE_EXCEEDED, CANCELLED) stays listed for resume or cancel; a returned call, an error that is the
+    call's outcome (NOT_FOUND, an expired approval) and a cancelled one leave the list."""
+    from mcp_bridge import DetachedCalls
+    from mcp_bridge._adapt import Source
+
+    bridge, target = fake
+    calls = DetachedCalls()
+    with Client(target, retry=False) as client:
+        src = Source(client.create_session("demo"), detached=calls)
+        assert src.call_tool("t", {}).text.startswith("t")
+        assert calls.running() == []
+        for code, reason, listed in [
+            (grpc.StatusCode.DEADLINE_EXCEEDED, "", True),
+            (grpc.StatusCode.CANCELLED, "", True),
+            (grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND", False),
+            (grpc.StatusCode.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED", False),
+        ]:
+            bridge.call_failures = [(code, "m", reason)]
+            with pytest.raises(BridgeError):
+                src.call_tool("t", {})
+            assert (bridge.tool_calls[-1].call_id in {c.call_id for c in calls.running()}) is listed, (code, reason)
+        assert all(c.detach and c.call_id.startswith("call-") for c in bridge.tool_calls)
+        assert len({c.call_id for c in bridge.tool_calls}) == len(bridge.tool_calls)
+        first, second = calls.running()
+        assert calls.resume(first.call_id).text == "t resume=True"
+        calls.cancel(second.call_id)
+        assert calls.running() == []
+        assert bridge.cancelled == [second.call_id]
+        with pytest.raises(KeyError):
+            calls.resume(first.call_id)
+
+
 def test_the_hosts_call_id_is_kept_and_outcome_unknown_is_typed(fake: tuple[FakeBridge, str]) -> None:
     bridge, target = fake
     bridge.call_failures = [(U, "socket closed", ""), (grpc.StatusCode.ABORTED, "outcome unknown", "CALL_OUTCOME_UNKNOWN")]

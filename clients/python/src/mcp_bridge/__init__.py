@@ -13,6 +13,7 @@ and answers what those servers ask of a client (sampling, elicitation, roots) th
 :class:`Client` is synchronous (handlers run on threads); :class:`AsyncClient` is the asyncio twin.
 """
 
+from ._adapt import DetachedCall, DetachedCalls
 from ._retry import RetryPolicy
 from .aio import AsyncClient, AsyncSession
 from .client import Client, Session
@@ -108,6 +109,8 @@ __all__ = [
     "Toolbox",
     "AsyncToolbox",
     "ToolboxTool",
+    "DetachedCall",
+    "DetachedCalls",
     # handler
     "Handler",
     "ServerRequest",

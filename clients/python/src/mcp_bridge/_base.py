@@ -40,7 +40,13 @@ replicas of a shared bridge to route the call to the replica that owns the sessi
 
 
 def session_replica(session_id: str) -> str:
-    """The replica named in a session id ``s-<replica>.<random>``; "" for an id of a bridge without replicas."""
+    """The replica named in a session id ``s-<replica>.<random>``; "" for an id of a bridge without replicas.
+
+    The client's one reading of the session id format, which the bridge owns (mcpcore/ids.go): no other code
+    of the client looks inside a session id. It is needed because a proxy routes each session's calls by the
+    replica in its id (docs/scaling.md), so the session's host stream must go the same way; the bridge's own
+    ``mcpbridge-replica`` header names the replica that answered, which after a takeover is not the one the
+    proxy routes to. tests/test_routing.py checks it against ids the real bridge mints."""
     if not session_id.startswith("s-"):
         return ""
     replica, dot, _ = session_id[2:].partition(".")

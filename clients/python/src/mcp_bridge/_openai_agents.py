@@ -13,7 +13,7 @@ from mcp.types import ListPromptsResult
 from mcp.types import Tool as MCPTool
 
 from . import _convert as cv
-from ._adapt import Bound, Source, ToolSource, error_result, not_run_message, result_to_mcp, tool_to_mcp
+from ._adapt import Bound, DetachedCalls, Source, ToolSource, error_result, not_run_message, result_to_mcp, tool_to_mcp
 from .aio import AsyncSession
 from .client import Session
 from .errors import BridgeError
@@ -32,7 +32,8 @@ class BridgeMCPServer(MCPServer):
     session, call ``invalidate_tools_cache()``. The session stays open after ``cleanup()`` unless ``close_on_cleanup``; an
     :class:`~mcp_bridge.AsyncToolbox` is opened by ``connect()``. A call the bridge did not run (an approver
     denied it, or its approval expired) comes back as an ``isError`` result with the reason, for the model to
-    read."""
+    read. ``detached``: run every call detached and list it there (:class:`~mcp_bridge.DetachedCalls`), so
+    that a long-running tool goes on when the agent's run is cut."""
 
     def __init__(
         self,
@@ -42,10 +43,11 @@ class BridgeMCPServer(MCPServer):
         cache_tools_list: bool = False,
         tool_filter: Any = None,
         close_on_cleanup: bool = False,
+        detached: DetachedCalls | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self._src = Source(session_or_toolbox)
+        self._src = Source(session_or_toolbox, detached=detached)
         src = self._src.source
         self._name = name or (src.info.server if isinstance(src, (Session, AsyncSession)) else "toolbox")
         self.cache_tools_list = cache_tools_list

@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.messages.content import create_file_block, create_image_block, create_text_block
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from ._adapt import Bound, Source, ToolSource, not_run_message
+from ._adapt import Bound, DetachedCalls, Source, ToolSource, not_run_message
 from .aio import AsyncSession
 from .client import Session
 from .errors import BridgeError
@@ -160,20 +160,32 @@ def _tool(src: Source, b: Bound, handle_tool_errors: bool) -> BaseTool:
     )
 
 
-def load_tools(session_or_toolbox: ToolSource, *, tool_name_prefix: str = "", handle_tool_errors: bool = True) -> list[BaseTool]:
+def load_tools(
+    session_or_toolbox: ToolSource,
+    *,
+    tool_name_prefix: str = "",
+    handle_tool_errors: bool = True,
+    detached: DetachedCalls | None = None,
+) -> list[BaseTool]:
     """The LangChain tools of a sync session or toolbox (see the module docstring).
 
     ``tool_name_prefix``: for a session, name each tool ``<prefix>_<tool>`` (a toolbox names its tools
-    itself). ``handle_tool_errors``: return tool errors to the model (default) or raise them."""
-    src = Source(session_or_toolbox, tool_name_prefix=tool_name_prefix)
+    itself). ``handle_tool_errors``: return tool errors to the model (default) or raise them. ``detached``:
+    run every call detached and list it there, so that a long-running tool goes on when the agent's run is
+    cut; resume or cancel it through the :class:`~mcp_bridge.DetachedCalls`."""
+    src = Source(session_or_toolbox, tool_name_prefix=tool_name_prefix, detached=detached)
     return [_tool(src, b, handle_tool_errors) for b in src.list_tools()]
 
 
 async def aload_tools(
-    session_or_toolbox: ToolSource, *, tool_name_prefix: str = "", handle_tool_errors: bool = True
+    session_or_toolbox: ToolSource,
+    *,
+    tool_name_prefix: str = "",
+    handle_tool_errors: bool = True,
+    detached: DetachedCalls | None = None,
 ) -> list[BaseTool]:
     """:func:`load_tools` for any source, listing without blocking the event loop."""
-    src = Source(session_or_toolbox, tool_name_prefix=tool_name_prefix)
+    src = Source(session_or_toolbox, tool_name_prefix=tool_name_prefix, detached=detached)
     return [_tool(src, b, handle_tool_errors) for b in await src.alist_tools()]
 
 

@@ -20,7 +20,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from ._adapt import Source, ToolSource, not_run_message
+from ._adapt import DetachedCalls, Source, ToolSource, not_run_message
 from .errors import INVALID_PARAMS, USER_REJECTED, BridgeError, McpError
 from .handler import Handler, ModelPreferences, SamplingRequest, SamplingResult
 from .types import (
@@ -80,10 +80,11 @@ class ToolDispatcher:
         msgs += [resp.choices[0].message, *tools.run_chat(resp.choices[0].message)]
 
     An approval denial or expiry, and an ``isError`` result, come back as an ``Error: ...`` output the model
-    reads; other bridge failures raise."""
+    reads; other bridge failures raise. ``detached``: run every call detached and list it there
+    (:class:`~mcp_bridge.DetachedCalls`), so that a long-running tool goes on when the caller's run is cut."""
 
-    def __init__(self, session_or_toolbox: ToolSource) -> None:
-        self._src = Source(session_or_toolbox)
+    def __init__(self, session_or_toolbox: ToolSource, *, detached: DetachedCalls | None = None) -> None:
+        self._src = Source(session_or_toolbox, detached=detached)
         self._bound = self._src.list_tools() if not self._src.is_async else []
 
     async def refresh(self) -> None:

@@ -23,7 +23,7 @@ from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from ._adapt import Bound, Source, ToolSource, not_run_message
+from ._adapt import Bound, DetachedCalls, Source, ToolSource, not_run_message
 from .aio import AsyncSession
 from .client import Session
 from .errors import BridgeError
@@ -66,7 +66,9 @@ class BridgeToolset(AbstractToolset[Any]):
 
     ``id``: unique among an agent's toolsets (default: the session's server, or ``"toolbox"``).
     ``max_retries``: of a tool after ``ModelRetry`` (default: the agent's). ``cache_tools``: list once and
-    keep the list (a toolbox still follows ``tools/list_changed`` itself)."""
+    keep the list (a toolbox still follows ``tools/list_changed`` itself). ``detached``: run every call
+    detached and list it there (:class:`~mcp_bridge.DetachedCalls`), so that a long-running tool goes on when
+    the agent's run is cut."""
 
     def __init__(
         self,
@@ -76,8 +78,9 @@ class BridgeToolset(AbstractToolset[Any]):
         max_retries: int | None = None,
         tool_error_behavior: Literal["retry", "failed", "error"] = "retry",
         cache_tools: bool = False,
+        detached: DetachedCalls | None = None,
     ) -> None:
-        self._src = Source(session_or_toolbox)
+        self._src = Source(session_or_toolbox, detached=detached)
         src = self._src.source
         self._id = id or (src.info.server if isinstance(src, (Session, AsyncSession)) else "toolbox")
         self.max_retries = max_retries

@@ -413,7 +413,14 @@ public final class McpBridgeClient implements AutoCloseable {
     return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
   }
 
-  /** The replica named in a session id "s-REPLICA.RANDOM"; "" for an id of a bridge without replicas. */
+  /**
+   * The replica named in a session id "s-REPLICA.RANDOM"; "" for an id of a bridge without replicas. The client's
+   * one reading of the session id format, which the bridge owns (mcpcore/ids.go): no other code of the client looks
+   * inside a session id. It is needed because a proxy routes each session's calls by the replica in its id
+   * (docs/scaling.md), so the session's host stream must go the same way; the bridge's own mcpbridge-replica
+   * header names the replica that answered, which after a takeover is not the one the proxy routes to. RoutingTest
+   * checks it against ids the real bridge mints.
+   */
   static String sessionReplica(String sessionId) {
     if (sessionId == null || !sessionId.startsWith("s-")) {
       return "";

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.ApprovalDecision;
 import dev.mcpbridge.v1.ApprovalPending;
 import dev.mcpbridge.v1.ApprovalRequest;
@@ -37,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * {@link McpBridgeException#approvalDenied()} and {@link McpBridgeException#approvalExpired()}.
  */
 class ApprovalTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient alice;
   static McpBridgeClient bob;
   static McpBridgeClient eve;
@@ -63,7 +64,7 @@ class ApprovalTest {
   static void startBridge() throws Exception {
     Path tokens = Files.createTempDirectory("mcpbridge-approvals").resolve("tokens.txt");
     Files.writeString(tokens, "tok-alice alice\ntok-bob bob\ntok-eve eve\ntok-carol carol\n");
-    String bin = Bridge.binary().toString();
+    String bin = TestBridge.binary().toString();
     Map<String, Object> gated = Map.of("command", bin, "args", List.of("demo-server"),
         "tools", Map.of("approve", List.of("echo")), "approvers", Map.of("principals", List.of("bob")),
         "approvalExpiry", "1h");
@@ -72,7 +73,7 @@ class ApprovalTest {
         "approvalExpiry", "200ms"); // carol never serves approvals here
     Map<String, Object> carols = Map.of("command", bin, "args", List.of("demo-server"),
         "tools", Map.of("approve", List.of("echo")), "approvers", Map.of("principals", List.of("carol")));
-    bridge = Bridge.start(Map.of("auth", Map.of("tokensFile", tokens.toString()),
+    bridge = TestBridge.start(Map.of("auth", Map.of("tokensFile", tokens.toString()),
         "mcpServers", Map.of("gated", gated, "gated-fast", fast, "gated-carol", carols)));
     alice = client("tok-alice");
     bob = client("tok-bob");

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.AuthenticationMethod;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /** Bearer tokens: the client sends them, and a session belongs to the principal that opened it. */
 class AuthTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient alice;
   static McpBridgeClient bob;
 
@@ -30,7 +31,7 @@ class AuthTest {
   static void startBridge() throws Exception {
     Path tokens = Files.createTempDirectory("mcpbridge-tokens").resolve("tokens.json");
     Files.writeString(tokens, "{\"alice\": \"tok-alice-4f1c9e\", \"bob\": \"tok-bob-77a2d0\"}");
-    bridge = Bridge.start(Map.of("auth", Map.of("tokensFile", tokens.toString())));
+    bridge = TestBridge.start(Map.of("auth", Map.of("tokensFile", tokens.toString())));
     alice = client("tok-alice-4f1c9e");
     bob = client("tok-bob-77a2d0");
   }

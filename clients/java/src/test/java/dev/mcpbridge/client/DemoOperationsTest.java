@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.CompleteResponse;
 import dev.mcpbridge.v1.Event;
@@ -39,14 +40,14 @@ import org.junit.jupiter.api.Test;
 
 /** Every host operation against the real bridge and its built-in demo MCP server. */
 class DemoOperationsTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
   McpSession session;
   Events events;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    bridge = Bridge.start();
+    bridge = TestBridge.start();
     client = bridge.client();
   }
 

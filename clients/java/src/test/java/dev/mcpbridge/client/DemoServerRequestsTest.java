@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
@@ -46,12 +47,12 @@ class DemoServerRequestsTest {
   static final String NEGOTIATED = "negotiated";
   static final String LEGACY = "2025-11-25";
 
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    bridge = Bridge.start(Map.of("pending", Map.of("elicitationTimeout", "2s")));
+    bridge = TestBridge.start(Map.of("pending", Map.of("elicitationTimeout", "2s")));
     client = bridge.client();
   }
 

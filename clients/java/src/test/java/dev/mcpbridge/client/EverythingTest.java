@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.CompleteResponse;
 import dev.mcpbridge.v1.CreateMessageRequest;
@@ -46,21 +47,21 @@ import org.junit.jupiter.api.Test;
  * installed (`make node-tools`), unless MCPBRIDGE_REQUIRE_PEERS=1.
  */
 class EverythingTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
   McpSession session;
   Host host;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    if (Bridge.everythingServer() == null || Bridge.nodeBinary() == null) {
+    if (TestBridge.everythingServer() == null || TestBridge.nodeBinary() == null) {
       String why = "@modelcontextprotocol/server-everything or node not found (run `make node-tools`)";
-      if (Bridge.requirePeers()) {
+      if (TestBridge.requirePeers()) {
         fail(why + " and MCPBRIDGE_REQUIRE_PEERS=1");
       }
       assumeTrue(false, why);
     }
-    bridge = Bridge.start();
+    bridge = TestBridge.start();
     client = bridge.client();
   }
 

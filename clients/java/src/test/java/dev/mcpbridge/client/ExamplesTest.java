@@ -3,6 +3,7 @@ package dev.mcpbridge.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,11 +19,11 @@ import org.junit.jupiter.api.Test;
  * launcher against a real bridge (their 127.0.0.1:50051 pointed at the test bridge's port).
  */
 class ExamplesTest {
-  static Bridge bridge;
+  static TestBridge bridge;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    bridge = Bridge.start();
+    bridge = TestBridge.start();
   }
 
   @AfterAll

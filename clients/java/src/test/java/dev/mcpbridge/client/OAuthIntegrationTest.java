@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.AuthorizationRequest;
 import dev.mcpbridge.v1.SessionState;
 import io.grpc.Status;
@@ -42,7 +43,7 @@ import org.junit.jupiter.api.Test;
  */
 class OAuthIntegrationTest {
   static Process peer;
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
 
   @BeforeAll
@@ -61,7 +62,7 @@ class OAuthIntegrationTest {
       servers.put("secured-" + name, Map.of("url", urls.getFieldsOrThrow(name).getStringValue(),
           "auth", Map.of("type", "oauth")));
     }
-    bridge = Bridge.start(Map.of("mcpServers", servers, "oauth", Map.of("authorizationTimeout", "1m")));
+    bridge = TestBridge.start(Map.of("mcpServers", servers, "oauth", Map.of("authorizationTimeout", "1m")));
     client = bridge.client();
   }
 
@@ -101,7 +102,7 @@ class OAuthIntegrationTest {
     }
     if (go == null) {
       String why = "go not found, so internal/testauth/cmd/oauthpeer cannot be built (or set MCPBRIDGE_OAUTHPEER)";
-      if (Bridge.requirePeers()) {
+      if (TestBridge.requirePeers()) {
         fail(why);
       }
       assumeTrue(false, why);

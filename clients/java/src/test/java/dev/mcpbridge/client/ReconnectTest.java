@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
@@ -30,14 +31,14 @@ import org.junit.jupiter.api.Test;
  * handler runs once per request.
  */
 class ReconnectTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient caller;
   TcpProxy proxy;
   McpBridgeClient host;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    bridge = Bridge.start();
+    bridge = TestBridge.start();
     caller = bridge.client();
   }
 

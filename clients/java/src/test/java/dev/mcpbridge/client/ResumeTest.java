@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResponse;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.ElicitRequest;
@@ -35,12 +36,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  * bridge, and the call fails with {@link McpBridgeException#outcomeUnknown()}.
  */
 class ResumeTest {
-  private Bridge bridge;
+  private TestBridge bridge;
   private McpBridgeClient client;
 
   @BeforeEach
   void start() throws Exception {
-    bridge = Bridge.start(Map.of("pending", Map.of("elicitationTimeout", "60s")),
+    bridge = TestBridge.start(Map.of("pending", Map.of("elicitationTimeout", "60s")),
         List.of("--state-file", "{dir}/state.db"));
     client = McpBridgeClient.builder().target(bridge.target())
         .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500)).build();

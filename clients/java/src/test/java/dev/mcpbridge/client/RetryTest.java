@@ -316,6 +316,49 @@ class RetryTest {
     assertEquals(List.of("d-1", "never"), fake.cancelCalls);
   }
 
+  /**
+   * DetachedCalls (the framework adapters' registry): every call detached with an id of its own; a call cut off
+   * (DEADLINE_EXCEEDED, CANCELLED) stays listed for resume or cancel; a returned call, an error that is the call's
+   * outcome (NOT_FOUND, an expired approval) and a cancelled one leave the list.
+   */
+  @Test
+  void detachedCallsListOnlyTheCallsCutOff() {
+    McpSession s = client.openSession("demo");
+    DetachedCalls calls = new DetachedCalls();
+    try (McpToolbox box = McpToolbox.of(s)) {
+      calls.callJson(box, "tool0", "{}");
+      assertEquals(List.of(), calls.running());
+      Object[][] failures = {
+        {Status.Code.DEADLINE_EXCEEDED, "", true},
+        {Status.Code.CANCELLED, "", true},
+        {Status.Code.NOT_FOUND, "SESSION_NOT_FOUND", false},
+        {Status.Code.DEADLINE_EXCEEDED, "APPROVAL_EXPIRED", false},
+      };
+      for (Object[] f : failures) {
+        fake.callFailures.add(com.google.rpc.Status.newBuilder().setCode(((Status.Code) f[0]).value()).setMessage("m")
+            .addDetails(Any.pack(ErrorInfo.newBuilder().setReason((String) f[1]).setDomain("mcp-bridge").build()))
+            .build());
+        assertThrows(McpBridgeException.class, () -> calls.callJson(box, "tool0", "{}"));
+        String id = ((CallToolRequest) fake.toolCalls.get(fake.toolCalls.size() - 1)).getCallId();
+        assertEquals(f[2], calls.running().stream().anyMatch(c -> c.callId().equals(id)), f[0] + " " + f[1]);
+      }
+      List<String> ids = new ArrayList<>();
+      for (Object r : fake.toolCalls) {
+        assertTrue(((CallToolRequest) r).getDetach());
+        ids.add(((CallToolRequest) r).getCallId());
+      }
+      assertEquals(ids.size(), new java.util.HashSet<>(ids).size(), "each call has an id of its own: " + ids);
+      List<DetachedCalls.Call> running = calls.running();
+      assertEquals(2, running.size());
+      calls.resume(running.get(0).callId());
+      assertTrue(((CallToolRequest) fake.toolCalls.get(fake.toolCalls.size() - 1)).getResume());
+      calls.cancel(running.get(1).callId());
+      assertEquals(List.of(), calls.running());
+      assertEquals(List.of(running.get(1).callId()), fake.cancelCalls);
+      assertThrows(IllegalArgumentException.class, () -> calls.resume(running.get(0).callId()));
+    }
+  }
+
   @Test
   void aResumeNeedsACallId() {
     McpSession s = client.openSession("demo");

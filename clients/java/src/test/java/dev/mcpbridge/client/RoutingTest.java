@@ -3,8 +3,20 @@ package dev.mcpbridge.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
+import dev.mcpbridge.v1.BridgeServiceGrpc;
+import dev.mcpbridge.v1.CreateSessionRequest;
+import dev.mcpbridge.v1.CreateSessionResponse;
+import dev.mcpbridge.v1.DeleteSessionRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +32,38 @@ class RoutingTest {
     assertEquals("", McpBridgeClient.sessionReplica("s-ABCDEF"));
     assertEquals("", McpBridgeClient.sessionReplica("s-.ABC"));
     assertEquals("", McpBridgeClient.sessionReplica("s1"));
+  }
+
+  /**
+   * The client owns no session id format: its one parse ({@link McpBridgeClient#sessionReplica}) must name, for an
+   * id the real bridge minted (mcpcore/ids.go owns the format), the replica the bridge itself names in the
+   * mcpbridge-replica header of the same answer; and the client routes the session's host stream by it.
+   */
+  @Test
+  void sessionReplicaReadsTheBridgesFormat() throws Exception {
+    String replica = "mcp-bridge-0";
+    try (TestBridge bridge = TestBridge.start(Map.of("sessions", Map.of("idleTimeout", "10m", "replica", replica)))) {
+      AtomicReference<Metadata> headers = new AtomicReference<>();
+      AtomicReference<Metadata> trailers = new AtomicReference<>();
+      ManagedChannel ch = ManagedChannelBuilder.forTarget(bridge.target()).usePlaintext().build();
+      try {
+        BridgeServiceGrpc.BridgeServiceBlockingStub stub = BridgeServiceGrpc.newBlockingStub(ch)
+            .withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(headers, trailers))
+            .withDeadlineAfter(60, TimeUnit.SECONDS);
+        CreateSessionResponse resp = stub.createSession(CreateSessionRequest.newBuilder().setServer("demo").build());
+        String header = headers.get().get(Metadata.Key.of("mcpbridge-replica", Metadata.ASCII_STRING_MARSHALLER));
+        assertEquals(replica, header);
+        assertEquals(header, McpBridgeClient.sessionReplica(resp.getSession().getSessionId()));
+        stub.deleteSession(DeleteSessionRequest.newBuilder().setSessionId(resp.getSession().getSessionId()).build());
+      } finally {
+        ch.shutdownNow();
+      }
+      try (McpBridgeClient client = bridge.client();
+          McpSession session = client.openSession("demo", new HostHandler() {})) {
+        assertTrue(client.hostStreamFor(session.id()) != client.hostStream(),
+            "the session's requests come on the stream to its replica");
+      }
+    }
   }
 
   @Test

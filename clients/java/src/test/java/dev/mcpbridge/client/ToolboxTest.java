@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.HashSet;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * {@code tools/list_changed} reflected without reopening.
  */
 class ToolboxTest {
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
 
   @BeforeAll
@@ -35,10 +36,10 @@ class ToolboxTest {
         "args", List.of("-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", classes.toString(),
             ListChangingServer.class.getName()));
     // Two names that only differ in characters a model API does not accept: the toolbox must still tell them apart.
-    bridge = Bridge.start(Map.of("mcpServers", Map.of("changing", changing,
-        "demo", Map.of("command", Bridge.binary().toString(), "args", List.of("demo-server")),
-        "demo.two", Map.of("command", Bridge.binary().toString(), "args", List.of("demo-server")),
-        "demo_two", Map.of("command", Bridge.binary().toString(), "args", List.of("demo-server")))));
+    bridge = TestBridge.start(Map.of("mcpServers", Map.of("changing", changing,
+        "demo", Map.of("command", TestBridge.binary().toString(), "args", List.of("demo-server")),
+        "demo.two", Map.of("command", TestBridge.binary().toString(), "args", List.of("demo-server")),
+        "demo_two", Map.of("command", TestBridge.binary().toString(), "args", List.of("demo-server")))));
     client = bridge.client();
   }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.CallToolResult;
 import dev.mcpbridge.v1.CreateMessageRequest;
 import dev.mcpbridge.v1.CreateMessageResult;
@@ -29,12 +30,12 @@ class TracingTest {
   static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
   static final String SPAN_ID = "00f067aa0ba902b7";
 
-  static Bridge bridge;
+  static TestBridge bridge;
   static McpBridgeClient client;
 
   @BeforeAll
   static void startBridge() throws Exception {
-    bridge = Bridge.start(Map.of());
+    bridge = TestBridge.start(Map.of());
     client = bridge.client();
   }
 

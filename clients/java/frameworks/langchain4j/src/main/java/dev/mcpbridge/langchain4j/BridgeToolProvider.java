@@ -7,6 +7,7 @@ import dev.langchain4j.service.tool.ToolExecutor;
 import dev.langchain4j.service.tool.ToolProvider;
 import dev.langchain4j.service.tool.ToolProviderRequest;
 import dev.langchain4j.service.tool.ToolProviderResult;
+import dev.mcpbridge.client.DetachedCalls;
 import dev.mcpbridge.client.McpBridgeException;
 import dev.mcpbridge.client.McpContent;
 import dev.mcpbridge.client.McpSession;
@@ -23,19 +24,22 @@ import java.util.function.Predicate;
  * ({@code isError}) and a refusal by the bridge (an approval denied or expired, a policy denial) throw
  * {@link ToolExecutionException} with the reason, which the AI service hands to the model as the tool's answer.
  * The provider is dynamic: each request reads the toolbox's current list, so {@code tools/list_changed} shows.
+ * {@link #detached} makes every call outlive a cut agent run (docs/adr/0105-detached-calls.md).
  */
 public final class BridgeToolProvider implements ToolProvider {
   private final McpToolbox toolbox;
   private final Predicate<ToolboxTool> filter;
+  private final DetachedCalls detached;
 
-  private BridgeToolProvider(McpToolbox toolbox, Predicate<ToolboxTool> filter) {
+  private BridgeToolProvider(McpToolbox toolbox, Predicate<ToolboxTool> filter, DetachedCalls detached) {
     this.toolbox = toolbox;
     this.filter = filter;
+    this.detached = detached;
   }
 
   /** The tools of a toolbox (several servers, names prefixed as the toolbox names them). */
   public static BridgeToolProvider of(McpToolbox toolbox) {
-    return new BridgeToolProvider(toolbox, t -> true);
+    return new BridgeToolProvider(toolbox, t -> true, null);
   }
 
   /** The tools of one or more sessions the host opened, under their own names. */
@@ -45,7 +49,15 @@ public final class BridgeToolProvider implements ToolProvider {
 
   /** Only the tools {@code filter} accepts (as McpToolProvider's filter does). */
   public BridgeToolProvider filter(Predicate<ToolboxTool> filter) {
-    return new BridgeToolProvider(toolbox, this.filter.and(filter));
+    return new BridgeToolProvider(toolbox, this.filter.and(filter), detached);
+  }
+
+  /**
+   * These tools with every call detached and listed in {@code calls}: a long-running tool goes on when the agent's
+   * stream is cut (its thread interrupted, a deadline), and the host resumes or cancels it through {@code calls}.
+   */
+  public BridgeToolProvider detached(DetachedCalls calls) {
+    return new BridgeToolProvider(toolbox, filter, java.util.Objects.requireNonNull(calls, "calls"));
   }
 
   public McpToolbox toolbox() {
@@ -82,7 +94,8 @@ public final class BridgeToolProvider implements ToolProvider {
     return (ToolExecutionRequest req, Object memoryId) -> {
       CallToolResult result;
       try {
-        result = toolbox.callToolJson(t.name(), req.arguments());
+        result = detached != null ? detached.callJson(toolbox, t.name(), req.arguments())
+            : toolbox.callToolJson(t.name(), req.arguments());
       } catch (McpBridgeException e) {
         String why = e.approvalDenied() ? "the call was denied: "
             : e.approvalExpired() ? "nobody approved the call in time: " : "the bridge refused the call: ";

@@ -1,5 +1,6 @@
 package dev.mcpbridge.springai;
 
+import dev.mcpbridge.client.DetachedCalls;
 import dev.mcpbridge.client.McpBridgeException;
 import dev.mcpbridge.client.McpContent;
 import dev.mcpbridge.client.McpToolbox;
@@ -15,16 +16,24 @@ import org.springframework.ai.tool.execution.ToolExecutionException;
  * description and the MCP input schema; a call goes through the bridge to the tool's session. As Spring AI's own
  * MCP tool callbacks do, the result is the JSON array of the MCP content blocks, and a tool error ({@code isError})
  * throws {@link ToolExecutionException}; so does a refusal by the bridge (an approval denied or expired, a policy
- * denial), whose message carries the reason, so that Spring AI hands it to the model as the tool's answer.
+ * denial), whose message carries the reason, so that Spring AI hands it to the model as the tool's answer. With
+ * {@link DetachedCalls}, each call is detached and listed there, so that it goes on when the agent's run is cut.
  */
 public final class BridgeToolCallback implements ToolCallback {
   private final McpToolbox toolbox;
   private final ToolboxTool tool;
   private final ToolDefinition definition;
+  private final DetachedCalls detached;
 
   public BridgeToolCallback(McpToolbox toolbox, ToolboxTool tool) {
+    this(toolbox, tool, null);
+  }
+
+  /** A callback whose calls are detached and listed in {@code detached} (null: calls end with the agent's run). */
+  public BridgeToolCallback(McpToolbox toolbox, ToolboxTool tool, DetachedCalls detached) {
     this.toolbox = toolbox;
     this.tool = tool;
+    this.detached = detached;
     this.definition = ToolDefinition.builder()
         .name(tool.name())
         .description(tool.description().isEmpty() ? tool.tool().getName() : tool.description())
@@ -51,7 +60,8 @@ public final class BridgeToolCallback implements ToolCallback {
   public String call(String toolInput, ToolContext toolContext) {
     CallToolResult result;
     try {
-      result = toolbox.callToolJson(tool.name(), toolInput);
+      result = detached != null ? detached.callJson(toolbox, tool.name(), toolInput)
+          : toolbox.callToolJson(tool.name(), toolInput);
     } catch (McpBridgeException e) {
       String why = e.approvalDenied() ? "the call was denied: "
           : e.approvalExpired() ? "nobody approved the call in time: " : "the bridge refused the call: ";

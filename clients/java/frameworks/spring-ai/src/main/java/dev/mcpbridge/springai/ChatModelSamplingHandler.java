@@ -1,24 +1,11 @@
 package dev.mcpbridge.springai;
 
-import dev.mcpbridge.client.HostHandler;
-import dev.mcpbridge.client.Json;
-import dev.mcpbridge.client.Mcp;
-import dev.mcpbridge.client.McpContent;
-import dev.mcpbridge.client.RequestContext;
-import dev.mcpbridge.v1.ContentBlock;
-import dev.mcpbridge.v1.CreateMessageRequest;
+import dev.mcpbridge.client.ModelSamplingHandler;
+import dev.mcpbridge.client.SamplingPrompt;
 import dev.mcpbridge.v1.CreateMessageResult;
-import dev.mcpbridge.v1.ModelPreferences;
-import dev.mcpbridge.v1.Role;
-import dev.mcpbridge.v1.SamplingMessage;
-import dev.mcpbridge.v1.Tool;
-import dev.mcpbridge.v1.ToolUseContent;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Function;
-import java.util.function.UnaryOperator;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.SystemMessage;
@@ -50,73 +37,45 @@ import org.springframework.util.MimeType;
  *
  * An optional {@link #review} hook sees (and may change or refuse, by throwing) each request before the model does.
  */
-public class ChatModelSamplingHandler implements HostHandler {
+public class ChatModelSamplingHandler extends ModelSamplingHandler<ChatModelSamplingHandler> {
   private final ChatModel chatModel;
-  private volatile Function<ModelPreferences, String> modelRule = prefs -> null;
-  private volatile UnaryOperator<CreateMessageRequest> review = UnaryOperator.identity();
 
   public ChatModelSamplingHandler(ChatModel chatModel) {
     this.chatModel = Objects.requireNonNull(chatModel, "chatModel");
   }
 
-  /**
-   * The host's rule from the server's model preferences (hints, priorities) to a model name; null keeps the
-   * chat model's default. The default rule always returns null.
-   */
-  public ChatModelSamplingHandler modelRule(Function<ModelPreferences, String> rule) {
-    this.modelRule = Objects.requireNonNull(rule, "rule");
-    return this;
-  }
-
-  /**
-   * A hook run before each request goes to the model, e.g. to let a person approve or edit it: it returns the
-   * request to send, or throws to refuse (the server gets an error).
-   */
-  public ChatModelSamplingHandler review(UnaryOperator<CreateMessageRequest> review) {
-    this.review = Objects.requireNonNull(review, "review");
-    return this;
-  }
-
+  /** Runs one sampling request through the chat model; {@code model} is the model rule's choice (null: default). */
   @Override
-  public CreateMessageResult handleSampling(CreateMessageRequest request, RequestContext context) throws Exception {
-    return createMessage(request);
-  }
-
-  /** Runs one sampling request through the chat model. */
-  public CreateMessageResult createMessage(CreateMessageRequest original) {
-    CreateMessageRequest request = review.apply(original);
+  protected CreateMessageResult complete(SamplingPrompt prompt, String model) {
     List<Message> messages = new ArrayList<>();
-    if (!request.getSystemPrompt().isEmpty()) {
-      messages.add(new SystemMessage(request.getSystemPrompt()));
+    if (!prompt.systemPrompt().isEmpty()) {
+      messages.add(new SystemMessage(prompt.systemPrompt()));
     }
-    for (SamplingMessage m : request.getMessagesList()) {
-      messages.addAll(toMessages(m));
+    for (SamplingPrompt.Turn turn : prompt.turns()) {
+      messages.addAll(toMessages(turn));
     }
     // The chat model's own options type (OpenAiChatModel takes only OpenAiChatOptions), from its defaults.
     ChatOptions defaults = chatModel.getDefaultOptions();
     ChatOptions.Builder<?> options = defaults != null ? defaults.mutate() : ToolCallingChatOptions.builder();
-    String model = modelRule.apply(request.getModelPreferences());
     if (model != null) {
       options.model(model);
     }
-    if (request.getMaxTokens() > 0) {
-      options.maxTokens(request.getMaxTokens());
+    if (prompt.maxTokens() != null) {
+      options.maxTokens(prompt.maxTokens());
     }
-    if (request.hasTemperature()) {
-      options.temperature(request.getTemperature());
+    if (prompt.temperature() != null) {
+      options.temperature(prompt.temperature());
     }
-    if (request.getStopSequencesCount() > 0) {
-      options.stopSequences(List.copyOf(request.getStopSequencesList()));
+    if (!prompt.stopSequences().isEmpty()) {
+      options.stopSequences(prompt.stopSequences());
     }
-    boolean toolsOff = request.hasToolChoice()
-        && request.getToolChoice().getMode() == dev.mcpbridge.v1.ToolChoiceMode.TOOL_CHOICE_MODE_NONE;
-    if (request.getToolsCount() > 0 && !toolsOff) {
+    if (!prompt.tools().isEmpty()) {
       if (!(options instanceof ToolCallingChatOptions.Builder)) {
         throw new IllegalStateException("the sampling request offers tools, and " + chatModel.getClass().getName()
             + " does not take tool callbacks");
       }
       List<ToolCallback> defs = new ArrayList<>();
-      for (Tool t : request.getToolsList()) {
+      for (SamplingPrompt.ToolDefinition t : prompt.tools()) {
         defs.add(new DefinitionOnly(t));
       }
       ((ToolCallingChatOptions.Builder<?>) options).toolCallbacks(defs);
@@ -127,22 +86,13 @@ public class ChatModelSamplingHandler implements HostHandler {
       throw new IllegalStateException("the chat model returned no generation");
     }
     AssistantMessage out = g.getOutput();
-    CreateMessageResult.Builder result = CreateMessageResult.newBuilder().setRole(Role.ROLE_ASSISTANT);
-    if (out.getText() != null && !out.getText().isEmpty()) {
-      result.addContent(Mcp.textBlock(out.getText()));
-    }
+    List<SamplingPrompt.ToolCall> calls = new ArrayList<>();
     for (AssistantMessage.ToolCall call : out.getToolCalls()) {
-      String args = call.arguments() == null || call.arguments().isBlank() ? "{}" : call.arguments();
-      result.addContent(ContentBlock.newBuilder().setToolUse(ToolUseContent.newBuilder()
-          .setId(call.id()).setName(call.name()).setInput(Json.parseStruct(args))));
-    }
-    if (result.getContentCount() == 0) {
-      result.addContent(Mcp.textBlock(""));
+      calls.add(new SamplingPrompt.ToolCall(call.id(), call.name(), call.arguments()));
     }
     String used = response.getMetadata() != null ? response.getMetadata().getModel() : null;
-    result.setModel(used != null && !used.isEmpty() ? used : model != null ? model : "unknown");
-    result.setStopReason(stopReason(out, g.getMetadata() == null ? null : g.getMetadata().getFinishReason()));
-    return result.build();
+    return SamplingPrompt.reply(out.getText(), calls, used != null && !used.isEmpty() ? used : model,
+        stopReason(out, g.getMetadata() == null ? null : g.getMetadata().getFinishReason()));
   }
 
   private static String stopReason(AssistantMessage out, String finish) {
@@ -166,48 +116,33 @@ public class ChatModelSamplingHandler implements HostHandler {
     }
   }
 
-  private static List<Message> toMessages(SamplingMessage m) {
+  /** A turn as Spring AI messages: its tool results first (one tool response message), then its text and media. */
+  private static List<Message> toMessages(SamplingPrompt.Turn turn) {
     List<Message> out = new ArrayList<>();
-    StringBuilder text = new StringBuilder();
-    List<Media> media = new ArrayList<>();
-    List<AssistantMessage.ToolCall> calls = new ArrayList<>();
-    List<ToolResponseMessage.ToolResponse> results = new ArrayList<>();
-    for (ContentBlock b : m.getContentList()) {
-      switch (b.getContentCase()) {
-        case TEXT:
-          text.append(text.length() > 0 ? "\n" : "").append(b.getText().getText());
-          break;
-        case IMAGE:
-          media.add(Media.builder().mimeType(MimeType.valueOf(b.getImage().getMimeType()))
-              .data(b.getImage().getData().toByteArray()).build());
-          break;
-        case AUDIO:
-          media.add(Media.builder().mimeType(MimeType.valueOf(b.getAudio().getMimeType()))
-              .data(b.getAudio().getData().toByteArray()).build());
-          break;
-        case TOOL_USE:
-          calls.add(new AssistantMessage.ToolCall(b.getToolUse().getId(), "function", b.getToolUse().getName(),
-              McpContent.json(Json.toMap(b.getToolUse().getInput()))));
-          break;
-        case TOOL_RESULT:
-          String data = b.getToolResult().getContentList().stream().allMatch(ContentBlock::hasText)
-              ? Mcp.text(b.getToolResult().getContentList())
-              : McpContent.toJson(b.getToolResult().getContentList());
-          results.add(new ToolResponseMessage.ToolResponse(b.getToolResult().getToolUseId(), "", data));
-          break;
-        default:
-          text.append(text.length() > 0 ? "\n" : "").append(McpContent.json(McpContent.toMap(b)));
+    if (!turn.toolResults().isEmpty()) {
+      List<ToolResponseMessage.ToolResponse> results = new ArrayList<>();
+      for (SamplingPrompt.ToolResult r : turn.toolResults()) {
+        results.add(new ToolResponseMessage.ToolResponse(r.toolUseId(), "", r.text()));
       }
-    }
-    if (!results.isEmpty()) {
       out.add(ToolResponseMessage.builder().responses(results).build());
     }
-    if (m.getRole() == Role.ROLE_ASSISTANT) {
-      if (text.length() > 0 || !calls.isEmpty()) {
-        out.add(AssistantMessage.builder().content(text.toString()).toolCalls(calls).build());
+    String text = turn.text();
+    if (turn.role() == SamplingPrompt.Role.ASSISTANT) {
+      if (!text.isEmpty() || !turn.toolCalls().isEmpty()) {
+        List<AssistantMessage.ToolCall> calls = new ArrayList<>();
+        for (SamplingPrompt.ToolCall c : turn.toolCalls()) {
+          calls.add(new AssistantMessage.ToolCall(c.id(), "function", c.name(), c.argumentsJson()));
+        }
+        out.add(AssistantMessage.builder().content(text).toolCalls(calls).build());
       }
-    } else if (text.length() > 0 || !media.isEmpty()) {
-      out.add(UserMessage.builder().text(text.toString()).media(media).build());
+    } else {
+      List<Media> media = new ArrayList<>();
+      for (SamplingPrompt.Media m : turn.media()) {
+        media.add(Media.builder().mimeType(MimeType.valueOf(m.mimeType())).data(m.data()).build());
+      }
+      if (!text.isEmpty() || !media.isEmpty()) {
+        out.add(UserMessage.builder().text(text).media(media).build());
+      }
     }
     return out;
   }
@@ -216,12 +151,9 @@ public class ChatModelSamplingHandler implements HostHandler {
   private static final class DefinitionOnly implements ToolCallback {
     private final ToolDefinition definition;
 
-    DefinitionOnly(Tool t) {
-      definition = ToolDefinition.builder().name(t.getName())
-          .description(t.getDescription().isEmpty() ? t.getName() : t.getDescription())
-          .inputSchema(t.hasInputSchema() && t.getInputSchema().getFieldsCount() > 0
-              ? McpContent.json(Json.toMap(t.getInputSchema())) : "{\"type\":\"object\",\"properties\":{}}")
-          .build();
+    DefinitionOnly(SamplingPrompt.ToolDefinition t) {
+      definition = ToolDefinition.builder().name(t.name()).description(t.description())
+          .inputSchema(t.inputSchemaJson()).build();
     }
 
     @Override
@@ -233,9 +165,5 @@ public class ChatModelSamplingHandler implements HostHandler {
     public String call(String toolInput) {
       throw new UnsupportedOperationException("a sampling tool is run by the MCP server, not by the host");
     }
-  }
-
-  static String base64(byte[] b) {
-    return Base64.getEncoder().encodeToString(b);
   }
 }

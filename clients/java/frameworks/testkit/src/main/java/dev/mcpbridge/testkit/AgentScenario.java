@@ -7,6 +7,7 @@ import dev.mcpbridge.client.HostHandler;
 import dev.mcpbridge.client.Mcp;
 import dev.mcpbridge.client.McpBridgeClient;
 import dev.mcpbridge.client.RequestContext;
+import dev.mcpbridge.client.testing.TestBridge;
 import dev.mcpbridge.v1.ApprovalDecision;
 import dev.mcpbridge.v1.ApprovalRequest;
 import dev.mcpbridge.v1.ElicitRequest;
@@ -60,9 +61,9 @@ public final class AgentScenario implements AutoCloseable {
     ScriptedModel model = new ScriptedModel(AgentScenario::reply);
     TestBridge bridge = null;
     try {
-      String tokens = TestBridge.tokensFile(Map.of("tok-app", "app", "tok-ops", "ops"));
+      java.nio.file.Path tokens = TestBridge.tokensFile(Map.of("tok-app", "app", "tok-ops", "ops"));
       bridge = TestBridge.start(Map.of(
-          "auth", Map.of("tokensFile", tokens),
+          "auth", Map.of("tokensFile", tokens.toString()),
           "mcpServers", Map.of(
               "demo", TestBridge.demoServer(Map.of()),
               "gated", TestBridge.demoServer(Map.of("tools", Map.of("approve", List.of("echo")),

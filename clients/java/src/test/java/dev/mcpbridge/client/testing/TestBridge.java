@@ -1,8 +1,10 @@
-package dev.mcpbridge.client;
+package dev.mcpbridge.client.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.mcpbridge.client.Json;
+import dev.mcpbridge.client.McpBridgeClient;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -26,19 +28,25 @@ import java.util.concurrent.TimeUnit;
  * A real mcp-bridge process for a test class: the binary scripts/test-java.sh built, on free loopback ports, with
  * a temporary config naming the demo server and (when installed) server-everything. Startup waits on the gRPC
  * health service, not on sleeps.
+ *
+ * <p>The one harness of the Java tests at the real-binary level: the core client's tests use it, and the
+ * framework adapters' test kit (clients/java/frameworks/testkit) gets it from this project's test jar
+ * ({@code dev.mcpbridge:mcp-bridge-client:tests}, which holds this package only).
  */
-final class Bridge implements AutoCloseable {
+public final class TestBridge implements AutoCloseable {
   static final String BRIDGE_SERVICE = "mcpbridge.v1.BridgeService";
 
-  final Path dir;
-  final Path log;
-  final int grpcPort;
-  final int httpPort;
-  final boolean hasEverything;
+  /** The bridge's temporary directory (config, log, and a state file a test names in it). */
+  public final Path dir;
+  public final Path log;
+  public final int grpcPort;
+  public final int httpPort;
+  /** Whether the default config has server-everything (node and the package are installed). */
+  public final boolean hasEverything;
   private final List<String> cmd;
   private volatile Process process;
 
-  private Bridge(Path dir, Path log, int grpcPort, int httpPort, boolean hasEverything, List<String> cmd,
+  private TestBridge(Path dir, Path log, int grpcPort, int httpPort, boolean hasEverything, List<String> cmd,
       Process process) {
     this.dir = dir;
     this.log = log;
@@ -49,13 +57,16 @@ final class Bridge implements AutoCloseable {
     this.process = process;
   }
 
-  static boolean requirePeers() {
+  public static boolean requirePeers() {
     return "1".equals(System.getenv("MCPBRIDGE_REQUIRE_PEERS"))
         || "1".equals(System.getProperty("mcpbridge.requirePeers"));
   }
 
-  /** The bridge binary: MCPBRIDGE_BIN, else -Dmcpbridge.bin, else ../../bin/mcp-bridge. */
-  static Path binary() {
+  /**
+   * The bridge binary: MCPBRIDGE_BIN, else -Dmcpbridge.bin (both test scripts and both poms set it), else
+   * ../../bin/mcp-bridge from clients/java.
+   */
+  public static Path binary() {
     String p = System.getenv("MCPBRIDGE_BIN");
     if (p == null || p.isEmpty()) {
       p = System.getProperty("mcpbridge.bin", "../../bin/mcp-bridge");
@@ -64,7 +75,7 @@ final class Bridge implements AutoCloseable {
   }
 
   /** dist/index.js of @modelcontextprotocol/server-everything, or null if it is not installed. */
-  static Path everythingServer() {
+  public static Path everythingServer() {
     String nm = System.getenv("MCPBRIDGE_NODE_MODULES");
     if (nm == null || nm.isEmpty()) {
       nm = System.getProperty("mcpbridge.nodeModules", "../../.tools/node/node_modules");
@@ -73,7 +84,7 @@ final class Bridge implements AutoCloseable {
     return Files.isRegularFile(js) ? js : null;
   }
 
-  static String nodeBinary() {
+  public static String nodeBinary() {
     for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
       Path p = Paths.get(dir, "node");
       if (Files.isExecutable(p)) {
@@ -83,16 +94,37 @@ final class Bridge implements AutoCloseable {
     return null;
   }
 
+  /**
+   * A server entry running the built-in demo server ({@code mcp-bridge demo-server}); {@code extra} keys (a tools
+   * policy, approvers, restart) are merged in.
+   */
+  public static Map<String, Object> demoServer(Map<String, Object> extra) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("command", binary().toString());
+    m.put("args", List.of("demo-server"));
+    m.putAll(extra);
+    return m;
+  }
+
+  /** Writes a tokens file ({@code token principal} lines) and returns its path, for the config's auth.tokensFile. */
+  public static Path tokensFile(Map<String, String> tokenToPrincipal) throws IOException {
+    StringBuilder sb = new StringBuilder();
+    tokenToPrincipal.forEach((t, p) -> sb.append(t).append(' ').append(p).append('\n'));
+    Path f = Files.createTempDirectory("mcpbridge-tokens").resolve("tokens.txt");
+    Files.writeString(f, sb.toString(), StandardCharsets.UTF_8);
+    return f;
+  }
+
   /** Starts a bridge with the default test config. */
-  static Bridge start() throws Exception {
+  public static TestBridge start() throws Exception {
     return start(Map.of());
   }
 
   /**
    * Starts a bridge; {@code extra} are top-level config keys merged over the defaults (e.g. "pending" with
-   * shorter timeouts).
+   * shorter timeouts; "mcpServers" replaces the default servers).
    */
-  static Bridge start(Map<String, Object> extra) throws Exception {
+  public static TestBridge start(Map<String, Object> extra) throws Exception {
     return start(extra, List.of());
   }
 
@@ -100,7 +132,7 @@ final class Bridge implements AutoCloseable {
    * Starts a bridge with {@code extra} config keys and extra command-line {@code flags}; the state file, if the
    * flags name one (--state-file FILE), may be a path in {@link #dir}, e.g. {@code "{dir}/state.db"}.
    */
-  static Bridge start(Map<String, Object> extra, List<String> flags) throws Exception {
+  public static TestBridge start(Map<String, Object> extra, List<String> flags) throws Exception {
     Path bin = binary();
     if (!Files.isExecutable(bin)) {
       // Loud by default: an integration test that silently does not run is a test that passes by mistake.
@@ -114,9 +146,8 @@ final class Bridge implements AutoCloseable {
     }
     Path dir = Files.createTempDirectory("mcpbridge-java-test");
     Map<String, Object> servers = new LinkedHashMap<>();
-    servers.put("demo", Map.of("command", bin.toString(), "args", List.of("demo-server"),
-        "description", "demo server for the Java tests",
-        "restart", Map.of("initialBackoff", "50ms", "maxBackoff", "500ms")));
+    servers.put("demo", demoServer(Map.of("description", "demo server for the Java tests",
+        "restart", Map.of("initialBackoff", "50ms", "maxBackoff", "500ms"))));
     Path everything = everythingServer();
     String node = nodeBinary();
     boolean hasEverything = everything != null && node != null;
@@ -139,7 +170,7 @@ final class Bridge implements AutoCloseable {
       cmd.add(f.replace("{dir}", dir.toString()));
     }
     Process p = launch(cmd, log);
-    Bridge b = new Bridge(dir, log, grpcPort, httpPort, hasEverything, List.copyOf(cmd), p);
+    TestBridge b = new TestBridge(dir, log, grpcPort, httpPort, hasEverything, List.copyOf(cmd), p);
     try {
       b.awaitHealthy();
     } catch (Throwable t) {
@@ -156,13 +187,13 @@ final class Bridge implements AutoCloseable {
   }
 
   /** SIGKILL, as an OOM kill or a crash would: the bridge gets no chance to drain. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(10, TimeUnit.SECONDS);
   }
 
   /** SIGTERM: the bridge drains and stops. */
-  void stop() throws InterruptedException {
+  public void stop() throws InterruptedException {
     process.destroy();
     if (!process.waitFor(15, TimeUnit.SECONDS)) {
       process.destroyForcibly();
@@ -171,7 +202,7 @@ final class Bridge implements AutoCloseable {
   }
 
   /** Starts the bridge again, stopped with {@link #kill} or {@link #stop}: the same ports, flags and state file. */
-  void startAgain() throws IOException {
+  public void startAgain() throws IOException {
     if (process.isAlive()) {
       throw new IllegalStateException("the bridge still runs");
     }
@@ -183,12 +214,22 @@ final class Bridge implements AutoCloseable {
     }
   }
 
-  String target() {
+  public String target() {
     return "127.0.0.1:" + grpcPort;
   }
 
-  McpBridgeClient client() {
-    return McpBridgeClient.builder().target(target()).defaultTimeout(java.time.Duration.ofSeconds(60)).build();
+  /** A client of this bridge without a token. */
+  public McpBridgeClient client() {
+    return client(null);
+  }
+
+  /** A client of this bridge with {@code token} as bearer token (null: none). */
+  public McpBridgeClient client(String token) {
+    McpBridgeClient.Builder b = McpBridgeClient.builder().target(target()).defaultTimeout(java.time.Duration.ofSeconds(60));
+    if (token != null) {
+      b.bearerToken(token);
+    }
+    return b.build();
   }
 
   /** Waits until grpc.health.v1 reports the BridgeService SERVING (Watch streams each change; no polling). */
@@ -214,7 +255,7 @@ final class Bridge implements AutoCloseable {
     }
   }
 
-  String logTail() {
+  public String logTail() {
     try {
       List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
@@ -223,7 +264,7 @@ final class Bridge implements AutoCloseable {
     }
   }
 
-  String logText() {
+  public String logText() {
     try {
       return Files.readString(log, StandardCharsets.UTF_8);
     } catch (IOException e) {
