@@ -49,11 +49,7 @@ func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
 		func(r *mcp.ListToolsResult) (*pb.ListToolsResponse, error) {
-			tools, err := convertAll(r.Tools, toolToListProto)
-			for _, t := range tools {
-				t.Approval = toolApproval(policy, t.GetName())
-			}
-			return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, err
+			return toolListResponse(r.Tools, r.NextCursor, func(name string) *pb.ToolApproval { return toolApproval(policy, name) })
 		})
 }
 
