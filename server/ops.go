@@ -42,7 +42,7 @@ var (
 
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
 func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
-	var policy *mcpcore.Policy // the session's server's: which tools need approval (approval.go)
+	var policy *mcpcore.Policy                 // the session's server's: which tools need approval (approval.go)
 	ctx, release := mcpcore.HoldLargeList(ctx) // a large list waits for the one converting (docs/adr/0107)
 	defer release()
 	return listPage(s, ctx, req.GetSessionId(), toolLists,
