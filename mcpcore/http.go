@@ -302,13 +302,24 @@ func (j *jsonBodyTap) read() ([]byte, error) {
 		if buf.Len() <= LargeListBytes {
 			return buf.Bytes(), nil
 		}
-		if c := j.tap.s.core; c.largeLists.acquire(j.origin.ctx) {
-			c.stats.largeListWaits.Add(1)
-		}
+		j.holdLargeList()
 		limit -= int64(buf.Len())
 	}
 	_, err := buf.ReadFrom(io.LimitReader(j.body, limit))
 	return buf.Bytes(), err
+}
+
+// holdLargeList takes a large-list slot for the call (largelist.go). The server has answered: while the call
+// waits for the bridge, its requestTimeout is paused, as while it waits for a host; the host's deadline
+// still bounds the wait.
+func (j *jsonBodyTap) holdLargeList() {
+	if d := j.origin.deadline; d != nil {
+		d.pause()
+		defer d.resume()
+	}
+	if c := j.tap.s.core; c.largeLists.acquire(j.origin.ctx) {
+		c.stats.largeListWaits.Add(1)
+	}
 }
 
 func (j *jsonBodyTap) Close() error { return j.body.Close() }

@@ -12,9 +12,10 @@ import (
 // LargeListBytes holds one of the bridge's LargeListsAtOnce slots from its first LargeListBytes until the
 // host's ListTools that asked for it has its response (HoldLargeList): the other large lists wait with only
 // their first LargeListBytes read. A list that fits in LargeListBytes never waits. The wait is bounded by the
-// call's own deadline; a call whose context ends while it waits reads on without a slot (it is being
-// abandoned, and its response with it). A ListTools holds at most one slot, so a call that is retried (a
-// reconnect) never waits for its own. Counted as Stats.LargeListWaits.
+// host's deadline, not the server's requestTimeout, which is paused (the server has answered; the call waits
+// for the bridge, as while a host answers an elicitation); a call whose context ends while it waits reads on
+// without a slot (it is being abandoned, and its response with it). A ListTools holds at most one slot, so a
+// call that is retried (a reconnect) never waits for its own. Counted as Stats.LargeListWaits.
 //
 // What this covers: Streamable HTTP responses answered as one JSON body (jsonBodyTap), where the bridge
 // reads a body it can hold back. An SSE response stream and a stdio server's stdout carry other messages of
