@@ -11,12 +11,13 @@ import (
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
-// Issue 31, item 5 (docs/adr/0097): a list response's memory is a small multiple of its size. A server
+// Issue 31, item 5 (docs/adr/0097, 0107): a list response's memory is a small multiple of its size. A server
 // answers tools/list with 100,000 tools (13 MB); four sessions list them at once, two over gRPC and two
 // over REST, and the bridge's peak RSS grows by less than 4× the list's size for each of them. The server
 // does not declare listChanged, so the bridge's list cache keeps nothing and every call is answered afresh.
 // Before: one list peaked at ~524 MB (the SDK's maps, then a google.protobuf.Struct tree per schema, then
-// the encodings), four at once ~1.97 GB.
+// the encodings), four at once ~1.97 GB; after ADR 0097 ~410 MB (the SDK's tools, pb.Tool messages and the
+// encodings of all four lists at once); after ADR 0107 ~150-185 MB (one large list converted at a time).
 func TestHostileHugeToolList(t *testing.T) {
 	if raceBuilt(t) {
 		// The race detector's shadow memory multiplies the heap's RSS (5-10x): the bound would measure it,

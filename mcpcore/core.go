@@ -124,6 +124,7 @@ type Core struct {
 	history      approvalHistory // approval requests that ended, bounded (approval.go)
 	kept         *keptResults    // outcomes of completed tools/calls, for resumed calls (kept.go)
 	callIDs      *callIDRecords  // the schedule of call-id records kept in the store, deleted at their TTL (callids.go)
+	largeLists   *largeLists     // the slots of large tools/list responses (largelist.go)
 
 	httpOnce sync.Once
 	http     *http.Transport // shared by the sessions' HTTP clients; see httpTransport
@@ -160,6 +161,8 @@ type coreStats struct {
 	notificationsDropped atomic.Uint64
 	// streamThrottled counts the waits of standalone SSE streams read over their budget (ssepace.go).
 	streamThrottled atomic.Uint64
+	// largeListWaits counts large tools/list responses that waited for a slot (largelist.go).
+	largeListWaits atomic.Uint64
 }
 
 // Stats are counters of what the core has seen since New; they only grow.
@@ -182,6 +185,10 @@ type Stats struct {
 	// StreamThrottled counts the times the bridge stopped reading a server's standalone SSE stream because it
 	// sent faster than its budget (ssepace.go).
 	StreamThrottled uint64
+	// LargeListWaits counts large tools/list responses that waited for another to be converted
+	// (LargeListBytes); LargeListsHeld is how many are being read and converted now.
+	LargeListWaits uint64
+	LargeListsHeld int
 }
 
 // New returns a Core configured by opts. It starts no goroutines; sessions start their own.
@@ -213,6 +220,7 @@ func New(opts Options) *Core {
 		maxSessions: opts.Limits.MaxSessions,
 		maxPerOwner: opts.Limits.MaxSessionsPerOwner,
 		kept:        newKeptResults(opts.KeptResults),
+		largeLists:  newLargeLists(LargeListsAtOnce),
 	}
 	servers := opts.Servers
 	c.servers.Store(&servers)
@@ -245,6 +253,8 @@ func (c *Core) Stats() Stats {
 		DescriptorRefusals:   c.stats.descriptorRefusals.Load(),
 		NotificationsDropped: c.stats.notificationsDropped.Load(),
 		StreamThrottled:      c.stats.streamThrottled.Load(),
+		LargeListWaits:       c.stats.largeListWaits.Load(),
+		LargeListsHeld:       c.largeLists.inUse(),
 	}
 }
 

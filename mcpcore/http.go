@@ -270,7 +270,7 @@ type jsonBodyTap struct {
 
 func (j *jsonBodyTap) Read(p []byte) (int, error) {
 	j.once.Do(func() {
-		data, err := io.ReadAll(io.LimitReader(j.body, int64(j.max)+1))
+		data, err := j.read()
 		if err != nil {
 			j.out = bytes.NewReader(nil)
 			return
@@ -298,6 +298,38 @@ func (j *jsonBodyTap) Read(p []byte) (int, error) {
 		j.out = bytes.NewReader(b)
 	})
 	return j.out.Read(p)
+}
+
+// read reads the body, up to one byte over the limit. A tools/list response larger than LargeListBytes
+// waits for a large-list slot before the rest is read (largelist.go).
+func (j *jsonBodyTap) read() ([]byte, error) {
+	var buf bytes.Buffer
+	limit := int64(j.max) + 1
+	if j.origin != nil && j.origin.method == "tools/list" && limit > LargeListBytes+1 {
+		if _, err := buf.ReadFrom(io.LimitReader(j.body, LargeListBytes+1)); err != nil {
+			return nil, err
+		}
+		if buf.Len() <= LargeListBytes {
+			return buf.Bytes(), nil
+		}
+		j.holdLargeList()
+		limit -= int64(buf.Len())
+	}
+	_, err := buf.ReadFrom(io.LimitReader(j.body, limit))
+	return buf.Bytes(), err
+}
+
+// holdLargeList takes a large-list slot for the call (largelist.go). The server has answered: while the call
+// waits for the bridge, its requestTimeout is paused, as while it waits for a host; the host's deadline
+// still bounds the wait.
+func (j *jsonBodyTap) holdLargeList() {
+	if d := j.origin.deadline; d != nil {
+		d.pause()
+		defer d.resume()
+	}
+	if c := j.tap.s.core; c.largeLists.acquire(j.origin.ctx) {
+		c.stats.largeListWaits.Add(1)
+	}
 }
 
 func (j *jsonBodyTap) Close() error { return j.body.Close() }

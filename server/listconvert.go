@@ -70,9 +70,11 @@ func (c *responseMemo[R, P]) respond(r *R, build func() (P, error)) (P, error) {
 	if err != nil {
 		return zero, err
 	}
-	wire, err := proto.Marshal(p) // fails on a string that is not UTF-8: the server's bad result
-	if err != nil {
-		return zero, badMessage("list result", err)
+	wire := []byte(p.ProtoReflect().GetUnknown())
+	if proto.Size(p) != len(wire) { // not a response held as its encoding (toolListResponse)
+		if wire, err = proto.Marshal(p); err != nil { // fails on a string that is not UTF-8: the server's bad result
+			return zero, badMessage("list result", err)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -122,27 +124,95 @@ func (c preEncodedCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.CodecV2.Marshal(v)
 }
 
-// Tool schemas on the list path (docs/adr/0097). The core's tools hold their schemas as the server's JSON
-// (mcp.ClientOptions.RawToolSchemas); toolToListProto writes each straight into its pb.Tool as the encoded
-// input_schema and output_schema fields, kept as the message's unknown fields, instead of building a
-// google.protobuf.Struct tree: a list of 100,000 tools took forty times its size in trees, where its encoding
-// takes about its size. proto.Marshal writes unknown fields as they are, so the gRPC response is the same
-// bytes a decoder reads as the Structs; the REST gateway reads them back one tool at a time (ToolListJSON).
+// Tool schemas on the list path (docs/adr/0097, 0107). The core's tools hold their schemas as the server's JSON
+// (mcp.ClientOptions.RawToolSchemas). encodeToolList writes a whole ListToolsResponse straight as its
+// encoding, a tool at a time: each tool's other fields by proto, its schemas from their JSON as the encoded
+// input_schema and output_schema Structs (rawstruct.go). No pb.Tool per tool and no google.protobuf.Struct
+// tree is kept: a list of 100,000 tools took forty times its size in trees, and another twice its size in
+// pb.Tool messages, where its encoding takes about its size. The response message holds that encoding as its
+// unknown fields and nothing else; proto.Marshal writes unknown fields as they are, so gRPC sends the same
+// bytes as for the message with its fields set, and the REST gateway writes its JSON from the encoding, a
+// tool at a time (ToolListJSON).
 
 var (
 	toolInputSchema  = (&pb.Tool{}).ProtoReflect().Descriptor().Fields().ByName("input_schema").Number()
 	toolOutputSchema = (&pb.Tool{}).ProtoReflect().Descriptor().Fields().ByName("output_schema").Number()
+	listTools        = (&pb.ListToolsResponse{}).ProtoReflect().Descriptor().Fields().ByName("tools").Number()
 )
 
-// toolToListProto is toolToProto for a list's tool: a schema held as json.RawMessage is encoded as it is.
-func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
+// toolListResponse is the ListToolsResponse of tools, held as its encoding (encodeToolList). A page without
+// tools is an ordinary message: its JSON is protojson's, with no tools field.
+func toolListResponse(tools []*mcp.Tool, next string, approval func(name string) *pb.ToolApproval) (*pb.ListToolsResponse, error) {
+	if len(tools) == 0 {
+		return &pb.ListToolsResponse{NextPageToken: next}, nil
+	}
+	enc, err := encodeToolList(tools, next, approval)
+	if err != nil {
+		return nil, err
+	}
+	r := &pb.ListToolsResponse{}
+	r.ProtoReflect().SetUnknown(enc)
+	return r, nil
+}
+
+// encodeToolList is the encoding of the ListToolsResponse of tools, each with its approval mark: the bytes
+// proto.Marshal writes for that response with every tool converted by toolToProto (its schemas' Structs
+// included) — known fields in number order, then the schemas. A string that is not UTF-8 in a tool's other
+// fields, or a schema that is not one, is the server's bad result.
+func encodeToolList(tools []*mcp.Tool, next string, approval func(name string) *pb.ToolApproval) ([]byte, error) {
+	// Sized from the JSON it is written from (an encoding is a little larger): a 16 MB list is not grown
+	// by doubling, which would leave twice its size for the collector.
+	size := 16 + len(next)
+	for _, t := range tools {
+		if t != nil {
+			size += 5*(rawLen(t.InputSchema)+rawLen(t.OutputSchema))/4 + len(t.Name) + len(t.Title) + len(t.Description) + 24
+		}
+	}
+	out := make([]byte, 0, size)
+	var scratch []byte
+	for _, t := range tools {
+		p, schemas, err := toolParts(t, scratch)
+		if err != nil {
+			return nil, err
+		}
+		p.Approval = approval(p.GetName())
+		n := proto.Size(p)
+		out = protowire.AppendTag(out, listTools, protowire.BytesType)
+		out = protowire.AppendVarint(out, uint64(n+len(schemas)))
+		if out, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(out, p); err != nil {
+			return nil, badMessage("list result", err) // a string that is not UTF-8
+		}
+		out = append(out, schemas...)
+		if cap(schemas) <= 1<<20 { // a huge schema's buffer is not kept for the next tool
+			scratch = schemas[:0]
+		}
+	}
+	out, err := (proto.MarshalOptions{}).MarshalAppend(out, &pb.ListToolsResponse{NextPageToken: next})
+	if err != nil {
+		return nil, badMessage("list result", err)
+	}
+	return out, nil
+}
+
+// rawLen is the length of a schema held as the server's JSON, 0 for any other.
+func rawLen(s any) int {
+	raw, _ := s.(json.RawMessage)
+	return len(raw)
+}
+
+// toolParts is t's pb.Tool without the schemas held as the server's JSON, and those schemas encoded as
+// input_schema and output_schema fields, appended to scratch[:0]. A schema held otherwise (a map: never on
+// the list path, where the SDK holds them raw) is converted by toolToProto into the pb.Tool.
+func toolParts(t *mcp.Tool, scratch []byte) (*pb.Tool, []byte, error) {
 	if t == nil {
-		return toolToProto(t)
+		p, err := toolToProto(t)
+		return p, scratch[:0], err
 	}
 	in, inRaw := t.InputSchema.(json.RawMessage)
 	out, outRaw := t.OutputSchema.(json.RawMessage)
 	if !inRaw && !outRaw {
-		return toolToProto(t)
+		p, err := toolToProto(t)
+		return p, scratch[:0], err
 	}
 	rest := *t
 	if inRaw {
@@ -153,98 +223,139 @@ func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
 	}
 	p, err := toolToProto(&rest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	scratch := encodeScratch.Get().(*[]byte)
-	enc := (*scratch)[:0]
+	enc := scratch[:0]
 	if inRaw {
 		if enc, err = appendSchemaField(enc, toolInputSchema, in); err != nil {
-			return nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
+			return nil, nil, badMessage("tool "+strconv.Quote(t.Name)+" inputSchema", err)
 		}
 	}
 	if outRaw {
 		if enc, err = appendSchemaField(enc, toolOutputSchema, out); err != nil {
-			return nil, badMessage("tool "+strconv.Quote(t.Name)+" outputSchema", err)
+			return nil, nil, badMessage("tool "+strconv.Quote(t.Name)+" outputSchema", err)
 		}
 	}
-	// Kept at its size: a list holds 100,000 of them. A huge schema's buffer is not kept for the next tool.
-	p.ProtoReflect().SetUnknown(append(make([]byte, 0, len(enc)), enc...))
-	if cap(enc) <= 1<<20 {
-		*scratch = enc[:0]
-		encodeScratch.Put(scratch)
-	}
-	return p, nil
+	return p, enc, nil
 }
 
-// encodeScratch holds the buffers toolToListProto encodes a tool's schemas into before keeping a copy of
-// exactly their size (an encoding is larger than its JSON, so a buffer sized from the JSON grows).
-var encodeScratch = sync.Pool{New: func() any { return new([]byte) }}
-
 // ToolListJSON is the REST gateway's JSON of a ListToolsResponse: what marshal (the gateway's protojson
-// marshaler) writes for the whole response, written a tool at a time: marshal writes each tool's other
-// fields, and its encoded schemas (toolToListProto) are written as JSON straight from their encoding, as
-// protojson writes a Struct. Neither the list nor a tool's schema is ever a tree.
+// marshaler) writes for the whole response with its tools' schemas as Structs, written from the response's
+// encoding a tool at a time: marshal writes each tool's other fields, and its schemas are written as JSON
+// straight from their encoding, as protojson writes a Struct. Neither the list nor a tool's schema is ever a
+// tree. r is the encoding toolListResponse holds, or any ListToolsResponse (then marshaled first).
 func ToolListJSON(r *pb.ListToolsResponse, marshal func(proto.Message) ([]byte, error)) ([]byte, error) {
-	tail, err := marshal(&pb.ListToolsResponse{NextPageToken: r.GetNextPageToken()})
-	if err != nil {
-		return nil, err
-	}
-	size := len(tail) + 16
-	for _, t := range r.GetTools() {
-		size += 3*len(t.ProtoReflect().GetUnknown())/2 + 2*len(t.GetName()) + len(t.GetDescription()) + 64
-	}
-	out := append(make([]byte, 0, size), `{"tools":[`...)
-	for i, t := range r.GetTools() {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		if out, err = appendToolJSON(out, t, marshal); err != nil {
+	enc := r.ProtoReflect().GetUnknown()
+	if proto.Size(r) != len(enc) { // fields set: a response built otherwise
+		var err error
+		if enc, err = proto.Marshal(r); err != nil {
 			return nil, err
 		}
 	}
+	out := append(make([]byte, 0, 3*len(enc)/2+16), `{"tools":[`...)
+	var others, scratch []byte // the response's fields other than tools; a tool's fields other than schemas
+	tools := 0
+	for len(enc) > 0 {
+		num, typ, n := protowire.ConsumeTag(enc)
+		if n < 0 {
+			return nil, errBadEncoding
+		}
+		m := protowire.ConsumeFieldValue(num, typ, enc[n:])
+		if m < 0 {
+			return nil, errBadEncoding
+		}
+		if num == listTools && typ == protowire.BytesType {
+			t, _ := protowire.ConsumeBytes(enc[n:])
+			if tools > 0 {
+				out = append(out, ',')
+			}
+			tools++
+			var err error
+			if out, scratch, err = appendToolJSON(out, t, scratch, marshal); err != nil {
+				return nil, err
+			}
+		} else {
+			others = append(others, enc[:n+m]...)
+		}
+		enc = enc[n+m:]
+	}
+	var rest pb.ListToolsResponse
+	if err := proto.Unmarshal(others, &rest); err != nil {
+		return nil, err
+	}
+	tail, err := marshal(&rest)
+	if err != nil || tools == 0 {
+		return tail, err
+	}
 	out = append(out, ']')
-	if rest := objectBody(tail); len(rest) > 0 {
-		out = append(append(out, ','), rest...)
+	if body := objectBody(tail); len(body) > 0 {
+		out = append(append(out, ','), body...)
 	}
 	return append(out, '}'), nil
 }
 
-// appendToolJSON appends the JSON of t: marshal's, with the schemas held in t's unknown fields added.
-func appendToolJSON(out []byte, t *pb.Tool, marshal func(proto.Message) ([]byte, error)) ([]byte, error) {
-	b, err := marshal(t) // protojson leaves unknown fields out
+// appendToolJSON appends the JSON of the encoded tool enc: marshal's of its fields other than the schemas,
+// with the schemas written from their encoding. scratch is a buffer it may use, returned for the next tool.
+func appendToolJSON(out, enc, scratch []byte, marshal func(proto.Message) ([]byte, error)) ([]byte, []byte, error) {
+	known := scratch[:0]
+	schemas := false
+	for b := enc; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, nil, errBadEncoding
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return nil, nil, errBadEncoding
+		}
+		if num == toolInputSchema || num == toolOutputSchema {
+			schemas = true
+		} else {
+			known = append(known, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	var t pb.Tool
+	if err := proto.Unmarshal(known, &t); err != nil {
+		return nil, nil, err
+	}
+	b, err := marshal(&t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	enc := t.ProtoReflect().GetUnknown()
-	if len(enc) == 0 {
-		return append(out, b...), nil
+	if !schemas {
+		return append(out, b...), known, nil
 	}
+	start := len(out)
 	out = append(out, '{')
 	for len(enc) > 0 {
-		num, _, n := protowire.ConsumeTag(enc)
-		var field []byte
-		if field, enc, err = consumeField(enc, num); n < 0 || err != nil {
-			return nil, errBadEncoding
+		num, typ, n := protowire.ConsumeTag(enc)
+		m := protowire.ConsumeFieldValue(num, typ, enc[n:])
+		field := enc[:n+m]
+		enc = enc[n+m:]
+		if num != toolInputSchema && num != toolOutputSchema {
+			continue
 		}
-		switch num {
-		case toolInputSchema:
-			out = append(out, `"inputSchema":`...)
-		case toolOutputSchema:
-			out = append(out, `"outputSchema":`...)
-		default:
-			return nil, errBadEncoding
-		}
-		if out, err = appendStructJSON(out, field, 1); err != nil {
-			return nil, err
-		}
-		if len(enc) > 0 {
+		if len(out) > start+1 {
 			out = append(out, ',')
+		}
+		if num == toolInputSchema {
+			out = append(out, `"inputSchema":`...)
+		} else {
+			out = append(out, `"outputSchema":`...)
+		}
+		v, _, err := consumeField(field, num)
+		if err == nil {
+			out, err = appendStructJSON(out, v, 1)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	if rest := objectBody(b); len(rest) > 0 {
 		out = append(append(out, ','), rest...)
 	}
-	return append(out, '}'), nil
+	return append(out, '}'), known, nil
 }
 
 // objectBody is what is between the braces of the JSON object b, trimmed; nil if b is not an object.

@@ -42,18 +42,16 @@ var (
 
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
 func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
-	var policy *mcpcore.Policy // the session's server's: which tools need approval (approval.go)
+	var policy *mcpcore.Policy                 // the session's server's: which tools need approval (approval.go)
+	ctx, release := mcpcore.HoldLargeList(ctx) // a large list waits for the one converting (docs/adr/0107)
+	defer release()
 	return listPage(s, ctx, req.GetSessionId(), toolLists,
 		func(sess *mcpcore.Session) (*mcp.ListToolsResult, error) {
 			policy = sess.Server().Policy
 			return sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
 		},
 		func(r *mcp.ListToolsResult) (*pb.ListToolsResponse, error) {
-			tools, err := convertAll(r.Tools, toolToListProto)
-			for _, t := range tools {
-				t.Approval = toolApproval(policy, t.GetName())
-			}
-			return &pb.ListToolsResponse{Tools: tools, NextPageToken: r.NextCursor}, err
+			return toolListResponse(r.Tools, r.NextCursor, func(name string) *pb.ToolApproval { return toolApproval(policy, name) })
 		})
 }
 

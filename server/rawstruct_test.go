@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -103,4 +107,115 @@ func jsonWithNumbers(t *testing.T, b []byte) any {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return v
+}
+
+// toolToListProto is a list's tool as one pb.Tool: its schemas held as the server's JSON are its unknown
+// fields, as encodeToolList writes them.
+func toolToListProto(t *mcp.Tool) (*pb.Tool, error) {
+	p, schemas, err := toolParts(t, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(schemas) > 0 {
+		p.ProtoReflect().SetUnknown(schemas)
+	}
+	return p, nil
+}
+
+// TestToolListResponseIsTheMessagesEncoding: the response a ListTools answers with is held as its encoding,
+// and that encoding is the bytes proto.Marshal writes for the response with every tool converted by
+// toolToProto (schemas as Structs, approval marks set); its REST JSON is protojson's of that response.
+func TestToolListResponseIsTheMessagesEncoding(t *testing.T) {
+	var tools []*mcp.Tool
+	var want []*pb.Tool
+	mark := &pb.ToolApproval{Rule: "r", Principals: []string{"p"}}
+	approval := func(name string) *pb.ToolApproval {
+		if strings.HasSuffix(name, "1") {
+			return mark
+		}
+		return nil
+	}
+	for i, s := range rawSchemas {
+		var tree any
+		if err := json.Unmarshal([]byte(s), &tree); err != nil {
+			t.Fatal(err)
+		}
+		name := "tool" + strconv.Itoa(i)
+		raw := &mcp.Tool{Name: name, Title: "T", Description: "d", InputSchema: json.RawMessage(s), Meta: mcp.Meta{"m": 1}}
+		tree1 := &mcp.Tool{Name: name, Title: "T", Description: "d", InputSchema: tree, Meta: mcp.Meta{"m": 1}}
+		if i%3 == 0 { // an output schema too
+			raw.OutputSchema, tree1.OutputSchema = json.RawMessage(s), tree
+		}
+		if i == 4 { // no schema at all
+			raw.InputSchema, tree1.InputSchema = nil, nil
+		}
+		w, err := toolToProto(tree1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Approval = approval(name)
+		tools, want = append(tools, raw), append(want, w)
+	}
+	for _, next := range []string{"", "next"} {
+		got, err := toolListResponse(tools, next, approval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.GetTools()) != 0 || proto.Size(got) != len(got.ProtoReflect().GetUnknown()) {
+			t.Fatalf("the response is not held as its encoding alone")
+		}
+		wantMsg := &pb.ListToolsResponse{Tools: want, NextPageToken: next}
+		var decoded pb.ListToolsResponse
+		if err := proto.Unmarshal(got.ProtoReflect().GetUnknown(), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(wantMsg, &decoded, protocmp.Transform()); d != "" {
+			t.Errorf("next %q (-want +decoded):\n%s", next, d)
+		}
+		// Through the memo and the server's codec: the encoding itself, not a copy.
+		memo := newResponseMemo[listResult, *pb.ListToolsResponse]()
+		key := &listResult{}
+		if _, err := memo.respond(key, func() (*pb.ListToolsResponse, error) { return got, nil }); err != nil {
+			t.Fatal(err)
+		}
+		sent, err := preEncodedCodec{encoding.GetCodecV2(encproto.Name)}.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wire := sent.Materialize(); !bytes.Equal(wire, got.ProtoReflect().GetUnknown()) || &sent[0].ReadOnlyData()[0] != &got.ProtoReflect().GetUnknown()[0] {
+			t.Error("the codec did not send the response's encoding as it is")
+		}
+		runtime.KeepAlive(key)
+		js, err := ToolListJSON(got, protojson.Marshal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJS, err := protojson.Marshal(wantMsg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(jsonWithNumbers(t, wantJS), jsonWithNumbers(t, js)); d != "" {
+			t.Errorf("next %q REST JSON (-protojson +got):\n%s", next, d)
+		}
+		// A response with its fields set (Structs built by toolToProto) gives the same JSON.
+		js2, err := ToolListJSON(wantMsg, protojson.Marshal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(jsonWithNumbers(t, wantJS), jsonWithNumbers(t, js2)); d != "" {
+			t.Errorf("next %q REST JSON of Structs (-protojson +got):\n%s", next, d)
+		}
+	}
+	// A page without tools is an ordinary message: its JSON has no tools field, as protojson's has not.
+	empty, err := toolListResponse(nil, "next", approval)
+	if err != nil || empty.GetNextPageToken() != "next" {
+		t.Fatalf("empty page: %v %v", empty, err)
+	}
+	// A name that is not UTF-8 is the server's bad result, as proto.Marshal made it.
+	if _, err := toolListResponse([]*mcp.Tool{{Name: "bad \xff", InputSchema: json.RawMessage(`{}`)}}, "", approval); !errors.Is(err, mcpcore.ErrBadMessage) {
+		t.Errorf("a name that is not UTF-8: %v, want a bad message", err)
+	}
+	if _, err := toolListResponse([]*mcp.Tool{{Name: "bad", InputSchema: json.RawMessage(`1`)}}, "", approval); !errors.Is(err, mcpcore.ErrBadMessage) {
+		t.Errorf("a schema that is a number: %v, want a bad message", err)
+	}
 }

@@ -250,6 +250,11 @@ func RegisterCoreStats(reg prometheus.Registerer, stats func() mcpcore.Stats) {
 			func(s mcpcore.Stats) uint64 { return s.NotificationsDropped }),
 		counter("upstream_stream_throttled_total", "Times the bridge stopped reading a server's standalone SSE stream that sent faster than its read budget.",
 			func(s mcpcore.Stats) uint64 { return s.StreamThrottled }),
+		counter("upstream_large_list_waits_total", "Large tools/list responses (over 1 MiB) that waited for another to be converted: the bridge converts one at a time.",
+			func(s mcpcore.Stats) uint64 { return s.LargeListWaits }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "upstream_large_lists_in_flight",
+			Help: "Large tools/list responses (over 1 MiB) being read and converted now."},
+			func() float64 { return float64(stats().LargeListsHeld) }),
 	)
 }
 

@@ -50,12 +50,13 @@ func New(conn grpc.ClientConnInterface, svc mcpbridgev1.BridgeServiceServer, int
 	}), nil
 }
 
-// listMarshaler is the gateway's JSON marshaler. A ListToolsResponse's tools carry their schemas encoded
-// (server.ToolListJSON, docs/adr/0097), which protojson would leave out: it is written a tool at a time.
+// listMarshaler is the gateway's JSON marshaler. A ListToolsResponse is held as its encoding, its tools'
+// schemas encoded Structs (server.ToolListJSON, docs/adr/0097, 0107), which protojson would leave out: it is
+// written from that encoding a tool at a time.
 type listMarshaler struct{ *runtime.JSONPb }
 
 func (m listMarshaler) Marshal(v any) ([]byte, error) {
-	if r, ok := v.(*mcpbridgev1.ListToolsResponse); ok && len(r.GetTools()) > 0 {
+	if r, ok := v.(*mcpbridgev1.ListToolsResponse); ok && (len(r.GetTools()) > 0 || len(r.ProtoReflect().GetUnknown()) > 0) {
 		return server.ToolListJSON(r, m.MarshalOptions.Marshal) // JSONPb.Marshal of a message, without its copy
 	}
 	return m.JSONPb.Marshal(v)

@@ -108,7 +108,11 @@ func moveInto(out, src proto.Message) {
 		return true
 	})
 	if u := s.GetUnknown(); len(u) > 0 {
-		d.SetUnknown(append(d.GetUnknown(), u...))
+		if len(d.GetUnknown()) == 0 {
+			d.SetUnknown(u) // shared as the fields are: a list response is held as its encoding (docs/adr/0107)
+		} else {
+			d.SetUnknown(append(d.GetUnknown(), u...))
+		}
 	}
 }
 
