@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,8 +37,43 @@ const (
 	auditApprovalDecided = "approval.decided"
 )
 
+// auditLog writes the audit records to the log in force. Service embeds it.
+type auditLog struct {
+	s *Service
+	// auditCur is the audit log as SetAudit set it (nil: Options'); auditMu is held shared while a record
+	// is written, exclusively by SetAudit.
+	auditCur atomic.Pointer[auditSink]
+	auditMu  sync.RWMutex
+}
+
+// auditSink is where the audit records go (log nil: nowhere) and whether they carry payloads.
+type auditSink struct {
+	log      *slog.Logger
+	payloads bool
+}
+
+// SetAudit replaces the audit log (Options.Audit, Options.AuditPayloads): records from now on go to log
+// (nil: off). It returns once no record is being written to the log it replaces, so the caller may close
+// that one's file without losing a record.
+func (al *auditLog) SetAudit(log *slog.Logger, payloads bool) {
+	s := al.s
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	s.auditCur.Store(&auditSink{log: log, payloads: payloads})
+}
+
+// auditing is the audit log in force.
+func (al *auditLog) auditing() auditSink {
+	s := al.s
+	if p := s.auditCur.Load(); p != nil {
+		return *p
+	}
+	return auditSink{log: s.opts.Audit, payloads: s.opts.AuditPayloads}
+}
+
 // audit writes one record for the call of ctx; err is the call's outcome.
-func (s *Service) audit(ctx context.Context, event string, err error, attrs ...slog.Attr) {
+func (al *auditLog) audit(ctx context.Context, event string, err error, attrs ...slog.Attr) {
+	s := al.s
 	s.auditMu.RLock() // SetAudit waits for the record: it is written wholly to the log in force
 	defer s.auditMu.RUnlock()
 	sink := s.auditing()
@@ -73,7 +110,8 @@ func codeName(c codes.Code) string {
 
 // callToolAudited is the one way the service calls a tool (CallTool, StreamCallTool): the core enforces
 // the server's policy, and the call is audited.
-func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
+func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
+	s := c.s
 	start := time.Now()
 	res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
 	if sink := s.auditing(); sink.log != nil {
@@ -100,7 +138,8 @@ func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc
 }
 
 // auditAnswer records a host's answer to a server request (RespondToRequest, Connect's replies).
-func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, id string, ans *pb.HostAnswer, err error) {
+func (al *auditLog) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, id string, ans *pb.HostAnswer, err error) {
+	s := al.s
 	sink := s.auditing()
 	if sink.log == nil {
 		return
@@ -129,7 +168,8 @@ func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, i
 
 // auditCreate records a CreateSession, refused ones included (a server the principal may not use is
 // NOT_FOUND here too).
-func (s *Service) auditCreate(ctx context.Context, server string, resp *pb.CreateSessionResponse, err error) {
+func (al *auditLog) auditCreate(ctx context.Context, server string, resp *pb.CreateSessionResponse, err error) {
+	s := al.s
 	attrs := []slog.Attr{slog.String("server", server)}
 	if sess := resp.GetSession(); sess != nil {
 		attrs = append(attrs, slog.String("session", sess.GetSessionId()), slog.String("protocol_version", sess.GetProtocolVersion()))
