@@ -3,6 +3,7 @@ package server
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
@@ -34,5 +35,41 @@ func TestEveryRPCHasOneConcern(t *testing.T) {
 		if len(by) != 1 {
 			t.Errorf("RPC %s is served by %v, want exactly one concern type", name, by)
 		}
+	}
+}
+
+// The session table keeps a record only of sessions the core has open: a session closed and forgotten
+// behind the service's back (here straight on the core) is dropped at the next sweep, and a session used
+// through the service is kept however often the sweep runs.
+func TestSessionTableFollowsTheCore(t *testing.T) {
+	b := newBridge(t, bridgeConfig{opts: Options{IdleTimeout: time.Hour}}) // the reaper's first sweep is a minute away: the test sweeps
+	ctx := testCtx(t, "")
+	kept := b.create(ctx, serverLegacy).GetSessionId()
+	gone := b.create(ctx, serverLegacy).GetSessionId()
+	has := func(id string) bool {
+		b.svc.sessionTable.mu.Lock()
+		defer b.svc.sessionTable.mu.Unlock()
+		return b.svc.sessionTable.tracked[id] != nil
+	}
+	if idle := b.svc.sweepIdle(time.Now()); len(idle) != 0 {
+		t.Fatalf("a sweep found sessions idle for an hour: %d", len(idle))
+	}
+	if !has(kept) || !has(gone) {
+		t.Fatal("open sessions are not in the table after a sweep")
+	}
+	sess, err := b.core.Session(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.core.Forget(gone)
+	b.svc.sweepIdle(time.Now())
+	if has(gone) {
+		t.Error("the table kept a session the core forgot")
+	}
+	if !has(kept) {
+		t.Error("the table dropped an open session")
 	}
 }

@@ -20,6 +20,7 @@ type sessionTable struct {
 	mu      sync.Mutex          // guards tracked and closing
 	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
 	closing bool                // EndStreams ran: no new sessions
+	sweep   uint64              // the idle reaper's sweeps so far (reapIdle)
 }
 
 // tracked is what the service keeps per session.
@@ -27,6 +28,7 @@ type tracked struct {
 	busy     int       // calls in flight (attached hosts are the session's to count: Session.HostsAttached)
 	lastUsed time.Time // when the session last had no call and no host (or was created)
 	closing  bool      // the idle reaper is closing it
+	sweep    uint64    // the reaper's last sweep that found the session open, or the one under way when the record was made
 }
 
 // refuseNew makes opening refuse new sessions (EndStreams).
@@ -130,7 +132,7 @@ func (tb *sessionTable) lookupLocking(ctx context.Context, id string) (*mcpcore.
 func (tb *sessionTable) trackLocked(id string) *tracked {
 	t := tb.tracked[id]
 	if t == nil {
-		t = &tracked{lastUsed: time.Now()}
+		t = &tracked{lastUsed: time.Now(), sweep: tb.sweep}
 		tb.tracked[id] = t
 	}
 	return t
@@ -141,6 +143,33 @@ func (tb *sessionTable) forget(id string) {
 	tb.mu.Lock()
 	delete(tb.tracked, id)
 	tb.mu.Unlock()
+}
+
+// sweepIdle brings the table up to date with the core's open sessions — records of sessions no longer open
+// are dropped — and marks closing, and returns, the sessions idle at now for longer than Options.IdleTimeout.
+func (tb *sessionTable) sweepIdle(now time.Time) []*mcpcore.Session {
+	tb.mu.Lock()
+	tb.sweep++ // records made from here on belong to this sweep: their sessions are open
+	sweep := tb.sweep
+	tb.mu.Unlock()
+	var idle []*mcpcore.Session
+	open := tb.s.core.Sessions("") // the core keeps the sessions by id; the table asks it, it keeps no copy
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for _, sess := range open {
+		t := tb.trackLocked(sess.ID()) // sessions opened by others are tracked from the first time they are seen
+		t.sweep = sweep
+		if t.busy == 0 && sess.HostsAttached() == 0 && !t.closing && now.Sub(t.lastUsed) >= tb.s.opts.IdleTimeout {
+			t.closing = true
+			idle = append(idle, sess)
+		}
+	}
+	for id, t := range tb.tracked {
+		if t.sweep != sweep { // made before this sweep and no longer open: closed and forgotten
+			delete(tb.tracked, id)
+		}
+	}
+	return idle
 }
 
 // reapIdle closes sessions idle for longer than Options.IdleTimeout. It checks at a quarter of the timeout
@@ -158,27 +187,7 @@ func (tb *sessionTable) reapIdle() {
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		open := map[string]*mcpcore.Session{}
-		for _, sess := range s.core.Sessions("") {
-			open[sess.ID()] = sess
-		}
-		var idle []*mcpcore.Session
-		tb.mu.Lock()
-		for id := range open {
-			tb.trackLocked(id) // sessions opened by others are tracked from the first time they are seen
-		}
-		for id, t := range tb.tracked {
-			sess, ok := open[id]
-			switch {
-			case !ok:
-				delete(tb.tracked, id)
-			case t.busy == 0 && sess.HostsAttached() == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
-				t.closing = true
-				idle = append(idle, sess)
-			}
-		}
-		tb.mu.Unlock()
+		idle := tb.sweepIdle(time.Now())
 		for _, sess := range idle {
 			s.logger.Info("closing idle session", "session", sess.ID(), "idle_timeout", s.opts.IdleTimeout)
 			ctx, cancel := context.WithTimeout(context.Background(), idleCloseTimeout)
