@@ -22,10 +22,10 @@ import (
 )
 
 // The audit log (Options.Audit): one record, message "audit", per session created (or refused) and
-// deleted, tool called and server request answered. Every record says who (principal), through which
-// RPC and transport (grpc, unix, rest), and with which outcome (a gRPC code name such as OK or
-// PERMISSION_DENIED, and the ErrorInfo reason when it failed). Payloads — tool arguments, hosts' answers
-// — are recorded only with Options.AuditPayloads.
+// deleted, tool called, call or task cancelled, and server request answered. Every record says who
+// (principal), through which RPC and transport (grpc, unix, rest), and with which outcome (a gRPC code name
+// such as OK or PERMISSION_DENIED, and the ErrorInfo reason when it failed). Payloads — tool arguments,
+// hosts' answers — are recorded only with Options.AuditPayloads.
 
 // Audit events.
 const (
@@ -35,6 +35,9 @@ const (
 	auditRequestAnswer  = "server_request.answered"
 	// An approver decided (or cancelled, which denies) an approval request (approval.go).
 	auditApprovalDecided = "approval.decided"
+	// A host cancelled a call in flight (CancelCall) or asked the server to cancel a task (CancelTask).
+	auditCallCancelled = "call.cancelled"
+	auditTaskCancelled = "task.cancelled"
 )
 
 // auditLog writes the audit records to the log in force. Service embeds it.

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -83,7 +84,9 @@ func (c *toolCalls) CancelCall(ctx context.Context, req *pb.CancelCallRequest) (
 	if req.GetCallId() == "" {
 		return nil, invalidArgument(required("call_id"))
 	}
-	if err := sess.CancelCall(req.GetCallId()); err != nil {
+	err = sess.CancelCall(req.GetCallId())
+	s.audit(ctx, auditCallCancelled, err, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("call_id", req.GetCallId()))
+	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.CancelCallResponse{}, nil
@@ -164,8 +167,13 @@ func (c *toolCalls) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (
 	if req.GetTaskId() == "" {
 		return nil, invalidArgument(required("task_id"))
 	}
-	if err := sess.CancelTask(ctx, req.GetTaskId(), mcpcore.CallOptions{}); err != nil {
-		return nil, s.cancelTaskError(ctx, sess, req.GetTaskId(), err)
+	err = sess.CancelTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
+	if err != nil {
+		err = s.cancelTaskError(ctx, sess, req.GetTaskId(), err)
+	}
+	s.audit(ctx, auditTaskCancelled, err, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("task_id", req.GetTaskId()))
+	if err != nil {
+		return nil, err
 	}
 	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
 	if err != nil {
