@@ -219,31 +219,3 @@ func outcomeFor(key string) func(mcpcore.RequestEnded) pb.RequestOutcome {
 		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE
 	}
 }
-
-// sessionToProto describes a session.
-func (a *sessionsAPI) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
-	st, reason := sess.State()
-	info := sess.Info()
-	caps, err := serverCapsToProto(info.Capabilities, sess.TasksCapability())
-	if err != nil {
-		return nil, err
-	}
-	pr, err := rootsToProto(sess.Roots())
-	if err != nil {
-		return nil, err
-	}
-	return &pb.Session{
-		SessionId:          sess.ID(),
-		Server:             sess.Server().Name,
-		State:              stateToProto(st),
-		StateReason:        reason,
-		ProtocolVersion:    info.ProtocolVersion,
-		ServerInfo:         implementationToProto(info.ServerInfo),
-		ServerCapabilities: caps,
-		Instructions:       info.Instructions,
-		CreateTime:         timestamp(sess.Created()),
-		HostCapabilities:   hostCapsToProto(sess.Capabilities()),
-		Roots:              pr,
-		Restarts:           uint32(max(sess.Restarts(), 0)),
-	}, nil
-}
