@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -14,15 +15,40 @@ import (
 )
 
 // syncBuffer is a bytes.Buffer safe for the audit log's writes and the test's reads.
+// Each write pokes wrote (capacity 1), for a test that waits for a record.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
 }
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }
 
 func (w *syncBuffer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
 	return w.b.Write(p)
+}
+
+// await waits for the first record of event that match says is the one, and returns it.
+func (w *syncBuffer) await(ctx context.Context, t *testing.T, event string, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	for {
+		for _, r := range w.records(t, event) {
+			if match(r) {
+				return r
+			}
+		}
+		select {
+		case <-w.wrote:
+		case <-ctx.Done():
+			t.Fatalf("no %s record: %v", event, ctx.Err())
+		}
+	}
 }
 
 // records returns the audit records of event written so far.
@@ -45,7 +71,7 @@ func (w *syncBuffer) records(t *testing.T, event string) []map[string]any {
 
 // CancelCall and CancelTask are audited: who cancelled which call or task of which session, and the outcome.
 func TestCancelsAreAudited(t *testing.T) {
-	audit := &syncBuffer{}
+	audit := newSyncBuffer()
 	b := newBridge(t, bridgeConfig{opts: Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))}})
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
@@ -77,5 +103,30 @@ func TestCancelsAreAudited(t *testing.T) {
 	recs = audit.records(t, auditTaskCancelled)
 	if len(recs) != 1 || recs[0]["session"] != id || recs[0]["task_id"] != "t-none" || recs[0]["outcome"] == "OK" || recs[0]["rpc"] != "CancelTask" {
 		t.Errorf("task.cancelled records = %v, want one for t-none of session %s, not OK", recs, id)
+	}
+}
+
+// A detached call is audited when it ends, with its outcome, not when its host leaves (ADR 0105): the host
+// that called leaves, another answers the call's elicitation, the call completes, and its one tool.called
+// record says OK.
+func TestDetachedCallAuditedWhereItEnds(t *testing.T) {
+	audit := newSyncBuffer()
+	b := newBridge(t, bridgeConfig{opts: Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))}})
+	ctx := testCtx(t, "")
+	id := b.create(ctx, serverLegacy).GetSessionId()
+	h := b.connect(ctx)
+	h.attach(id)
+	hostCtx, leave := context.WithCancel(ctx)
+	call := b.callAsync(hostCtx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: "d-1", Detach: true})
+	r := h.nextRequest() // the call is in flight, waiting for an answer
+	leave()
+	wantCode(t, await(t, call).err, codes.Canceled)
+	accept := &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: mustStruct(t, map[string]any{"name": "Ada", "age": 36})}}}
+	if ack := h.reply(r.GetRequestId(), accept); !ack.GetAccepted() {
+		t.Fatalf("answer refused: %v", ack)
+	}
+	rec := audit.await(ctx, t, auditToolCalled, func(r map[string]any) bool { return r["call_id"] == "d-1" })
+	if rec["outcome"] != "OK" || rec["is_error"] != false || rec["session"] != id || rec["rpc"] != "CallTool" || rec["principal"] == "" {
+		t.Errorf("tool.called record = %v, want the call's own outcome OK, is_error false, rpc CallTool", rec)
 	}
 }

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -16,7 +17,34 @@ import (
 
 // toolCalls serves the tool calls: CallTool, StreamCallTool (stream.go), CancelCall, GetTask, CancelTask;
 // every call goes through callToolAudited (audit.go). Service embeds it.
-type toolCalls struct{ s *Service }
+type toolCalls struct {
+	s *Service
+	// detached counts the goroutines of detached calls (callToolAudited); Close waits for them. mu guards
+	// closed and detached's Add against its Wait.
+	mu       sync.Mutex
+	closed   bool
+	detached sync.WaitGroup
+}
+
+// startDetached counts one more detached call's goroutine, or reports false once Close has begun waiting.
+func (c *toolCalls) startDetached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.detached.Add(1)
+	return true
+}
+
+// waitDetached refuses new detached calls' goroutines and waits for those running (Close, after the core
+// has ended the sessions and so their calls).
+func (c *toolCalls) waitDetached() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.detached.Wait()
+}
 
 type toolCall struct {
 	params *mcp.CallToolParams
