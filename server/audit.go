@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,9 +158,15 @@ func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, 
 		defer c.detached.Done()
 		defer cancel()
 		var o outcome
+		defer func() { done <- o }()
+		defer func() {
+			if r := recover(); r != nil { // the call's INTERNAL, logged with its stack
+				c.s.logger.Error("panic", "where", "detached call", "panic", r, "stack", string(debug.Stack()))
+				o.err = internalError()
+			}
+		}()
 		o.res, o.task, o.err = sess.CallToolOrTask(callCtx, tc.params, tc.opts)
 		c.auditCall(ctx, sess, tc, start, o.res, o.task, o.err)
-		done <- o
 	}()
 	select {
 	case o := <-done:

@@ -69,14 +69,21 @@ func (w *syncBuffer) records(t *testing.T, event string) []map[string]any {
 	return out
 }
 
-// CancelCall and CancelTask are audited: who cancelled which call or task of which session, and the outcome.
-func TestCancelsAreAudited(t *testing.T) {
+// auditedSession is a bridge whose audit log the test reads, a session of it, and a host attached to it.
+func auditedSession(t *testing.T) (*bridge, *syncBuffer, context.Context, string, *hostConn) {
+	t.Helper()
 	audit := newSyncBuffer()
 	b := newBridge(t, bridgeConfig{opts: Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))}})
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
 	h.attach(id)
+	return b, audit, ctx, id, h
+}
+
+// CancelCall and CancelTask are audited: who cancelled which call or task of which session, and the outcome.
+func TestCancelsAreAudited(t *testing.T) {
+	b, audit, ctx, id, h := auditedSession(t)
 	call := b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: "c-1"})
 	h.nextRequest() // the call is in flight, waiting for the host
 	if _, err := b.client.CancelCall(ctx, &pb.CancelCallRequest{SessionId: id, CallId: "c-1"}); err != nil {
@@ -106,16 +113,11 @@ func TestCancelsAreAudited(t *testing.T) {
 	}
 }
 
-// A detached call is audited when it ends, with its outcome, not when its host leaves (ADR 0105): the host
-// that called leaves, another answers the call's elicitation, the call completes, and its one tool.called
-// record says OK.
+// A detached call is audited when it ends, with its outcome, not when its host leaves (ADRs 0105, 0108): the
+// CallTool RPC ends, the host's Connect stream then answers the call's elicitation, the call completes, and
+// its one tool.called record says OK.
 func TestDetachedCallAuditedWhereItEnds(t *testing.T) {
-	audit := newSyncBuffer()
-	b := newBridge(t, bridgeConfig{opts: Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))}})
-	ctx := testCtx(t, "")
-	id := b.create(ctx, serverLegacy).GetSessionId()
-	h := b.connect(ctx)
-	h.attach(id)
+	b, audit, ctx, id, h := auditedSession(t)
 	hostCtx, leave := context.WithCancel(ctx)
 	call := b.callAsync(hostCtx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: "d-1", Detach: true})
 	r := h.nextRequest() // the call is in flight, waiting for an answer
