@@ -472,19 +472,19 @@ func TestKillBetweenMRTRRoundsCompletesAfterRestart(t *testing.T) {
 	ctx := testCtx(t)
 	id := createSession(ctx, t, b, serverModern)
 	h := b.connect(ctx)
-	h.attach(id)
+	h.Attach(id)
 	const callID = "call-rounds"
 	b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_rounds", CallId: callID})
-	first := h.nextRequest()
+	first := h.NextRequest()
 	if first.GetOriginCallId() != callID || first.GetInputKey() != "first" {
 		t.Fatalf("round one's request: call %q key %q, want %q first", first.GetOriginCallId(), first.GetInputKey(), callID)
 	}
-	if ack := h.reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+	if ack := h.Reply(first.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Grace"}),
 	}}}); !ack.GetAccepted() {
 		t.Fatalf("answer to round one: %v", ack)
 	}
-	second := h.nextRequest()
+	second := h.NextRequest()
 	if second.GetOriginCallId() != callID || second.GetInputKey() != "second" {
 		t.Fatalf("round two's request: call %q key %q, want %q second", second.GetOriginCallId(), second.GetInputKey(), callID)
 	}
@@ -493,13 +493,13 @@ func TestKillBetweenMRTRRoundsCompletesAfterRestart(t *testing.T) {
 	b2 := start(t, cfg)
 	waitReady(t, b2, id)
 	h2 := b2.connect(ctx)
-	h2.attach(id)
-	again := h2.nextRequest()
+	h2.Attach(id)
+	again := h2.NextRequest()
 	if again.GetRequestId() != second.GetRequestId() || again.GetInputKey() != "second" {
 		t.Fatalf("after the restart request %s (key %q) was raised, want round two's %s again", again.GetRequestId(), again.GetInputKey(), second.GetRequestId())
 	}
 	done := b2.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit_rounds", CallId: callID, Resume: true})
-	if ack := h2.reply(second.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
+	if ack := h2.Reply(second.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
 		Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: args(t, map[string]any{"name": "Lin"}),
 	}}}); !ack.GetAccepted() {
 		t.Fatalf("answer to round two after the restart: %v", ack)

@@ -26,6 +26,10 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
 
+// approvalAPI shows approval requests to their approvers (ListPendingRequests, WatchEvents and Connect take
+// them from here), takes their decisions and serves ListApprovalHistory. Service embeds it.
+type approvalAPI struct{ s *Service }
+
 // approvalsSession is the session id that stands for the approval requests the caller may decide.
 const approvalsSession = "approvals"
 
@@ -54,7 +58,8 @@ func identity(ctx context.Context) mcpcore.Identity {
 
 // newApprovalFeed is the feed of the approval requests one identity may decide, for one receiver (key as in
 // outcomeFor); with notify, its watch is a pull one (watchRequests).
-func (s *Service) newApprovalFeed(who mcpcore.Identity, key string, notify func()) *watchedFeed {
+func (ap *approvalAPI) newApprovalFeed(who mcpcore.Identity, key string, notify func()) *watchedFeed {
+	s := ap.s
 	d := s.core.Dispatcher()
 	return &watchedFeed{
 		requestFeed: requestFeed{svc: s, what: "approval requests", outcome: outcomeFor(key), seen: map[string]bool{},
@@ -66,7 +71,8 @@ func (s *Service) newApprovalFeed(who mcpcore.Identity, key string, notify func(
 // watchApprovalEvents is WatchEvents on session "approvals": the approval requests the caller may decide
 // (those pending first, unless include_pending is false) and their ends, until the client goes away or
 // shutdown.
-func (s *Service) watchApprovalEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+func (ap *approvalAPI) watchApprovalEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	s := ap.s
 	feed := s.newApprovalFeed(identity(stream.Context()), "", nil)
 	defer feed.close()
 	return s.serveWatchedFeed(feed, req, stream)
@@ -295,7 +301,8 @@ const maxHistoryPage = 1000
 
 // ListApprovalHistory lists the approval requests that ended which the caller may see — as an approver or
 // as the caller — newest first, from the core's bounded history.
-func (s *Service) ListApprovalHistory(ctx context.Context, req *pb.ListApprovalHistoryRequest) (*pb.ListApprovalHistoryResponse, error) {
+func (ap *approvalAPI) ListApprovalHistory(ctx context.Context, req *pb.ListApprovalHistoryRequest) (*pb.ListApprovalHistoryResponse, error) {
+	s := ap.s
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
@@ -347,7 +354,8 @@ func approvalRecordToProto(r mcpcore.ApprovalRecord) *pb.ApprovalRecord {
 }
 
 // auditApproval records an approver's decision: who asked, who decided, when, on which call and arguments.
-func (s *Service) auditApproval(ctx context.Context, pr *mcpcore.PendingRequest, ans *pb.HostAnswer, err error) {
+func (ap *approvalAPI) auditApproval(ctx context.Context, pr *mcpcore.PendingRequest, ans *pb.HostAnswer, err error) {
+	s := ap.s
 	sink := s.auditing()
 	if sink.log == nil || pr == nil || pr.Approval == nil {
 		return

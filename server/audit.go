@@ -3,8 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,10 +24,10 @@ import (
 )
 
 // The audit log (Options.Audit): one record, message "audit", per session created (or refused) and
-// deleted, tool called and server request answered. Every record says who (principal), through which
-// RPC and transport (grpc, unix, rest), and with which outcome (a gRPC code name such as OK or
-// PERMISSION_DENIED, and the ErrorInfo reason when it failed). Payloads — tool arguments, hosts' answers
-// — are recorded only with Options.AuditPayloads.
+// deleted, tool called, call or task cancelled, and server request answered. Every record says who
+// (principal), through which RPC and transport (grpc, unix, rest), and with which outcome (a gRPC code name
+// such as OK or PERMISSION_DENIED, and the ErrorInfo reason when it failed). Payloads — tool arguments,
+// hosts' answers — are recorded only with Options.AuditPayloads.
 
 // Audit events.
 const (
@@ -33,10 +37,48 @@ const (
 	auditRequestAnswer  = "server_request.answered"
 	// An approver decided (or cancelled, which denies) an approval request (approval.go).
 	auditApprovalDecided = "approval.decided"
+	// A host cancelled a call in flight (CancelCall) or asked the server to cancel a task (CancelTask).
+	auditCallCancelled = "call.cancelled"
+	auditTaskCancelled = "task.cancelled"
 )
 
+// auditLog writes the audit records to the log in force. Service embeds it.
+type auditLog struct {
+	s *Service
+	// auditCur is the audit log as SetAudit set it (nil: Options'); auditMu is held shared while a record
+	// is written, exclusively by SetAudit.
+	auditCur atomic.Pointer[auditSink]
+	auditMu  sync.RWMutex
+}
+
+// auditSink is where the audit records go (log nil: nowhere) and whether they carry payloads.
+type auditSink struct {
+	log      *slog.Logger
+	payloads bool
+}
+
+// SetAudit replaces the audit log (Options.Audit, Options.AuditPayloads): records from now on go to log
+// (nil: off). It returns once no record is being written to the log it replaces, so the caller may close
+// that one's file without losing a record.
+func (al *auditLog) SetAudit(log *slog.Logger, payloads bool) {
+	s := al.s
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	s.auditCur.Store(&auditSink{log: log, payloads: payloads})
+}
+
+// auditing is the audit log in force.
+func (al *auditLog) auditing() auditSink {
+	s := al.s
+	if p := s.auditCur.Load(); p != nil {
+		return *p
+	}
+	return auditSink{log: s.opts.Audit, payloads: s.opts.AuditPayloads}
+}
+
 // audit writes one record for the call of ctx; err is the call's outcome.
-func (s *Service) audit(ctx context.Context, event string, err error, attrs ...slog.Attr) {
+func (al *auditLog) audit(ctx context.Context, event string, err error, attrs ...slog.Attr) {
+	s := al.s
 	s.auditMu.RLock() // SetAudit waits for the record: it is written wholly to the log in force
 	defer s.auditMu.RUnlock()
 	sink := s.auditing()
@@ -72,10 +114,81 @@ func codeName(c codes.Code) string {
 }
 
 // callToolAudited is the one way the service calls a tool (CallTool, StreamCallTool): the core enforces
-// the server's policy, and the call is audited.
-func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
+// the server's policy, and the call is audited where it ends. A call ends with its RPC, but a detached one
+// (ADR 0105) may run on after its host left: it runs here on a context the host's does not cancel (with the
+// host's deadline), the RPC returns the host's context error when the host goes first, as the core's
+// detached call does, and the record is written when the call ends, with its own outcome. The goroutine of a
+// detached call is the service's: Close waits for it after the core has ended the sessions (and so the call).
+func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
 	start := time.Now()
-	res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
+	if !tc.opts.Detach || !c.startDetached() { // (once the service is closing, the core refuses the call)
+		res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
+		c.auditCall(ctx, sess, tc, start, res, task, err)
+		return res, task, err
+	}
+	var callCtx context.Context
+	var cancel context.CancelFunc
+	if dl, ok := ctx.Deadline(); ok {
+		callCtx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
+	} else {
+		callCtx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	// The host's callbacks are not called once the host is gone: nobody reads what they would deliver.
+	if f := tc.opts.OnProgress; f != nil {
+		tc.opts.OnProgress = func(p mcpcore.Progress) {
+			if ctx.Err() == nil {
+				f(p)
+			}
+		}
+	}
+	if f := tc.opts.OnLog; f != nil {
+		tc.opts.OnLog = func(l *mcp.LoggingMessageParams) {
+			if ctx.Err() == nil {
+				f(l)
+			}
+		}
+	}
+	type outcome struct {
+		res  *mcp.CallToolResult
+		task *mcpcore.Task
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() { // ends when the call does: its deadline, CancelCall, or its session's end (Close ends them all)
+		defer c.detached.Done()
+		defer cancel()
+		var o outcome
+		defer func() { done <- o }()
+		defer func() {
+			if r := recover(); r != nil { // the call's INTERNAL, logged with its stack
+				c.s.logger.Error("panic", "where", "detached call", "panic", r, "stack", string(debug.Stack()))
+				o.err = internalError()
+			}
+		}()
+		o.res, o.task, o.err = sess.CallToolOrTask(callCtx, tc.params, tc.opts)
+		c.auditCall(ctx, sess, tc, start, o.res, o.task, o.err)
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.task, o.err
+	case <-ctx.Done():
+		c.s.logger.Info("the host left a detached call; it goes on", "session", sess.ID(), "call_id", tc.opts.CallID, "tool", tc.params.Name)
+		return nil, nil, hostGone(ctx)
+	}
+}
+
+// hostGone is the error of a detached call's RPC whose host left first: the cause its context ended with,
+// else its error (as mcpcore's).
+func hostGone(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && cause != context.DeadlineExceeded {
+		return cause
+	}
+	return ctx.Err()
+}
+
+// auditCall writes the tool.called record of a call that ended with res, task and err.
+func (c *toolCalls) auditCall(ctx context.Context, sess *mcpcore.Session, tc toolCall, start time.Time, res *mcp.CallToolResult, task *mcpcore.Task, err error) {
+	s := c.s
 	if sink := s.auditing(); sink.log != nil {
 		attrs := []slog.Attr{
 			slog.String("session", sess.ID()),
@@ -96,11 +209,11 @@ func (s *Service) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc
 		}
 		s.audit(ctx, auditToolCalled, err, attrs...)
 	}
-	return res, task, err
 }
 
 // auditAnswer records a host's answer to a server request (RespondToRequest, Connect's replies).
-func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, id string, ans *pb.HostAnswer, err error) {
+func (al *auditLog) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, id string, ans *pb.HostAnswer, err error) {
+	s := al.s
 	sink := s.auditing()
 	if sink.log == nil {
 		return
@@ -129,7 +242,8 @@ func (s *Service) auditAnswer(ctx context.Context, pr *mcpcore.PendingRequest, i
 
 // auditCreate records a CreateSession, refused ones included (a server the principal may not use is
 // NOT_FOUND here too).
-func (s *Service) auditCreate(ctx context.Context, server string, resp *pb.CreateSessionResponse, err error) {
+func (al *auditLog) auditCreate(ctx context.Context, server string, resp *pb.CreateSessionResponse, err error) {
+	s := al.s
 	attrs := []slog.Attr{slog.String("server", server)}
 	if sess := resp.GetSession(); sess != nil {
 		attrs = append(attrs, slog.String("session", sess.GetSessionId()), slog.String("protocol_version", sess.GetProtocolVersion()))

@@ -145,9 +145,14 @@ func (a *authenticator) staticPrincipal(token string) string {
 	return principal
 }
 
+// interceptors is the service's interceptor chain: authentication (this file), rate limits, failure logs
+// (logging.go), panic recovery, and the replica header (routing.go). Service embeds it.
+type interceptors struct{ s *Service }
+
 // UnaryInterceptor authenticates BridgeService calls, puts the principal into the context and turns a panic
 // in a handler into INTERNAL (logged with its stack). Install it with grpc.ChainUnaryInterceptor.
-func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
+func (ic *interceptors) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	s := ic.s
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		defer s.recoverInto(info.FullMethod, &err)
 		if strings.HasPrefix(info.FullMethod, servicePrefix) {
@@ -174,7 +179,8 @@ func (s *Service) UnaryInterceptor() grpc.UnaryServerInterceptor {
 }
 
 // StreamInterceptor is UnaryInterceptor for streaming RPCs.
-func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
+func (ic *interceptors) StreamInterceptor() grpc.StreamServerInterceptor {
+	s := ic.s
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		defer s.recoverInto(info.FullMethod, &err)
 		if strings.HasPrefix(info.FullMethod, servicePrefix) {
@@ -196,7 +202,8 @@ func (s *Service) StreamInterceptor() grpc.StreamServerInterceptor {
 
 // ServerOptions are the interceptors of the service, for grpc.NewServer: failure logging (logging.go), then
 // authentication and panic recovery.
-func (s *Service) ServerOptions() []grpc.ServerOption {
+func (ic *interceptors) ServerOptions() []grpc.ServerOption {
+	s := ic.s
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.UnaryInterceptors()...),
 		grpc.ChainStreamInterceptor(s.loggingStreamInterceptor(), s.StreamInterceptor()),
@@ -205,7 +212,8 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 
 // UnaryInterceptors is the unary chain of ServerOptions, in order, for a caller that runs unary methods
 // without a gRPC server (the REST gateway's in-process channel): it must be the very chain the server runs.
-func (s *Service) UnaryInterceptors() []grpc.UnaryServerInterceptor {
+func (ic *interceptors) UnaryInterceptors() []grpc.UnaryServerInterceptor {
+	s := ic.s
 	chain := []grpc.UnaryServerInterceptor{s.loggingUnaryInterceptor(), s.UnaryInterceptor()}
 	if r := s.replicaUnaryInterceptor(); r != nil {
 		chain = append(chain, r)
@@ -233,7 +241,8 @@ func (p *principalStream) RecvMsg(m any) error {
 
 // recoverInto is the last line of defence: a panic in a handler is logged and becomes INTERNAL, and the
 // process goes on. (Goroutines the service starts recover on their own: see logPanic.)
-func (s *Service) recoverInto(method string, err *error) {
+func (ic *interceptors) recoverInto(method string, err *error) {
+	s := ic.s
 	if r := recover(); r != nil {
 		s.logger.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))
 		*err = internalError()

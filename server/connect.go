@@ -84,7 +84,8 @@ func (a *attachment) end() {
 
 // Connect runs the host stream: see the API's documentation. The stream ends when the client closes its
 // side or goes away, or at shutdown (UNAVAILABLE); pending requests stay pending.
-func (s *Service) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
+func (ha *hostAPI) Connect(stream grpc.BidiStreamingServer[pb.ConnectRequest, pb.ConnectResponse]) error {
+	s := ha.s
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	h := &hostStream{

@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -19,8 +18,17 @@ import (
 // created (whose authorization requests are listed only this way).
 const anySession = "-"
 
+// hostAPI is how server requests reach hosts and their answers come back: the Connect stream (connect.go),
+// WatchEvents and the opening requests (opening.go), ListPendingRequests and RespondToRequest, the cap on
+// WatchEvents streams (stream.go). Service embeds it.
+type hostAPI struct {
+	s       *Service
+	watches watchSlots // WatchEvents streams per principal (stream.go)
+}
+
 // ListPendingRequests lists the session's requests waiting for a host, oldest first.
-func (s *Service) ListPendingRequests(ctx context.Context, req *pb.ListPendingRequestsRequest) (*pb.ListPendingRequestsResponse, error) {
+func (ha *hostAPI) ListPendingRequests(ctx context.Context, req *pb.ListPendingRequestsRequest) (*pb.ListPendingRequestsResponse, error) {
+	s := ha.s
 	sessionID := ""
 	if req.GetSessionId() != anySession && req.GetSessionId() != approvalsSession {
 		sess, err := s.lookup(ctx, req.GetSessionId())
@@ -46,7 +54,8 @@ func (s *Service) ListPendingRequests(ctx context.Context, req *pb.ListPendingRe
 }
 
 // RespondToRequest answers a pending request of one of the caller's sessions.
-func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequestRequest) (*pb.RespondToRequestResponse, error) {
+func (ha *hostAPI) RespondToRequest(ctx context.Context, req *pb.RespondToRequestRequest) (*pb.RespondToRequestResponse, error) {
+	s := ha.s
 	var vs []mcpcore.FieldViolation
 	if req.GetSessionId() == "" {
 		vs = append(vs, required("session_id"))
@@ -76,7 +85,8 @@ func (s *Service) RespondToRequest(ctx context.Context, req *pb.RespondToRequest
 
 // answer converts and delivers a host's answer to request id of sessionID for the receiver key; path is
 // where the answer sits in the host's message, for field violations. It returns a status error.
-func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) (err error) {
+func (ha *hostAPI) answer(ctx context.Context, sessionID, id string, ans *pb.HostAnswer, key, path string) (err error) {
+	s := ha.s
 	who := identity(ctx) // the owner, or an approver of an approval request (approval.go)
 	pr, err := s.core.Dispatcher().GetFor(who, id)
 	if err != nil {
@@ -96,29 +106,9 @@ func (s *Service) answer(ctx context.Context, sessionID, id string, ans *pb.Host
 	return nil
 }
 
-// attachHost looks the session up for a host stream (a Connect attachment, a WatchEvents watcher) and
-// tells the core that a host that may answer its requests is attached until the returned release, which is
-// idempotent. The session owns that count (mcpcore.Session.AttachHost): the idle reaper leaves a session a
-// host is attached to (reapIdle), and the host-streams gauge (HostStreams) sums the sessions' counts. A
-// session the reaper is closing is not found.
-func (s *Service) attachHost(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, t, err := s.lookupLocking(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	detach := sess.AttachHost() // under s.mu: the reaper decides on a session with its count settled
-	s.mu.Unlock()
-	var once sync.Once
-	return sess, func() {
-		once.Do(func() {
-			s.mu.Lock()
-			detach()
-			if t.busy == 0 && sess.HostsAttached() == 0 {
-				t.lastUsed = time.Now()
-			}
-			s.mu.Unlock()
-		})
-	}, nil
+// respond delivers an answer on behalf of the receiver with key (see outcomeFor).
+func (ha *hostAPI) respond(ctx context.Context, who mcpcore.Identity, id, key string, a mcpcore.Answer) error {
+	return ha.s.core.Dispatcher().RespondFor(ctx, who, id, key, a)
 }
 
 // pendingEvent wraps a pending request listed (not published) for a receiver. seq is the receiver's
@@ -260,7 +250,8 @@ const feedBuffer = 16
 
 // newEventFeed subscribes first and lists second, so no request falls between the two. With notify, the
 // subscription is a pull one (mcpcore.Session.SubscribeNotify) that calls notify when it has events.
-func (s *Service) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string, notify func()) *eventFeed {
+func (ha *hostAPI) newEventFeed(owner, sessionID string, sess *mcpcore.Session, key string, notify func()) *eventFeed {
+	s := ha.s
 	var sub *mcpcore.Subscription
 	if notify != nil {
 		sub = sess.SubscribeNotify(s.opts.StreamBuffer, notify)
@@ -290,7 +281,8 @@ func (f *eventFeed) resync() []*pb.Event {
 // then every event in order. The response headers go out before anything else, so a client sees the stream
 // open even when there is nothing to send. It ends when the session closes (after its final state event), when the client
 // goes away, or at shutdown (UNAVAILABLE). A watcher keeps the session from being closed as idle.
-func (s *Service) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+func (ha *hostAPI) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	s := ha.s
 	ctx := stream.Context()
 	release, err := s.watchSlot(ctx) // stream.go
 	if err != nil {

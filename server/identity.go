@@ -9,6 +9,10 @@ import (
 	"google.golang.org/grpc/peer"
 )
 
+// identityAPI says who the caller is: how the call reached the service (callerOf) and GetIdentity.
+// Service embeds it.
+type identityAPI struct{ s *Service }
+
 // CallerInfo is how a call reached the service, as the process that owns the listeners knows it
 // (Options.Caller).
 type CallerInfo struct {
@@ -59,7 +63,8 @@ func certPrincipal(cert *x509.Certificate, from string) (string, error) {
 }
 
 // callerOf returns how the call of ctx reached the service.
-func (s *Service) callerOf(ctx context.Context) CallerInfo {
+func (ia *identityAPI) callerOf(ctx context.Context) CallerInfo {
+	s := ia.s
 	if s.opts.Caller == nil {
 		return DirectCaller(ctx)
 	}

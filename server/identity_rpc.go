@@ -9,7 +9,8 @@ import (
 // GetIdentity says who the caller is: its principal and groups (as the auth interceptor put them into ctx), how
 // it authenticated, and the servers whose approval requests it may decide (each server's approvers admit it,
 // mcpcore.Approvers.Admits). It is what a host or the console shows a person as "you are …".
-func (s *Service) GetIdentity(ctx context.Context, _ *pb.GetIdentityRequest) (*pb.GetIdentityResponse, error) {
+func (ia *identityAPI) GetIdentity(ctx context.Context, _ *pb.GetIdentityRequest) (*pb.GetIdentityResponse, error) {
+	s := ia.s
 	who := identity(ctx)
 	out := &pb.GetIdentityResponse{
 		Principal:      who.Principal,

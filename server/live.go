@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,18 @@ import (
 // Live configuration (docs/adr/0095-live-configuration.md): what a reload of the configuration file changes in
 // the service while it serves. Every call reads the generation in force once, at its start: the
 // authenticator, the rate limits and the servers' descriptions are each one pointer that Reconfigure swaps.
+
+// liveConfig holds what a reload changes, each one pointer that Reconfigure swaps; the audit log, which a
+// reload changes too, is auditLog's (audit.go). Service embeds it.
+type liveConfig struct {
+	s *Service
+	// auth and limiter are the authenticator and the rate limits in force, servers the servers' descriptions.
+	auth    *authSwitch
+	limiter *limiterSwitch
+	servers atomic.Pointer[[]ServerDescription]
+	// streamCap is limits.maxEventStreamsPerPrincipal as Reconfigure set it; nil: Options'.
+	streamCap atomic.Pointer[int]
+}
 
 // LiveOptions are the options of Options a reload may change.
 type LiveOptions struct {
@@ -29,7 +40,8 @@ type LiveOptions struct {
 // Reconfigure applies o from the next call on: calls in flight finish under what admitted them. Bearer tokens
 // no longer listed are refused from the next call; the calls in flight of a principal still count against
 // its new concurrency limit, and its token bucket starts full at the new rate.
-func (s *Service) Reconfigure(o LiveOptions) {
+func (lc *liveConfig) Reconfigure(o LiveOptions) {
+	s := lc.s
 	opts := s.opts
 	opts.Tokens, opts.OIDC, opts.CertPrincipal, opts.RateLimits = o.Tokens, o.OIDC, o.CertPrincipal, o.RateLimits
 	a := newAuthenticator(o.Tokens)
@@ -42,31 +54,9 @@ func (s *Service) Reconfigure(o LiveOptions) {
 	s.streamCap.Store(&streams)
 }
 
-// auditSink is where the audit records go (log nil: nowhere) and whether they carry payloads.
-type auditSink struct {
-	log      *slog.Logger
-	payloads bool
-}
-
-// SetAudit replaces the audit log (Options.Audit, Options.AuditPayloads): records from now on go to log
-// (nil: off). It returns once no record is being written to the log it replaces, so the caller may close
-// that one's file without losing a record.
-func (s *Service) SetAudit(log *slog.Logger, payloads bool) {
-	s.auditMu.Lock()
-	defer s.auditMu.Unlock()
-	s.auditCur.Store(&auditSink{log: log, payloads: payloads})
-}
-
-// auditing is the audit log in force.
-func (s *Service) auditing() auditSink {
-	if p := s.auditCur.Load(); p != nil {
-		return *p
-	}
-	return auditSink{log: s.opts.Audit, payloads: s.opts.AuditPayloads}
-}
-
 // maxEventStreams is the cap on a principal's WatchEvents streams in force (0: none).
-func (s *Service) maxEventStreams() int {
+func (lc *liveConfig) maxEventStreams() int {
+	s := lc.s
 	if p := s.streamCap.Load(); p != nil {
 		return *p
 	}
@@ -74,7 +64,8 @@ func (s *Service) maxEventStreams() int {
 }
 
 // serverDescriptions are the configured servers' descriptions in force, in the file's order.
-func (s *Service) serverDescriptions() []ServerDescription {
+func (lc *liveConfig) serverDescriptions() []ServerDescription {
+	s := lc.s
 	if p := s.servers.Load(); p != nil {
 		return *p
 	}

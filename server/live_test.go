@@ -43,7 +43,8 @@ func TestLimiterSwitch(t *testing.T) {
 
 // Reconfigure swaps the bearer tokens for the next call.
 func TestReconfigureTokens(t *testing.T) {
-	s := &Service{auth: newAuthSwitch(newAuthenticator(map[string]string{"old": "alice"})), limiter: newLimiterSwitch(nil)}
+	s := &Service{}
+	s.liveConfig = liveConfig{s: s, auth: newAuthSwitch(newAuthenticator(map[string]string{"old": "alice"})), limiter: newLimiterSwitch(nil)}
 	ctxWith := func(tok string) context.Context {
 		return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer "+tok))
 	}

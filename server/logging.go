@@ -31,7 +31,8 @@ func failureRecord(c codes.Code) (slog.Level, string) {
 }
 
 // logFailure logs a failed RPC; it does nothing for a nil error.
-func (s *Service) logFailure(ctx context.Context, method string, req any, err error) {
+func (ic *interceptors) logFailure(ctx context.Context, method string, req any, err error) {
+	s := ic.s
 	if err == nil {
 		return
 	}
@@ -49,7 +50,8 @@ func (s *Service) logFailure(ctx context.Context, method string, req any, err er
 
 // loggingUnaryInterceptor logs failed unary RPCs. It is the outermost interceptor, so it sees
 // authentication failures and recovered panics too.
-func (s *Service) loggingUnaryInterceptor() grpc.UnaryServerInterceptor {
+func (ic *interceptors) loggingUnaryInterceptor() grpc.UnaryServerInterceptor {
+	s := ic.s
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		resp, err := handler(ctx, req)
 		s.logFailure(ctx, info.FullMethod, req, err)
@@ -58,7 +60,8 @@ func (s *Service) loggingUnaryInterceptor() grpc.UnaryServerInterceptor {
 }
 
 // loggingStreamInterceptor logs failed streaming RPCs, naming the last session a received message named.
-func (s *Service) loggingStreamInterceptor() grpc.StreamServerInterceptor {
+func (ic *interceptors) loggingStreamInterceptor() grpc.StreamServerInterceptor {
+	s := ic.s
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		rs := &recordingStream{ServerStream: ss}
 		err := handler(srv, rs)

@@ -20,7 +20,8 @@ import (
 const openingBuffer = 8
 
 // openingRequests lists owner's authorization requests of sessions not open yet.
-func (s *Service) openingRequests(owner string) []*mcpcore.PendingRequest {
+func (ha *hostAPI) openingRequests(owner string) []*mcpcore.PendingRequest {
+	s := ha.s
 	var out []*mcpcore.PendingRequest
 	for _, pr := range s.core.Dispatcher().List(owner, "") {
 		if s.isOpening(pr) {
@@ -32,7 +33,8 @@ func (s *Service) openingRequests(owner string) []*mcpcore.PendingRequest {
 
 // isOpening reports whether pr is an authorization request of a session being created. Requests of open
 // sessions (step-up) are delivered by the session's own event stream.
-func (s *Service) isOpening(pr *mcpcore.PendingRequest) bool {
+func (ha *hostAPI) isOpening(pr *mcpcore.PendingRequest) bool {
+	s := ha.s
 	if pr.Kind != mcpcore.KindAuthorization {
 		return false
 	}
@@ -42,7 +44,8 @@ func (s *Service) isOpening(pr *mcpcore.PendingRequest) bool {
 
 // newOpeningFeed is the feed of the opening requests (authorization requests of sessions being created) of
 // one owner, for one receiver (key as in outcomeFor); with notify, its watch is a pull one (watchRequests).
-func (s *Service) newOpeningFeed(owner, key string, notify func()) *watchedFeed {
+func (ha *hostAPI) newOpeningFeed(owner, key string, notify func()) *watchedFeed {
+	s := ha.s
 	watch := watchRequests(s.core.Dispatcher(), func(pr *mcpcore.PendingRequest) bool {
 		return pr.Owner == owner && pr.Kind == mcpcore.KindAuthorization
 	}, openingBuffer, notify)
@@ -57,7 +60,8 @@ func (s *Service) newOpeningFeed(owner, key string, notify func()) *watchedFeed 
 // watchOpeningEvents is WatchEvents on session "-": the caller's authorization requests of sessions being
 // created (those pending first, unless include_pending is false) and their ends, until the client goes
 // away or shutdown.
-func (s *Service) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+func (ha *hostAPI) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	s := ha.s
 	feed := s.newOpeningFeed(Principal(stream.Context()), "", nil)
 	defer feed.close()
 	return s.serveWatchedFeed(feed, req, stream)
@@ -105,7 +109,8 @@ func (f *watchedFeed) resync() []*pb.Event { return f.undeliveredAndEnded() }
 
 // serveWatchedFeed is WatchEvents on a watched feed: its pending requests first (unless include_pending is
 // false), then its events, until the client goes away or shutdown.
-func (s *Service) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+func (ha *hostAPI) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+	s := ha.s
 	ctx := stream.Context()
 	if err := feed.startWatch(req, stream); err != nil {
 		return err

@@ -32,6 +32,10 @@ func hostMeta(s *structpb.Struct) (map[string]any, error) {
 	return mapFromStruct(s, "_meta")
 }
 
+// upstreamOps serves the RPCs that pass one request to the session's server: lists, resources, prompts,
+// completion, log level, ping, roots (tool calls are toolCalls', calls.go). Service embeds it.
+type upstreamOps struct{ s *Service }
+
 // The encoded responses of list results (listconvert.go), one memo per list RPC.
 var (
 	toolLists     = newResponseMemo[mcp.ListToolsResult, *pb.ListToolsResponse]()
@@ -41,7 +45,8 @@ var (
 )
 
 // ListTools lists one page of the server's tools; page tokens are MCP cursors.
-func (s *Service) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+func (o *upstreamOps) ListTools(ctx context.Context, req *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+	s := o.s
 	var policy *mcpcore.Policy                 // the session's server's: which tools need approval (approval.go)
 	ctx, release := mcpcore.HoldLargeList(ctx) // a large list waits for the one converting (docs/adr/0107)
 	defer release()
@@ -96,113 +101,13 @@ func convertAll[T, P any](items []T, convert func(T) (P, error)) ([]P, error) {
 
 // upstreamBad reports a server's result the service could not convert on the core's one path for bad
 // upstream data (mcpcore.Session.BadMessage: counted and logged) and returns its status.
-func (s *Service) upstreamBad(sess *mcpcore.Session, err error) error {
+func (o *upstreamOps) upstreamBad(sess *mcpcore.Session, err error) error {
 	return toStatus(sess.BadMessage(err))
 }
 
-type toolCall struct {
-	params *mcp.CallToolParams
-	opts   mcpcore.CallOptions
-}
-
-// prepareToolCall converts a CallTool or StreamCallTool request.
-func prepareToolCall(name string, args, meta *structpb.Struct, task *pb.TaskOptions) (toolCall, error) {
-	if name == "" {
-		return toolCall{}, invalidArgument(required("name"))
-	}
-	rawArgs, err := jsonFromStruct(args, "arguments")
-	if err != nil {
-		return toolCall{}, toStatus(err)
-	}
-	m, err := hostMeta(meta)
-	if err != nil {
-		return toolCall{}, toStatus(err)
-	}
-	tc := toolCall{params: &mcp.CallToolParams{Name: name}, opts: mcpcore.CallOptions{Meta: m}}
-	if rawArgs != nil {
-		tc.params.Arguments = rawArgs
-	}
-	if task != nil {
-		tc.opts.Task = true // without a ttl the server decides how long it keeps the task
-		if d := task.GetTtl(); d != nil {
-			if err := d.CheckValid(); err != nil || d.AsDuration() <= 0 {
-				return toolCall{}, invalidArgument(mcpcore.FieldViolation{Field: "task.ttl", Description: "must be a positive duration"})
-			}
-			tc.opts.TaskTTL = d.AsDuration()
-		}
-	}
-	return tc, nil
-}
-
-// callResultToProto converts CallToolOrTask's outcome.
-func callResultToProto(res *mcp.CallToolResult, task *mcpcore.Task) (*pb.CallToolResult, error) {
-	if task != nil {
-		return &pb.CallToolResult{Task: taskToProto(task)}, nil
-	}
-	return callToolResultToProto(res)
-}
-
-// detachCall marks tc detached (ADR 0105): the session's use and the rate limiter's admission are released
-// when the call ends, not when the RPC does (the core calls OnDetachedEnd in every case). It returns what
-// the handler defers instead of useRelease.
-func detachCall(ctx context.Context, tc *toolCall, useRelease func()) func() {
-	admitted := holdAdmission(ctx)
-	tc.opts.Detach = true
-	tc.opts.OnDetachedEnd = func() {
-		useRelease()
-		admitted()
-	}
-	return func() {}
-}
-
-// CancelCall cancels a call in flight in the session, detached or not (ADR 0105).
-func (s *Service) CancelCall(ctx context.Context, req *pb.CancelCallRequest) (*pb.CancelCallResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if req.GetCallId() == "" {
-		return nil, invalidArgument(required("call_id"))
-	}
-	if err := sess.CancelCall(req.GetCallId()); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.CancelCallResponse{}, nil
-}
-
-// CallTool calls a tool. The gRPC deadline and cancellation reach the server as an MCP cancellation,
-// because the call runs under the RPC's context — unless it is detached (ADR 0105): then only its deadline,
-// CancelCall and its session's end do. A tool's failure is a result with is_error.
-func (s *Service) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.CallToolResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	defer func() { release() }()
-	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
-	if err != nil {
-		return nil, err
-	}
-	callID := callIDOf(req.GetCallId())
-	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
-	tc.opts.MintedID = req.GetCallId() == "" // no host can resume it: its outcome is not kept
-	if req.GetDetach() {
-		release = detachCall(ctx, &tc, release)
-	}
-	res, task, err := s.callToolAudited(ctx, sess, tc)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	out, err := callResultToProto(res, task)
-	if err != nil {
-		return nil, s.upstreamBad(sess, err)
-	}
-	return &pb.CallToolResponse{Result: out, CallId: callID}, nil
-}
-
 // ListResources lists one page of the server's resources.
-func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
+func (o *upstreamOps) ListResources(ctx context.Context, req *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
+	s := o.s
 	return listPage(s, ctx, req.GetSessionId(), resourceLists,
 		func(sess *mcpcore.Session) (*mcp.ListResourcesResult, error) {
 			return sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
@@ -214,7 +119,8 @@ func (s *Service) ListResources(ctx context.Context, req *pb.ListResourcesReques
 }
 
 // ListResourceTemplates lists one page of the server's resource templates.
-func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourceTemplatesRequest) (*pb.ListResourceTemplatesResponse, error) {
+func (o *upstreamOps) ListResourceTemplates(ctx context.Context, req *pb.ListResourceTemplatesRequest) (*pb.ListResourceTemplatesResponse, error) {
+	s := o.s
 	return listPage(s, ctx, req.GetSessionId(), templateLists,
 		func(sess *mcpcore.Session) (*mcp.ListResourceTemplatesResult, error) {
 			return sess.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
@@ -226,7 +132,8 @@ func (s *Service) ListResourceTemplates(ctx context.Context, req *pb.ListResourc
 }
 
 // ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
-func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+func (o *upstreamOps) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -256,7 +163,8 @@ func (s *Service) ReadResource(ctx context.Context, req *pb.ReadResourceRequest)
 }
 
 // SubscribeResource subscribes to a resource's updates (resource_updated events).
-func (s *Service) SubscribeResource(ctx context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+func (o *upstreamOps) SubscribeResource(ctx context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -272,7 +180,8 @@ func (s *Service) SubscribeResource(ctx context.Context, req *pb.SubscribeResour
 }
 
 // UnsubscribeResource ends a resource subscription.
-func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeResourceRequest) (*pb.UnsubscribeResourceResponse, error) {
+func (o *upstreamOps) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeResourceRequest) (*pb.UnsubscribeResourceResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -288,7 +197,8 @@ func (s *Service) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeRe
 }
 
 // ListPrompts lists one page of the server's prompts.
-func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
+func (o *upstreamOps) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
+	s := o.s
 	return listPage(s, ctx, req.GetSessionId(), promptLists,
 		func(sess *mcpcore.Session) (*mcp.ListPromptsResult, error) {
 			return sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: req.GetPageToken()}, mcpcore.CallOptions{})
@@ -300,7 +210,8 @@ func (s *Service) ListPrompts(ctx context.Context, req *pb.ListPromptsRequest) (
 }
 
 // GetPrompt renders a prompt.
-func (s *Service) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+func (o *upstreamOps) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -326,7 +237,8 @@ func (s *Service) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.
 }
 
 // Complete asks for argument completions.
-func (s *Service) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+func (o *upstreamOps) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -373,7 +285,8 @@ func (s *Service) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.Co
 }
 
 // SetLogLevel sets the level of log messages the server sends.
-func (s *Service) SetLogLevel(ctx context.Context, req *pb.SetLogLevelRequest) (*pb.SetLogLevelResponse, error) {
+func (o *upstreamOps) SetLogLevel(ctx context.Context, req *pb.SetLogLevelRequest) (*pb.SetLogLevelResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -390,7 +303,8 @@ func (s *Service) SetLogLevel(ctx context.Context, req *pb.SetLogLevelRequest) (
 }
 
 // Ping checks that the server answers and measures the round trip.
-func (s *Service) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingResponse, error) {
+func (o *upstreamOps) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -404,7 +318,8 @@ func (s *Service) Ping(ctx context.Context, req *pb.PingRequest) (*pb.PingRespon
 }
 
 // SetRoots replaces the session's roots.
-func (s *Service) SetRoots(ctx context.Context, req *pb.SetRootsRequest) (*pb.SetRootsResponse, error) {
+func (o *upstreamOps) SetRoots(ctx context.Context, req *pb.SetRootsRequest) (*pb.SetRootsResponse, error) {
+	s := o.s
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -422,77 +337,4 @@ func (s *Service) SetRoots(ctx context.Context, req *pb.SetRootsRequest) (*pb.Se
 		return nil, toStatus(err)
 	}
 	return &pb.SetRootsResponse{Roots: out}, nil
-}
-
-// GetTask polls a task the server runs.
-func (s *Service) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if req.GetTaskId() == "" {
-		return nil, invalidArgument(required("task_id"))
-	}
-	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	out := &pb.GetTaskResponse{Task: taskToProto(t)}
-	if t.Result != nil {
-		if out.Result, err = callToolResultToProto(t.Result); err != nil {
-			return nil, s.upstreamBad(sess, err)
-		}
-	}
-	if t.Error != nil {
-		e := &pb.JsonRpcError{Code: int32(max(min(t.Error.Code, 1<<31-1), -1<<31)), Message: t.Error.Message}
-		if len(t.Error.Data) > 0 {
-			if e.Data, err = valueFromJSON(t.Error.Data); err != nil {
-				return nil, s.upstreamBad(sess, badMessage("task error data", err))
-			}
-		}
-		out.Error = e
-	}
-	return out, nil
-}
-
-// CancelTask asks the server to cancel a task and reports the task's state afterwards.
-func (s *Service) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*pb.CancelTaskResponse, error) {
-	sess, release, err := s.use(ctx, req.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if req.GetTaskId() == "" {
-		return nil, invalidArgument(required("task_id"))
-	}
-	if err := sess.CancelTask(ctx, req.GetTaskId(), mcpcore.CallOptions{}); err != nil {
-		return nil, s.cancelTaskError(ctx, sess, req.GetTaskId(), err)
-	}
-	t, err := sess.GetTask(ctx, req.GetTaskId(), mcpcore.CallOptions{})
-	if err != nil {
-		// The cancellation went through; the state is just unknown.
-		return &pb.CancelTaskResponse{Task: &pb.Task{TaskId: req.GetTaskId()}}, nil
-	}
-	return &pb.CancelTaskResponse{Task: taskToProto(t)}, nil
-}
-
-// cancelTaskError is the status of a failed tasks/cancel. Servers refuse to cancel a task in a terminal
-// status with a JSON-RPC error (the spec's -32602 invalid params), which would be INVALID_ARGUMENT; when
-// tasks/get then shows the task ended (completed, failed or cancelled), the refusal is FAILED_PRECONDITION
-// as the API documents, with the upstream error's details kept.
-func (s *Service) cancelTaskError(ctx context.Context, sess *mcpcore.Session, taskID string, err error) error {
-	if !isInvalidArgument(err) {
-		return toStatus(err)
-	}
-	t, gerr := sess.GetTask(ctx, taskID, mcpcore.CallOptions{})
-	if gerr != nil {
-		return toStatus(err)
-	}
-	switch t.Status {
-	case "completed", "failed", "cancelled":
-	default:
-		return toStatus(err)
-	}
-	return taskEndedStatus(err, taskID, t.Status)
 }

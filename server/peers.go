@@ -30,7 +30,8 @@ func localOnly(ctx context.Context) bool {
 
 // listSessionsEverywhere merges this replica's page of the caller's sessions with its peers' pages: the
 // newest size sessions of all, and a next page token if any replica has more.
-func (s *Service) listSessionsEverywhere(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+func (a *sessionsAPI) listSessionsEverywhere(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	s := a.s
 	local, err := s.listSessionsLocal(ctx, req)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,8 @@ const (
 
 // RoutingOptions are the gRPC server options of a replica: every response carries ReplicaHeader. Without a
 // replica name there is none.
-func (s *Service) RoutingOptions() []grpc.ServerOption {
+func (ic *interceptors) RoutingOptions() []grpc.ServerOption {
+	s := ic.s
 	own := s.core.Replica()
 	if own == "" {
 		return nil
@@ -42,7 +43,8 @@ func (s *Service) RoutingOptions() []grpc.ServerOption {
 }
 
 // replicaUnaryInterceptor sets ReplicaHeader on every unary response; nil without a replica name.
-func (s *Service) replicaUnaryInterceptor() grpc.UnaryServerInterceptor {
+func (ic *interceptors) replicaUnaryInterceptor() grpc.UnaryServerInterceptor {
+	s := ic.s
 	own := s.core.Replica()
 	if own == "" {
 		return nil

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 
 	"sync"
-	"sync/atomic"
 	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
@@ -85,22 +84,25 @@ type ServerDescription struct {
 //
 // All methods are safe for concurrent use.
 type Service struct {
-	pb.UnimplementedBridgeServiceServer
+	unimplemented // the generated defaults, one level down: the concern types' methods take precedence
+
+	// The service's concerns, each a type in the file named for it; their methods are the Service's
+	// (embedded), and each reaches the rest of the service through its back pointer.
+	sessionsAPI    // Create/Get/List/DeleteSession, ListServers (sessions.go, peers.go)
+	upstreamOps    // tools, resources, prompts, completion, log level, ping, roots (ops.go)
+	toolCalls      // CallTool, StreamCallTool, CancelCall, tasks (calls.go, stream.go, audit.go)
+	hostAPI        // server requests to hosts: Connect, WatchEvents, ListPending/RespondToRequest (host.go, connect.go, opening.go, stream.go)
+	approvalAPI    // approval requests and their history (approval.go)
+	sessionTable   // what the service keeps per session: usage, the idle reaper (tracked.go)
+	liveConfig     // what a reload changes (live.go)
+	auditLog       // the audit log (audit.go)
+	interceptors   // the interceptor chain: auth, rate limits, logging, replica routing (auth.go, logging.go, routing.go)
+	replicaRouting // which replica serves a session (ownership.go)
+	identityAPI    // who the caller is (identity.go, identity_rpc.go)
 
 	core   *mcpcore.Core
 	logger *slog.Logger
-	// auth and limiter are the authenticator and the rate limits in force, servers the servers' descriptions:
-	// Reconfigure swaps them (live.go).
-	auth    *authSwitch
-	opts    Options
-	limiter *limiterSwitch
-	servers atomic.Pointer[[]ServerDescription]
-	// streamCap is limits.maxEventStreamsPerPrincipal as Reconfigure set it; nil: Options' (live.go).
-	streamCap atomic.Pointer[int]
-	// auditCur is the audit log as SetAudit set it (nil: Options'); auditMu is held shared while a record
-	// is written, exclusively by SetAudit (live.go).
-	auditCur atomic.Pointer[auditSink]
-	auditMu  sync.RWMutex
+	opts   Options
 
 	// done is closed by Close: the idle reaper exits.
 	done      chan struct{}
@@ -109,21 +111,14 @@ type Service struct {
 	// streamsEnd is closed by EndStreams (and Close): host streams return UNAVAILABLE.
 	streamsEnd     chan struct{}
 	endStreamsOnce sync.Once
-
-	mu      sync.Mutex          // guards tracked and closing
-	tracked map[string]*tracked // sessions by id: usage and what the service remembers of them
-	closing bool
-
-	owner *ownership.Owner // who serves a session among the replicas (ownership.go)
-
-	watches watchSlots // WatchEvents streams per principal (stream.go)
 }
 
-// tracked is what the service keeps per session.
-type tracked struct {
-	busy     int       // calls in flight (attached hosts are the session's to count: Session.HostsAttached)
-	lastUsed time.Time // when the session last had no call and no host (or was created)
-	closing  bool      // the idle reaper is closing it
+// unimplemented holds the generated server's defaults (pb.UnimplementedBridgeServiceServer). Service embeds it
+// one level deeper than its concern types, so that their methods, not the defaults, are the Service's. An RPC
+// two concern types both implement is ambiguous and is then no method of Service: the assertion below fails
+// to compile (TestEveryRPCHasOneConcern checks that no RPC falls through to a default).
+type unimplemented struct {
+	pb.UnimplementedBridgeServiceServer
 }
 
 // respondKey is the answerer key (mcpcore.RequestEnded.AnsweredBy) of answers given with RespondToRequest.
@@ -141,13 +136,15 @@ func New(core *mcpcore.Core, opts Options) *Service {
 	s := &Service{
 		core:       core,
 		logger:     opts.Logger,
-		limiter:    newLimiterSwitch(opts.RateLimits),
 		opts:       opts,
 		done:       make(chan struct{}),
 		streamsEnd: make(chan struct{}),
-		tracked:    map[string]*tracked{},
-		owner:      opts.Owner,
 	}
+	s.sessionsAPI.s, s.upstreamOps.s, s.toolCalls.s, s.hostAPI.s, s.approvalAPI.s = s, s, s, s, s
+	s.sessionTable = sessionTable{s: s, tracked: map[string]*tracked{}}
+	s.liveConfig = liveConfig{s: s, limiter: newLimiterSwitch(opts.RateLimits)}
+	s.auditLog.s, s.interceptors.s, s.identityAPI.s = s, s, s
+	s.replicaRouting = replicaRouting{s: s, owner: opts.Owner}
 	if s.owner == nil {
 		s.owner = ownership.New(core, ownership.Options{Logger: opts.Logger})
 	}
@@ -169,9 +166,7 @@ func New(core *mcpcore.Core, opts Options) *Service {
 // hold up the HTTP server's Shutdown and the gRPC server's GracefulStop. Sessions and calls in flight
 // stay until Close. It is idempotent.
 func (s *Service) EndStreams() {
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
+	s.refuseNew()
 	// Pending server requests end now ("bridge shutting down"), and the calls that wait on them fail
 	// with UNAVAILABLE at once, rather than when the gRPC drain bound runs out.
 	s.core.Drain()
@@ -186,6 +181,7 @@ func (s *Service) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.EndStreams()
 		err = s.core.Close(ctx)
+		s.waitDetached() // the detached calls ended with their sessions; their audit records are written
 		// The sessions are closed here with their records kept: others take them over at once.
 		s.owner.Close(ctx)
 		close(s.done)
@@ -197,67 +193,6 @@ func (s *Service) Close(ctx context.Context) error {
 // Core returns the core the service runs on.
 func (s *Service) Core() *mcpcore.Core { return s.core }
 
-// lookup returns the caller's session id, or NOT_FOUND when it does not exist or belongs to another
-// principal (the two are indistinguishable).
-func (s *Service) lookup(ctx context.Context, id string) (*mcpcore.Session, error) {
-	if id == "" {
-		return nil, invalidArgument(required("session_id"))
-	}
-	sess, err := s.owner.Lookup(ctx, id, Principal(ctx))
-	if err != nil {
-		return nil, lookupStatus(id, err)
-	}
-	return sess, nil
-}
-
-// use is lookup that also marks the session busy until release is called, so that the idle reaper leaves
-// it alone.
-func (s *Service) use(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, t, err := s.lookupLocking(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	t.busy++
-	s.mu.Unlock()
-	var once sync.Once
-	return sess, func() {
-		once.Do(func() {
-			s.mu.Lock()
-			if t.busy--; t.busy == 0 && sess.HostsAttached() == 0 {
-				t.lastUsed = time.Now()
-			}
-			s.mu.Unlock()
-		})
-	}, nil
-}
-
-// lookupLocking is lookup that also returns the session's record, unless the idle reaper is closing the
-// session (then it is not found). On success it returns with s.mu held: the caller marks the session used
-// (use, attachHost) and unlocks.
-func (s *Service) lookupLocking(ctx context.Context, id string) (*mcpcore.Session, *tracked, error) {
-	sess, err := s.lookup(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	s.mu.Lock()
-	t := s.trackLocked(id)
-	if t.closing {
-		s.mu.Unlock()
-		return nil, nil, sessionNotFound(id)
-	}
-	return sess, t, nil
-}
-
-// trackLocked returns the record of session id, creating it. The caller holds s.mu.
-func (s *Service) trackLocked(id string) *tracked {
-	t := s.tracked[id]
-	if t == nil {
-		t = &tracked{lastUsed: time.Now()}
-		s.tracked[id] = t
-	}
-	return t
-}
-
 // callIDOf is the host's call id, or a new one the core mints: the core owns call ids and refuses a
 // duplicate of a call in flight (mcpcore.ErrCallInFlight).
 func callIDOf(id string) string {
@@ -267,66 +202,12 @@ func callIDOf(id string) string {
 	return id
 }
 
-func (s *Service) forget(id string) {
-	s.mu.Lock()
-	delete(s.tracked, id)
-	s.mu.Unlock()
-}
-
 // Close reasons of sessions the service closes (Session.state_reason); Service.Close's is the core's
 // "bridge shutting down".
 const (
 	idleReason    = "idle timeout"
 	deletedReason = "deleted by the host"
 )
-
-// reapIdle closes sessions idle for longer than Options.IdleTimeout. It checks at a quarter of the timeout
-// (at least every 10ms, at most every minute) and exits when Close closes s.done.
-func (s *Service) reapIdle() {
-	defer s.reaperWG.Done()
-	defer logPanic(s.logger, "idle reaper")
-	every := min(max(s.opts.IdleTimeout/4, 10*time.Millisecond), time.Minute)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-tick.C:
-		}
-		now := time.Now()
-		open := map[string]*mcpcore.Session{}
-		for _, sess := range s.core.Sessions("") {
-			open[sess.ID()] = sess
-		}
-		var idle []*mcpcore.Session
-		s.mu.Lock()
-		for id := range open {
-			s.trackLocked(id) // sessions opened by others are tracked from the first time they are seen
-		}
-		for id, t := range s.tracked {
-			sess, ok := open[id]
-			switch {
-			case !ok:
-				delete(s.tracked, id)
-			case t.busy == 0 && sess.HostsAttached() == 0 && !t.closing && now.Sub(t.lastUsed) >= s.opts.IdleTimeout:
-				t.closing = true
-				idle = append(idle, sess)
-			}
-		}
-		s.mu.Unlock()
-		for _, sess := range idle {
-			s.logger.Info("closing idle session", "session", sess.ID(), "idle_timeout", s.opts.IdleTimeout)
-			ctx, cancel := context.WithTimeout(context.Background(), idleCloseTimeout)
-			if err := sess.CloseWithReason(ctx, idleReason); err != nil {
-				s.logger.Warn("closing idle session", "session", sess.ID(), "error", err)
-			}
-			cancel()
-			s.forget(sess.ID())
-			s.audit(WithPrincipal(context.Background(), sess.Owner()), auditSessionDeleted, nil, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("state_reason", idleReason))
-		}
-	}
-}
 
 // outcomeFor returns how an answered request looks to the receiver with key: ANSWERED if it answered it,
 // else ANSWERED_ELSEWHERE. Watchers (key "") see answers given with RespondToRequest, and answers whose
@@ -338,37 +219,4 @@ func outcomeFor(key string) func(mcpcore.RequestEnded) pb.RequestOutcome {
 		}
 		return pb.RequestOutcome_REQUEST_OUTCOME_ANSWERED_ELSEWHERE
 	}
-}
-
-// respond delivers an answer on behalf of the receiver with key (see outcomeFor).
-func (s *Service) respond(ctx context.Context, who mcpcore.Identity, id, key string, a mcpcore.Answer) error {
-	return s.core.Dispatcher().RespondFor(ctx, who, id, key, a)
-}
-
-// sessionToProto describes a session.
-func (s *Service) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
-	st, reason := sess.State()
-	info := sess.Info()
-	caps, err := serverCapsToProto(info.Capabilities, sess.TasksCapability())
-	if err != nil {
-		return nil, err
-	}
-	pr, err := rootsToProto(sess.Roots())
-	if err != nil {
-		return nil, err
-	}
-	return &pb.Session{
-		SessionId:          sess.ID(),
-		Server:             sess.Server().Name,
-		State:              stateToProto(st),
-		StateReason:        reason,
-		ProtocolVersion:    info.ProtocolVersion,
-		ServerInfo:         implementationToProto(info.ServerInfo),
-		ServerCapabilities: caps,
-		Instructions:       info.Instructions,
-		CreateTime:         timestamp(sess.Created()),
-		HostCapabilities:   hostCapsToProto(sess.Capabilities()),
-		Roots:              pr,
-		Restarts:           uint32(max(sess.Restarts(), 0)),
-	}, nil
 }

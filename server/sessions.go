@@ -9,13 +9,44 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
+
+// sessionsAPI serves the session RPCs: ListServers, CreateSession, GetSession, ListSessions (with the
+// other replicas' sessions: peers.go) and DeleteSession. Service embeds it.
+type sessionsAPI struct{ s *Service }
+
+// sessionToProto describes a session.
+func (a *sessionsAPI) sessionToProto(sess *mcpcore.Session) (*pb.Session, error) {
+	st, reason := sess.State()
+	info := sess.Info()
+	caps, err := serverCapsToProto(info.Capabilities, sess.TasksCapability())
+	if err != nil {
+		return nil, err
+	}
+	pr, err := rootsToProto(sess.Roots())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Session{
+		SessionId:          sess.ID(),
+		Server:             sess.Server().Name,
+		State:              stateToProto(st),
+		StateReason:        reason,
+		ProtocolVersion:    info.ProtocolVersion,
+		ServerInfo:         implementationToProto(info.ServerInfo),
+		ServerCapabilities: caps,
+		Instructions:       info.Instructions,
+		CreateTime:         timestamp(sess.Created()),
+		HostCapabilities:   hostCapsToProto(sess.Capabilities()),
+		Roots:              pr,
+		Restarts:           uint32(max(sess.Restarts(), 0)),
+	}, nil
+}
 
 // Page sizes of ListSessions.
 const (
@@ -25,7 +56,8 @@ const (
 
 // ListServers lists the configured servers the caller may use (mcpcore.Policy.AllowedOwners), without
 // secrets (no command line, environment, URL or headers).
-func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
+func (a *sessionsAPI) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*pb.ListServersResponse, error) {
+	s := a.s
 	byName := map[string]mcpcore.ServerConfig{}
 	for _, c := range s.core.Servers() {
 		byName[c.Name] = c
@@ -57,7 +89,8 @@ func (s *Service) ListServers(ctx context.Context, _ *pb.ListServersRequest) (*p
 // CreateSession opens a session to a configured server for the caller and returns it once it is ready.
 // Hosts name configured servers only: the API has no way to describe an ad-hoc server, whatever
 // mcpcore.Options.AllowUnconfigured says.
-func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (resp *pb.CreateSessionResponse, err error) {
+func (a *sessionsAPI) CreateSession(ctx context.Context, req *pb.CreateSessionRequest) (resp *pb.CreateSessionResponse, err error) {
+	s := a.s
 	defer func() { s.auditCreate(ctx, req.GetServer(), resp, err) }()
 	if req.GetServer() == "" {
 		return nil, invalidArgument(required("server"))
@@ -78,10 +111,7 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		}
 		logLevel = lvl
 	}
-	s.mu.Lock()
-	closing := s.closing
-	s.mu.Unlock()
-	if closing {
+	if s.refusingNew() {
 		return nil, toStatus(errShuttingDown)
 	}
 	if err := s.owner.CanOpen(); err != nil {
@@ -102,10 +132,7 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 		}
 		return nil, toStatus(err)
 	}
-	s.mu.Lock()
-	t := s.trackLocked(sess.ID())
-	t.lastUsed = time.Now()
-	s.mu.Unlock()
+	s.opened(sess.ID())
 	s.logger.Info("session created", "session", sess.ID(), "server", req.GetServer(), "principal", Principal(ctx), "protocol", sess.Info().ProtocolVersion)
 	ps, err := s.sessionToProto(sess)
 	if err != nil {
@@ -115,7 +142,8 @@ func (s *Service) CreateSession(ctx context.Context, req *pb.CreateSessionReques
 }
 
 // GetSession returns one of the caller's sessions.
-func (s *Service) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*pb.GetSessionResponse, error) {
+func (a *sessionsAPI) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*pb.GetSessionResponse, error) {
+	s := a.s
 	sess, err := s.lookup(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err
@@ -129,7 +157,8 @@ func (s *Service) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*p
 
 // ListSessions lists the caller's sessions, newest first, in pages. The page token names the last session
 // of the previous page (its creation time and id), so pages stay consistent while sessions come and go.
-func (s *Service) ListSessions(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+func (a *sessionsAPI) ListSessions(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	s := a.s
 	if s.opts.Peers != nil && !localOnly(ctx) && req.GetPageSize() >= 0 {
 		return s.listSessionsEverywhere(ctx, req) // peers.go
 	}
@@ -150,7 +179,8 @@ func pageSize(req *pb.ListSessionsRequest) int {
 }
 
 // listSessionsLocal lists the caller's sessions on this bridge.
-func (s *Service) listSessionsLocal(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+func (a *sessionsAPI) listSessionsLocal(ctx context.Context, req *pb.ListSessionsRequest) (*pb.ListSessionsResponse, error) {
+	s := a.s
 	if req.GetPageSize() < 0 {
 		return nil, invalidArgument(mcpcore.FieldViolation{Field: "page_size", Description: "must not be negative"})
 	}
@@ -226,7 +256,8 @@ func decodePageToken(tok string) (pageKey, bool) {
 
 // DeleteSession closes one of the caller's sessions and returns when it is closed: pending requests ended,
 // in-flight calls cancelled, the stdio server process gone.
-func (s *Service) DeleteSession(ctx context.Context, req *pb.DeleteSessionRequest) (*pb.DeleteSessionResponse, error) {
+func (a *sessionsAPI) DeleteSession(ctx context.Context, req *pb.DeleteSessionRequest) (*pb.DeleteSessionResponse, error) {
+	s := a.s
 	sess, err := s.lookup(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, err

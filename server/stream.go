@@ -83,7 +83,8 @@ func droppedMarker(callID string, n int) *pb.StreamCallToolResponse {
 // StreamCallTool calls a tool and streams its progress, log messages, server requests and their endings,
 // then the result, which is the last message. Like CallTool it runs under the RPC's context, so a deadline
 // or cancellation cancels the call upstream.
-func (s *Service) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.ServerStreamingServer[pb.StreamCallToolResponse]) error {
+func (c *toolCalls) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.ServerStreamingServer[pb.StreamCallToolResponse]) error {
+	s := c.s
 	ctx := stream.Context()
 	sess, release, err := s.use(ctx, req.GetSessionId())
 	if err != nil {
@@ -264,7 +265,8 @@ type watchSlots struct {
 
 // watchSlot takes one of the caller's WatchEvents streams; release gives it back. Over the cap it
 // returns errTooManyStreams naming the key that raises it.
-func (s *Service) watchSlot(ctx context.Context) (release func(), err error) {
+func (ha *hostAPI) watchSlot(ctx context.Context) (release func(), err error) {
+	s := ha.s
 	limit := s.maxEventStreams()
 	if limit <= 0 {
 		return func() {}, nil
@@ -291,4 +293,4 @@ func (s *Service) watchSlot(ctx context.Context) (release func(), err error) {
 }
 
 // WatchStreamsRefused counts WatchEvents streams refused over limits.maxEventStreamsPerPrincipal.
-func (s *Service) WatchStreamsRefused() uint64 { return s.watches.refused.Load() }
+func (ha *hostAPI) WatchStreamsRefused() uint64 { return ha.s.watches.refused.Load() }
