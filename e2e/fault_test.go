@@ -136,13 +136,11 @@ func (r *restartableServer) start() {
 	r.t.Helper()
 	var ln net.Listener
 	var err error
-	for range 50 { // the port was just released; another process could only take it by chance
-		if ln, err = net.Listen("tcp", r.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // a real port the kernel just released; retried
-	}
-	if err != nil {
+	// The port was just released (the kernel says nothing when); another process could only take it by chance.
+	if !eventually(5*time.Second, func() bool {
+		ln, err = net.Listen("tcp", r.addr)
+		return err == nil
+	}) {
 		r.t.Fatalf("listening again on %s: %v", r.addr, err)
 	}
 	r.serve(ln)
