@@ -104,7 +104,20 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		Store:   cfg.store,
 	})
 	cfg.opts.Logger = logger
-	svc := New(core, cfg.opts)
+	t.Cleanup(func() { // after serve's: the service is closed first
+		reports.Close()
+		logs.stop()
+	})
+	b := serve(t, core, New(core, cfg.opts))
+	b.reports = reports
+	return b
+}
+
+// serve is the in-process level's one harness: it serves svc over bufconn with the server options
+// cmd/mcp-bridge gives it, and returns the bridge whose client reaches it. When the test ends the service is
+// closed and the server stopped.
+func serve(t *testing.T, core *mcpcore.Core, svc *Service) *bridge {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer(append(svc.ServerOptions(), svc.EncodingOptions()...)...)
 	pb.RegisterBridgeServiceServer(gs, svc)
@@ -119,7 +132,6 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn), reports: reports}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -129,10 +141,8 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		_ = conn.Close()
 		gs.Stop()
 		<-served
-		reports.Close()
-		logs.stop()
 	})
-	return b
+	return &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn)}
 }
 
 // ctx returns a context for one test step, with the bearer token of principal when it is not empty.
