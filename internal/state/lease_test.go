@@ -234,3 +234,37 @@ func TestLeaseRedisLostItsData(t *testing.T) {
 		t.Errorf("a.Acquire after b reseeded = %v, want HeldError naming b", err)
 	}
 }
+
+// Holds reads a lease's validity while the renewal loop (and Confirm) move it forward: under the lock, or
+// the race detector finds the two (it did, in the race-built replicas of make test-scale).
+func TestLeaseHoldsWhileRenewing(t *testing.T) {
+	rig := newLeaseRig(t, statetest.RedisConfig{}, time.Minute)
+	ctx := context.Background()
+	if _, err := rig.a.Acquire(ctx, "s-1"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // ends at stop
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if !rig.a.Holds("s-1") {
+					t.Error("a stopped holding s-1 while renewing it")
+					return
+				}
+			}
+		}
+	}()
+	for range 20 {
+		rig.a.RenewNow(ctx, state.LeaseEvents{})
+		if _, err := rig.a.Confirm(ctx, "s-1"); err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	<-done
+}
