@@ -658,6 +658,8 @@ func TestCancellationBothWays(t *testing.T) {
 	})
 }
 
+// waitFor polls cond until it holds, failing after 10 s: for what another process does with nothing to wait
+// on (a server process gone). In this process, wait on an event or a channel instead.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
