@@ -104,20 +104,7 @@ func newBridge(t *testing.T, cfg bridgeConfig) *bridge {
 		Store:   cfg.store,
 	})
 	cfg.opts.Logger = logger
-	t.Cleanup(func() { // after serve's: the service is closed first
-		reports.Close()
-		logs.stop()
-	})
-	b := serve(t, core, New(core, cfg.opts))
-	b.reports = reports
-	return b
-}
-
-// serve is the in-process level's one harness: it serves svc over bufconn with the server options
-// cmd/mcp-bridge gives it, and returns the bridge whose client reaches it. When the test ends the service is
-// closed and the server stopped.
-func serve(t *testing.T, core *mcpcore.Core, svc *Service) *bridge {
-	t.Helper()
+	svc := New(core, cfg.opts)
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer(append(svc.ServerOptions(), svc.EncodingOptions()...)...)
 	pb.RegisterBridgeServiceServer(gs, svc)
@@ -132,6 +119,7 @@ func serve(t *testing.T, core *mcpcore.Core, svc *Service) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn), reports: reports}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -141,8 +129,10 @@ func serve(t *testing.T, core *mcpcore.Core, svc *Service) *bridge {
 		_ = conn.Close()
 		gs.Stop()
 		<-served
+		reports.Close()
+		logs.stop()
 	})
-	return &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn)}
+	return b
 }
 
 // ctx returns a context for one test step, with the bearer token of principal when it is not empty.

@@ -3,12 +3,16 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/internal/testauth"
@@ -39,7 +43,32 @@ func newOAuthBridge(t *testing.T) *bridge {
 			Restart: mcpcore.RestartPolicy{MaxRestarts: -1},
 		}},
 	})
-	return serve(t, core, New(core, Options{Logger: logger, Tokens: map[string]string{"tok-alice": "alice", "tok-bob": "bob"}}))
+	svc := New(core, Options{Logger: logger, Tokens: map[string]string{"tok-alice": "alice", "tok-bob": "bob"}})
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer(svc.ServerOptions()...)
+	pb.RegisterBridgeServiceServer(gs, svc)
+	served := make(chan struct{})
+	go func() { // ends when gs stops
+		defer close(served)
+		_ = gs.Serve(lis)
+	}()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Errorf("Service.Close: %v", err)
+		}
+		_ = conn.Close()
+		gs.Stop()
+		<-served
+	})
+	return &bridge{t: t, core: core, svc: svc, conn: conn, client: pb.NewBridgeServiceClient(conn)}
 }
 
 // consent plays the person: it opens the authorization URL (the test authorization server approves at once)
