@@ -460,7 +460,7 @@ func (e *events) next(match func(*pb.Event) bool) *pb.Event {
 // when it did not. It is the one wait of these tests on a condition that another process reaches with
 // nothing to signal it — a session restored, a lease lapsing on Redis's clock, a proxy routing again, a
 // port released — and so the one place they pause. Where the bridge does signal (its log: testLog.waitFor;
-// an event stream: events.next, hostConn.next), wait on that instead.
+// an event stream, a host's Connect stream), wait on that instead.
 func eventually(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !cond() {
