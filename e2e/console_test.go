@@ -273,18 +273,16 @@ func (br *browser) waitJS(what, expr string) {
 func (br *browser) waitJSAcross(what, expr string) {
 	br.t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for {
+	var err error
+	eventually(time.Minute, func() bool { // between tries, the next page is loading
 		ctx, cancel := context.WithDeadline(br.ctx, deadline)
-		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
 		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || br.ctx.Err() != nil {
-			br.shot("failed")
-			br.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
-		}
-		time.Sleep(100 * time.Millisecond) // the next page is loading
+		return err == nil || br.ctx.Err() != nil
+	})
+	if err != nil {
+		br.shot("failed")
+		br.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
 }
 

@@ -136,13 +136,11 @@ func (r *restartableServer) start() {
 	r.t.Helper()
 	var ln net.Listener
 	var err error
-	for range 50 { // the port was just released; another process could only take it by chance
-		if ln, err = net.Listen("tcp", r.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // a real port the kernel just released; retried
-	}
-	if err != nil {
+	// The port was just released (the kernel says nothing when); another process could only take it by chance.
+	if !eventually(5*time.Second, func() bool {
+		ln, err = net.Listen("tcp", r.addr)
+		return err == nil
+	}) {
 		r.t.Fatalf("listening again on %s: %v", r.addr, err)
 	}
 	r.serve(ln)
@@ -472,23 +470,23 @@ func TestFaultBadFrames(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bad-frames","version":"1"}}}`
+			return rawInitialize(id, "bad-frames")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+			return rpcResult(id, `{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}`)
 		}
 		return ""
 	})
 	b := start(t, bridgeConfig{
-		extraServers: fmt.Sprintf("  bad:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url),
+		extraServers: srv.config("bad"),
 		extra:        "limits:\n  maxMessageBytes: 32768\n",
 	})
 	srv.call = func(name string, id json_) (string, string) {
-		ok := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+		ok := rpcResult(id, `{"content":[{"type":"text","text":"fine"}]}`)
 		switch name {
 		case "malformed":
 			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[`
 		case "oversized":
-			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"` + big + `"}]}}`
+			return "application/json", rpcResult(id, `{"content":[{"type":"text","text":"`+big+`"}]}`)
 		case "duplicate":
 			return "text/event-stream", "data: " + ok + "\n\ndata: " + strings.Replace(ok, "fine", "second", 1) + "\n\n"
 		}

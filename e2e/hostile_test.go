@@ -192,9 +192,9 @@ func TestHostileSSEGarbage(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sse-garbage","version":"1"}}}`
+			return rawInitialize(id, "sse-garbage")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+			return rpcResult(id, `{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}`)
 		}
 		return ""
 	})
@@ -202,9 +202,9 @@ func TestHostileSSEGarbage(t *testing.T) {
 		if name == "garbage" {
 			return "text/event-stream", "data: this is not json\n\ndata: neither is this\n\n"
 		}
-		return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+		return "application/json", rpcResult(id, `{"content":[{"type":"text","text":"fine"}]}`)
 	}
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  bad:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := start(t, bridgeConfig{extraServers: srv.config("bad")})
 	r := b.rest("")
 	cs := r.must("POST", "/v1/sessions", `{"server":"bad"}`)
 	id, _ := cs["sessionId"].(string)
@@ -327,24 +327,24 @@ func TestHostileDeepNesting(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deep","version":"1"}}}`
+			return rawInitialize(id, "deep")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}}`
+			return rpcResult(id, `{"tools":[{"name":"ok","inputSchema":{"type":"object"}}]}`)
 		}
 		return ""
 	})
 	srv.call = func(name string, id json_) (string, string) {
 		switch name {
 		case "deep-result":
-			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[],"structuredContent":` + nested(5000) + `}}`
+			return "application/json", rpcResult(id, `{"content":[],"structuredContent":`+nested(5000)+`}`)
 		case "deep-args":
 			gotDeep.Lock()
 			deepSeen = true
 			gotDeep.Unlock()
 		}
-		return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+		return "application/json", rpcResult(id, `{"content":[{"type":"text","text":"fine"}]}`)
 	}
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  deep:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := start(t, bridgeConfig{extraServers: srv.config("deep")})
 	r := b.rest("")
 	id, _ := r.must("POST", "/v1/sessions", `{"server":"deep"}`)["sessionId"].(string)
 	code, body := r.do("POST", "/v1/sessions/"+id+"/tools/deep-args:call", `{"arguments":{"x":`+nested(1000)+`}}`)
@@ -404,16 +404,16 @@ func TestHostileNotificationFlood(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}}`
+			return rawInitialize(id, "flood")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"flood","inputSchema":{"type":"object"}}]}}`
+			return rpcResult(id, `{"tools":[{"name":"flood","inputSchema":{"type":"object"}}]}`)
 		}
 		return ""
 	})
 	srv.call = func(name string, id json_) (string, string) {
 		return "text/event-stream", flood + "data: {\"jsonrpc\":\"2.0\",\"id\":" + string(id) + ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"flooded\"}]}}\n\n"
 	}
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  flood:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := start(t, bridgeConfig{extraServers: srv.config("flood")})
 	ctx := testCtx(t)
 	pid := b.cmd.Process.Pid
 	innocent, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})

@@ -212,23 +212,19 @@ func TestKeptResultsExpireWhenIdle(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no outcome kept after 100 calls with host call ids")
 	}
-	// Idle from here: nobody calls.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// Idle from here: nobody calls. The real binary expires the outcomes on its own clock: its metrics, polled.
+	var kb, expired float64
+	if !eventually(60*time.Second, func() bool {
 		fams := scrape(t, b.http)
-		n, _ := metric(fams, "mcp_bridge_kept_results", nil)
-		kb, _ := metric(fams, "mcp_bridge_kept_results_bytes", nil)
-		expired, _ := metric(fams, "mcp_bridge_kept_results_expired_total", nil)
-		if n == 0 && kb == 0 {
-			if expired == 0 {
-				t.Errorf("kept outcomes gone, but kept_results_expired_total is 0")
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v outcomes (%v bytes) still kept 60 s after a 2 s TTL with no calls", n, kb)
-		}
-		time.Sleep(100 * time.Millisecond) // the real binary expires on its own clock: polled from outside
+		n, _ = metric(fams, "mcp_bridge_kept_results", nil)
+		kb, _ = metric(fams, "mcp_bridge_kept_results_bytes", nil)
+		expired, _ = metric(fams, "mcp_bridge_kept_results_expired_total", nil)
+		return n == 0 && kb == 0
+	}) {
+		t.Fatalf("%v outcomes (%v bytes) still kept 60 s after a 2 s TTL with no calls", n, kb)
+	}
+	if expired == 0 {
+		t.Errorf("kept outcomes gone, but kept_results_expired_total is 0")
 	}
 	t.Logf("RSS with the outcomes kept %d MB, after their expiry %d MB", before>>20, rssBytes(t, pid)>>20)
 }
@@ -364,23 +360,21 @@ func TestSameCallIDInFlightOnStdioAfterKillDoesNotRunAgain(t *testing.T) {
 	newCallRunsFirst(t, b2, id, "new")
 }
 
-// waitReady waits for session id to be READY on b (restored after a restart).
+// waitReady waits for session id to be READY on b (restored after a restart: the bridge reconnects to its
+// server on its own, and GetSession has no wait).
 func waitReady(t *testing.T, b *bridge, id string) {
 	t.Helper()
 	ctx := testCtx(t)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var state pb.SessionState
+	if !eventually(60*time.Second, func() bool {
 		gs, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
 		if err != nil {
 			t.Fatalf("GetSession %s: %v", id, err)
 		}
-		if gs.GetSession().GetState() == pb.SessionState_SESSION_STATE_READY {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s is %v, want READY", id, gs.GetSession().GetState())
-		}
-		time.Sleep(50 * time.Millisecond) // a real process reconnecting; polled (GetSession has no wait)
+		state = gs.GetSession().GetState()
+		return state == pb.SessionState_SESSION_STATE_READY
+	}) {
+		t.Fatalf("session %s is %v, want READY", id, state)
 	}
 }
 

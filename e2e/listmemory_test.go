@@ -29,14 +29,14 @@ func TestHostileHugeToolList(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"huge","version":"1"}}}`
+			return rawInitialize(id, "huge")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + list + `}`
+			return rpcResult(id, list)
 		}
 		return ""
 	})
 	b := start(t, bridgeConfig{
-		extraServers: fmt.Sprintf("  huge:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url),
+		extraServers: srv.config("huge"),
 		extra:        "limits:\n  maxMessageBytes: 67108864\n",
 	})
 	ctx := testCtx(t)

@@ -455,6 +455,27 @@ func (e *events) next(match func(*pb.Event) bool) *pb.Event {
 	}
 }
 
+// eventually calls cond until it returns true or within has passed, pausing pollPause between tries, and
+// reports whether cond returned true; the caller fails with its own message (cond keeps its last error)
+// when it did not. It is the one wait of these tests on a condition that another process reaches with
+// nothing to signal it — a session restored, a lease lapsing on Redis's clock, a proxy routing again, a
+// port released — and so the one place they pause. Where the bridge does signal (its log: testLog.waitFor;
+// an event stream, a host's Connect stream), wait on that instead.
+func eventually(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollPause)
+	}
+	return true
+}
+
+// pollPause is eventually's pause between tries: short next to the bounds it is used with, long enough not
+// to load the machine.
+const pollPause = 50 * time.Millisecond
+
 func await[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
 	select {

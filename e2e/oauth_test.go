@@ -105,23 +105,35 @@ func authorize(t *testing.T, r *pb.AuthorizationRequest, wantServer string) stri
 	return loc
 }
 
-// pendingAuthorization polls ListPendingRequests on session "-" until an authorization request appears.
+// pendingAuthorization waits for an authorization request on session "-" — WatchEvents on "-" delivers the
+// pending ones first, then each one raised — and checks that ListPendingRequests lists it (a request is
+// listed before its event is published).
 func pendingAuthorization(t *testing.T, ctx context.Context, c pb.BridgeServiceClient) *pb.ServerRequest {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		l, err := c.ListPendingRequests(ctx, &pb.ListPendingRequestsRequest{SessionId: "-"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range l.GetRequests() {
-			if r.GetAuthorization() != nil {
-				return r
-			}
-		}
-		time.Sleep(50 * time.Millisecond) // a real process: the bridge offers no stream of an authorization request appearing; polled
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: "-"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no authorization request within 60s")
+	var pushed *pb.ServerRequest
+	for pushed.GetAuthorization() == nil {
+		resp, err := w.Recv()
+		if err != nil {
+			t.Fatalf("waiting for an authorization request on session -: %v", err)
+		}
+		pushed = resp.GetEvent().GetServerRequest()
+	}
+	l, err := c.ListPendingRequests(ctx, &pb.ListPendingRequestsRequest{SessionId: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range l.GetRequests() {
+		if r.GetRequestId() == pushed.GetRequestId() {
+			return r
+		}
+	}
+	t.Fatalf("ListPendingRequests on - = %v, without the authorization request %s that WatchEvents delivered", l.GetRequests(), pushed.GetRequestId())
 	return nil
 }
 
@@ -289,19 +301,13 @@ func TestUpstreamOAuthOverREST(t *testing.T) {
 	ev := r.events("-") // authorization requests of sessions being created
 	created := r.async(http.MethodPost, "/v1/sessions", `{"server":"secured"}`)
 	pushed := ev.next(func(e *pb.Event) bool { return e.GetServerRequest().GetAuthorization() != nil }).GetServerRequest()
-	var req map[string]any
-	deadline := time.Now().Add(60 * time.Second)
-	for req == nil && time.Now().Before(deadline) {
-		l := r.must(http.MethodGet, "/v1/sessions/-/requests", "")
-		if reqs, _ := l["requests"].([]any); len(reqs) > 0 {
-			req, _ = reqs[0].(map[string]any)
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // a real process: REST has no stream of pending requests; polled
+	// A request is listed before its event is published: once pushed, it is listed.
+	l := r.must(http.MethodGet, "/v1/sessions/-/requests", "")
+	reqs, _ := l["requests"].([]any)
+	if len(reqs) == 0 {
+		t.Fatalf("GET /v1/sessions/-/requests = %v after the authorization request was pushed, want it listed", l)
 	}
-	if req == nil {
-		t.Fatal("no authorization request listed within 60s")
-	}
+	req, _ := reqs[0].(map[string]any)
 	if req["requestId"] != pushed.GetRequestId() {
 		t.Errorf("listed %v, pushed %v", req["requestId"], pushed.GetRequestId())
 	}

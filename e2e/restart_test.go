@@ -149,21 +149,8 @@ func testRestart(t *testing.T, kill bool) {
 	b2 := start(t, cfg)
 
 	// Every session is back under its id and reaches READY.
-	deadline := time.Now().Add(60 * time.Second)
 	for _, id := range ids {
-		for {
-			gs, err := b2.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
-			if err != nil {
-				t.Fatalf("GetSession %s after the restart: %v", id, err)
-			}
-			if gs.GetSession().GetState() == pb.SessionState_SESSION_STATE_READY {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("session %s is %v after the restart, want READY", id, gs.GetSession().GetState())
-			}
-			time.Sleep(50 * time.Millisecond) // a real process reconnecting to a real server; polled (GetSession has no wait)
-		}
+		waitReady(t, b2, id)
 	}
 
 	// A host that re-attaches gets every request again under its id whose server still waits for it — the

@@ -136,20 +136,22 @@ func startHAProxyWith(t *testing.T, replicas []*bridge, cfg string) *haproxy {
 		<-done
 		_ = cmd.Wait()
 	})
-	// Ready when both frontends accept and the REST frontend routes (a health check answered).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + h.http + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+	// Ready when both frontends accept and the REST frontend routes (a health check answered): a real haproxy
+	// process, which signals neither.
+	var notReady error
+	if !eventually(30*time.Second, func() bool {
+		var resp *http.Response
+		if resp, notReady = http.Get("http://" + h.http + "/readyz"); notReady != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy did not answer on %s within 30s: %v", h.http, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			notReady = fmt.Errorf("/readyz answered %s", resp.Status)
+			return false
 		}
-		time.Sleep(50 * time.Millisecond) // a real haproxy process: nothing signals it is listening; polled
+		return true
+	}) {
+		t.Fatalf("haproxy did not answer on %s within 30s: %v", h.http, notReady)
 	}
 	return h
 }

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -39,11 +36,11 @@ func clockTicks() float64 {
 	return 100
 }
 
-// sseFloodServer is a 2025-11-25 Streamable HTTP server whose standalone GET stream sends events as fast as
-// the connection takes them, for ever: comments, empty events and log notifications. getOpened is closed when
-// the first GET stream opens.
+// sseFloodServer is a 2025-11-25 Streamable HTTP server (a rawServer with a session) whose standalone GET
+// stream sends events as fast as the connection takes them, for ever: comments, empty events and log
+// notifications. getOpened is closed when the first GET stream opens.
 type sseFloodServer struct {
-	url       string
+	*rawServer
 	getOpened chan struct{}
 	once      sync.Once
 }
@@ -56,9 +53,18 @@ func newSSEFloodServer(t *testing.T) *sseFloodServer {
 		chunk.WriteString(`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood"}}` + "\n\n")
 	}
 	flood := chunk.Bytes()
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
+	fs.rawServer = serveRaw(t, &rawServer{
+		sessionID: "flood-1",
+		answer: func(method string, id json_) string {
+			switch method {
+			case "initialize":
+				return rpcResult(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"sse-flood","version":"1"}}`)
+			case "tools/list":
+				return rpcResult(id, `{"tools":[]}`)
+			}
+			return rpcResult(id, `{}`)
+		},
+		get: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			fs.once.Do(func() { close(fs.getOpened) })
@@ -67,45 +73,8 @@ func newSSEFloodServer(t *testing.T) *sseFloodServer {
 					return
 				}
 			}
-			return
-		case http.MethodDelete:
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		if len(msg.ID) == 0 {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		result := `{}`
-		switch msg.Method {
-		case "initialize":
-			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"sse-flood","version":"1"}}`
-		case "tools/list":
-			result = `{"tools":[]}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Mcp-Session-Id", "flood-1")
-		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":` + result + `}`))
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { // ends when the server is closed at cleanup
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	t.Cleanup(func() { _ = srv.Close(); <-done })
-	fs.url = "http://" + ln.Addr().String() + "/mcp"
+		},
+	})
 	return fs
 }
 
@@ -116,7 +85,7 @@ func newSSEFloodServer(t *testing.T) *sseFloodServer {
 // a core, for the session's life.
 func TestHostileStandaloneSSEFlood(t *testing.T) {
 	up := newSSEFloodServer(t)
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  flood:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", up.url)})
+	b := start(t, bridgeConfig{extraServers: up.config("flood")})
 	ctx := testCtx(t)
 	pid := b.cmd.Process.Pid
 	innocent, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})

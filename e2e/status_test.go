@@ -99,13 +99,13 @@ func TestStatusUnconvertibleResultCounted(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"schema","version":"1"}}}`
+			return rawInitialize(id, "schema")
 		case "tools/list":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[{"name":"t","inputSchema":"not a schema"}]}}`
+			return rpcResult(id, `{"tools":[{"name":"t","inputSchema":"not a schema"}]}`)
 		}
 		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
 	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  schema:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := start(t, bridgeConfig{extraServers: srv.config("schema")})
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "schema"})
 	if err != nil {
@@ -130,13 +130,13 @@ func startWithWrongShapeServer(t *testing.T) *bridge {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"wrong-shape","version":"1"}}}`
+			return rawInitialize(id, "wrong-shape")
 		case "tools/call":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":"string"}`
+			return rpcResult(id, `"string"`)
 		}
 		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
 	})
-	return start(t, bridgeConfig{extraServers: fmt.Sprintf("  wrong:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	return start(t, bridgeConfig{extraServers: srv.config("wrong")})
 }
 
 // The server's own -32001 ("Session not found" in the TypeScript SDK) for a call is the server's code:
@@ -145,11 +145,11 @@ func TestStatusUpstreamCodeIsTheServers(t *testing.T) {
 	srv := newRawHTTPServer(t, func(method string, id json_) string {
 		switch method {
 		case "initialize":
-			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"codes","version":"1"}}}`
+			return rawInitialize(id, "codes")
 		}
 		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32001,"message":"the server's own -32001"}}`
 	})
-	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  codes:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", srv.url)})
+	b := start(t, bridgeConfig{extraServers: srv.config("codes")})
 	ctx := testCtx(t)
 	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "codes"})
 	if err != nil {
@@ -164,21 +164,38 @@ func TestStatusUpstreamCodeIsTheServers(t *testing.T) {
 // json_ is a JSON-RPC id as it came (a number or a string, in JSON).
 type json_ []byte
 
-// rawServer is a minimal Streamable HTTP MCP server (no sessions) whose answers the test writes, for
-// servers that misbehave in ways the SDKs do not allow. Notifications get 202.
+// rawServer is a minimal Streamable HTTP MCP server of the 2025-11-25 era whose answers the test writes, for
+// servers that misbehave in ways the SDKs do not allow. Notifications get 202. Without a session id it keeps
+// no sessions and has no standalone GET stream (405); with one, every answer carries it, get serves the
+// standalone GET stream, and DELETE ends the session (200).
 type rawServer struct {
 	url string
 	// answer writes the JSON response to a request; call, when set, answers tools/call by tool name with
 	// a content type and a body (JSON, or SSE frames).
-	answer func(method string, id json_) string
-	call   func(name string, id json_) (contentType, body string)
+	answer    func(method string, id json_) string
+	call      func(name string, id json_) (contentType, body string)
+	sessionID string
+	get       func(w http.ResponseWriter, r *http.Request)
 }
 
+// newRawHTTPServer serves a rawServer without sessions that answers with answer (and call, once set).
 func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string) *rawServer {
 	t.Helper()
-	rs := &rawServer{answer: answer}
+	return serveRaw(t, &rawServer{answer: answer})
+}
+
+// serveRaw serves rs on a port the kernel picks until the test ends, and sets rs.url.
+func serveRaw(t *testing.T, rs *rawServer) *rawServer {
+	t.Helper()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
+		switch {
+		case r.Method == http.MethodGet && rs.get != nil:
+			rs.get(w, r)
+			return
+		case r.Method == http.MethodDelete && rs.sessionID != "":
+			w.WriteHeader(http.StatusOK)
+			return
+		case r.Method != http.MethodPost:
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
@@ -204,16 +221,38 @@ func newRawHTTPServer(t *testing.T, answer func(method string, id json_) string)
 			body = rs.answer(msg.Method, msg.ID)
 		}
 		w.Header().Set("Content-Type", ctype)
+		if rs.sessionID != "" {
+			w.Header().Set("Mcp-Session-Id", rs.sessionID)
+		}
 		_, _ = w.Write([]byte(body))
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = srv.Serve(ln) }() // ends when the server is closed at cleanup
-	t.Cleanup(func() { _ = srv.Close() })
+	done := make(chan struct{})
+	go func() { // ends when the server is closed at cleanup
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
 	rs.url = "http://" + ln.Addr().String() + "/mcp"
 	return rs
+}
+
+// config is the YAML, under mcpServers, of a server named name at rs's URL, pinned to 2025-11-25.
+func (rs *rawServer) config(name string) string {
+	return fmt.Sprintf("  %s:\n    url: %q\n    protocolVersion: \"2025-11-25\"\n", name, rs.url)
+}
+
+// rpcResult is a JSON-RPC response to id with result (JSON).
+func rpcResult(id json_, result string) string {
+	return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`
+}
+
+// rawInitialize is the 2025-11-25 initialize result of a server named name that has tools.
+func rawInitialize(id json_, name string) string {
+	return rpcResult(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"`+name+`","version":"1"}}`)
 }
 
 func (j *json_) UnmarshalJSON(b []byte) error { *j = append((*j)[:0], b...); return nil }

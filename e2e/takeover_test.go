@@ -95,80 +95,92 @@ func TestScaleTakeover(t *testing.T) {
 	// call calls echo on a session through the proxy, as a host does: a call that fails with UNAVAILABLE is
 	// retried (same call id) until it succeeds or 60 s pass. It returns the replica that answered.
 	call := func(id, text string) (string, error) {
-		deadline := time.Now().Add(60 * time.Second)
 		callID := fmt.Sprintf("call-%s-%d", text, time.Now().UnixNano())
 		resume := false
-		for {
-			var hdr metadata.MD
+		var hdr metadata.MD
+		var res *pb.CallToolResponse
+		var err error
+		eventually(60*time.Second, func() bool {
+			if resume {
+				counts.retried.Add(1)
+			}
+			hdr = nil
 			cctx, cancel := context.WithTimeout(routed(ctx, id), 10*time.Second)
-			res, err := client.CallTool(cctx, &pb.CallToolRequest{SessionId: id, Name: "echo", CallId: callID, Resume: resume, Arguments: args(t, map[string]any{"text": text})}, grpc.Header(&hdr))
+			res, err = client.CallTool(cctx, &pb.CallToolRequest{SessionId: id, Name: "echo", CallId: callID, Resume: resume, Arguments: args(t, map[string]any{"text": text})}, grpc.Header(&hdr))
 			cancel()
 			counts.calls.Add(1)
 			if err == nil {
-				if !strings.Contains(textOf(res.GetResult()), text) {
-					return "", fmt.Errorf("echo on %s = %v", id, res)
-				}
-				return replicaOf(hdr), nil
+				return true
 			}
 			if reasonOf(err) == "WRONG_REPLICA" {
 				counts.misrouted.Add(1)
 				counts.fail("call on %s: %v", id, err)
 			}
+			resume = true // a retry resumes the call by its id: its one outcome, never a second run
 			// The same call id again (a transport may deliver a call twice): join the call in flight.
 			inFlight := status.Code(err) == codes.InvalidArgument && strings.Contains(status.Convert(err).Message(), "call id in use")
-			if (!retryable(err) && !inFlight) || time.Now().After(deadline) {
-				return "", err
-			}
-			resume = true // a retry resumes the call by its id: its one outcome, never a second run
-			counts.retried.Add(1)
-			time.Sleep(50 * time.Millisecond)
+			return !retryable(err) && !inFlight
+		})
+		if err != nil {
+			return "", err
 		}
+		if !strings.Contains(textOf(res.GetResult()), text) {
+			return "", fmt.Errorf("echo on %s = %v", id, res)
+		}
+		return replicaOf(hdr), nil
 	}
 
 	// callREST is call over REST through the proxy (routed by the path): a 503 is retried, resuming by id.
 	callREST := func(id, text string) error {
-		deadline := time.Now().Add(60 * time.Second)
 		callID := fmt.Sprintf("call-rest-%s-%d", text, time.Now().UnixNano())
 		resume := false
-		for {
-			body := fmt.Sprintf(`{"arguments": {"text": %q}, "callId": %q, "resume": %v}`, text, callID, resume)
-			resp, err := http.Post("http://"+proxy.http+"/v1/sessions/"+id+"/tools/echo:call", "application/json", strings.NewReader(body))
-			counts.calls.Add(1)
-			if err == nil {
-				var out struct {
-					Details []struct {
-						Reason string `json:"reason"`
-					} `json:"details"`
-				}
-				raw, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					if !strings.Contains(string(raw), text) {
-						return fmt.Errorf("REST echo on %s = %s", id, raw)
-					}
-					return nil
-				}
-				_ = json.Unmarshal(raw, &out)
-				for _, d := range out.Details {
-					if d.Reason == "WRONG_REPLICA" {
-						counts.misrouted.Add(1)
-						counts.fail("REST call on %s: %s", id, raw)
-					}
-				}
-				inFlight := resp.StatusCode == http.StatusBadRequest && strings.Contains(string(raw), "call id in use")
-				// 503 (a replica going, a session moving) and 502 (the proxy lost the connection to a replica
-				// that was draining) are retried, resuming by call id.
-				retry := resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout
-				if (!retry && !inFlight) || time.Now().After(deadline) {
-					return fmt.Errorf("REST call on %s: %d %s", id, resp.StatusCode, raw)
-				}
-			} else if time.Now().After(deadline) {
-				return err
+		var code int
+		var raw []byte
+		var err error
+		eventually(60*time.Second, func() bool {
+			if resume {
+				counts.retried.Add(1)
 			}
-			counts.retried.Add(1)
+			body := fmt.Sprintf(`{"arguments": {"text": %q}, "callId": %q, "resume": %v}`, text, callID, resume)
 			resume = true
-			time.Sleep(50 * time.Millisecond)
+			var resp *http.Response
+			resp, err = http.Post("http://"+proxy.http+"/v1/sessions/"+id+"/tools/echo:call", "application/json", strings.NewReader(body))
+			counts.calls.Add(1)
+			if err != nil {
+				return false // the proxy's connection: retried
+			}
+			raw, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if code = resp.StatusCode; code == http.StatusOK {
+				return true
+			}
+			var out struct {
+				Details []struct {
+					Reason string `json:"reason"`
+				} `json:"details"`
+			}
+			_ = json.Unmarshal(raw, &out)
+			for _, d := range out.Details {
+				if d.Reason == "WRONG_REPLICA" {
+					counts.misrouted.Add(1)
+					counts.fail("REST call on %s: %s", id, raw)
+				}
+			}
+			inFlight := code == http.StatusBadRequest && strings.Contains(string(raw), "call id in use")
+			// 503 (a replica going, a session moving) and 502 (the proxy lost the connection to a replica
+			// that was draining) are retried, resuming by call id.
+			retry := code == http.StatusServiceUnavailable || code == http.StatusBadGateway || code == http.StatusGatewayTimeout
+			return !retry && !inFlight
+		})
+		switch {
+		case err != nil:
+			return err
+		case code != http.StatusOK:
+			return fmt.Errorf("REST call on %s: %d %s", id, code, raw)
+		case !strings.Contains(string(raw), text):
+			return fmt.Errorf("REST echo on %s = %s", id, raw)
 		}
+		return nil
 	}
 
 	// Sessions spread over the replicas.
@@ -305,11 +317,10 @@ func TestScaleTakeover(t *testing.T) {
 		}
 		if by != victim.name {
 			// The proxy may still see it down for a health check interval: call again until it routes.
-			deadline := time.Now().Add(30 * time.Second)
-			for by != victim.name && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
+			eventually(30*time.Second, func() bool {
 				by, err = call(id, "handed-back")
-			}
+				return by == victim.name
+			})
 			if by != victim.name {
 				counts.fail("session %s not handed back to %s: answered by %s (%v)", id, victim.name, by, err)
 			}
@@ -336,18 +347,15 @@ func TestScaleTakeover(t *testing.T) {
 	}
 	stolen := home[paused.name][0]
 	other := byName["r3"]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var hdr metadata.MD
-		_, err := other.direct.CallTool(routed(ctx, stolen), &pb.CallToolRequest{SessionId: stolen, Name: "echo", Arguments: args(t, map[string]any{"text": "while-paused"})}, grpc.Header(&hdr))
-		if err == nil {
-			break
-		}
-		if reasonOf(err) != "WRONG_REPLICA" || time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-			t.Fatalf("taking %s over from the paused %s: %v", stolen, paused.name, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// WRONG_REPLICA until the paused replica's lease lapses on Redis's clock.
+	var err error
+	eventually(60*time.Second, func() bool {
+		_, err = other.direct.CallTool(routed(ctx, stolen), &pb.CallToolRequest{SessionId: stolen, Name: "echo", Arguments: args(t, map[string]any{"text": "while-paused"})})
+		return reasonOf(err) != "WRONG_REPLICA"
+	})
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+		t.Fatalf("taking %s over from the paused %s: %v", stolen, paused.name, err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -384,6 +392,7 @@ func TestScaleTakeover(t *testing.T) {
 		if err != nil && reasonOf(err) == "STATE_STORE_UNAVAILABLE" {
 			refused = true
 		}
+		// A real pause, kept: it paces the load over the outage, which lasts 10 s by design; it waits for nothing.
 		time.Sleep(200 * time.Millisecond)
 	}
 	if !refused {
@@ -400,18 +409,14 @@ func TestScaleTakeover(t *testing.T) {
 		t.Errorf("/readyz while Redis is down = %v, want the state unhealthy, naming redis", ready)
 	}
 	redis.Start()
-	deadline = time.Now().Add(60 * time.Second)
-	for {
-		cs, err := client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
-		if err == nil {
-			_, _ = client.DeleteSession(routed(ctx, cs.GetSession().GetSessionId()), &pb.DeleteSessionRequest{SessionId: cs.GetSession().GetSessionId()})
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("CreateSession after Redis came back: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var cs *pb.CreateSessionResponse
+	if !eventually(60*time.Second, func() bool { // each replica finds Redis again at its next renewal
+		cs, err = client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverModern, HostCapabilities: allCaps})
+		return err == nil
+	}) {
+		t.Fatalf("CreateSession after Redis came back: %v", err)
 	}
+	_, _ = client.DeleteSession(routed(ctx, cs.GetSession().GetSessionId()), &pb.DeleteSessionRequest{SessionId: cs.GetSession().GetSessionId()})
 	for _, id := range ids {
 		if _, err := call(id, "redis-back"); err != nil {
 			counts.lost.Add(1)
@@ -443,6 +448,7 @@ func TestScaleTakeover(t *testing.T) {
 					counts.fail("steady call on %s: %v", id, err)
 					return
 				}
+				// A real pause, kept: it paces the steady load (a call every 100 ms a session); it waits for nothing.
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
@@ -461,32 +467,30 @@ func TestScaleTakeover(t *testing.T) {
 		// A host watches the session (a host attached: the elicitations wait for a person).
 		watch := func() (stop func()) {
 			wctx, wcancel := context.WithCancel(routed(ctx, sid))
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				w, err := client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: sid})
-				if err == nil {
-					var md metadata.MD
+			var w grpc.ServerStreamingClient[pb.WatchEventsResponse]
+			var md metadata.MD
+			var err error
+			eventually(60*time.Second, func() bool { // UNAVAILABLE while the session moves: retried
+				if w, err = client.WatchEvents(wctx, &pb.WatchEventsRequest{SessionId: sid}); err == nil {
 					if md, err = w.Header(); err == nil && replicaOf(md) == "" {
 						_, err = w.Recv() // a trailers-only answer: its status
 					}
-					if err == nil {
-						t.Logf("host watches %s on %s", sid, replicaOf(md))
-						load.Go(func() { // ends when the stream ends (the replica stops, or stop)
-							for {
-								if _, err := w.Recv(); err != nil {
-									return
-								}
-							}
-						})
-						return wcancel
+				}
+				return !retryable(err)
+			})
+			if err != nil {
+				wcancel()
+				t.Fatalf("WatchEvents on %s: %v", sid, err)
+			}
+			t.Logf("host watches %s on %s", sid, replicaOf(md))
+			load.Go(func() { // ends when the stream ends (the replica stops, or stop)
+				for {
+					if _, err := w.Recv(); err != nil {
+						return
 					}
 				}
-				if !retryable(err) || time.Now().After(deadline) {
-					wcancel()
-					t.Fatalf("WatchEvents on %s: %v", sid, err)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			})
+			return wcancel
 		}
 		stopWatch := watch()
 		var calls, reqs []string
@@ -500,23 +504,20 @@ func TestScaleTakeover(t *testing.T) {
 				res, err := client.CallTool(routed(ctx, sid), &pb.CallToolRequest{SessionId: sid, Name: "elicit", CallId: callID})
 				first <- attempt{res, err}
 			})
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				lp, err := client.ListPendingRequests(routed(ctx, sid), &pb.ListPendingRequestsRequest{SessionId: sid})
-				if err == nil && len(lp.GetRequests()) > k {
-					reqs = append(reqs, lp.GetRequests()[k].GetRequestId())
-					break
+			var lp *pb.ListPendingRequestsResponse
+			var err error
+			if !eventually(30*time.Second, func() bool {
+				lp, err = client.ListPendingRequests(routed(ctx, sid), &pb.ListPendingRequestsRequest{SessionId: sid})
+				return err == nil && len(lp.GetRequests()) > k
+			}) {
+				select {
+				case a := <-first:
+					t.Fatalf("elicitation %d on %s not pending: %v; the call: %v %v", k, sid, err, a.res, a.err)
+				default:
 				}
-				if time.Now().After(deadline) {
-					select {
-					case a := <-first:
-						t.Fatalf("elicitation %d on %s not pending: %v; the call: %v %v", k, sid, err, a.res, a.err)
-					default:
-					}
-					t.Fatalf("elicitation %d on %s not pending: %v", k, sid, err)
-				}
-				time.Sleep(50 * time.Millisecond)
+				t.Fatalf("elicitation %d on %s not pending: %v", k, sid, err)
 			}
+			reqs = append(reqs, lp.GetRequests()[k].GetRequestId())
 		}
 		elicit := func(name string) *pb.HostAnswer {
 			return &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{
@@ -540,53 +541,44 @@ func TestScaleTakeover(t *testing.T) {
 		stopWatch = watch() // the host watches again: its stream reaches whoever serves the session now
 		watches = append(watches, stopWatch)
 		// The pending question is delivered again (same id) by whoever serves the session now.
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			lp, err := client.ListPendingRequests(routed(ctx, sid), &pb.ListPendingRequestsRequest{SessionId: sid})
-			if err == nil && slices.ContainsFunc(lp.GetRequests(), func(q *pb.ServerRequest) bool { return q.GetRequestId() == reqs[1] }) {
-				redelivered++
-				break
-			}
-			if (err != nil && !retryable(err)) || time.Now().After(deadline) {
-				t.Fatalf("the pending question %s of %s was not delivered again after %s stopped: %v", reqs[1], sid, r.name, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var err error
+		listed := false
+		eventually(60*time.Second, func() bool {
+			var lp *pb.ListPendingRequestsResponse
+			lp, err = client.ListPendingRequests(routed(ctx, sid), &pb.ListPendingRequestsRequest{SessionId: sid})
+			listed = err == nil && slices.ContainsFunc(lp.GetRequests(), func(q *pb.ServerRequest) bool { return q.GetRequestId() == reqs[1] })
+			return listed || (err != nil && !retryable(err))
+		})
+		if !listed {
+			t.Fatalf("the pending question %s of %s was not delivered again after %s stopped: %v", reqs[1], sid, r.name, err)
 		}
+		redelivered++
 		if _, err := client.RespondToRequest(routed(ctx, sid), &pb.RespondToRequestRequest{SessionId: sid, RequestId: reqs[1], Answer: elicit("After" + r.name)}); err != nil {
 			t.Fatalf("answer after the stop of %s: %v", r.name, err)
 		}
 		// The host resumes the cut call by its id: it completes with the answer the person gave.
-		deadline = time.Now().Add(60 * time.Second)
-		for {
-			res, err := client.CallTool(routed(ctx, sid), &pb.CallToolRequest{SessionId: sid, Name: "elicit", CallId: calls[1], Resume: true})
-			if err == nil {
-				if !strings.Contains(textOf(res.GetResult()), "name=After"+r.name) {
-					counts.fail("resumed %s = %q, want the answer After%s", calls[1], textOf(res.GetResult()), r.name)
-				} else {
-					answered++
-				}
-				break
-			}
-			if !retryable(err) || time.Now().After(deadline) {
-				counts.fail("resumed %s: %v", calls[1], err)
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		var res *pb.CallToolResponse
+		eventually(60*time.Second, func() bool {
+			res, err = client.CallTool(routed(ctx, sid), &pb.CallToolRequest{SessionId: sid, Name: "elicit", CallId: calls[1], Resume: true})
+			return !retryable(err)
+		})
+		switch {
+		case err != nil:
+			counts.fail("resumed %s: %v", calls[1], err)
+		case !strings.Contains(textOf(res.GetResult()), "name=After"+r.name):
+			counts.fail("resumed %s = %q, want the answer After%s", calls[1], textOf(res.GetResult()), r.name)
+		default:
+			answered++
 		}
 		restart(r)
 		// As a StatefulSet waits for a restarted pod to be ready, wait until the proxy routes to it again
 		// (its sessions are handed back to it) before the next replica restarts.
-		deadline = time.Now().Add(60 * time.Second)
-		for {
-			by, err := call(home[r.name][len(home[r.name])-1], "back-"+r.name)
-			if err == nil && by == r.name {
-				break
-			}
-			if time.Now().After(deadline) {
-				counts.fail("after its restart, %s's sessions were not served by it: %q %v", r.name, by, err)
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
+		var by string
+		if !eventually(60*time.Second, func() bool {
+			by, err = call(home[r.name][len(home[r.name])-1], "back-"+r.name)
+			return err == nil && by == r.name
+		}) {
+			counts.fail("after its restart, %s's sessions were not served by it: %q %v", r.name, by, err)
 		}
 		servedBy("after restarting " + r.name)
 	}

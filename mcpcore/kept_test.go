@@ -145,21 +145,29 @@ func TestInFlightCallIDOutlivesAProcess(t *testing.T) {
 }
 
 // The record of a completed call's id goes when the kept results' TTL ends — on the core's clock, with no
-// other call on the session — and the outcome with it (docs/adr/0099).
+// other call on the session — and the outcome with it (docs/adr/0099). On synctest's fake clock: the TTL
+// passes without waiting, and synctest.Wait lets the expiry run before the check; the record is still there
+// just before the TTL, so the check cannot pass by a record that was never written or went at once.
 func TestCompletedCallIDRecordExpiresOnAClock(t *testing.T) {
-	store := state.NewMemory()
-	c := memCore(t, nil, func(o *Options) {
-		o.Store = store
-		o.KeptResults = KeptResultsPolicy{TTL: 50 * time.Millisecond}
-	})
-	_, calls := completeCall(t, c, store, "call-done")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(calls()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("call records 10 s after a 50 ms TTL: %v, want none", calls())
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 50 * time.Millisecond
+		store := state.NewMemory()
+		c := memCore(t, nil, func(o *Options) {
+			o.Store = store
+			o.KeptResults = KeptResultsPolicy{TTL: ttl}
+		})
+		_, calls := completeCall(t, c, store, "call-done")
+		time.Sleep(ttl - time.Millisecond) // fake time: just before the TTL
+		synctest.Wait()
+		if got := calls(); len(got) != 1 {
+			t.Fatalf("call records just before a 50 ms TTL: %v, want call-done's", got)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		time.Sleep(2 * time.Millisecond) // fake time: just past the TTL
+		synctest.Wait()
+		if got := calls(); len(got) != 0 {
+			t.Fatalf("call records just after a 50 ms TTL: %v, want none", got)
+		}
+	})
 }
 
 // completeCall opens a session of c and completes a tools/call under callID; it checks that the call left

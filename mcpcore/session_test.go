@@ -658,6 +658,8 @@ func TestCancellationBothWays(t *testing.T) {
 	})
 }
 
+// waitFor polls cond until it holds, failing after 10 s: for what another process does with nothing to wait
+// on (a server process gone). In this process, wait on an event or a channel instead.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -1006,6 +1008,7 @@ func TestStreamableHTTP(t *testing.T) {
 				return standardAnswer(p)
 			})
 			var seen sync.Map
+			raised := make(chan struct{}, 2) // one send per call, at its first request
 			var wg sync.WaitGroup
 			for i := range 2 {
 				wg.Go(func() {
@@ -1016,7 +1019,9 @@ func TestStreamableHTTP(t *testing.T) {
 						defer close(read)
 						for ev := range watch.C() {
 							if ev.Kind == EventRequestCreated {
-								seen.Store(id, ev.Request.OriginCallID)
+								if _, had := seen.Swap(id, ev.Request.OriginCallID); !had {
+									raised <- struct{}{}
+								}
 							}
 						}
 					}()
@@ -1028,11 +1033,14 @@ func TestStreamableHTTP(t *testing.T) {
 					}
 				})
 			}
-			waitFor(t, func() bool {
-				n := 0
-				seen.Range(func(any, any) bool { n++; return true })
-				return n == 2
-			})
+			wait := tctx(t)
+			for range 2 { // both calls' requests raised: the host holds them until release
+				select {
+				case <-raised:
+				case <-wait.Done():
+					t.Fatal("the two calls' requests were not both raised")
+				}
+			}
 			close(release)
 			wg.Wait()
 			seen.Range(func(k, v any) bool {

@@ -870,6 +870,25 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	}
 }
 
+// bridgeGoroutines counts the goroutines whose stack passes through this module's code.
+func bridgeGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		if n := runtime.Stack(buf, true); n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/mcp-bridge/mcp-bridge/") {
+			n++
+		}
+	}
+	return n
+}
+
 // A Connect stream serves its attached sessions from its own goroutine: attaching many sessions adds no
 // goroutine per session (it added a forwarder each), and a session that closes leaves the stream's list.
 func TestConnectAttachmentsShareTheSender(t *testing.T) {
@@ -881,15 +900,15 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 		ids = append(ids, b.create(ctx, serverModern).GetSessionId())
 	}
 	h := b.connect(ctx)
-	h.Attach(ids[0]) // the stream's own goroutines are running now
-	// No signal says the stream's goroutines have all started or parked: a settling pause before counting them.
-	time.Sleep(50 * time.Millisecond)
-	before := runtime.NumGoroutine()
+	h.Attach(ids[0]) // the stream's own goroutines are running now: the ack came through them
+	// Counted: the goroutines running the bridge's own code, which an attachment's would. gRPC's and the
+	// runtime's come and go on their own (a unary call's handler goroutine ends after its answer is sent), so
+	// counting every goroutine needed a settling pause; the bridge's own are there once the ack is.
+	before := bridgeGoroutines()
 	if got := h.Attach(ids[1:]...); len(got.GetSessionIds()) != n {
 		t.Fatalf("attached %v, want %d sessions", got.GetSessionIds(), n)
 	}
-	time.Sleep(50 * time.Millisecond) // the same settling pause
-	if added := runtime.NumGoroutine() - before; added >= n-1 {
+	if added := bridgeGoroutines() - before; added >= n-1 {
 		t.Errorf("attaching %d sessions added %d goroutines, want fewer than one each", n-1, added)
 	}
 	// Every attached session's requests still reach the host.

@@ -78,7 +78,7 @@ type Leases struct {
 	down       atomic.Bool // the last renewal found Redis unreachable (or, from the start, not yet checked)
 	keyRefused atomic.Bool // the check left from the start failed: logged once
 
-	mu    sync.Mutex           // guards held, ended and gone
+	mu    sync.Mutex           // guards held (and each held lease's validUntil), ended and gone
 	held  map[string]*lease    // by session id
 	ended map[string]time.Time // sessions that ended for good (Forget), still held for endedGrace
 	gone  map[string]time.Time // sessions this replica gave up or lost, and when (until it acquires them again, or goneKeep)
@@ -210,8 +210,9 @@ func (l *Leases) Fence(session string) (Fence, bool) {
 func (l *Leases) Holds(session string) bool {
 	l.mu.Lock()
 	h := l.held[session]
+	valid := h != nil && time.Now().Before(h.validUntil) // validUntil moves under mu (renewals, Confirm)
 	l.mu.Unlock()
-	return h != nil && (time.Now().Before(h.validUntil) || l.down.Load())
+	return h != nil && (valid || l.down.Load())
 }
 
 // Confirm renews a held lease now and returns its fence: ErrNoLease when this replica does not hold it
