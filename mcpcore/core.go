@@ -182,8 +182,9 @@ type Stats struct {
 	// NotificationsDropped counts progress and log notifications of servers dropped over the rate a
 	// session may send.
 	NotificationsDropped uint64
-	// StreamThrottled counts the times the bridge stopped reading a server's standalone SSE stream because it
-	// sent faster than its budget (ssepace.go).
+	// StreamThrottled counts the times the bridge stopped reading a server's SSE streams (the standalone GET
+	// stream and the streams answering POSTs, one budget per connection) because they sent faster than their
+	// budget (ssepace.go, docs/adr/0110).
 	StreamThrottled uint64
 	// LargeListWaits counts large tools/list responses that waited for another to be converted
 	// (LargeListBytes); LargeListsHeld is how many are being read and converted now.
