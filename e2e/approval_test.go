@@ -92,8 +92,8 @@ func TestApprovals(t *testing.T) {
 			t.Fatalf("approval refused: %v", ack.GetError())
 		}
 		res := await(t, done)
-		if res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
-			t.Fatalf("approved call = %v, %v", res.resp, res.err)
+		if res.Err != nil || textOf(res.Resp.GetResult()) != "not cancelled" {
+			t.Fatalf("approved call = %v, %v", res.Resp, res.Err)
 		}
 		if line := await(t, b.reports.Lines); line != "started approved" {
 			t.Errorf("the server saw %q", line)
@@ -133,8 +133,8 @@ func TestApprovals(t *testing.T) {
 		req := approvalOf(approver, "call-deny-grpc")
 		approver.Send(&pb.ConnectRequest{Action: &pb.ConnectRequest_Cancel{Cancel: &pb.CancelServerRequest{RequestId: req.GetRequestId(), Reason: "nope"}}})
 		res := await(t, done)
-		if status.Code(res.err) != codes.PermissionDenied || reasonOf(res.err) != "APPROVAL_DENIED" {
-			t.Errorf("denied gRPC call = %v, want PERMISSION_DENIED APPROVAL_DENIED", res.err)
+		if status.Code(res.Err) != codes.PermissionDenied || reasonOf(res.Err) != "APPROVAL_DENIED" {
+			t.Errorf("denied gRPC call = %v, want PERMISSION_DENIED APPROVAL_DENIED", res.Err)
 		}
 	})
 
@@ -164,8 +164,8 @@ func TestApprovals(t *testing.T) {
 
 		// The caller gives up: the request ends CALL_ENDED, and a late approval is refused.
 		cancel()
-		if res := await(t, done); status.Code(res.err) != codes.Canceled {
-			t.Errorf("cancelled call = %v", res.err)
+		if res := await(t, done); status.Code(res.Err) != codes.Canceled {
+			t.Errorf("cancelled call = %v", res.Err)
 		}
 		ended := approver.Next(func(m *pb.ConnectResponse) bool {
 			return m.GetEvent().GetRequestEnded().GetRequestId() == req.GetRequestId()
@@ -194,8 +194,8 @@ func TestApprovals(t *testing.T) {
 		if ack := approver.Reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 			t.Fatalf("approval refused: %v", ack.GetError())
 		}
-		if res := await(t, done); res.err != nil {
-			t.Fatal(res.err)
+		if res := await(t, done); res.Err != nil {
+			t.Fatal(res.Err)
 		}
 		if line := await(t, b.reports.Lines); line != "started digest" {
 			t.Errorf("the server saw %q", line)
@@ -230,8 +230,8 @@ func TestApprovals(t *testing.T) {
 	if ack := approver.Reply(req.GetRequestId(), approveAnswer(req.GetApproval().GetArgumentsSha256())); !ack.GetAccepted() {
 		t.Fatalf("approval refused: %v", ack.GetError())
 	}
-	if res := await(t, done); res.err != nil {
-		t.Fatal(res.err)
+	if res := await(t, done); res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	if line := await(t, b.reports.Lines); line != "started sentinel" {
 		t.Errorf("a call that was not approved reached the server: %q", line)
@@ -270,8 +270,8 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 				b.stop()
 			}
 			// A client retries UNAVAILABLE with the same call id (RetryPolicy): the caller is told to.
-			if res := await(t, first); status.Code(res.err) != codes.Unavailable {
-				t.Errorf("the call cut off by the restart = %v, want UNAVAILABLE", res.err)
+			if res := await(t, first); status.Code(res.Err) != codes.Unavailable {
+				t.Errorf("the call cut off by the restart = %v, want UNAVAILABLE", res.Err)
 			}
 
 			b2 := approvalBridge(t, "--state-file", stateFile)
@@ -297,8 +297,8 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 				t.Fatalf("approval after the restart refused: %v", ack.GetError())
 			}
 			res := await(t, done)
-			if res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
-				t.Fatalf("resumed call = %v, %v", res.resp, res.err)
+			if res.Err != nil || textOf(res.Resp.GetResult()) != "not cancelled" {
+				t.Fatalf("resumed call = %v, %v", res.Resp, res.Err)
 			}
 			if line := await(t, b2.reports.Lines); line != "started after-restart" {
 				t.Errorf("the server saw %q", line)
@@ -345,8 +345,8 @@ func TestApprovalByGroup(t *testing.T) {
 		}
 	}
 	b.rest(dave).must("POST", "/v1/sessions/approvals/requests/"+req.GetRequestId()+":respond", `{"approval": {"approve": true, "argumentsSha256": "`+req.GetApproval().GetArgumentsSha256()+`"}}`)
-	if res := await(t, done); res.err != nil {
-		t.Fatal(res.err)
+	if res := await(t, done); res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	if line := await(t, b.reports.Lines); line != "started group" {
 		t.Errorf("the server saw %q", line)
@@ -581,8 +581,8 @@ func TestURLElicitationDestination(t *testing.T) {
 				t.Errorf("url_destination = %v", d)
 			}
 			h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT}}})
-			if res := await(t, done); res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accept") {
-				t.Errorf("https elicitation = %v, %v", res.resp, res.err)
+			if res := await(t, done); res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), "accept") {
+				t.Errorf("https elicitation = %v, %v", res.Resp, res.Err)
 			}
 		})
 	}

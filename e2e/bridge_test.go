@@ -175,8 +175,8 @@ func TestHostOverConnect(t *testing.T) {
 						t.Fatalf("ack = %v", ack)
 					}
 					res := await(t, done)
-					if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), f.want) {
-						t.Fatalf("%s = %v, %v; want %q", f.tool, res.resp, res.err, f.want)
+					if res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), f.want) {
+						t.Fatalf("%s = %v, %v; want %q", f.tool, res.Resp, res.Err, f.want)
 					}
 				})
 			}
@@ -263,8 +263,8 @@ func TestReattachDuringElicitation(t *testing.T) {
 			if !ack.GetAccepted() {
 				t.Fatalf("ack = %v", ack)
 			}
-			if res := await(t, done); res.err != nil || textOf(res.resp.GetResult()) != "declined" {
-				t.Fatalf("elicit = %v, %v", res.resp, res.err)
+			if res := await(t, done); res.Err != nil || textOf(res.Resp.GetResult()) != "declined" {
+				t.Fatalf("elicit = %v, %v", res.Resp, res.Err)
 			}
 		})
 	}
@@ -286,8 +286,8 @@ func TestDeadlineCancelsUpstream(t *testing.T) {
 				t.Fatalf("report %q", got)
 			}
 			res := await(t, done)
-			if status.Code(res.err) != codes.DeadlineExceeded {
-				t.Fatalf("call = %v, want DEADLINE_EXCEEDED", res.err)
+			if status.Code(res.Err) != codes.DeadlineExceeded {
+				t.Fatalf("call = %v, want DEADLINE_EXCEEDED", res.Err)
 			}
 			if got := await(t, b.reports.Lines); got != "cancelled "+v.protocol {
 				t.Fatalf("report %q, want the cancellation to reach the tool", got)

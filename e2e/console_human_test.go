@@ -360,8 +360,8 @@ func TestConsoleNotification(t *testing.T) {
 		t.Error(`"Notify me on this computer" is not offered without the permission`)
 	}
 	br.do(chromedp.Click(chromedp.CSS(quiet + " button.approve")))
-	if res := await(t, call1); res.err != nil {
-		t.Fatalf("the first call: %v", res.err)
+	if res := await(t, call1); res.Err != nil {
+		t.Fatalf("the first call: %v", res.Err)
 	}
 	// The decision is in the bridge's history when the person opens it.
 	eval[bool](br, `(() => { const d = document.querySelector('#inbox details.history'); d.open = false; d.open = true; return true; })()`)
@@ -385,8 +385,8 @@ func TestConsoleNotification(t *testing.T) {
 		t.Errorf("the notification says %q", got)
 	}
 	br.do(chromedp.Click(chromedp.CSS(loud + " button.approve")))
-	if res := await(t, call2); res.err != nil {
-		t.Fatalf("the second call: %v", res.err)
+	if res := await(t, call2); res.Err != nil {
+		t.Fatalf("the second call: %v", res.Err)
 	}
 }
 

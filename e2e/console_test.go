@@ -1076,8 +1076,8 @@ func TestConsoleApprovals(t *testing.T) {
 	br.shot("approvals")
 
 	br.do(chromedp.Click(chromedp.CSS(ok + " button.approve")))
-	if res := await(t, approved); res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
-		t.Fatalf("approved call = %v, %v", res.resp, res.err)
+	if res := await(t, approved); res.Err != nil || textOf(res.Resp.GetResult()) != "not cancelled" {
+		t.Fatalf("approved call = %v, %v", res.Resp, res.Err)
 	}
 	if line := await(t, b.reports.Lines); line != "started "+approvedTag {
 		t.Errorf("the server saw %q", line)
@@ -1085,8 +1085,8 @@ func TestConsoleApprovals(t *testing.T) {
 	br.do(chromedp.SetValue(chromedp.CSS(no+" input.reason"), "not from the console"),
 		chromedp.Click(chromedp.CSS(no+" button.deny")))
 	res := await(t, denied)
-	if status.Code(res.err) != codes.PermissionDenied || reasonOf(res.err) != "APPROVAL_DENIED" || !strings.Contains(status.Convert(res.err).Message(), "not from the console") {
-		t.Fatalf("denied call = %v, want PERMISSION_DENIED APPROVAL_DENIED with the reason", res.err)
+	if status.Code(res.Err) != codes.PermissionDenied || reasonOf(res.Err) != "APPROVAL_DENIED" || !strings.Contains(status.Convert(res.Err).Message(), "not from the console") {
+		t.Fatalf("denied call = %v, want PERMISSION_DENIED APPROVAL_DENIED with the reason", res.Err)
 	}
 	br.waitJS("both cards ended", `document.querySelector('`+ok+`').classList.contains('ended') && document.querySelector('`+no+`').classList.contains('ended')`)
 	// The decisions stay visible, each with its outcome (once the answer's own reply is back).
@@ -1112,8 +1112,8 @@ func TestConsoleApprovals(t *testing.T) {
 	}
 	br.shot("approval-confirm")
 	br.do(chromedp.KeyEvent("\r")) // the focused "Approve anyway", by keyboard
-	if res := await(t, tricky); res.err != nil || textOf(res.resp.GetResult()) != "not cancelled" {
-		t.Fatalf("tricky call = %v, %v", res.resp, res.err)
+	if res := await(t, tricky); res.Err != nil || textOf(res.Resp.GetResult()) != "not cancelled" {
+		t.Fatalf("tricky call = %v, %v", res.Resp, res.Err)
 	}
 	if line := await(t, b.reports.Lines); line != "started "+rlo+"1000000" {
 		t.Errorf("the server saw %q", line)

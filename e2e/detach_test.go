@@ -112,8 +112,8 @@ func TestCancelCall(t *testing.T) {
 		t.Fatalf("report %q", got)
 	}
 	cut()
-	if res := await(t, done); status.Code(res.err) != codes.Canceled {
-		t.Fatalf("the cut call = %v, want CANCELLED", res.err)
+	if res := await(t, done); status.Code(res.Err) != codes.Canceled {
+		t.Fatalf("the cut call = %v, want CANCELLED", res.Err)
 	}
 	if _, err := b.client.CancelCall(ctx, &pb.CancelCallRequest{SessionId: id, CallId: "to-cancel"}); err != nil {
 		t.Fatalf("CancelCall: %v", err)
@@ -130,8 +130,8 @@ func TestCancelCall(t *testing.T) {
 	if code, body := b.rest("").do(http.MethodPost, "/v1/sessions/"+id+"/calls/plain:cancel", ""); code != http.StatusOK {
 		t.Fatalf("POST …/calls/plain:cancel = %d %v", code, body)
 	}
-	if res := await(t, done); status.Code(res.err) != codes.Canceled {
-		t.Fatalf("the cancelled call = %v, want CANCELLED", res.err)
+	if res := await(t, done); status.Code(res.Err) != codes.Canceled {
+		t.Fatalf("the cancelled call = %v, want CANCELLED", res.Err)
 	}
 	if got := await(t, b.reports.Lines); got != "cancelled plain" {
 		t.Fatalf("report %q, want the cancellation to reach the tool", got)

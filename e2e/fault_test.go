@@ -339,8 +339,8 @@ func TestFaultMRTRAnswerSurvivesCrash(t *testing.T) {
 		t.Fatalf("ack = %v", ack)
 	}
 	res := await(t, done)
-	if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "accepted: name=Ada age=36") {
-		t.Fatalf("elicit after the crash = %v, %v; want the answer delivered to the restarted server", res.resp, res.err)
+	if res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), "accepted: name=Ada age=36") {
+		t.Fatalf("elicit after the crash = %v, %v; want the answer delivered to the restarted server", res.Resp, res.Err)
 	}
 }
 
@@ -361,8 +361,8 @@ func TestFaultRequestTimeout(t *testing.T) {
 				t.Fatalf("report %q", got)
 			}
 			res := await(t, done)
-			if status.Code(res.err) != codes.DeadlineExceeded || reasonOf(res.err) != "UPSTREAM_REQUEST_TIMEOUT" {
-				t.Fatalf("call = %v (%s), want DEADLINE_EXCEEDED UPSTREAM_REQUEST_TIMEOUT", res.err, reasonOf(res.err))
+			if status.Code(res.Err) != codes.DeadlineExceeded || reasonOf(res.Err) != "UPSTREAM_REQUEST_TIMEOUT" {
+				t.Fatalf("call = %v (%s), want DEADLINE_EXCEEDED UPSTREAM_REQUEST_TIMEOUT", res.Err, reasonOf(res.Err))
 			}
 			if got := await(t, b.reports.Lines); got != "cancelled "+server {
 				t.Fatalf("report %q, want the timeout to cancel the tool upstream", got)
@@ -415,8 +415,8 @@ func TestFaultShutdown(t *testing.T) {
 	// calls that waited on the requests tell the host why.
 	for _, w := range waits {
 		res := await(t, w.done)
-		if status.Code(res.err) != codes.Unavailable || reasonOf(res.err) != "SHUTTING_DOWN" {
-			t.Errorf("call waiting on %s = %v, %v; want UNAVAILABLE SHUTTING_DOWN", w.req.GetRequestId(), res.resp, res.err)
+		if status.Code(res.Err) != codes.Unavailable || reasonOf(res.Err) != "SHUTTING_DOWN" {
+			t.Errorf("call waiting on %s = %v, %v; want UNAVAILABLE SHUTTING_DOWN", w.req.GetRequestId(), res.Resp, res.Err)
 		}
 	}
 	got := await(t, restDone)
@@ -452,8 +452,8 @@ func TestFaultStdioKilledMidCall(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			if res := await(t, done); status.Code(res.err) != codes.Unavailable {
-				t.Fatalf("call in flight when the server died = %v, want UNAVAILABLE", res.err)
+			if res := await(t, done); status.Code(res.Err) != codes.Unavailable {
+				t.Fatalf("call in flight when the server died = %v, want UNAVAILABLE", res.Err)
 			}
 			h.WaitState(id, pb.SessionState_SESSION_STATE_READY)
 			if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "again"})}); err != nil {
@@ -572,7 +572,7 @@ func TestFaultConcurrentCallsAndLeaks(t *testing.T) {
 	}
 	select {
 	case res := <-slow:
-		t.Fatalf("the slow call ended early: %v", res.err)
+		t.Fatalf("the slow call ended early: %v", res.Err)
 	default:
 	}
 	for _, id := range ids {
@@ -580,8 +580,8 @@ func TestFaultConcurrentCallsAndLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if res := await(t, slow); status.Code(res.err) != codes.Canceled {
-		t.Errorf("the slow call after DeleteSession = %v, want CANCELLED", res.err)
+	if res := await(t, slow); status.Code(res.Err) != codes.Canceled {
+		t.Errorf("the slow call after DeleteSession = %v, want CANCELLED", res.Err)
 	}
 	if kids := childProcesses(t, pid); len(kids) != 0 {
 		t.Errorf("child processes left after every session closed: %v", kids)

@@ -15,16 +15,8 @@ func (b *bridge) connect(ctx context.Context) *hostConn {
 	return testhost.Connect(ctx, b.t, b.client)
 }
 
-type callResult struct {
-	resp *pb.CallToolResponse
-	err  error
-}
+type callResult = testhost.CallResult
 
 func (b *bridge) callAsync(ctx context.Context, req *pb.CallToolRequest) <-chan callResult {
-	ch := make(chan callResult, 1)
-	go func() {
-		r, err := b.client.CallTool(ctx, req)
-		ch <- callResult{r, err}
-	}()
-	return ch
+	return testhost.CallAsync(ctx, b.client, req)
 }

@@ -304,8 +304,8 @@ func TestSameCallIDAfterKillDoesNotRunAgain(t *testing.T) {
 		t.Fatalf("answer after the restart: %v", ack)
 	}
 	r := <-done
-	if r.err != nil || !strings.Contains(textOf(r.resp.GetResult()), "accepted: name=Ada age=36") {
-		t.Fatalf("resumed call: %v %v", r.resp, r.err)
+	if r.Err != nil || !strings.Contains(textOf(r.Resp.GetResult()), "accepted: name=Ada age=36") {
+		t.Fatalf("resumed call: %v %v", r.Resp, r.Err)
 	}
 	var res *pb.CallToolResponse
 	// Once completed, the id is still the one call's: without resume and with other arguments, refused;
@@ -499,7 +499,7 @@ func TestKillBetweenMRTRRoundsCompletesAfterRestart(t *testing.T) {
 		t.Fatalf("answer to round two after the restart: %v", ack)
 	}
 	r := <-done
-	if r.err != nil || textOf(r.resp.GetResult()) != "first=Grace second=Lin" {
-		t.Fatalf("resumed call: %v %v, want first=Grace second=Lin", r.resp, r.err)
+	if r.Err != nil || textOf(r.Resp.GetResult()) != "first=Grace second=Lin" {
+		t.Fatalf("resumed call: %v %v, want first=Grace second=Lin", r.Resp, r.Err)
 	}
 }

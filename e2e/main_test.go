@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/e2e/probe"
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
+	"github.com/mcp-bridge/mcp-bridge/internal/testhost"
 )
 
 // binary is the mcp-bridge executable under test.
@@ -478,14 +479,7 @@ const pollPause = 50 * time.Millisecond
 
 func await[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(90 * time.Second):
-		t.Fatal("timed out")
-	}
-	var zero T
-	return zero
+	return testhost.Await(t, ch)
 }
 
 // jsonPath digs into decoded JSON: keys for objects, ints for arrays.

@@ -139,14 +139,14 @@ func TestMetrics(t *testing.T) {
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "Paris"}}}}}}}); !ack.GetAccepted() {
 		t.Fatalf("ack = %v", ack)
 	}
-	if r := <-done; r.err != nil {
-		t.Fatal(r.err)
+	if r := <-done; r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	// Elicitation, left unanswered until the policy timeout.
 	done = b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "elicit"})
 	h.NextRequest()
-	if r := <-done; r.err != nil {
-		t.Fatal(r.err)
+	if r := <-done; r.Err != nil {
+		t.Fatal(r.Err)
 	}
 
 	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: id}); err != nil {
@@ -329,8 +329,8 @@ func TestTraceChain(t *testing.T) {
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "Paris"}}}}}}}); !ack.GetAccepted() {
 		t.Fatalf("ack = %v", ack)
 	}
-	if r := <-done; r.err != nil {
-		t.Fatal(r.err)
+	if r := <-done; r.Err != nil {
+		t.Fatal(r.Err)
 	}
 
 	// A failed call's log line names its trace, span and session.

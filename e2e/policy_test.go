@@ -310,8 +310,8 @@ func TestAuditLog(t *testing.T) {
 	done := b.callAsync(ctx, &pb.CallToolRequest{SessionId: sid, Name: "sample", Arguments: args(t, map[string]any{"prompt": "secret-prompt"})})
 	req := ev.next(func(e *pb.Event) bool { return e.GetServerRequest() != nil }).GetServerRequest()
 	r.must("POST", "/v1/sessions/"+sid+"/requests/"+req.GetRequestId()+":respond", `{"sampling": {"role": "ROLE_ASSISTANT", "model": "m", "content": [{"text": {"text": "secret-answer"}}]}}`)
-	if res := await(t, done); res.err != nil {
-		t.Fatal(res.err)
+	if res := await(t, done); res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	rec = b.auditRecord(t, func(rec map[string]any) bool { return rec["event"] == "server_request.answered" })
 	if rec["principal"] != "alice" || rec["rpc"] != "RespondToRequest" || rec["transport"] != "rest" || rec["outcome"] != "OK" ||

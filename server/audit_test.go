@@ -122,7 +122,7 @@ func TestDetachedCallAuditedWhereItEnds(t *testing.T) {
 	call := b.callAsync(hostCtx, &pb.CallToolRequest{SessionId: id, Name: "elicit", CallId: "d-1", Detach: true})
 	r := h.NextRequest() // the call is in flight, waiting for an answer
 	leave()
-	wantCode(t, await(t, call).err, codes.Canceled)
+	wantCode(t, await(t, call).Err, codes.Canceled)
 	accept := &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_ACCEPT, Content: mustStruct(t, map[string]any{"name": "Ada", "age": 36})}}}
 	if ack := h.Reply(r.GetRequestId(), accept); !ack.GetAccepted() {
 		t.Fatalf("answer refused: %v", ack)

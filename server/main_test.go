@@ -189,31 +189,15 @@ func (b *bridge) connect(ctx context.Context) *hostConn {
 	return testhost.Connect(ctx, b.t, b.client)
 }
 
-// callAsync runs CallTool in a goroutine; the result arrives on the channel.
-type callResult struct {
-	resp *pb.CallToolResponse
-	err  error
-}
+type callResult = testhost.CallResult
 
 func (b *bridge) callAsync(ctx context.Context, req *pb.CallToolRequest) <-chan callResult {
-	ch := make(chan callResult, 1)
-	go func() {
-		r, err := b.client.CallTool(ctx, req)
-		ch <- callResult{r, err}
-	}()
-	return ch
+	return testhost.CallAsync(ctx, b.client, req)
 }
 
 func await[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(60 * time.Second):
-		t.Fatal("timed out")
-	}
-	var zero T
-	return zero
+	return testhost.Await(t, ch)
 }
 
 func textOf(r *pb.CallToolResult) string {

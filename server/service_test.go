@@ -279,8 +279,8 @@ func TestSamplingOverConnect(t *testing.T) {
 				t.Errorf("ended = %v", e)
 			}
 			res := await(t, call)
-			if res.err != nil || textOf(res.resp.GetResult()) != "hi there" {
-				t.Fatalf("sample = %v, %v", res.resp, res.err)
+			if res.Err != nil || textOf(res.Resp.GetResult()) != "hi there" {
+				t.Fatalf("sample = %v, %v", res.Resp, res.Err)
 			}
 		})
 	}
@@ -313,8 +313,8 @@ func TestFirstAnswerWins(t *testing.T) {
 		t.Errorf("other host sees %v", e.GetOutcome())
 	}
 	res := await(t, call)
-	if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "name=Ada") {
-		t.Fatalf("elicit = %v, %v", res.resp, res.err)
+	if res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), "name=Ada") {
+		t.Fatalf("elicit = %v, %v", res.Resp, res.Err)
 	}
 }
 
@@ -367,8 +367,8 @@ func TestBadAnswers(t *testing.T) {
 		t.Fatalf("decline ack = %v", ack)
 	}
 	res := await(t, call)
-	if res.err != nil || textOf(res.resp.GetResult()) != "declined" {
-		t.Fatalf("elicit = %v, %v", res.resp, res.err)
+	if res.Err != nil || textOf(res.Resp.GetResult()) != "declined" {
+		t.Fatalf("elicit = %v, %v", res.Resp, res.Err)
 	}
 }
 
@@ -397,8 +397,8 @@ func TestReattachDuringPendingElicitation(t *testing.T) {
 				t.Fatalf("ack = %v", ack)
 			}
 			res := await(t, call)
-			if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "name=Grace") {
-				t.Fatalf("elicit = %v, %v", res.resp, res.err)
+			if res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), "name=Grace") {
+				t.Fatalf("elicit = %v, %v", res.Resp, res.Err)
 			}
 		})
 	}
@@ -458,8 +458,8 @@ func TestRootsOverWatchAndRespond(t *testing.T) {
 				}
 			}
 			res := await(t, call)
-			if res.err != nil || !strings.Contains(textOf(res.resp.GetResult()), "work: file:///work") {
-				t.Fatalf("list_roots = %v, %v", res.resp, res.err)
+			if res.Err != nil || !strings.Contains(textOf(res.Resp.GetResult()), "work: file:///work") {
+				t.Fatalf("list_roots = %v, %v", res.Resp, res.Err)
 			}
 			_, err = b.client.RespondToRequest(ctx, &pb.RespondToRequestRequest{SessionId: id, RequestId: req.GetRequestId(), Answer: &pb.HostAnswer{Answer: &pb.HostAnswer_Roots{Roots: &pb.ListRootsResult{}}}})
 			wantCode(t, err, codes.FailedPrecondition) // already ended
@@ -552,7 +552,7 @@ func TestDeadlineCancelsUpstream(t *testing.T) {
 				t.Fatalf("report %q", got)
 			}
 			res := await(t, done)
-			wantCode(t, res.err, codes.DeadlineExceeded)
+			wantCode(t, res.Err, codes.DeadlineExceeded)
 			if got := await(t, b.reports.Lines); got != "cancelled "+v.protocol {
 				t.Fatalf("report %q, want the tool to see the cancellation", got)
 			}
@@ -758,8 +758,8 @@ func TestCloseDrains(t *testing.T) {
 		t.Errorf("request ended %+v, %v; want session closed", ended, err)
 	}
 	res := await(t, call)
-	if res.err == nil && textOf(res.resp.GetResult()) != "cancelled" {
-		t.Errorf("call after drain = %v", res.resp)
+	if res.Err == nil && textOf(res.Resp.GetResult()) != "cancelled" {
+		t.Errorf("call after drain = %v", res.Resp)
 	}
 	_, err = b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: serverLegacy})
 	wantCode(t, err, codes.Unavailable)
@@ -816,8 +816,8 @@ func TestHostCancels(t *testing.T) {
 		t.Errorf("ended = %v", e)
 	}
 	res := await(t, call)
-	if res.err != nil || textOf(res.resp.GetResult()) != "cancelled" {
-		t.Fatalf("elicit = %v, %v", res.resp, res.err)
+	if res.Err != nil || textOf(res.Resp.GetResult()) != "cancelled" {
+		t.Fatalf("elicit = %v, %v", res.Resp, res.Err)
 	}
 	ack := h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
 	if codes.Code(ack.GetError().GetCode()) != codes.FailedPrecondition {
@@ -861,8 +861,8 @@ func TestFeedResyncDeliversLostRequests(t *testing.T) {
 	h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Sampling{Sampling: &pb.CreateMessageResult{
 		Role: pb.Role_ROLE_ASSISTANT, Model: "m", Content: []*pb.ContentBlock{{Content: &pb.ContentBlock_Text{Text: &pb.TextContent{Text: "ok"}}}},
 	}}})
-	if res := await(t, call); res.err != nil {
-		t.Fatal(res.err)
+	if res := await(t, call); res.Err != nil {
+		t.Fatal(res.Err)
 	}
 	feed.resync() // the request ended: forgotten
 	if len(feed.seen) != 0 {
@@ -918,8 +918,8 @@ func TestConnectAttachmentsShareTheSender(t *testing.T) {
 		t.Fatalf("request of session %s, want %s", req.GetSessionId(), ids[n-1])
 	}
 	h.Reply(req.GetRequestId(), &pb.HostAnswer{Answer: &pb.HostAnswer_Elicitation{Elicitation: &pb.ElicitResult{Action: pb.ElicitAction_ELICIT_ACTION_DECLINE}}})
-	if res := await(t, call); res.err != nil {
-		t.Fatalf("elicit: %v", res.err)
+	if res := await(t, call); res.Err != nil {
+		t.Fatalf("elicit: %v", res.Err)
 	}
 	// A session deleted while attached: its final state reaches the host, and the stream lets it go.
 	if _, err := b.client.DeleteSession(ctx, &pb.DeleteSessionRequest{SessionId: ids[0]}); err != nil {
@@ -956,7 +956,7 @@ func TestDrainKeepsRequestsFromHosts(t *testing.T) {
 	b.svc.EndStreams()
 	<-h.Ended()
 	wantCode(t, h.Err(), codes.Unavailable)
-	wantCode(t, await(t, call).err, codes.Unavailable)
+	wantCode(t, await(t, call).Err, codes.Unavailable)
 	for {
 		select {
 		case ev := <-sub.C():

@@ -176,3 +176,36 @@ func (h *Conn) Reply(id string, a *pb.HostAnswer) *pb.ReplyAck {
 		return m.GetReplyAck() != nil && m.GetReplyAck().GetRequestId() == id
 	}).GetReplyAck()
 }
+
+// CallResult is the outcome of a CallTool run by CallAsync.
+type CallResult struct {
+	Resp *pb.CallToolResponse
+	Err  error
+}
+
+// CallAsync runs CallTool on client in a goroutine, which ends when the call does (ctx bounds it); the
+// outcome arrives on the channel.
+func CallAsync(ctx context.Context, client pb.BridgeServiceClient, req *pb.CallToolRequest) <-chan CallResult {
+	ch := make(chan CallResult, 1)
+	go func() {
+		r, err := client.CallTool(ctx, req)
+		ch <- CallResult{r, err}
+	}()
+	return ch
+}
+
+// AwaitWait is how long Await waits: a check that a call does not hang, not a timing assertion.
+const AwaitWait = 90 * time.Second
+
+// Await is the next value on ch; it fails the test when none comes within AwaitWait.
+func Await[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(AwaitWait):
+		t.Fatal("timed out")
+	}
+	var zero T
+	return zero
+}
