@@ -8,9 +8,11 @@
 #                            (make test sets it)
 #   MCPBRIDGE_BIN            test this binary instead of building one (then without the race detector)
 #   GO_TEST_ARGS             extra `go test` arguments, e.g. "-run TestHostOverREST -v"
+#   E2E_TIMEOUT              the whole suite's bound (go test -timeout; default 25m: the suite takes 8-12
+#                            minutes on 2 cores, and go test's own default, 10m, cut it off on a loaded machine)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # shellcheck disable=SC2086
-exec go test -race -count=1 ${GO_TEST_ARGS:-} ./e2e/...
+exec go test -race -count=1 -timeout "${E2E_TIMEOUT:-25m}" ${GO_TEST_ARGS:-} ./e2e/...
