@@ -121,6 +121,11 @@ func TestCancelCall(t *testing.T) {
 	if got := await(t, b.reports.Lines); got != "cancelled detached" {
 		t.Fatalf("report %q, want the cancellation to reach the tool", got)
 	}
+	// The host cancelled it: a resume says so (CANCELLED), and does not run it again.
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "to-cancel", Resume: true, Arguments: args(t, map[string]any{"tag": "detached"})})
+	if status.Code(err) != codes.Canceled || reasonOf(err) != "CANCELLED" {
+		t.Fatalf("a resume of the cancelled call = %v (reason %q), want CANCELLED, reason CANCELLED", err, reasonOf(err))
+	}
 
 	// A plain call in flight is cancelled too, and fails CANCELLED.
 	done = b.callAsync(ctx, &pb.CallToolRequest{SessionId: id, Name: "block", CallId: "plain", Arguments: args(t, map[string]any{"tag": "plain"})})

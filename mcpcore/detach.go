@@ -5,12 +5,16 @@ package mcpcore
 // console page reloaded, a stream cut — leaves the call running, its server requests pending, and comes
 // back with Resume and the same call id to join it (resume.go). The call is still bounded: by the host's
 // deadline if it had one, else by MaxDetachedCall; by the request deadline every call has (beginCall); and
-// by its session, which cancels it on close and waits for its goroutine. CancelCall is the deliberate
-// cancellation, detached or not.
+// by its session, which cancels it on close and waits for its goroutine. That goroutine is the call's one
+// owner: it calls CallOptions.OnEnd with the call's outcome where the call ends, so a caller (the server's
+// audit, its admission) needs no goroutine of its own. CancelCall is the deliberate cancellation, detached
+// or not.
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,18 +55,23 @@ func (d *detachedCalls) closeAndWait() {
 // callDetached runs callTool on a context of its own (see the top of the file) and returns its outcome, or
 // the host's context error if the host goes first: the call goes on, and its outcome is kept for a resume.
 func (s *Session) callDetached(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, *Task, error) {
-	onEnd := opts.OnDetachedEnd
-	if onEnd == nil {
-		onEnd = func() {}
+	hook := opts.OnEnd
+	// onEnd is the one call of the caller's OnEnd, with the call's outcome, where the call ends.
+	onEnd := func(o CallOutcome) {
+		if hook != nil {
+			safeCall(s, "OnEnd", func() { hook(o) })
+		}
 	}
-	opts.Detach, opts.OnDetachedEnd = false, nil
+	opts.Detach, opts.OnEnd = false, nil
 	if opts.CallID == "" || opts.MintedID {
-		onEnd()
-		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to detach a call"}}}
+		err := &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "call_id", Description: "required to detach a call"}}}
+		onEnd(CallOutcome{Err: err})
+		return nil, nil, err
 	}
 	if !s.detached.add() {
-		onEnd()
-		return nil, nil, s.closedError()
+		err := s.closedError()
+		onEnd(CallOutcome{Err: err})
+		return nil, nil, err
 	}
 	base := context.WithoutCancel(ctx)
 	var dctx context.Context
@@ -92,26 +101,27 @@ func (s *Session) callDetached(ctx context.Context, params *mcp.CallToolParams, 
 			}
 		}
 	}
-	type outcome struct {
-		res  *mcp.CallToolResult
-		task *Task
-		err  error
-	}
-	done := make(chan outcome, 1)
+	done := make(chan CallOutcome, 1)
 	go func() { // owned by the session (detachedCalls): its context ends with the session at the latest
 		defer s.detached.wg.Done()
-		defer onEnd()
+		var o CallOutcome
+		defer func() { done <- o }()
+		defer func() { onEnd(o) }() // before the session's close stops waiting for the call
 		defer cancel()
 		defer endWithSession(nil)
 		defer stopSession()
 		defer stop()
-		var o outcome
-		o.res, o.task, o.err = s.callTool(dctx, params, opts)
-		done <- o
+		defer func() {
+			if r := recover(); r != nil { // the call fails; the session and the process go on
+				s.logger.Error("panic", "where", "detached call", "call_id", opts.CallID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				o = CallOutcome{Err: fmt.Errorf("internal error: detached call %s panicked", opts.CallID)}
+			}
+		}()
+		o.Result, o.Task, o.Err = s.callTool(dctx, params, opts)
 	}()
 	select {
 	case o := <-done:
-		return o.res, o.task, o.err
+		return o.Result, o.Task, o.Err
 	case <-ctx.Done():
 		s.logger.Info("the host left a detached call; it goes on", "call_id", opts.CallID, "tool", params.Name)
 		return nil, nil, ctxError(ctx)
@@ -129,6 +139,19 @@ func (s *Session) CancelCall(callID string) error {
 		return fmt.Errorf("%w: no call %q in flight in session %s", ErrCallNotFound, callID, s.id)
 	}
 	s.logger.Info("call cancelled by the host", "call_id", callID, "method", c.method)
-	c.cancel(fmt.Errorf("%w: cancelled by the host (CancelCall)", context.Canceled))
+	c.cancel(errCancelledByHost)
 	return nil
+}
+
+// errCancelledByHost is the cause CancelCall ends a call's context with. A tools/call it ends is kept as
+// cancelled (keepOutcome): a resume of it fails context.Canceled saying so, not ErrCallOutcomeUnknown.
+var errCancelledByHost = fmt.Errorf("%w: cancelled by the host (CancelCall)", context.Canceled)
+
+// hostCancelled is the outcome kept for the tools/call callID that CancelCall ended, or nil when call
+// ended otherwise (its outcome err is then kept, or not, as it is).
+func hostCancelled(call *activeCall, err error) error {
+	if err == nil || call.ctx == nil || !errors.Is(err, context.Canceled) || !errors.Is(context.Cause(call.ctx), errCancelledByHost) {
+		return nil
+	}
+	return fmt.Errorf("call %s: %w", call.opts.CallID, errCancelledByHost)
 }

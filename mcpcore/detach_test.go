@@ -3,6 +3,7 @@ package mcpcore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,17 +11,17 @@ import (
 )
 
 // A detached call goes on when its host's context ends, and its session's close ends it and waits for its
-// goroutine; the session's slot (OnDetachedEnd) is given back once, when it ends.
+// goroutine; its end hook (OnEnd) is called once, when it ends, with its own outcome (the session's end).
 func TestDetachedCallOutlivesHostAndEndsWithSession(t *testing.T) {
 	hooks := &serverHooks{started: make(chan string, 1), cancelled: make(chan string, 1)}
 	c := memCore(t, hooks, nil)
 	s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx, cancel := context.WithCancel(context.Background())
-	ended := make(chan struct{}, 2)
+	ended := make(chan CallOutcome, 2)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d1", Detach: true, OnDetachedEnd: func() { ended <- struct{}{} }})
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d1", Detach: true, OnEnd: func(o CallOutcome) { ended <- o }})
 		errc <- err
 	}()
 	<-hooks.started
@@ -41,11 +42,21 @@ func TestDetachedCallOutlivesHostAndEndsWithSession(t *testing.T) {
 	}
 	<-hooks.cancelled // the session's close ended the call upstream
 	if len(ended) != 1 {
-		t.Errorf("OnDetachedEnd called %d times, want once", len(ended))
+		t.Fatalf("OnEnd called %d times, want once", len(ended))
 	}
-	// A detached call needs the host's own call id.
-	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"}, CallOptions{Detach: true}); !errors.As(err, new(*InvalidError)) {
+	if o := <-ended; !errors.Is(o.Err, ErrSessionClosed) || o.Result != nil {
+		t.Errorf("OnEnd got %+v, want the call's own outcome: ErrSessionClosed", o)
+	}
+	// A detached call needs the host's own call id; its end hook is called all the same, with the refusal.
+	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"}, CallOptions{Detach: true, OnEnd: func(o CallOutcome) { ended <- o }})
+	if !errors.As(err, new(*InvalidError)) {
 		t.Errorf("a detached call without a call id = %v, want an InvalidError", err)
+	}
+	if len(ended) != 1 {
+		t.Fatalf("OnEnd of a refused detached call called %d times, want once", len(ended))
+	}
+	if o := <-ended; o.Err != err {
+		t.Errorf("OnEnd of a refused detached call got %v, want %v", o.Err, err)
 	}
 }
 
@@ -56,12 +67,26 @@ func TestCancelCallEndsDetachedCall(t *testing.T) {
 	s := open(t, c, "mem", "2025-11-25", HostCapabilities{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the host is gone at once
+	ended := make(chan CallOutcome, 1)
 	go func() {
-		_, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d2", Detach: true})
+		_, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d2", Detach: true, OnEnd: func(o CallOutcome) { ended <- o }})
 	}()
 	<-hooks.started
 	if err := s.CancelCall("d2"); err != nil {
 		t.Fatalf("CancelCall: %v", err)
 	}
 	<-hooks.cancelled
+	if o := <-ended; !errors.Is(o.Err, context.Canceled) {
+		t.Errorf("the cancelled call ended with %v, want context.Canceled", o.Err)
+	}
+	// The host cancelled it: a resume says so, it is not a call whose fate is unknown.
+	_, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "slow"}, CallOptions{CallID: "d2", Resume: true})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrCallOutcomeUnknown) || !strings.Contains(err.Error(), "CancelCall") {
+		t.Errorf("a resume of a call the host cancelled = %v, want context.Canceled saying CancelCall did it", err)
+	}
+	select {
+	case <-hooks.started:
+		t.Error("the resume ran the cancelled call again")
+	default:
+	}
 }

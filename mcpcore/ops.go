@@ -394,7 +394,11 @@ func (s *Session) CallToolOrTask(ctx context.Context, params *mcp.CallToolParams
 
 func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (res *mcp.CallToolResult, task *Task, err error) {
 	if opts.Detach {
-		return s.callDetached(ctx, params, opts) // detach.go
+		return s.callDetached(ctx, params, opts) // detach.go: it calls OnEnd where the call ends
+	}
+	if onEnd := opts.OnEnd; onEnd != nil {
+		opts.OnEnd = nil
+		defer func() { safeCall(s, "OnEnd", func() { onEnd(CallOutcome{Result: res, Task: task, Err: err}) }) }()
 	}
 	if params == nil || params.Name == "" {
 		return nil, nil, &InvalidError{Err: errInvalidArguments, Violations: []FieldViolation{{Field: "name", Description: "required"}}}

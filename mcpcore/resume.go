@@ -176,8 +176,9 @@ func (co *callOutcomes) resumeCall(ctx context.Context, name, callID string) (re
 }
 
 // keepOutcome keeps the outcome of a tools/call with a host-given id when it is one a resumed call can
-// return: a result or a task, or the server's own error. An outcome the call did not reach — it was
-// cancelled, timed out, or its connection was lost — is not kept: its fate upstream is unknown. Deferred by
+// return: a result or a task, or the server's own error, or the host's CancelCall (a resume is told the
+// host cancelled it). An outcome the call did not reach otherwise — its host left, it timed out, or its
+// connection was lost — is not kept: its fate upstream is unknown. Deferred by
 // callTool with pointers to its named results.
 func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, task **Task, err *error) {
 	s := co.s
@@ -188,11 +189,14 @@ func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, 
 		return // an id the host did not choose: no host can resume it
 	}
 	o := &keptOutcome{result: *res, task: *task, err: *err, digest: call.digest}
+	if cancelled := hostCancelled(call, o.err); cancelled != nil { // detach.go: the host's own decision
+		o.err = cancelled
+	}
 	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again; a
 	// call cut off while it waited for approval was not sent either, which a retry must know (approval.go).
 	if errors.As(o.err, new(*unsentError)) {
 		o = &keptOutcome{unsent: true, digest: call.digest}
-	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) {
+	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) && !errors.Is(o.err, errCancelledByHost) {
 		return
 	}
 	err2 := s.core.kept.add(roundKey(s.id, call.opts.CallID), o)

@@ -271,10 +271,22 @@ type CallOptions struct {
 	// so its outcome is not kept (kept.go).
 	MintedID bool
 	// Detach lets a tools/call run to its end when ctx ends (detach.go, ADR 0105): it needs a host CallID;
-	// its outcome is kept for a resumed call, which joins it while it runs. OnDetachedEnd, if set, is called
-	// once when the call has ended (whether or not it was started), e.g. to release the host's admission.
-	Detach        bool
-	OnDetachedEnd func()
+	// its outcome is kept for a resumed call, which joins it while it runs.
+	Detach bool
+	// OnEnd, if set, is called exactly once when a tools/call (CallTool, CallToolOrTask) ends, with its
+	// outcome, whether or not it was started: an ordinary call's before CallTool returns, a detached call's
+	// where it really ends — on the goroutine the session owns for it, possibly after its host left
+	// (detach.go). It is where a caller audits a call and releases what the call holds. A panic in it is
+	// logged.
+	OnEnd func(CallOutcome)
+}
+
+// CallOutcome is how a tools/call ended (CallOptions.OnEnd): what CallToolOrTask returns, or would have
+// returned to a host that left first.
+type CallOutcome struct {
+	Result *mcp.CallToolResult
+	Task   *Task
+	Err    error
 }
 
 // Progress is one notifications/progress routed to the call that asked for it.

@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,76 +112,21 @@ func codeName(c codes.Code) string {
 }
 
 // callToolAudited is the one way the service calls a tool (CallTool, StreamCallTool): the core enforces
-// the server's policy, and the call is audited where it ends. A call ends with its RPC, but a detached one
-// (ADR 0105) may run on after its host left: it runs here on a context the host's does not cancel (with the
-// host's deadline), the RPC returns the host's context error when the host goes first, as the core's
-// detached call does, and the record is written when the call ends, with its own outcome. The goroutine of a
-// detached call is the service's: Close waits for it after the core has ended the sessions (and so the call).
+// the server's policy, and the call is audited where it ends — in its end hook (mcpcore.CallOptions.OnEnd),
+// which the core calls once with the call's outcome. A call ends with its RPC, but a detached one (ADR 0105)
+// may run on after its host left, on the goroutine its session owns: the RPC then returns the host's context
+// error, and the record is written by that goroutine when the call ends, with the call's own outcome. The
+// service keeps no goroutine of its own for it; Close's core.Close waits for it (and so for its record).
 func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
 	start := time.Now()
-	if !tc.opts.Detach || !c.startDetached() { // (once the service is closing, the core refuses the call)
-		res, task, err := sess.CallToolOrTask(ctx, tc.params, tc.opts)
-		c.auditCall(ctx, sess, tc, start, res, task, err)
-		return res, task, err
-	}
-	var callCtx context.Context
-	var cancel context.CancelFunc
-	if dl, ok := ctx.Deadline(); ok {
-		callCtx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
-	} else {
-		callCtx, cancel = context.WithCancel(context.WithoutCancel(ctx))
-	}
-	// The host's callbacks are not called once the host is gone: nobody reads what they would deliver.
-	if f := tc.opts.OnProgress; f != nil {
-		tc.opts.OnProgress = func(p mcpcore.Progress) {
-			if ctx.Err() == nil {
-				f(p)
-			}
+	then := tc.opts.OnEnd // detachCall's release of what a detached call holds
+	tc.opts.OnEnd = func(o mcpcore.CallOutcome) {
+		c.auditCall(ctx, sess, tc, start, o.Result, o.Task, o.Err)
+		if then != nil {
+			then(o)
 		}
 	}
-	if f := tc.opts.OnLog; f != nil {
-		tc.opts.OnLog = func(l *mcp.LoggingMessageParams) {
-			if ctx.Err() == nil {
-				f(l)
-			}
-		}
-	}
-	type outcome struct {
-		res  *mcp.CallToolResult
-		task *mcpcore.Task
-		err  error
-	}
-	done := make(chan outcome, 1)
-	go func() { // ends when the call does: its deadline, CancelCall, or its session's end (Close ends them all)
-		defer c.detached.Done()
-		defer cancel()
-		var o outcome
-		defer func() { done <- o }()
-		defer func() {
-			if r := recover(); r != nil { // the call's INTERNAL, logged with its stack
-				c.s.logger.Error("panic", "where", "detached call", "panic", r, "stack", string(debug.Stack()))
-				o.err = internalError()
-			}
-		}()
-		o.res, o.task, o.err = sess.CallToolOrTask(callCtx, tc.params, tc.opts)
-		c.auditCall(ctx, sess, tc, start, o.res, o.task, o.err)
-	}()
-	select {
-	case o := <-done:
-		return o.res, o.task, o.err
-	case <-ctx.Done():
-		c.s.logger.Info("the host left a detached call; it goes on", "session", sess.ID(), "call_id", tc.opts.CallID, "tool", tc.params.Name)
-		return nil, nil, hostGone(ctx)
-	}
-}
-
-// hostGone is the error of a detached call's RPC whose host left first: the cause its context ended with,
-// else its error (as mcpcore's).
-func hostGone(ctx context.Context) error {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && cause != context.DeadlineExceeded {
-		return cause
-	}
-	return ctx.Err()
+	return sess.CallToolOrTask(ctx, tc.params, tc.opts)
 }
 
 // auditCall writes the tool.called record of a call that ended with res, task and err.

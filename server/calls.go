@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -19,31 +18,6 @@ import (
 // every call goes through callToolAudited (audit.go). Service embeds it.
 type toolCalls struct {
 	s *Service
-	// detached counts the goroutines of detached calls (callToolAudited); Close waits for them. mu guards
-	// closed and detached's Add against its Wait.
-	mu       sync.Mutex
-	closed   bool
-	detached sync.WaitGroup
-}
-
-// startDetached counts one more detached call's goroutine, or reports false once Close has begun waiting.
-func (c *toolCalls) startDetached() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.detached.Add(1)
-	return true
-}
-
-// waitDetached refuses new detached calls' goroutines and waits for those running (Close, after the core
-// has ended the sessions and so their calls).
-func (c *toolCalls) waitDetached() {
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	c.detached.Wait()
 }
 
 type toolCall struct {
@@ -89,12 +63,12 @@ func callResultToProto(res *mcp.CallToolResult, task *mcpcore.Task) (*pb.CallToo
 }
 
 // detachCall marks tc detached (ADR 0105): the session's use and the rate limiter's admission are released
-// when the call ends, not when the RPC does (the core calls OnDetachedEnd in every case). It returns what
-// the handler defers instead of useRelease.
+// when the call ends, not when the RPC does (in its end hook, which the core calls in every case). It
+// returns what the handler defers instead of useRelease.
 func detachCall(ctx context.Context, tc *toolCall, useRelease func()) func() {
 	admitted := holdAdmission(ctx)
 	tc.opts.Detach = true
-	tc.opts.OnDetachedEnd = func() {
+	tc.opts.OnEnd = func(mcpcore.CallOutcome) {
 		useRelease()
 		admitted()
 	}

