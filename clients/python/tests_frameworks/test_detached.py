@@ -16,7 +16,6 @@ from mcp_bridge import (
     AsyncClient,
     AsyncSession,
     CallCancelledError,
-    CallOutcomeUnknownError,
     DetachedCalls,
     ElicitationRequest,
     ElicitResult,
@@ -124,13 +123,13 @@ def test_detached_call_outlives_a_cut_run(fw_bridge: Bridge, adapter: str) -> No
 
 def test_detached_call_cancelled_by_the_host(fw_bridge: Bridge) -> None:
     """A cut detached call ended with DetachedCalls.acancel is cancelled upstream: resuming it gives no result
-    (CANCELLED, or ABORTED CALL_OUTCOME_UNKNOWN: it was cancelled while the tool ran), and it is no longer in
-    flight (a second cancel is NOT_FOUND)."""
+    (CANCELLED: the bridge keeps the host's cancel as the call's outcome, ADR 0113), and it is no longer in flight
+    (a second cancel is NOT_FOUND)."""
 
     async def then(session: AsyncSession, calls: DetachedCalls, person: Person, call_id: str) -> None:
         await calls.acancel(call_id)
         assert calls.running() == []
-        with pytest.raises((CallCancelledError, CallOutcomeUnknownError)):
+        with pytest.raises(CallCancelledError):
             await session.call_tool("elicit", call_id=call_id, resume=True, timeout=WAIT)
         with pytest.raises(NotFoundError):
             await session.cancel_call(call_id)
