@@ -247,9 +247,10 @@ func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *a
 // refused reports whether an HTTP error status answering a posted message is the failure of that message
 // alone: a 4xx other than 401 and 403 (the authorization flow's: authorization.go and the SDK) and 429
 // (which the SDK already fails as transient, ErrUnavailable, keeping the connection). MCP's Streamable HTTP
-// transport (2025-11-25, "Sending Messages to the Server") says a server that cannot accept a message
-// answers an HTTP error status such as 400, whose body MAY be a JSON-RPC error response without an id.
-// The lost session's 404 is decided before (inspectError).
+// transport (2025-11-25, "Sending Messages to the Server") answers a request with JSON or SSE, and a
+// notification or response it cannot accept with an HTTP error status such as 400, whose body MAY be a
+// JSON-RPC error response without an id (many servers answer requests so too). The lost session's 404 is
+// decided before (inspectError).
 func refused(code int) bool {
 	return code/100 == 4 && code != http.StatusUnauthorized && code != http.StatusForbidden && code != http.StatusTooManyRequests
 }
@@ -258,13 +259,17 @@ func refused(code int) bool {
 // without an id — into a JSON-RPC error response with the request's id, which the SDK fails the request
 // with (wrapped in its "rejected by transport", so the connection is kept), where it would otherwise fail
 // the connection and supervision would re-initialize the session. The server's own JSON-RPC error stays
-// the server's (UPSTREAM_ERROR: origin saw it); a status without one is the server's unusable answer,
-// counted and logged as a bad message (502 UPSTREAM_BAD_MESSAGE through classify's local error).
+// the server's (UPSTREAM_ERROR: origin saw it); a request's status without one is the server's unusable
+// answer — the transport answers requests with JSON or SSE — counted and logged as a bad message (502
+// UPSTREAM_BAD_MESSAGE through classify's local error). A notification's or response's is the spec's
+// refusal: the SDK's caller gets it, nothing is counted.
 func (h *httpTap) refused(resp *http.Response, rpcErr *jsonrpc.Error, sent jsonrpc.Message, sentID jsonrpc.ID) {
 	h.tap.sendFailed(sent)
 	if rpcErr == nil {
 		what := fmt.Sprintf("HTTP %d %s without a JSON-RPC error", resp.StatusCode, http.StatusText(resp.StatusCode))
-		h.tap.s.reportBad(&h.tap.badLog, false, "refused with an HTTP error status", "status", resp.StatusCode)
+		if sentID.IsValid() {
+			h.tap.s.reportBad(&h.tap.badLog, false, "refused with an HTTP error status", "status", resp.StatusCode)
+		}
 		data, _ := json.Marshal(map[string]string{localErrorMarker: what})
 		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server answered " + what, Data: data}
 	}

@@ -2,6 +2,8 @@ package mcpcore
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +21,10 @@ func (h refusingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			http.Error(w, "no", http.StatusBadRequest) // the spec's refusal of a notification
+			return
+		}
 		if bytes.Contains(body, []byte(`"name":"refuse-rpc"`)) {
 			// The spec's refusal: an HTTP error whose body is a JSON-RPC error response without an id.
 			w.Header().Set("Content-Type", "application/json")
@@ -51,6 +57,12 @@ func TestHTTPErrorStatusFailsOnlyItsRequest(t *testing.T) {
 	}{{"2025-11-25", false, "2025-11-25"}, {"2026-07-28", false, "2026-07-28"}, {"2026-07-28-stateless", true, ""}} {
 		t.Run(era.name, func(t *testing.T) {
 			srv := newTestServer(nil, nil)
+			started, release := make(chan struct{}, 1), make(chan struct{})
+			srv.AddTool(&mcp.Tool{Name: "block", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				started <- struct{}{}
+				<-release // the server never hears of the cancellation: the test ends the handler
+				return &mcp.CallToolResult{}, nil
+			})
 			ts := httptest.NewServer(refusingHandler{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 				&mcp.StreamableHTTPOptions{Stateless: era.stateless})})
 			t.Cleanup(ts.Close)
@@ -85,6 +97,28 @@ func TestHTTPErrorStatusFailsOnlyItsRequest(t *testing.T) {
 			}
 			if n := c.Stats().MalformedMessages; n == 0 {
 				t.Error("Stats().MalformedMessages = 0: the refusals without a JSON-RPC error were not counted")
+			}
+			if !era.stateless && era.pin == "2025-11-25" {
+				// A notification the server refuses (notifications/cancelled of a call the host cancelled)
+				// is refused alone: the connection is kept.
+				ctx, cancel := context.WithCancel(tctx(t))
+				errc := make(chan error, 1)
+				go func() {
+					_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "block"}, CallOptions{})
+					errc <- err
+				}()
+				<-started
+				defer close(release)
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Errorf("cancelled call: %v", err)
+				}
+				if got := callText(t, s, "echo", map[string]any{"text": "after"}, CallOptions{}); got != "after" {
+					t.Errorf("after a refused notification: %q", got)
+				}
+				if st, why := s.State(); st != StateReady {
+					t.Errorf("after a refused notification: session %s (%s), want READY", st, why)
+				}
 			}
 			if n := s.Restarts(); n != 0 {
 				t.Errorf("Restarts() = %d, want 0", n)
