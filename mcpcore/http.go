@@ -239,19 +239,19 @@ func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *a
 	if rpcErr != nil && origin != nil {
 		origin.sawResponse(rpcErr)
 	}
-	if sent != nil && !withID && refused(resp.StatusCode) {
+	if sent != nil && !withID && refusedAlone(resp.StatusCode) {
 		h.refused(resp, rpcErr, sent, sentID)
 	}
 }
 
-// refused reports whether an HTTP error status answering a posted message is the failure of that message
+// refusedAlone reports whether an HTTP error status answering a posted message is the failure of that message
 // alone: a 4xx other than 401 and 403 (the authorization flow's: authorization.go and the SDK) and 429
 // (which the SDK already fails as transient, ErrUnavailable, keeping the connection). MCP's Streamable HTTP
 // transport (2025-11-25, "Sending Messages to the Server") answers a request with JSON or SSE, and a
 // notification or response it cannot accept with an HTTP error status such as 400, whose body MAY be a
 // JSON-RPC error response without an id (many servers answer requests so too). The lost session's 404 is
 // decided before (inspectError).
-func refused(code int) bool {
+func refusedAlone(code int) bool {
 	return code/100 == 4 && code != http.StatusUnauthorized && code != http.StatusForbidden && code != http.StatusTooManyRequests
 }
 
