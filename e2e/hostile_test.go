@@ -365,6 +365,56 @@ func TestHostileDeepNesting(t *testing.T) {
 	}
 }
 
+// Issue 31, item 5: an upstream's plain HTTP 400 (a text body, no JSON-RPC error) answering one call of a
+// stateful session is that call's failure — the server's bad answer, INTERNAL UPSTREAM_BAD_MESSAGE (REST
+// 502) — and the session is not touched: READY, no restart, the next call answered. Before, the SDK failed
+// the connection: the session re-initialized (RECONNECTING) and the host got INTERNAL without a reason.
+func TestHostilePlainHTTP400FailsOnlyTheCall(t *testing.T) {
+	srv := serveRaw(t, &rawServer{sessionID: "plain-400", answer: func(method string, id json_) string {
+		switch method {
+		case "initialize":
+			return rawInitialize(id, "plain400")
+		case "tools/list":
+			return rpcResult(id, `{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"refuse","inputSchema":{"type":"object"}}]}`)
+		case "tools/call":
+			return rpcResult(id, `{"content":[{"type":"text","text":"fine"}]}`)
+		}
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"no"}}`
+	}})
+	srv.refuse = func(name string) int {
+		if name == "refuse" {
+			return http.StatusBadRequest
+		}
+		return 0
+	}
+	b := start(t, bridgeConfig{extraServers: srv.config("plain400")})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "plain400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "refuse"})
+	if status.Code(err) != codes.Internal || reasonOf(err) != "UPSTREAM_BAD_MESSAGE" {
+		t.Errorf("a call refused with a plain 400: %v (%s), want INTERNAL UPSTREAM_BAD_MESSAGE", err, reasonOf(err))
+	}
+	code, body := b.rest("").do("POST", "/v1/sessions/"+id+"/tools/refuse:call", `{}`)
+	if code != http.StatusBadGateway || !strings.Contains(compact(body), "UPSTREAM_BAD_MESSAGE") {
+		t.Errorf("REST: a call refused with a plain 400: %d %s, want 502 UPSTREAM_BAD_MESSAGE", code, compact(body))
+	}
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "ok"})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "fine") {
+		t.Errorf("the next call: %v, %v", res, err)
+	}
+	gs, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := gs.GetSession().GetState(); st != pb.SessionState_SESSION_STATE_READY || gs.GetSession().GetRestarts() != 0 {
+		t.Errorf("the session after two refused calls: %v, %d restarts; want READY, 0", st, gs.GetSession().GetRestarts())
+	}
+}
+
 // Issue 31, item 5: a malformed baggage header from a host must not write a line that is not JSON under
 // --log-format json (OpenTelemetry's default error handler printed plain text to stderr).
 func TestHostileBadBaggageKeepsJSONLog(t *testing.T) {

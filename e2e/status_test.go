@@ -176,6 +176,9 @@ type rawServer struct {
 	call      func(name string, id json_) (contentType, body string)
 	sessionID string
 	get       func(w http.ResponseWriter, r *http.Request)
+	// refuse, when set, names the HTTP status (0: none) with which a tools/call of a tool is refused, with a
+	// plain text body and no JSON-RPC error.
+	refuse func(name string) int
 }
 
 // newRawHTTPServer serves a rawServer without sessions that answers with answer (and call, once set).
@@ -213,6 +216,12 @@ func serveRaw(t *testing.T, rs *rawServer) *rawServer {
 		if len(msg.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return
+		}
+		if code := 0; msg.Method == "tools/call" && rs.refuse != nil {
+			if code = rs.refuse(msg.Params.Name); code != 0 {
+				http.Error(w, "refused", code)
+				return
+			}
 		}
 		ctype, body := "application/json", ""
 		if msg.Method == "tools/call" && rs.call != nil {

@@ -185,7 +185,7 @@ func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		h.inspectError(req, resp, origin)
+		h.inspectError(req, resp, origin, sent, sentID)
 		return resp, nil
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -218,16 +218,12 @@ const maxErrorBody = 64 << 10
 // naming the session, as some servers answer — means the server lost the session (a restart): the
 // connection is marked lost and supervision re-initializes at once; the request never ran, so run sends
 // it again. Whatever JSON-RPC code the server used for it (-32001, -32600, -32000) does not matter.
-func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *activeCall) {
+// Any other refusal of a posted message is that message's failure, never the connection's (refused).
+func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *activeCall, sent jsonrpc.Message, sentID jsonrpc.ID) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	var rpcErr *jsonrpc.Error
-	if msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil {
-		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
-			errors.As(r.Error, &rpcErr)
-		}
-	}
+	rpcErr, withID := errorBody(body)
 	if req.Header.Get("Mcp-Session-Id") != "" {
 		lost := resp.StatusCode == http.StatusNotFound ||
 			(resp.StatusCode == http.StatusBadRequest && mentionsSession(body))
@@ -243,6 +239,73 @@ func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *a
 	if rpcErr != nil && origin != nil {
 		origin.sawResponse(rpcErr)
 	}
+	if sent != nil && !withID && refusedAlone(resp.StatusCode) {
+		h.refused(resp, rpcErr, sent, sentID)
+	}
+}
+
+// refusedAlone reports whether an HTTP error status answering a posted message is the failure of that message
+// alone: a 4xx other than 401 and 403 (the authorization flow's: authorization.go and the SDK) and 429
+// (which the SDK already fails as transient, ErrUnavailable, keeping the connection). MCP's Streamable HTTP
+// transport (2025-11-25, "Sending Messages to the Server") answers a request with JSON or SSE, and a
+// notification or response it cannot accept with an HTTP error status such as 400, whose body MAY be a
+// JSON-RPC error response without an id (many servers answer requests so too). The lost session's 404 is
+// decided before (inspectError).
+func refusedAlone(code int) bool {
+	return code/100 == 4 && code != http.StatusUnauthorized && code != http.StatusForbidden && code != http.StatusTooManyRequests
+}
+
+// refused rewrites a refusal that the SDK cannot tie to the request — a plain body, or a JSON-RPC error
+// without an id — into a JSON-RPC error response with the request's id, which the SDK fails the request
+// with (wrapped in its "rejected by transport", so the connection is kept), where it would otherwise fail
+// the connection and supervision would re-initialize the session. The server's own JSON-RPC error stays
+// the server's (UPSTREAM_ERROR: origin saw it); a request's status without one is the server's unusable
+// answer — the transport answers requests with JSON or SSE — counted and logged as a bad message (502
+// UPSTREAM_BAD_MESSAGE through classify's local error). A notification's or response's is the spec's
+// refusal: the SDK's caller gets it, nothing is counted.
+func (h *httpTap) refused(resp *http.Response, rpcErr *jsonrpc.Error, sent jsonrpc.Message, sentID jsonrpc.ID) {
+	h.tap.sendFailed(sent)
+	if rpcErr == nil {
+		what := fmt.Sprintf("HTTP %d %s without a JSON-RPC error", resp.StatusCode, http.StatusText(resp.StatusCode))
+		if sentID.IsValid() {
+			h.tap.s.reportBad(&h.tap.badLog, false, "refused with an HTTP error status", "status", resp.StatusCode)
+		}
+		data, _ := json.Marshal(map[string]string{localErrorMarker: what})
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server answered " + what, Data: data}
+	}
+	id := sentID
+	if !id.IsValid() {
+		id, _ = jsonrpc.MakeID("refused") // a notification or a response: the SDK reads only the error
+	}
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: rpcErr})
+	if err != nil {
+		return
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Set("Content-Type", "application/json")
+}
+
+// errorBody decodes the JSON-RPC error an HTTP error body carries, if any, and whether it names an id
+// (without one the SDK cannot decode it: refused).
+func errorBody(body []byte) (rpcErr *jsonrpc.Error, withID bool) {
+	body = bytes.TrimSpace(body)
+	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+			errors.As(r.Error, &rpcErr)
+			return rpcErr, true
+		}
+		return nil, false
+	}
+	var noID struct {
+		Version string          `json:"jsonrpc"`
+		Error   *jsonrpc.Error  `json:"error"`
+		ID      json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &noID) == nil && noID.Version == "2.0" && noID.Error != nil && (len(noID.ID) == 0 || string(noID.ID) == "null") {
+		return noID.Error, false
+	}
+	return nil, false
 }
 
 // mentionsSession reports whether an HTTP error body speaks of the session (case-insensitively).
