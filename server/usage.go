@@ -9,7 +9,7 @@ package server
 import (
 	"context"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
@@ -19,23 +19,14 @@ import (
 type sessionUse struct {
 	s *Service
 
-	mu      sync.Mutex // guards closing
-	closing bool       // EndStreams ran: no new sessions
+	closing atomic.Bool // EndStreams ran: no new sessions
 }
 
 // refuseNew makes opening refuse new sessions (EndStreams).
-func (su *sessionUse) refuseNew() {
-	su.mu.Lock()
-	su.closing = true
-	su.mu.Unlock()
-}
+func (su *sessionUse) refuseNew() { su.closing.Store(true) }
 
 // refusingNew tells whether refuseNew ran.
-func (su *sessionUse) refusingNew() bool {
-	su.mu.Lock()
-	defer su.mu.Unlock()
-	return su.closing
-}
+func (su *sessionUse) refusingNew() bool { return su.closing.Load() }
 
 // lookup returns the caller's session id, or NOT_FOUND when it does not exist or belongs to another
 // principal (the two are indistinguishable).
@@ -53,15 +44,7 @@ func (su *sessionUse) lookup(ctx context.Context, id string) (*mcpcore.Session, 
 // use is lookup that also marks the session in use until release (idempotent) is called, so that the idle
 // reaper leaves it alone (mcpcore.Session.Use). A session the reaper is closing is not found.
 func (su *sessionUse) use(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, err = su.lookup(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	release, err = sess.Use()
-	if err != nil {
-		return nil, nil, lookupStatus(id, err)
-	}
-	return sess, release, nil
+	return su.lookupMarked(ctx, id, (*mcpcore.Session).Use)
 }
 
 // attachHost looks the session up for a host stream (a Connect attachment, a WatchEvents watcher) and
@@ -70,11 +53,17 @@ func (su *sessionUse) use(ctx context.Context, id string) (sess *mcpcore.Session
 // host is attached to, and the host-streams gauge (HostStreams) sums the sessions' counts. A session the
 // reaper is closing is not found.
 func (su *sessionUse) attachHost(ctx context.Context, id string) (sess *mcpcore.Session, release func(), err error) {
-	sess, err = su.lookup(ctx, id)
+	return su.lookupMarked(ctx, id, (*mcpcore.Session).AttachHost)
+}
+
+// lookupMarked is lookup followed by mark, the session's Use or AttachHost; a session whose mark is refused
+// (the idle reaper claimed it) is not found.
+func (su *sessionUse) lookupMarked(ctx context.Context, id string, mark func(*mcpcore.Session) (func(), error)) (*mcpcore.Session, func(), error) {
+	sess, err := su.lookup(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	release, err = sess.AttachHost()
+	release, err := mark(sess)
 	if err != nil {
 		return nil, nil, lookupStatus(id, err)
 	}
