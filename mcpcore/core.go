@@ -364,7 +364,7 @@ func (c *Core) Open(ctx context.Context, p OpenParams) (*Session, error) {
 		_ = s.closeWith(context.Background(), shutdownReason, ErrShuttingDown)
 		return nil, ErrShuttingDown
 	}
-	c.sessions[s.id] = registered{s: s, phase: phaseOpen}
+	c.openedLocked(s)
 	c.mu.Unlock()
 	s.records.persist()
 	return s, nil

@@ -670,7 +670,7 @@ func (c *Core) restoreSession(r sessionRecord) (*Session, error) {
 		return nil, fmt.Errorf("session %s is already open", r.ID)
 	}
 	// Restored past the limits: the sessions were the bridge's before it restarted (or another replica's).
-	c.sessions[s.id] = registered{s: s, phase: phaseOpen}
+	c.openedLocked(s)
 	c.mu.Unlock()
 	c.obs.SessionStateChanged(cfg.Name, 0, StateReconnecting)
 	go s.resume() // owned by the session like its supervisor; ends with it

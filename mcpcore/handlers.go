@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -223,19 +222,8 @@ func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
 	s.events.publish(Event{Kind: EventLog, Log: p})
 }
 
-// AttachHost records that a host that may answer the session's server requests is attached — a Connect
-// stream attached to the session, a WatchEvents watcher of it — until the returned release, which is
-// idempotent. The session owns the count: a roots request the host must answer is answered at once from the
-// server's configured roots when no host is attached and the call that raised it does not stream its
-// requests (Dispatcher.WatchCall), instead of waiting for PendingPolicy.RootsTimeout.
-func (s *Session) AttachHost() (release func()) {
-	s.hostsAttached.Add(1)
-	var once sync.Once
-	return func() { once.Do(func() { s.hostsAttached.Add(-1) }) }
-}
-
 // HostsAttached returns how many hosts are attached to the session now (AttachHost). The session is the one
-// owner of that count: the service's idle reaper and its host-streams gauge (Core.HostsAttached) ask it.
+// owner of that count: the idle reaper (Core.ClaimIdle) and the host-streams gauge (Core.HostsAttached) ask it.
 func (s *Session) HostsAttached() int { return int(s.hostsAttached.Load()) }
 
 // HostsAttached returns how many hosts are attached to the core's sessions now: the sum of their counts

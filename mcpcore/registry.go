@@ -47,6 +47,13 @@ func (c *Core) registerLocked(s *Session) error {
 	return nil
 }
 
+// openedLocked registers s as open (Open made it Ready, or a restore) and starts its idle time
+// (Session.markOpened). The caller holds c.mu.
+func (c *Core) openedLocked(s *Session) {
+	c.sessions[s.id] = registered{s: s, phase: phaseOpen}
+	s.markOpened(time.Now())
+}
+
 // register is registerLocked taking c.mu.
 func (c *Core) register(s *Session) error {
 	c.mu.Lock()

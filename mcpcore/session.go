@@ -78,8 +78,9 @@ type Session struct {
 	// any is open, the request deadlines of the calls in flight do not expire (the server may be waiting
 	// for the host on a call's behalf).
 	sessionWaits atomic.Int32
-	// hostsAttached counts the hosts attached to the session (AttachHost).
+	// hostsAttached counts the hosts attached to the session (AttachHost); it changes under usage.mu.
 	hostsAttached atomic.Int32
+	usage         sessionUsage // its uses and when it was last used, for the service's idle reaper (usage.go)
 
 	// A session restored after a bridge restart (durable.go, reattach.go): reattach is set once before the
 	// session is shared; reattachNext hands it to the first connection's transport; restoredWG counts the

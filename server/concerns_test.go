@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 )
 
 // Every RPC of the service is served by exactly one of the concern types Service embeds, none by the
 // generated defaults (server.go): an RPC no concern type serves would answer UNIMPLEMENTED.
 func TestEveryRPCHasOneConcern(t *testing.T) {
-	concerns := []any{&sessionsAPI{}, &upstreamOps{}, &toolCalls{}, &hostAPI{}, &approvalAPI{}, &sessionTable{},
+	concerns := []any{&sessionsAPI{}, &upstreamOps{}, &toolCalls{}, &hostAPI{}, &approvalAPI{}, &sessionUse{},
 		&liveConfig{}, &auditLog{}, &interceptors{}, &replicaRouting{}, &identityAPI{}}
 	desc := pb.BridgeService_ServiceDesc
 	var names []string
@@ -38,24 +40,17 @@ func TestEveryRPCHasOneConcern(t *testing.T) {
 	}
 }
 
-// The session table keeps a record only of sessions the core has open: a session closed and forgotten
-// behind the service's back (here straight on the core) is dropped at the next sweep, and a session used
-// through the service is kept however often the sweep runs.
-func TestSessionTableFollowsTheCore(t *testing.T) {
-	b := newBridge(t, bridgeConfig{opts: Options{IdleTimeout: time.Hour}}) // the reaper's first sweep is a minute away: the test sweeps
+// The service keeps nothing by session id: the idle reaper asks the core (mcpcore.Core.ClaimIdle), whose
+// sessions hold their usage. A session closed behind the service's back (here straight on the core) is not
+// claimed; a session in use through the service is not claimed however long ago it was opened; a claimed
+// session is not found by the RPCs that use it.
+func TestIdleReaperFollowsTheCore(t *testing.T) {
+	b := newBridge(t, bridgeConfig{opts: Options{IdleTimeout: time.Hour}}) // the reaper's first sweep is a minute away: the test claims
 	ctx := testCtx(t, "")
 	kept := b.create(ctx, serverLegacy).GetSessionId()
 	gone := b.create(ctx, serverLegacy).GetSessionId()
-	has := func(id string) bool {
-		b.svc.sessionTable.mu.Lock()
-		defer b.svc.sessionTable.mu.Unlock()
-		return b.svc.sessionTable.tracked[id] != nil
-	}
-	if idle := b.svc.sweepIdle(time.Now()); len(idle) != 0 {
+	if idle := b.core.ClaimIdle(time.Now(), time.Hour); len(idle) != 0 {
 		t.Fatalf("a sweep found sessions idle for an hour: %d", len(idle))
-	}
-	if !has(kept) || !has(gone) {
-		t.Fatal("open sessions are not in the table after a sweep")
 	}
 	sess, err := b.core.Session(gone)
 	if err != nil {
@@ -65,11 +60,20 @@ func TestSessionTableFollowsTheCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.core.Forget(gone)
-	b.svc.sweepIdle(time.Now())
-	if has(gone) {
-		t.Error("the table kept a session the core forgot")
+	_, release, err := b.svc.use(ctx, kept)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !has(kept) {
-		t.Error("the table dropped an open session")
+	if idle := b.core.ClaimIdle(time.Now().Add(2*time.Hour), time.Hour); len(idle) != 0 {
+		t.Errorf("claimed %d sessions: one closed, one in use", len(idle))
 	}
+	release()
+	idle := b.core.ClaimIdle(time.Now().Add(2*time.Hour), time.Hour)
+	if len(idle) != 1 || idle[0].ID() != kept {
+		t.Fatalf("claimed %d sessions two hours after the last use, want the open one", len(idle))
+	}
+	_, err = b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: kept, Name: "echo"})
+	wantCode(t, err, codes.NotFound)
+	_, _, err = b.svc.attachHost(ctx, kept)
+	wantCode(t, err, codes.NotFound)
 }

@@ -93,7 +93,7 @@ type Service struct {
 	toolCalls      // CallTool, StreamCallTool, CancelCall, tasks (calls.go, stream.go, audit.go)
 	hostAPI        // server requests to hosts: Connect, WatchEvents, ListPending/RespondToRequest (host.go, connect.go, opening.go, stream.go)
 	approvalAPI    // approval requests and their history (approval.go)
-	sessionTable   // what the service keeps per session: usage, the idle reaper (tracked.go)
+	sessionUse     // finds sessions, marks them used, the idle reaper (usage.go)
 	liveConfig     // what a reload changes (live.go)
 	auditLog       // the audit log (audit.go)
 	interceptors   // the interceptor chain: auth, rate limits, logging, replica routing (auth.go, logging.go, routing.go)
@@ -141,7 +141,7 @@ func New(core *mcpcore.Core, opts Options) *Service {
 		streamsEnd: make(chan struct{}),
 	}
 	s.sessionsAPI.s, s.upstreamOps.s, s.toolCalls.s, s.hostAPI.s, s.approvalAPI.s = s, s, s, s, s
-	s.sessionTable = sessionTable{s: s, tracked: map[string]*tracked{}}
+	s.sessionUse.s = s
 	s.liveConfig = liveConfig{s: s, limiter: newLimiterSwitch(opts.RateLimits)}
 	s.auditLog.s, s.interceptors.s, s.identityAPI.s = s, s, s
 	s.replicaRouting = replicaRouting{s: s, owner: opts.Owner}

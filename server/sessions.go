@@ -132,7 +132,6 @@ func (a *sessionsAPI) CreateSession(ctx context.Context, req *pb.CreateSessionRe
 		}
 		return nil, toStatus(err)
 	}
-	s.opened(sess.ID())
 	s.logger.Info("session created", "session", sess.ID(), "server", req.GetServer(), "principal", Principal(ctx), "protocol", sess.Info().ProtocolVersion)
 	ps, err := s.sessionToProto(sess)
 	if err != nil {
@@ -268,7 +267,6 @@ func (a *sessionsAPI) DeleteSession(ctx context.Context, req *pb.DeleteSessionRe
 		return nil, toStatus(err)
 	}
 	s.core.Forget(sess.ID())
-	s.forget(sess.ID())
 	s.logger.Info("session deleted", "session", sess.ID(), "principal", Principal(ctx))
 	s.audit(ctx, auditSessionDeleted, nil, slog.String("session", sess.ID()), slog.String("server", sess.Server().Name), slog.String("state_reason", deletedReason))
 	return &pb.DeleteSessionResponse{}, nil
