@@ -11,9 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// sessionHandlers are how a session's connections meet its server's requests and notifications: the SDK
+// client's options and capabilities (what the host declared), the receiving middleware in front of the
+// server→client request handlers, and the notifications the wire tap hands over (progress and log messages
+// to the calls in flight, the rest as events). The session holds it as Session.handlers.
+type sessionHandlers struct {
+	s *Session
+}
+
 // clientCapabilities are exactly what the host declared (DESIGN: capabilities follow the host).
-func (s *Session) clientCapabilities() *mcp.ClientCapabilities {
-	h := s.caps
+func (hs *sessionHandlers) clientCapabilities() *mcp.ClientCapabilities {
+	h := hs.s.caps
 	caps := &mcp.ClientCapabilities{}
 	if h.Roots {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: h.RootsListChanged}
@@ -45,10 +53,11 @@ func (s *Session) clientCapabilities() *mcp.ClientCapabilities {
 // clientOptions configure the SDK client of one connection. Handlers for sampling and elicitation are set
 // only when the host declared them; the SDK's automatic MRTR middleware is disabled because the core runs
 // MRTR itself (each input request becomes a pending request a host answers).
-func (s *Session) clientOptions() *mcp.ClientOptions {
+func (h *sessionHandlers) clientOptions() *mcp.ClientOptions {
+	s := h.s
 	o := &mcp.ClientOptions{
 		Logger:         s.logger,
-		Capabilities:   s.clientCapabilities(),
+		Capabilities:   s.handlers.clientCapabilities(),
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// The core keeps lists itself, by cacheScope and past list_changed (listcache.go, patch 0003).
 		DisableListCache: true,
@@ -93,7 +102,8 @@ func originOf(r *serverRequestRef) *activeCall {
 // receivingMiddleware sees every request the server sends. It answers -32601 for capabilities the host
 // did not declare (the SDK would answer roots/list from its own empty list and report other errors with
 // other codes), answers roots/list itself, and moves the tap's reference from _meta into the context.
-func (s *Session) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (h *sessionHandlers) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	s := h.s
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var declared bool
 		switch method {
@@ -137,17 +147,18 @@ func rpcError(code int64, format string, args ...any) *jsonrpc.Error {
 // delivered). It reports false for notifications the SDK does not know, which the tap then drops.
 //
 // origin is the call whose response stream carried the notification (Streamable HTTP), or nil.
-func (s *Session) notification(method string, params json.RawMessage, t *wireTap, origin *activeCall) bool {
+func (h *sessionHandlers) notification(method string, params json.RawMessage, t *wireTap, origin *activeCall) bool {
+	s := h.s
 	switch method {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(params, &p) == nil {
-			s.onProgress(&p)
+			s.handlers.onProgress(&p)
 		}
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if json.Unmarshal(params, &p) == nil {
-			s.onLog(&p, origin)
+			s.handlers.onLog(&p, origin)
 		}
 	case "notifications/tools/list_changed":
 		s.events.publish(Event{Kind: EventToolsListChanged})
@@ -179,7 +190,8 @@ func (s *Session) notification(method string, params json.RawMessage, t *wireTap
 
 // onProgress routes notifications/progress to the call that owns the token (in order, one at a time) and
 // publishes it as an event.
-func (s *Session) onProgress(p *mcp.ProgressNotificationParams) {
+func (h *sessionHandlers) onProgress(p *mcp.ProgressNotificationParams) {
+	s := h.s
 	tok := fmt.Sprint(p.ProgressToken)
 	s.mu.Lock()
 	call := s.tokens[tok]
@@ -199,7 +211,8 @@ func (s *Session) onProgress(p *mcp.ProgressNotificationParams) {
 
 // onLog publishes notifications/message and hands it to the calls that asked for logs: the call whose
 // response stream carried it when that is known (origin), else every call in flight.
-func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
+func (h *sessionHandlers) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
+	s := h.s
 	var calls []*activeCall
 	if origin != nil {
 		if origin.opts.OnLog != nil {
@@ -221,10 +234,6 @@ func (s *Session) onLog(p *mcp.LoggingMessageParams, origin *activeCall) {
 	}
 	s.events.publish(Event{Kind: EventLog, Log: p})
 }
-
-// HostsAttached returns how many hosts are attached to the session now (AttachHost). The session is the one
-// owner of that count: the idle reaper (Core.ClaimIdle) and the host-streams gauge (Core.HostsAttached) ask it.
-func (s *Session) HostsAttached() int { return int(s.hostsAttached.Load()) }
 
 // HostsAttached returns how many hosts are attached to the core's sessions now: the sum of their counts
 // (Session.HostsAttached). It takes the core's lock once and reads each session's count.

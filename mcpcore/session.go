@@ -78,9 +78,7 @@ type Session struct {
 	// any is open, the request deadlines of the calls in flight do not expire (the server may be waiting
 	// for the host on a call's behalf).
 	sessionWaits atomic.Int32
-	// hostsAttached counts the hosts attached to the session (AttachHost); it changes under usage.mu.
-	hostsAttached atomic.Int32
-	usage         sessionUsage // its uses and when it was last used, for the service's idle reaper (usage.go)
+	sessionUsage // its uses, attached hosts and when it was last used, for the service's idle reaper (usage.go)
 
 	// A session restored after a bridge restart (durable.go, reattach.go): reattach is set once before the
 	// session is shared; reattachNext hands it to the first connection's transport; restoredWG counts the
@@ -89,6 +87,7 @@ type Session struct {
 	reattachNext atomic.Pointer[reattachState]
 	restoredWG   sync.WaitGroup
 
+	handlers sessionHandlers // its SDK client's options and the server's requests and notifications (handlers.go)
 	refs     requestRefs     // server requests on their way from the wire tap to a handler (wiretap.go)
 	ops      sessionOps      // times and traces its upstream requests (trace.go)
 	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
@@ -147,6 +146,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 	s.access.s = s
 	s.outcomes.s = s
 	s.tasks.s = s
+	s.handlers.s = s
 	s.requests.s = s
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
@@ -476,8 +476,8 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 		g.cancel()
 		return nil, err
 	}
-	client := mcp.NewClient(s.clientInfo, s.clientOptions())
-	client.AddReceivingMiddleware(s.receivingMiddleware)
+	client := mcp.NewClient(s.clientInfo, s.handlers.clientOptions())
+	client.AddReceivingMiddleware(s.handlers.receivingMiddleware)
 	if err := registerTaskMethods(client); err != nil {
 		g.cancel()
 		return nil, err

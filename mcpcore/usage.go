@@ -9,35 +9,40 @@ package mcpcore
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// sessionUsage is what a session knows of its use. Session embeds it as usage.
+// sessionUsage is what a session knows of its use. Session embeds it, so Use, AttachHost and HostsAttached
+// are the session's methods; it needs nothing else of the session.
 type sessionUsage struct {
-	mu       sync.Mutex // guards the fields below and every change of Session.hostsAttached
+	mu       sync.Mutex // guards the fields below and every change of hostsAttached
 	busy     int        // uses in flight (Use)
 	lastUsed time.Time  // when the session last had no use in flight and no host attached, or was opened
 	claimed  bool       // ClaimIdle chose it: its close is under way, new uses are refused
+	// hostsAttached counts the hosts attached to the session (AttachHost); it changes under mu and is read
+	// without it.
+	hostsAttached atomic.Int32
 }
 
 // markOpened records the session as used now: it has just become open (Open, a restore). Its idle time is
 // counted from here, not from its creation (a handshake may be long, a restored session old).
-func (s *Session) markOpened(now time.Time) {
-	s.usage.mu.Lock()
-	s.usage.lastUsed = now
-	s.usage.mu.Unlock()
+func (u *sessionUsage) markOpened(now time.Time) {
+	u.mu.Lock()
+	u.lastUsed = now
+	u.mu.Unlock()
 }
 
-// idleLocked tells whether nothing uses the session now. The caller holds s.usage.mu.
-func (s *Session) idleLocked() bool {
-	return s.usage.busy == 0 && s.hostsAttached.Load() == 0
+// idleLocked tells whether nothing uses the session now. The caller holds u.mu.
+func (u *sessionUsage) idleLocked() bool {
+	return u.busy == 0 && u.hostsAttached.Load() == 0
 }
 
 // releasedLocked records the end of a use or of a host's attachment at now: the session's idle time starts
-// when the last one ends. The caller holds s.usage.mu.
-func (s *Session) releasedLocked(now time.Time) {
-	if s.idleLocked() {
-		s.usage.lastUsed = now
+// when the last one ends. The caller holds u.mu.
+func (u *sessionUsage) releasedLocked(now time.Time) {
+	if u.idleLocked() {
+		u.lastUsed = now
 	}
 }
 
@@ -48,20 +53,20 @@ var errClaimedIdle = fmt.Errorf("%w: it is being closed as idle", ErrSessionNotF
 // Use marks the session in use until the returned release, which is idempotent: the idle reaper
 // (ClaimIdle) leaves a session in use alone, and its idle time starts when the last use (or attached host)
 // ends. It fails, wrapping ErrSessionNotFound, once the reaper has claimed the session.
-func (s *Session) Use() (release func(), err error) {
-	s.usage.mu.Lock()
-	defer s.usage.mu.Unlock()
-	if s.usage.claimed {
+func (u *sessionUsage) Use() (release func(), err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.claimed {
 		return nil, errClaimedIdle
 	}
-	s.usage.busy++
+	u.busy++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.usage.mu.Lock()
-			s.usage.busy--
-			s.releasedLocked(time.Now())
-			s.usage.mu.Unlock()
+			u.mu.Lock()
+			u.busy--
+			u.releasedLocked(time.Now())
+			u.mu.Unlock()
 		})
 	}, nil
 }
@@ -73,33 +78,33 @@ func (s *Session) Use() (release func(), err error) {
 // requests (Dispatcher.WatchCall), instead of waiting for PendingPolicy.RootsTimeout. An attached host is a
 // use (Use): the idle reaper leaves the session alone until it leaves. It fails, wrapping
 // ErrSessionNotFound, once the reaper has claimed the session.
-func (s *Session) AttachHost() (release func(), err error) {
-	s.usage.mu.Lock()
-	defer s.usage.mu.Unlock()
-	if s.usage.claimed {
+func (u *sessionUsage) AttachHost() (release func(), err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.claimed {
 		return nil, errClaimedIdle
 	}
-	s.hostsAttached.Add(1)
+	u.hostsAttached.Add(1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.usage.mu.Lock()
-			s.hostsAttached.Add(-1)
-			s.releasedLocked(time.Now())
-			s.usage.mu.Unlock()
+			u.mu.Lock()
+			u.hostsAttached.Add(-1)
+			u.releasedLocked(time.Now())
+			u.mu.Unlock()
 		})
 	}, nil
 }
 
 // claimIfIdle claims the session for the idle reaper when nothing has used it for timeout at now, and tells
 // whether it did. A claimed session is not claimed again.
-func (s *Session) claimIfIdle(now time.Time, timeout time.Duration) bool {
-	s.usage.mu.Lock()
-	defer s.usage.mu.Unlock()
-	if s.usage.claimed || !s.idleLocked() || now.Sub(s.usage.lastUsed) < timeout {
+func (u *sessionUsage) claimIfIdle(now time.Time, timeout time.Duration) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.claimed || !u.idleLocked() || now.Sub(u.lastUsed) < timeout {
 		return false
 	}
-	s.usage.claimed = true
+	u.claimed = true
 	return true
 }
 
@@ -118,3 +123,7 @@ func (c *Core) ClaimIdle(now time.Time, timeout time.Duration) []*Session {
 	}
 	return idle
 }
+
+// HostsAttached returns how many hosts are attached to the session now (AttachHost). The session is the one
+// owner of that count: the idle reaper (Core.ClaimIdle) and the host-streams gauge (Core.HostsAttached) ask it.
+func (u *sessionUsage) HostsAttached() int { return int(u.hostsAttached.Load()) }

@@ -61,6 +61,7 @@ func TestDescriptorReserveRefusesNewSessions(t *testing.T) {
 func TestNotificationFloodBounded(t *testing.T) {
 	c := &Core{}
 	s := &Session{core: c, logger: slog.New(slog.DiscardHandler), events: newEventLog("s1", Limits{})}
+	s.handlers.s = s
 	tap := newWireTap(s, nil)
 	const sent = 50_000
 	sub := s.events.subscribe(sent + 10) // room for every event: none lost by the subscription itself

@@ -351,7 +351,7 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		if t.s.core != nil {
 			t.s.core.lists.listChanged(t.s.server.Name, m.Method)
 		}
-		if !t.s.notification(m.Method, m.Params, t, origin) {
+		if !t.s.handlers.notification(m.Method, m.Params, t, origin) {
 			return nil, false // the SDK does not know it; it would only log it
 		}
 		return msg, true
