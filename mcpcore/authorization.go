@@ -140,7 +140,15 @@ func sameEndpoint(a, b *url.URL) bool {
 // authorize returns the OAuth handler for a new connection of s and base wrapped for it, or nil and base
 // when its server has no OAuth configuration. The transport construction (http.go) sets them on the
 // Streamable HTTP transport.
-func (s *Session) authorize(base http.RoundTripper) (auth.OAuthHandler, http.RoundTripper, error) {
+// sessionAuthorization is a session's side of its server's HTTP authorization: the OAuth handler and the
+// round tripper of its connections, and the authorization requests it raises for hosts. The session holds
+// it as Session.auth.
+type sessionAuthorization struct {
+	s *Session
+}
+
+func (sa *sessionAuthorization) authorize(base http.RoundTripper) (auth.OAuthHandler, http.RoundTripper, error) {
+	s := sa.s
 	authorizer := s.server.OAuth
 	if authorizer == nil {
 		return nil, base, nil
@@ -152,7 +160,7 @@ func (s *Session) authorize(base http.RoundTripper) (auth.OAuthHandler, http.Rou
 		Server: s.server.Name, URL: s.server.URL, Owner: s.owner,
 		Base:   base,
 		Logger: s.core.logger,
-		Ask:    s.askAuthorization,
+		Ask:    s.auth.askAuthorization,
 		Connecting: func() bool {
 			st, _ := s.State()
 			return st != StateReady
@@ -163,7 +171,8 @@ func (s *Session) authorize(base http.RoundTripper) (auth.OAuthHandler, http.Rou
 // askAuthorization raises a KindAuthorization pending request for ar and waits for the host. The
 // request is tied to the host call that needed it, if any (a step-up during a tool call), and ends when
 // ctx ends: the call or the opening was abandoned.
-func (s *Session) askAuthorization(ctx context.Context, ar *AuthorizationRequest) (*AuthorizationAnswer, error) {
+func (sa *sessionAuthorization) askAuthorization(ctx context.Context, ar *AuthorizationRequest) (*AuthorizationAnswer, error) {
+	s := sa.s
 	opts := s.core.opts.OAuth
 	timeout := opts.AuthorizationTimeout
 	if timeout <= 0 {

@@ -76,7 +76,7 @@ func TestRespondRefusesABadAuthorizationAnswer(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := s.askAuthorization(ctx, &AuthorizationRequest{
+		res, err := s.auth.askAuthorization(ctx, &AuthorizationRequest{
 			AuthorizationURL: "http://127.0.0.1:1/authorize?state=S1&scope=x", RedirectURL: "http://127.0.0.1/mcp-bridge/oauth/callback", ServerName: "x", Scopes: []string{"x"},
 		})
 		if err != nil {

@@ -686,18 +686,18 @@ func (s *Session) resume() {
 		g, err = s.reattach.connect(s)
 	}
 	if g == nil && s.ctx.Err() == nil {
-		g, err = s.reconnect(s.server.Restart, 0, 0)
+		g, err = s.supervisor.reconnect(s.server.Restart, 0, 0)
 	}
 	if err != nil || g == nil { // g is nil without an error when the session ended before it was reached
 		close(s.superDone)
 		if err != nil && s.ctx.Err() == nil {
-			s.giveUp("reconnecting after a bridge restart: "+err.Error(), "bridge restarted")
+			s.supervisor.giveUp("reconnecting after a bridge restart: "+err.Error(), "bridge restarted")
 		}
 		return
 	}
 	s.install(g, "restored after a bridge restart") // writes the session's record (install)
 	s.resubscribe(g)
-	s.supervise(g)
+	s.supervisor.supervise(g)
 }
 
 // decodeRecord decodes a kept record; false when it does not decode (the caller drops it and goes on).

@@ -34,7 +34,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 		if cfg.H2C {
 			base = s.core.h2cTransport()
 		}
-		oauth, base, err := s.authorize(base)
+		oauth, base, err := s.auth.authorize(base)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +47,7 @@ func (s *Session) transport(g *generation, tap *wireTap) (mcp.Transport, error) 
 			MaxEventSize: max + 64<<10,
 		}, nil
 	case TransportSSE:
-		if _, _, err := s.authorize(nil); err != nil {
+		if _, _, err := s.auth.authorize(nil); err != nil {
 			return nil, err // OAuth is for Streamable HTTP only
 		}
 		hc := &http.Client{Transport: &httpTap{base: s.core.httpTransport(), headers: cfg.Headers, max: max}}

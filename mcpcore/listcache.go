@@ -112,8 +112,15 @@ func bypassListCache(opts CallOptions, paramsMeta mcp.Meta) bool {
 		paramsMeta != nil
 }
 
+// sessionLists is a session's half of the core's list cache (Core.lists): which of its lists may be kept
+// and under which key, and storing an answer when it comes. The session holds it as Session.lists.
+type sessionLists struct {
+	s *Session
+}
+
 // liveGeneration returns the session's connection if the session is Ready on it.
-func (s *Session) liveGeneration() *generation {
+func (l *sessionLists) liveGeneration() *generation {
+	s := l.s
 	s.mu.Lock()
 	st, g := s.state, s.gen
 	s.mu.Unlock()
@@ -125,7 +132,8 @@ func (s *Session) liveGeneration() *generation {
 
 // listKeyFor is the key of a list of kind from g's server, or false when the era and the server's
 // capabilities do not let it be kept. scope is the result's cacheScope (2026-07-28; "" when unknown yet).
-func (s *Session) listKeyFor(g *generation, kind listKind, cursor string, modern bool, scope string) (listKey, bool) {
+func (l *sessionLists) listKeyFor(g *generation, kind listKind, cursor string, modern bool, scope string) (listKey, bool) {
+	s := l.s
 	r := g.cs.InitializeResult()
 	if r == nil {
 		return listKey{}, false
@@ -163,7 +171,7 @@ func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string,
 	if bypass {
 		return zero, false
 	}
-	g := s.liveGeneration()
+	g := s.lists.liveGeneration()
 	if g == nil {
 		return zero, false
 	}
@@ -171,12 +179,12 @@ func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string,
 	var e *listEntry
 	if g.modern() {
 		// A public list first (shared by every principal), then this principal's private one.
-		pub, ok := s.listKeyFor(g, kind, cursor, true, "public")
+		pub, ok := s.lists.listKeyFor(g, kind, cursor, true, "public")
 		if ok {
-			priv, _ := s.listKeyFor(g, kind, cursor, true, "")
+			priv, _ := s.lists.listKeyFor(g, kind, cursor, true, "")
 			e = c.getModern(pub, priv)
 		}
-	} else if k, ok := s.listKeyFor(g, kind, cursor, false, ""); ok {
+	} else if k, ok := s.lists.listKeyFor(g, kind, cursor, false, ""); ok {
 		e = c.get(k, g)
 	} else {
 		return zero, false // the server never says when this list changes: it is not kept, nor counted
@@ -205,7 +213,8 @@ func cachedList[R mcp.CacheableResult](s *Session, kind listKind, cursor string,
 // listFill prepares to store the answer to a list request about to be sent on g: the returned function
 // stores r (an unfiltered result) if the era, the server and r's ttl and scope allow it, and no
 // list_changed of this kind arrived in between.
-func (s *Session) listFill(g *generation, kind listKind, cursor string, bypass bool) func(r mcp.CacheableResult) {
+func (l *sessionLists) listFill(g *generation, kind listKind, cursor string, bypass bool) func(r mcp.CacheableResult) {
+	s := l.s
 	if bypass {
 		return func(mcp.CacheableResult) {}
 	}
@@ -220,7 +229,7 @@ func (s *Session) listFill(g *generation, kind listKind, cursor string, bypass b
 			return
 		}
 		modern := g.modern()
-		k, ok := s.listKeyFor(g, kind, cursor, modern, r.GetCacheScope())
+		k, ok := s.lists.listKeyFor(g, kind, cursor, modern, r.GetCacheScope())
 		if !ok {
 			return
 		}

@@ -269,7 +269,7 @@ func TestListCacheHandshakeNeedsListChanged(t *testing.T) {
 	ls := newListServer(0, "", &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}})
 	c, _ := listCore(t, ls, nil)
 	s := openAs(t, c, "alice", "list", "2025-11-25")
-	if r := s.liveGeneration(); r == nil || r.serverCaps().Tools == nil || r.serverCaps().Tools.ListChanged {
+	if r := s.lists.liveGeneration(); r == nil || r.serverCaps().Tools == nil || r.serverCaps().Tools.ListChanged {
 		t.Skip("the SDK server declared tools.listChanged anyway") // the premise, not the cache, failed
 	}
 	toolNames(t, s)
@@ -324,24 +324,24 @@ func TestListCacheInFlight(t *testing.T) {
 	c, _ := listCore(t, ls, nil)
 	for _, pin := range []string{"", "2025-11-25"} {
 		s := openAs(t, c, "alice", "list", pin)
-		g := s.liveGeneration()
+		g := s.lists.liveGeneration()
 		res := &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "old"}}}
 		res.TTLMs, res.CacheScope = 60_000, "public"
 
-		fill := s.listFill(g, listTools, "", false)
+		fill := s.lists.listFill(g, listTools, "", false)
 		c.lists.listChanged("list", "notifications/tools/list_changed")
 		fill(res)
 		if _, ok := cachedList(s, listTools, "", false, func(r *mcp.ListToolsResult) *mcp.ListToolsResult { return r }); ok {
 			t.Fatalf("pin=%q: an answer sent before list_changed was stored", pin)
 		}
-		s.listFill(g, listTools, "", false)(res)
+		s.lists.listFill(g, listTools, "", false)(res)
 		if _, ok := cachedList(s, listTools, "", false, func(r *mcp.ListToolsResult) *mcp.ListToolsResult { return r }); !ok {
 			t.Fatalf("pin=%q: an answer was not stored", pin)
 		}
 		// A missing scope is private: another principal does not see it.
 		res2 := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{{Name: "mine"}}}
 		res2.TTLMs = 60_000
-		s.listFill(g, listPrompts, "", false)(res2)
+		s.lists.listFill(g, listPrompts, "", false)(res2)
 		if pin == "" {
 			if _, ok := cachedList(s, listPrompts, "", false, func(r *mcp.ListPromptsResult) *mcp.ListPromptsResult { return r }); !ok {
 				t.Fatal("a list without cacheScope was not kept for its principal")

@@ -36,11 +36,19 @@ func (s *Session) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
 	})
 }
 
+// sessionLogLevel brings the session's log level to each new connection. The level itself is the session's
+// (Session.logLevel, kept in its record); SetLogLevel, an MCP operation, changes it. The session holds it as
+// Session.logLevels.
+type sessionLogLevel struct {
+	s *Session
+}
+
 // applyLogLevel sends the session's log level, if it has one, to a handshake-era server that declares
 // logging, on a new connection g: the server's level lives and dies with its session. On 2026-07-28 there
 // is nothing to send ahead (the level travels with every request). Best effort: a failure is logged and
 // the connection used anyway.
-func (s *Session) applyLogLevel(ctx context.Context, g *generation) {
+func (l *sessionLogLevel) applyLogLevel(ctx context.Context, g *generation) {
+	s := l.s
 	s.mu.Lock()
 	lvl := s.logLevel
 	s.mu.Unlock()
@@ -53,8 +61,9 @@ func (s *Session) applyLogLevel(ctx context.Context, g *generation) {
 }
 
 // renewLogLevel is applyLogLevel on a reconnection, bounded like a handshake.
-func (s *Session) renewLogLevel(g *generation) {
+func (l *sessionLogLevel) renewLogLevel(g *generation) {
+	s := l.s
 	ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
 	defer cancel()
-	s.applyLogLevel(ctx, g)
+	s.logLevels.applyLogLevel(ctx, g)
 }

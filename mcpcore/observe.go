@@ -79,10 +79,17 @@ func (NopObserver) Reconnected(string, TransportKind, bool)                     
 func (NopObserver) EventDropped()                                                     {}
 func (NopObserver) MessageTransferred(TransportKind, bool, int)                       {}
 
+// sessionMetrics tells the core's Observer a session's facts: its messages, its states and its end, and the
+// names its server listed. Session embeds it, so ObserveMessage is the session's method.
+type sessionMetrics struct {
+	s *Session
+}
+
 // ObserveMessage tells the core's Observer of one JSON-RPC message of n bytes sent to (sent) or received
 // from the session's server. The transports call it once per message on the wire; it is cheap and safe
 // for concurrent use.
-func (s *Session) ObserveMessage(sent bool, n int) {
+func (m *sessionMetrics) ObserveMessage(sent bool, n int) {
+	s := m.s
 	s.core.obs.MessageTransferred(s.server.Transport, sent, n)
 }
 
@@ -161,7 +168,8 @@ func (l *listedNames) learn(server, method string, n int, name func(int) string)
 }
 
 // learnListed records the names of a list result of the session's server, when the server is configured.
-func (s *Session) learnListed(method string, n int, name func(int) string) {
+func (m *sessionMetrics) learnListed(method string, n int, name func(int) string) {
+	s := m.s
 	if _, ok := s.core.table()[s.server.Name]; ok {
 		s.core.listed.learn(s.server.Name, method, n, name)
 	}
@@ -180,7 +188,8 @@ func (l *listedNames) target(server, method, name string) string {
 
 // observeState tells the Observer of a state change of s, and of its end when to is StateClosed.
 // errorType is the class of a failed opening; a session whose supervision gave up is "unavailable".
-func (s *Session) observeState(from, to SessionState, version, errorType string) {
+func (m *sessionMetrics) observeState(from, to SessionState, version, errorType string) {
+	s := m.s
 	version = versionLabel(version)
 	s.core.obs.SessionStateChanged(s.server.Name, from, to)
 	if to != StateClosed {

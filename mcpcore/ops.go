@@ -240,7 +240,7 @@ func (s *Session) ListTools(ctx context.Context, params *mcp.ListToolsParams, op
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
-		fill := s.listFill(g, listTools, p.Cursor, bypass)
+		fill := s.lists.listFill(g, listTools, p.Cursor, bypass)
 		r, err := g.cs.ListTools(ctx, &p)
 		if err == nil {
 			fill(r)
@@ -268,7 +268,7 @@ func (s *Session) ListResources(ctx context.Context, params *mcp.ListResourcesPa
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
-		fill := s.listFill(g, listResources, p.Cursor, bypass)
+		fill := s.lists.listFill(g, listResources, p.Cursor, bypass)
 		r, err := g.cs.ListResources(ctx, &p)
 		if err == nil {
 			fill(r)
@@ -296,7 +296,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, params *mcp.ListRes
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
-		fill := s.listFill(g, listTemplates, p.Cursor, bypass)
+		fill := s.lists.listFill(g, listTemplates, p.Cursor, bypass)
 		r, err := g.cs.ListResourceTemplates(ctx, &p)
 		if err == nil {
 			fill(r)
@@ -324,7 +324,7 @@ func (s *Session) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams
 			p = *params
 		}
 		p.Meta = s.meta(ctx, call, g, p.Meta)
-		fill := s.listFill(g, listPrompts, p.Cursor, bypass)
+		fill := s.lists.listFill(g, listPrompts, p.Cursor, bypass)
 		r, err := g.cs.ListPrompts(ctx, &p)
 		if err == nil {
 			fill(r)
@@ -651,7 +651,7 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 // resubscribe renews the session's resource subscriptions and log level on a new connection (best effort,
 // logged).
 func (s *Session) resubscribe(g *generation) {
-	s.renewLogLevel(g)
+	s.logLevels.renewLogLevel(g)
 	s.mu.Lock()
 	uris := slices.Sorted(maps.Keys(s.subs))
 	s.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,9 +17,6 @@ import (
 
 // handshakeTimeout bounds a reconnection's handshake (the first one is bounded by Open's context).
 const handshakeTimeout = 30 * time.Second
-
-// stableAfter is how long a connection must have lived for the supervisor to reset its backoff.
-const stableAfter = 30 * time.Second
 
 // Session is one host's session with one upstream MCP server. It survives crashes and lost HTTP sessions
 // of the server (supervision reconnects it), and ends only with Close, Core.Close, or when supervision
@@ -87,13 +83,18 @@ type Session struct {
 	reattachNext atomic.Pointer[reattachState]
 	restoredWG   sync.WaitGroup
 
-	handlers sessionHandlers // its SDK client's options and the server's requests and notifications (handlers.go)
-	refs     requestRefs     // server requests on their way from the wire tap to a handler (wiretap.go)
-	ops      sessionOps      // times and traces its upstream requests (trace.go)
-	requests sessionRequests // raises its server requests for hosts (serverrequests.go)
-	access   sessionAccess   // applies its server's policy (policy.go)
-	outcomes callOutcomes    // one outcome per call id: resumed and kept calls (resume.go)
-	callIDs  sessionCallIDs  // its call-id records scheduled for deletion at their TTL (callids.go); guarded by Core.callIDs.mu
+	lists          sessionLists         // its half of the core's list cache (listcache.go)
+	logLevels      sessionLogLevel      // brings its log level to each connection (loglevel.go)
+	auth           sessionAuthorization // its server's HTTP authorization (authorization.go)
+	sessionMetrics                      // tells the core's Observer its facts (observe.go)
+	supervisor     sessionSupervisor    // reconnects it when its connection ends (supervise.go)
+	handlers       sessionHandlers      // its SDK client's options and the server's requests and notifications (handlers.go)
+	refs           requestRefs          // server requests on their way from the wire tap to a handler (wiretap.go)
+	ops            sessionOps           // times and traces its upstream requests (trace.go)
+	requests       sessionRequests      // raises its server requests for hosts (serverrequests.go)
+	access         sessionAccess        // applies its server's policy (policy.go)
+	outcomes       callOutcomes         // one outcome per call id: resumed and kept calls (resume.go)
+	callIDs        sessionCallIDs       // its call-id records scheduled for deletion at their TTL (callids.go); guarded by Core.callIDs.mu
 
 	// What was restored from the store for its calls and waits for their retries (durable.go, approval.go).
 	restoredRounds    keptCalls[*restoredCall]     // MRTR rounds, by call id
@@ -140,14 +141,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		closeDone:        make(chan struct{}),
 		superDone:        make(chan struct{}),
 	}
-	s.records.s = s
-	s.ops.s = s
-	s.requests.s = s
-	s.access.s = s
-	s.outcomes.s = s
-	s.tasks.s = s
-	s.handlers.s = s
-	s.requests.s = s
+	linkConcerns(s)
 	s.logger = redactLogger(c.logger, s.red).With("session", id, "server", cfg.Name)
 	s.events.obs = c.obs
 	if p.Roots != nil {
@@ -156,6 +150,23 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		s.roots = slices.Clone(cfg.Roots)
 	}
 	return s
+}
+
+// linkConcerns gives the session's concern types (sessionRecords, sessionOps, …: a type per concern, in
+// the file named for it) their back pointer to s.
+func linkConcerns(s *Session) {
+	s.records.s = s
+	s.ops.s = s
+	s.access.s = s
+	s.outcomes.s = s
+	s.tasks.s = s
+	s.handlers.s = s
+	s.supervisor.s = s
+	s.lists.s = s
+	s.logLevels.s = s
+	s.auth.s = s
+	s.sessionMetrics.s = s
+	s.requests.s = s
 }
 
 // ID is the session's bridge-wide id ("s-…"), unguessable.
@@ -347,9 +358,9 @@ func (s *Session) start(ctx context.Context) error {
 		s.closeOnce.Do(func() {})
 		return err
 	}
-	s.applyLogLevel(ctx, g)
+	s.logLevels.applyLogLevel(ctx, g)
 	s.install(g, "connected")
-	go s.supervise(g)
+	go s.supervisor.supervise(g)
 	return nil
 }
 
@@ -524,132 +535,6 @@ func (s *Session) connect(ctx context.Context) (*generation, error) {
 
 // listenAckWait bounds the wait for a 2026-07-28 server's notifications/subscriptions/acknowledged.
 const listenAckWait = 5 * time.Second
-
-// supervise owns the session's connections (see the state machine above): it waits for the live one to
-// end and, unless the session is closing, closes it and reconnects with backoff (exponential, with
-// jitter, bounded by the server's RestartPolicy; at once when the HTTP server lost the session). It exits
-// when the session closes — having closed the live connection — or when supervision gives up (the
-// session then closes itself).
-func (s *Session) supervise(g *generation) {
-	defer close(s.superDone)
-	pol := s.server.Restart
-	streak := 0 // reconnections of short-lived connections, for the backoff
-	for {
-		g.watch()
-		select {
-		case <-g.ended:
-		case <-s.ctx.Done():
-		}
-		if s.ctx.Err() == nil && s.core.keeping() && s.server.Transport != TransportStdio {
-			// Kept for a restart: no reconnection while the bridge drains; the session waits for its close.
-			<-s.ctx.Done()
-		}
-		if s.ctx.Err() != nil {
-			// A session kept for the next process keeps its HTTP session on the server: no DELETE.
-			g.close(!g.dead.Load() && !(s.core.keeping() && s.server.Transport != TransportStdio))
-			return
-		}
-		reason := g.endReason()
-		if p := g.proc.Load(); p != nil && p.waitFor(exitReasonWait) {
-			reason = "server process exited: " + p.exitStatus() // says more than the EOF on its stdout
-		}
-		lost := g.lost.Load()
-		if lost {
-			reason = "server lost the session; re-initializing"
-		}
-		s.setState(StateReconnecting, reason, nil)
-		g.close(false)
-		s.refs.drop(g.tap)
-		if pol.MaxRestarts <= 0 {
-			s.giveUp(reason+"; restarts are disabled", reason)
-			return
-		}
-		if time.Since(g.start) >= stableAfter {
-			streak = 0
-		}
-		delay := backoff(pol, streak)
-		if lost {
-			delay = 0
-		}
-		ng, err := s.reconnect(pol, delay, streak)
-		if err != nil {
-			if s.ctx.Err() == nil {
-				s.giveUp(err.Error(), reason)
-			}
-			return
-		}
-		if lost {
-			s.core.stats.reinitialized.Add(1)
-		} else {
-			s.core.stats.restarts.Add(1)
-		}
-		s.core.obs.Reconnected(s.server.Name, s.server.Transport, lost)
-		g = ng
-		streak++
-		s.install(ng, "reconnected")
-		s.resubscribe(ng)
-	}
-}
-
-// reconnect tries to connect after delay, and again with backoff after each failure, at most
-// pol.MaxRestarts times in a row. Each failure is published (the reason of the Reconnecting state), so
-// that calls waiting for the session fail with ErrUnavailable instead of waiting for the next attempt.
-// It returns an error when it gives up or the session closes.
-func (s *Session) reconnect(pol RestartPolicy, delay time.Duration, streak int) (*generation, error) {
-	for failures := 1; ; failures++ {
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-s.ctx.Done():
-				t.Stop()
-				return nil, s.ctx.Err()
-			}
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, handshakeTimeout)
-		ng, err := s.connect(ctx)
-		cancel()
-		if s.ctx.Err() != nil {
-			if ng != nil {
-				_ = ng.cs.Close()
-				ng.cancel()
-			}
-			return nil, s.ctx.Err()
-		}
-		if err == nil {
-			return ng, nil
-		}
-		s.logger.Warn("reconnect failed", "attempt", failures, "error", err)
-		if failures >= pol.MaxRestarts {
-			return nil, fmt.Errorf("gave up after %d failed reconnections: %v", failures, err)
-		}
-		s.mu.Lock()
-		s.reconnectErr = err
-		s.mu.Unlock()
-		s.setState(StateReconnecting, fmt.Sprintf("reconnect attempt %d failed: %v", failures, err), nil)
-		delay = backoff(pol, streak+failures)
-	}
-}
-
-// backoff is InitialBackoff·2^n capped at MaxBackoff, with jitter: a uniform value in [d/2, d].
-func backoff(pol RestartPolicy, n int) time.Duration {
-	d := pol.InitialBackoff
-	for i := 0; i < n && d < pol.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, pol.MaxBackoff)
-	return d/2 + rand.N(d/2+1)
-}
-
-// giveUp closes the session from the supervisor: Close waits for the supervisor, so it runs in its own
-// goroutine, which ends when Close has finished. Calls fail with ErrUnavailable and the reason.
-func (s *Session) giveUp(reason, lastEnd string) {
-	reason, lastEnd = s.red.redact(reason), s.red.redact(lastEnd)
-	s.logger.Error("session failed", "reason", reason, "connection", lastEnd)
-	go func() {
-		_ = s.closeWith(context.Background(), reason, fmt.Errorf("%w: session closed: %s", ErrUnavailable, reason))
-	}()
-}
 
 // acquire returns the live connection, waiting while the session connects or a reconnection is under way.
 // While the session is Reconnecting after a failed attempt (the server is down) it fails at once with

@@ -16,6 +16,7 @@ import (
 func TestBadFrameLogThrottled(t *testing.T) {
 	var buf bytes.Buffer
 	s := &Session{core: &Core{}, logger: slog.New(slog.NewJSONHandler(&buf, nil))}
+	linkConcerns(s)
 	tap := newWireTap(s, nil)
 	const frames = 10_000
 	for range frames {
@@ -61,7 +62,7 @@ func TestDescriptorReserveRefusesNewSessions(t *testing.T) {
 func TestNotificationFloodBounded(t *testing.T) {
 	c := &Core{}
 	s := &Session{core: c, logger: slog.New(slog.DiscardHandler), events: newEventLog("s1", Limits{})}
-	s.handlers.s = s
+	linkConcerns(s)
 	tap := newWireTap(s, nil)
 	const sent = 50_000
 	sub := s.events.subscribe(sent + 10) // room for every event: none lost by the subscription itself
