@@ -106,12 +106,21 @@ var ErrNotHeld = errors.New("state: write refused: this replica does not hold th
 // (Core.Stats) and logged; only the request it belonged to fails.
 var ErrBadMessage = errors.New("bad message from the server")
 
+// badMessages is a session's path for its server's unusable data (reportBad) and the throttle of its log
+// lines about results the service could not use (BadMessage). Session embeds it, so BadMessage is the
+// session's method.
+type badMessages struct {
+	s      *Session
+	badLog logThrottle // the log lines about the server's unusable data past the frames (BadMessage)
+}
+
 // reportBad is the one path of the server's unusable data: a frame too large (oversized) or not valid
 // JSON-RPC, a response nested too deeply, a response the SDK could not use, a result the service could
 // not convert (BadMessage). Each is counted (Stats.OversizedMessages or Stats.MalformedMessages) and logged
 // (the session's logger names the session and server), at most badFrameLogBurst lines at once and then one per
 // badFrameLogWindow per throttle (a connection's frames, or the session's results).
-func (s *Session) reportBad(throttle *logThrottle, oversized bool, problem string, args ...any) {
+func (b *badMessages) reportBad(throttle *logThrottle, oversized bool, problem string, args ...any) {
+	s := b.s
 	if oversized {
 		s.core.stats.oversized.Add(1)
 	} else {
@@ -125,8 +134,9 @@ func (s *Session) reportBad(throttle *logThrottle, oversized bool, problem strin
 // BadMessage reports data of the session's server that the caller could not use (the service's
 // conversion of a result) on the core's one path for bad upstream data (counted, logged: reportBad), and
 // returns err wrapped in ErrBadMessage.
-func (s *Session) BadMessage(err error) error {
-	s.reportBad(&s.badLog, false, "unusable result", "error", err)
+func (b *badMessages) BadMessage(err error) error {
+	s := b.s
+	s.reportBad(&b.badLog, false, "unusable result", "error", err)
 	if errors.Is(err, ErrBadMessage) {
 		return err
 	}

@@ -324,3 +324,32 @@ func (s *Subscription) dropLocked(seq uint64) {
 	default: // already signalled and not yet received
 	}
 }
+
+// sessionEvents is a session's event log and the subscriptions hosts take to it. Session embeds it, so
+// Subscribe and SubscribeNotify are the session's methods and s.events its log.
+type sessionEvents struct {
+	s      *Session
+	events *eventLog
+}
+
+// Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:
+// Limits.EventBuffer). The caller must Close it; it is closed by the session after the final state event.
+func (e *sessionEvents) Subscribe(buf int) *Subscription {
+	s := e.s
+	if buf <= 0 {
+		buf = s.core.limits.EventBuffer
+	}
+	return s.events.subscribe(buf)
+}
+
+// SubscribeNotify returns a pull subscription to the session's events (Subscription.Take): it queues up to
+// buf events (zero or less: the configured EventBuffer) without allocating a buffer up front, and calls
+// notify whenever there is something to take. notify must not block or call into the session: it runs while
+// the session publishes.
+func (e *sessionEvents) SubscribeNotify(buf int, notify func()) *Subscription {
+	s := e.s
+	if buf <= 0 {
+		buf = s.core.limits.EventBuffer
+	}
+	return s.events.subscribeNotify(buf, notify)
+}

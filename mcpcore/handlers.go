@@ -268,16 +268,3 @@ func safeCall(s *Session, name string, f func()) {
 	}()
 	f()
 }
-
-// hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
-// streams its requests to its caller, or a host is attached to the session (AttachHost).
-func (s *Session) hostCouldAnswer(call *activeCall) bool {
-	var origin string
-	if call != nil {
-		origin = call.id
-	}
-	if s.core.dispatcher.callWatched(s.id, origin) {
-		return true
-	}
-	return !s.core.hostsTracked.Load() || s.hostsAttached.Load() > 0
-}

@@ -236,7 +236,7 @@ func (rq *sessionRequests) handleRoots(ctx context.Context, p *mcp.ListRootsPara
 	if roots == nil {
 		roots = []*mcp.Root{}
 	}
-	if local || !s.hostCouldAnswer(call) {
+	if local || !s.requests.hostCouldAnswer(call) {
 		return &mcp.ListRootsResult{Roots: roots}, nil
 	}
 	if p == nil {
@@ -259,4 +259,18 @@ func (rq *sessionRequests) handleRoots(ctx context.Context, p *mcp.ListRootsPara
 		return a.Roots, nil
 	}
 	return nil, errWrongAnswer
+}
+
+// hostCouldAnswer reports whether a server request of call (nil: none) has a host to reach: the call
+// streams its requests to its caller, or a host is attached to the session (AttachHost).
+func (r *sessionRequests) hostCouldAnswer(call *activeCall) bool {
+	s := r.s
+	var origin string
+	if call != nil {
+		origin = call.id
+	}
+	if s.core.dispatcher.callWatched(s.id, origin) {
+		return true
+	}
+	return !s.core.hostsTracked.Load() || s.hostsAttached.Load() > 0
 }

@@ -44,8 +44,8 @@ type Session struct {
 	adHoc            bool
 	logger           *slog.Logger // redacts the server's secrets (redact.go)
 	red              *redactor    // the server's secrets, for errors and state reasons
-	badLog           logThrottle  // the log lines about the server's unusable data past the frames (BadMessage)
-	events           *eventLog
+	sessionEvents                 // its event log and the subscriptions to it (events.go)
+	badMessages                   // its server's unusable data, counted and logged (errors.go)
 
 	// ctx ends when Close begins; every call and connection of the session derives from it.
 	ctx    context.Context
@@ -127,7 +127,7 @@ func newSession(c *Core, id string, p OpenParams, cfg ServerConfig) *Session {
 		clientInfo:       info,
 		created:          time.Now(),
 		red:              newRedactor(cfg),
-		events:           newEventLog(id, c.limits),
+		sessionEvents:    sessionEvents{events: newEventLog(id, c.limits)},
 		ctx:              ctx,
 		cancel:           cancel,
 		state:            StateConnecting,
@@ -166,6 +166,8 @@ func linkConcerns(s *Session) {
 	s.logLevels.s = s
 	s.auth.s = s
 	s.sessionMetrics.s = s
+	s.sessionEvents.s = s
+	s.badMessages.s = s
 	s.requests.s = s
 }
 
@@ -260,26 +262,6 @@ func (s *Session) Roots() []*mcp.Root {
 func (g *generation) toolTasks() bool {
 	p := g.rawCaps.Load()
 	return p != nil && p.tasks != nil && p.tasks.ToolCall
-}
-
-// Subscribe returns a subscription to the session's events from now on, with a buffer of buf events (0:
-// Limits.EventBuffer). The caller must Close it; it is closed by the session after the final state event.
-func (s *Session) Subscribe(buf int) *Subscription {
-	if buf <= 0 {
-		buf = s.core.limits.EventBuffer
-	}
-	return s.events.subscribe(buf)
-}
-
-// SubscribeNotify returns a pull subscription to the session's events (Subscription.Take): it queues up to
-// buf events (zero or less: the configured EventBuffer) without allocating a buffer up front, and calls
-// notify whenever there is something to take. notify must not block or call into the session: it runs while
-// the session publishes.
-func (s *Session) SubscribeNotify(buf int, notify func()) *Subscription {
-	if buf <= 0 {
-		buf = s.core.limits.EventBuffer
-	}
-	return s.events.subscribeNotify(buf, notify)
 }
 
 // modern reports whether the negotiated version is 2026-07-28 or later (stateless era).

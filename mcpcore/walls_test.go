@@ -61,7 +61,7 @@ func TestDescriptorReserveRefusesNewSessions(t *testing.T) {
 // EventDropped with the count when the next one passes.
 func TestNotificationFloodBounded(t *testing.T) {
 	c := &Core{}
-	s := &Session{core: c, logger: slog.New(slog.DiscardHandler), events: newEventLog("s1", Limits{})}
+	s := &Session{core: c, logger: slog.New(slog.DiscardHandler), sessionEvents: sessionEvents{events: newEventLog("s1", Limits{})}}
 	linkConcerns(s)
 	tap := newWireTap(s, nil)
 	const sent = 50_000
