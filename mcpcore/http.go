@@ -527,28 +527,14 @@ func (s *sseTap) frame(msg jsonrpc.Message) []byte {
 	return append(append([]byte("data: "), b...), '\n')
 }
 
-// readSSELine reads one line, keeping at most 4 KiB of a line longer than max (oversized).
+// readSSELine reads one line, keeping at most 4 KiB of a line longer than max (oversized); an oversized
+// line ends in a newline all the same, so the SSE parser sees where it ends.
 func readSSELine(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
-	for {
-		frag, ferr := br.ReadSlice('\n')
-		size += len(frag)
-		switch {
-		case oversized:
-		case len(line)+len(frag) > max+16:
-			oversized = true
-			line = append(line, frag...)
-			line = line[:min(len(line), 4<<10)]
-		default:
-			line = append(line, frag...)
-		}
-		if errors.Is(ferr, bufio.ErrBufferFull) {
-			continue
-		}
-		if oversized && !bytes.HasSuffix(line, []byte("\n")) {
-			line = append(line, '\n')
-		}
-		return line, size, oversized, ferr
+	line, size, oversized, err = readBoundedLine(br, max+16, 4<<10)
+	if oversized && !bytes.HasSuffix(line, []byte("\n")) {
+		line = append(line, '\n')
 	}
+	return line, size, oversized, err
 }
 
 // headerSafe refuses a name or URI that an upstream transport cannot carry: on a 2026-07-28 Streamable

@@ -232,7 +232,7 @@ func pumpStderr(s *Session, r *os.File, pid int) {
 	tokens, last := float64(stderrBurst), time.Now()
 	var dropped uint64
 	for {
-		line, err := readBoundedLine(br, stderrMaxLine)
+		line, _, _, err := readBoundedLine(br, stderrMaxLine, stderrMaxLine)
 		if len(line) > 0 {
 			now := time.Now()
 			tokens = min(float64(stderrBurst), tokens+now.Sub(last).Seconds()*stderrRate)
@@ -255,21 +255,6 @@ func pumpStderr(s *Session, r *os.File, pid int) {
 			}
 			return
 		}
-	}
-}
-
-// readBoundedLine reads one line, keeping at most max bytes of it.
-func readBoundedLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if room := max - len(line); room > 0 {
-			line = append(line, frag[:min(len(frag), room)]...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return line, err
 	}
 }
 
@@ -303,26 +288,35 @@ func (c *stdioConn) reply(msg jsonrpc.Message) {
 // the line's first 4 KiB with oversized set, having discarded the rest. size is the line's full length;
 // blank lines have size 0.
 func readFrame(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
+	line, size, oversized, err = readBoundedLine(br, max+2, 4<<10) // room for "\r\n"
+	if !oversized {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			size = 0
+		}
+	}
+	return line, size, oversized, err
+}
+
+// readBoundedLine is the one bounded line reader of the servers' byte streams (a stdio server's stdout and
+// stderr, an SSE stream): it reads one line through br's buffer, keeping it whole while it is within limit
+// bytes (the newline included) and only its first keep bytes past that (oversized; the rest is read and
+// dropped, so a line of any length costs at most limit + keep). size is the line's full length.
+func readBoundedLine(br *bufio.Reader, limit, keep int) (line []byte, size int, oversized bool, err error) {
 	for {
 		frag, ferr := br.ReadSlice('\n')
 		size += len(frag)
 		switch {
 		case oversized:
-		case len(line)+len(frag) > max+2: // room for "\r\n"
+		case len(line)+len(frag) > limit:
 			oversized = true
 			line = append(line, frag...)
-			line = line[:min(len(line), 4<<10)]
+			line = line[:min(len(line), keep)]
 		default:
 			line = append(line, frag...)
 		}
 		if errors.Is(ferr, bufio.ErrBufferFull) {
 			continue
-		}
-		if !oversized {
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
-				size = 0
-			}
 		}
 		return line, size, oversized, ferr
 	}
