@@ -75,7 +75,7 @@ func (ap *approvalAPI) watchApprovalEvents(req *pb.WatchEventsRequest, stream gr
 	s := ap.s
 	feed := s.newApprovalFeed(identity(stream.Context()), "", nil)
 	defer feed.close()
-	return s.serveWatchedFeed(feed, req, stream)
+	return s.serveFeed(feed, req, stream)
 }
 
 // approvalToProto converts an approval request's payload. Its arguments are the bridge's own canonical

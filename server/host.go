@@ -302,36 +302,20 @@ func (ha *hostAPI) WatchEvents(req *pb.WatchEventsRequest, stream grpc.ServerStr
 	defer detach()
 	feed := s.newEventFeed(Principal(ctx), sess.ID(), sess, "", nil)
 	defer feed.sub.Close()
-	if err := feed.startWatch(req, stream); err != nil {
-		return err
+	return s.serveFeed(feed, req, stream)
+}
+
+func (f *eventFeed) subscription() *mcpcore.Subscription { return f.sub }
+
+// event converts one of the session's events for WatchEvents: a session served by another replica now ends
+// the stream (the host watches again through the proxy), and what the move hides is skipped.
+func (f *eventFeed) event(ev *mcpcore.Event) (*pb.Event, bool, error) {
+	if err := f.svc.movedError(*ev); err != nil {
+		return nil, false, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return contextStatus(ctx)
-		case <-s.streamsEnd:
-			return statusShuttingDown()
-		case <-feed.sub.Gap():
-			for _, pe := range feed.resync() {
-				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
-					return err
-				}
-			}
-		case ev, ok := <-feed.sub.C():
-			if !ok {
-				return nil // the session closed; its final state event was the last
-			}
-			if err := s.movedError(*ev); err != nil {
-				return err // served by another replica now: the host watches again through the proxy
-			}
-			if s.hiddenByMove(*ev) {
-				continue
-			}
-			if pe, ok := feed.convert(*ev); ok {
-				if err := stream.Send(&pb.WatchEventsResponse{Event: pe}); err != nil {
-					return err
-				}
-			}
-		}
+	if f.svc.hiddenByMove(*ev) {
+		return nil, false, nil
 	}
+	pe, ok := f.convert(*ev)
+	return pe, ok, nil
 }

@@ -64,7 +64,7 @@ func (ha *hostAPI) watchOpeningEvents(req *pb.WatchEventsRequest, stream grpc.Se
 	s := ha.s
 	feed := s.newOpeningFeed(Principal(stream.Context()), "", nil)
 	defer feed.close()
-	return s.serveWatchedFeed(feed, req, stream)
+	return s.serveFeed(feed, req, stream)
 }
 
 // watchedFeed is a requestFeed read from a dispatcher watch rather than a session's event log: the opening
@@ -107,14 +107,34 @@ func (f *watchedFeed) next(ev *mcpcore.Event) (*pb.Event, bool) {
 // delivered that ended meanwhile.
 func (f *watchedFeed) resync() []*pb.Event { return f.undeliveredAndEnded() }
 
-// serveWatchedFeed is WatchEvents on a watched feed: its pending requests first (unless include_pending is
-// false), then its events, until the client goes away or shutdown.
-func (ha *hostAPI) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
+// watchFeed is what one WatchEvents stream serves: a session's events (eventFeed) or a dispatcher watch
+// (watchedFeed: opening requests, approvals). serveFeed is the one loop that serves either.
+type watchFeed interface {
+	startWatch(req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error
+	subscription() *mcpcore.Subscription
+	// resync returns what a full buffer lost.
+	resync() []*pb.Event
+	// event converts one event; ok is false for one this stream skips, and an error ends the stream.
+	event(ev *mcpcore.Event) (pe *pb.Event, ok bool, err error)
+}
+
+func (f *watchedFeed) subscription() *mcpcore.Subscription { return f.watch }
+
+func (f *watchedFeed) event(ev *mcpcore.Event) (*pb.Event, bool, error) {
+	pe, ok := f.next(ev)
+	return pe, ok, nil
+}
+
+// serveFeed is WatchEvents on a feed: its pending requests first (unless include_pending is false), then its
+// events, until the client goes away, the subscription ends (a session's, after its final state event) or
+// the bridge shuts down.
+func (ha *hostAPI) serveFeed(feed watchFeed, req *pb.WatchEventsRequest, stream grpc.ServerStreamingServer[pb.WatchEventsResponse]) error {
 	s := ha.s
 	ctx := stream.Context()
 	if err := feed.startWatch(req, stream); err != nil {
 		return err
 	}
+	sub := feed.subscription()
 	send := func(pe *pb.Event) error { return stream.Send(&pb.WatchEventsResponse{Event: pe}) }
 	for {
 		select {
@@ -122,14 +142,21 @@ func (ha *hostAPI) serveWatchedFeed(feed *watchedFeed, req *pb.WatchEventsReques
 			return contextStatus(ctx)
 		case <-s.streamsEnd:
 			return statusShuttingDown()
-		case <-feed.watch.Gap():
+		case <-sub.Gap():
 			for _, pe := range feed.resync() {
 				if err := send(pe); err != nil {
 					return err
 				}
 			}
-		case ev := <-feed.watch.C():
-			if pe, ok := feed.next(ev); ok {
+		case ev, ok := <-sub.C():
+			if !ok {
+				return nil
+			}
+			pe, ok, err := feed.event(ev)
+			if err != nil {
+				return err
+			}
+			if ok {
 				if err := send(pe); err != nil {
 					return err
 				}
