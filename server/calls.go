@@ -75,24 +75,10 @@ func detachCall(ctx context.Context, tc *toolCall, useRelease func()) func() {
 	return func() {}
 }
 
-// useFor is use for an RPC about one call or task of the session: after the session, the item's id (field)
-// is required.
-func (c *toolCalls) useFor(ctx context.Context, sessionID, field, id string) (*mcpcore.Session, func(), error) {
-	sess, release, err := c.s.use(ctx, sessionID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if id == "" {
-		release()
-		return nil, nil, invalidArgument(required(field))
-	}
-	return sess, release, nil
-}
-
 // CancelCall cancels a call in flight in the session, detached or not (ADR 0105).
 func (c *toolCalls) CancelCall(ctx context.Context, req *pb.CancelCallRequest) (*pb.CancelCallResponse, error) {
 	s := c.s
-	sess, release, err := c.useFor(ctx, req.GetSessionId(), "call_id", req.GetCallId())
+	sess, release, err := c.s.useFor(ctx, req.GetSessionId(), "call_id", req.GetCallId())
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +125,7 @@ func (c *toolCalls) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.
 // GetTask polls a task the server runs.
 func (c *toolCalls) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
 	s := c.s
-	sess, release, err := c.useFor(ctx, req.GetSessionId(), "task_id", req.GetTaskId())
+	sess, release, err := c.s.useFor(ctx, req.GetSessionId(), "task_id", req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +155,7 @@ func (c *toolCalls) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.Ge
 // CancelTask asks the server to cancel a task and reports the task's state afterwards.
 func (c *toolCalls) CancelTask(ctx context.Context, req *pb.CancelTaskRequest) (*pb.CancelTaskResponse, error) {
 	s := c.s
-	sess, release, err := c.useFor(ctx, req.GetSessionId(), "task_id", req.GetTaskId())
+	sess, release, err := c.s.useFor(ctx, req.GetSessionId(), "task_id", req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}

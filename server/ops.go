@@ -134,14 +134,11 @@ func (o *upstreamOps) ListResourceTemplates(ctx context.Context, req *pb.ListRes
 // ReadResource reads a resource; a resource the server does not have is NOT_FOUND.
 func (o *upstreamOps) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
 	s := o.s
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	sess, release, err := s.useFor(ctx, req.GetSessionId(), "uri", req.GetUri())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if req.GetUri() == "" {
-		return nil, invalidArgument(required("uri"))
-	}
 	m, err := hostMeta(req.GetMeta())
 	if err != nil {
 		return nil, toStatus(err)
@@ -165,14 +162,11 @@ func (o *upstreamOps) ReadResource(ctx context.Context, req *pb.ReadResourceRequ
 // SubscribeResource subscribes to a resource's updates (resource_updated events).
 func (o *upstreamOps) SubscribeResource(ctx context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
 	s := o.s
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	sess, release, err := s.useFor(ctx, req.GetSessionId(), "uri", req.GetUri())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if req.GetUri() == "" {
-		return nil, invalidArgument(required("uri"))
-	}
 	if err := sess.SubscribeResource(ctx, req.GetUri()); err != nil {
 		return nil, resourceStatus(err, req.GetUri())
 	}
@@ -182,14 +176,11 @@ func (o *upstreamOps) SubscribeResource(ctx context.Context, req *pb.SubscribeRe
 // UnsubscribeResource ends a resource subscription.
 func (o *upstreamOps) UnsubscribeResource(ctx context.Context, req *pb.UnsubscribeResourceRequest) (*pb.UnsubscribeResourceResponse, error) {
 	s := o.s
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	sess, release, err := s.useFor(ctx, req.GetSessionId(), "uri", req.GetUri())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if req.GetUri() == "" {
-		return nil, invalidArgument(required("uri"))
-	}
 	if err := sess.UnsubscribeResource(ctx, req.GetUri()); err != nil {
 		return nil, resourceStatus(err, req.GetUri())
 	}
@@ -212,14 +203,11 @@ func (o *upstreamOps) ListPrompts(ctx context.Context, req *pb.ListPromptsReques
 // GetPrompt renders a prompt.
 func (o *upstreamOps) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
 	s := o.s
-	sess, release, err := s.use(ctx, req.GetSessionId())
+	sess, release, err := s.useFor(ctx, req.GetSessionId(), "name", req.GetName())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if req.GetName() == "" {
-		return nil, invalidArgument(required("name"))
-	}
 	m, err := hostMeta(req.GetMeta())
 	if err != nil {
 		return nil, toStatus(err)

@@ -96,3 +96,17 @@ func (su *sessionUse) reapIdle() {
 		}
 	}
 }
+
+// useFor is use for an RPC about one item of the session (a call, a task, a resource, a prompt): after the
+// session, the item's id or name (field) is required.
+func (su *sessionUse) useFor(ctx context.Context, sessionID, field, id string) (*mcpcore.Session, func(), error) {
+	sess, release, err := su.use(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if id == "" {
+		release()
+		return nil, nil, invalidArgument(required(field))
+	}
+	return sess, release, nil
+}
