@@ -104,33 +104,28 @@ func (r *reloader) reload(trigger string) string {
 	gen := r.generation.Load()
 	cfg, err := r.fl.loadConfig()
 	if err != nil {
-		r.logger.Error("configuration not reloaded: the file is invalid; the configuration in force is kept",
+		return r.finish(reloadInvalid, err, slog.LevelError, "configuration not reloaded: the file is invalid; the configuration in force is kept",
 			"trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
-		return r.record(reloadInvalid, err)
 	}
 	changed := config.ChangedKeys(r.cfg, cfg)
 	if len(changed) == 0 {
-		r.logger.Debug("configuration unchanged", "trigger", trigger, "generation", gen)
-		return r.record(reloadUnchanged, nil)
+		return r.finish(reloadUnchanged, nil, slog.LevelDebug, "configuration unchanged", "trigger", trigger, "generation", gen)
 	}
 	if keys := config.RestartKeys(r.cfg, cfg); len(keys) > 0 {
 		err := fmt.Errorf("%s: %s changed and needs a restart; nothing of the file was applied", cfg.File, strings.Join(keys, ", "))
-		r.logger.Error("configuration not reloaded: a key needs a restart; the configuration in force is kept",
+		return r.finish(reloadRefused, err, slog.LevelError, "configuration not reloaded: a key needs a restart; the configuration in force is kept",
 			"trigger", trigger, "keys", keys, "error", err.Error(), "generation", gen)
-		return r.record(reloadRefused, err)
 	}
 	ls, ok := r.b.svc.(liveService)
 	if !ok {
 		err := errors.New("this service cannot take a new configuration while it serves")
-		r.logger.Error("configuration not reloaded", "trigger", trigger, "error", err)
-		return r.record(reloadFailed, err)
+		return r.finish(reloadFailed, err, slog.LevelError, "configuration not reloaded", "trigger", trigger, "error", err)
 	}
 	rotated := slices.Contains(changed, "state.key")
 	if rotated {
 		if err := r.rekey(cfg.State.Key.Reveal()); err != nil {
 			err = fmt.Errorf("%s: %w; nothing of the file was applied", cfg.State.KeySource(), err)
-			r.logger.Error("configuration not reloaded: the state key cannot rotate; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
-			return r.record(reloadRefused, err)
+			return r.finish(reloadRefused, err, slog.LevelError, "configuration not reloaded: the state key cannot rotate; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
 		}
 	}
 	rep, err := ls.reconfigure(cfg, changed, r.logger)
@@ -140,8 +135,7 @@ func (r *reloader) reload(trigger string) string {
 				r.logger.Error("state key: the rotation could not be undone; the new key seals", "error", rerr)
 			}
 		}
-		r.logger.Error("configuration not reloaded; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
-		return r.record(reloadFailed, err)
+		return r.finish(reloadFailed, err, slog.LevelError, "configuration not reloaded; the configuration in force is kept", "trigger", trigger, "error", oneLine(err.Error()), "generation", gen)
 	}
 	r.b.setHosts(cfg)
 	r.b.setConsole(cfg)
@@ -153,9 +147,8 @@ func (r *reloader) reload(trigger string) string {
 	}
 	r.cfg = cfg
 	r.generation.Add(1)
-	r.logger.Info("configuration reloaded", "trigger", trigger, "generation", gen+1, "changed", changed,
+	return r.finish(reloadApplied, nil, slog.LevelInfo, "configuration reloaded", "trigger", trigger, "generation", gen+1, "changed", changed,
 		"servers_added", rep.Added, "servers_removed", rep.Removed, "servers_changed", rep.Changed, "sessions_ending", rep.Retiring)
-	return r.record(reloadApplied, nil)
 }
 
 // rekey makes the key ring written in raw (state.ParseKeyRing) the state store's.
@@ -175,7 +168,15 @@ func (r *reloader) rekey(raw string) error {
 // rekeyTimeout bounds a rotation's check of the records and its write of the canary.
 const rekeyTimeout = 30 * time.Second
 
-func (r *reloader) record(result string, err error) string {
+// finish ends a reload: it publishes the result (/readyz, the metric) and then logs msg. The order matters: a
+// test or an operator that waits for the log line finds /readyz already showing this reload.
+func (r *reloader) finish(result string, err error, level slog.Level, msg string, args ...any) string {
+	r.record(result, err)
+	r.logger.Log(context.Background(), level, msg, args...)
+	return result
+}
+
+func (r *reloader) record(result string, err error) {
 	st := &reloadStatus{Generation: r.generation.Load(), File: r.cfg.File, LastAttempt: time.Now().UTC(), LastResult: result}
 	if err != nil {
 		st.LastError = oneLine(err.Error())
@@ -184,7 +185,6 @@ func (r *reloader) record(result string, err error) string {
 	if r.reloads != nil {
 		r.reloads.WithLabelValues(result).Inc()
 	}
-	return result
 }
 
 // watchedFiles are the files whose change triggers a reload: the configuration file, the tokens file, the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -44,8 +45,13 @@ func TestReloader(t *testing.T) {
 	}
 	svc := &fakeLive{}
 	var logs bytes.Buffer
-	b := &bridge{svc: svc, logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	r := newReloader(fl, b, cfg, nil)
+	// seen is the status /readyz showed when each reload's record was logged: a test or an operator that
+	// waits for the log line must find the status of that reload, not the one before it.
+	var r *reloader
+	var seen []*reloadStatus
+	h := handlerFunc{Handler: slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}), onHandle: func(slog.Record) { seen = append(seen, r.last.Load()) }}
+	b := &bridge{svc: svc, logger: slog.New(h)}
+	r = newReloader(fl, b, cfg, nil)
 
 	steps := []struct {
 		body, want string
@@ -62,6 +68,7 @@ func TestReloader(t *testing.T) {
 	}
 	for i, st := range steps {
 		logs.Reset()
+		seen = nil
 		write(st.body)
 		if got := r.reload("test"); got != st.want {
 			t.Fatalf("step %d: reload = %s, want %s; log: %s", i, got, st.want, logs.String())
@@ -72,13 +79,28 @@ func TestReloader(t *testing.T) {
 		if !strings.Contains(logs.String(), st.logs) {
 			t.Errorf("step %d: log %q lacks %q", i, logs.String(), st.logs)
 		}
-		if s := r.last.Load(); s.LastResult != st.want || s.Generation != st.gen {
+		s := r.last.Load()
+		if s.LastResult != st.want || s.Generation != st.gen {
 			t.Errorf("step %d: status %+v", i, s)
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != s {
+			t.Errorf("step %d: when the reload was logged /readyz still showed %+v, want %+v", i, seen, s)
 		}
 	}
 	if len(svc.applied) != 2 {
 		t.Errorf("%d configurations applied, want 2", len(svc.applied))
 	}
+}
+
+// handlerFunc is a slog.Handler that calls onHandle before it hands each record on.
+type handlerFunc struct {
+	slog.Handler
+	onHandle func(slog.Record)
+}
+
+func (h handlerFunc) Handle(ctx context.Context, rec slog.Record) error {
+	h.onHandle(rec)
+	return h.Handler.Handle(ctx, rec)
 }
 
 func TestCheckSubcommand(t *testing.T) {
