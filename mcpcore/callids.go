@@ -61,7 +61,7 @@ func inFlightRecord(sessionID string, call *activeCall) callRecord {
 	if call.resume != nil {
 		created = call.resume.rec.Created
 	}
-	return callRecord{Version: recordVersion, SessionID: sessionID, CallID: call.id, Method: call.method, Name: call.name, Digest: call.digest, InFlight: true, Created: created}
+	return callRecord{Version: recordVersion, SessionID: sessionID, CallID: call.id, Method: call.method, Name: call.name, Digest: call.digest.get(), InFlight: true, Created: created}
 }
 
 // callEnds settles the record of a call whose id is kept in the store (callBegins, or a resumed round)

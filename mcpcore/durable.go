@@ -418,7 +418,7 @@ func (r *sessionRecords) newResume(call *activeCall, args any) *callResume {
 		raw = b
 	}
 	cr := newCallResume(s.id, call.id, call.method, call.name, raw)
-	cr.rec.Digest = call.digest
+	cr.rec.Digest = call.digest.get()
 	return cr
 }
 

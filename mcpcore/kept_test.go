@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,4 +255,35 @@ func restoredSession(t *testing.T, withStore func(*Options), id string) (*Core, 
 		t.Fatal(err)
 	}
 	return c, s
+}
+
+// TestLazyDigest: a call's digest is callDigest of its tool and arguments, computed on the first get and
+// not before (most calls never ask), the same from every goroutine; a known one is given back as is.
+func TestLazyDigest(t *testing.T) {
+	args := json.RawMessage(`{"b":1, "a":[true,null]}`)
+	l := newLazyDigest("echo", args)
+	if l.d != "" || l.args == nil {
+		t.Fatalf("computed before it was asked: %+v", l)
+	}
+	want := callDigest("echo", json.RawMessage(`{"a":[true,null],"b":1}`))
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = l.get() })
+	}
+	wg.Wait()
+	for i, g := range got {
+		if g != want {
+			t.Errorf("get %d = %q, want %q", i, g, want)
+		}
+	}
+	if l.args != nil {
+		t.Error("the arguments are still held once the digest is known")
+	}
+	if d := knownDigest("abc").get(); d != "abc" {
+		t.Errorf("knownDigest = %q", d)
+	}
+	if d := (*lazyDigest)(nil).get(); d != "" {
+		t.Errorf("nil lazyDigest = %q, want \"\"", d)
+	}
 }

@@ -417,8 +417,9 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	// A call that was waiting for approval when the bridge restarted resumes its approval (approval.go),
 	// whether or not the retry says Resume: the call id names the call that was submitted for approval.
 	ra, _ := s.restoredApprovals.take(opts.CallID)
-	digest := callDigest(params.Name, args)
-	if !opts.Resume && ra == nil {
+	digest := newLazyDigest(params.Name, args)
+	// An id the caller minted (MintedID) is new: nothing is known under it, so it needs no check.
+	if !opts.Resume && ra == nil && !opts.MintedID {
 		// One outcome per call id (resume.go, docs/adr/0106): the same call delivered again (a transparent
 		// retry of a proxy's refused stream) is answered as a resumed call; a new call under a known id is
 		// refused.
@@ -443,7 +444,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 			params = &mcp.CallToolParams{Meta: params.Meta, Name: rc.rec.Name}
 			args = rc.rec.Arguments
 			if rc.rec.Digest != "" {
-				digest = rc.rec.Digest // the call's own, not what the retry repeats
+				digest = knownDigest(rc.rec.Digest) // the call's own, not what the retry repeats
 			}
 		}
 	}
@@ -458,7 +459,7 @@ func (s *Session) callTool(ctx context.Context, params *mcp.CallToolParams, opts
 	s.mu.Lock()
 	call.digest = digest
 	s.mu.Unlock()
-	if !opts.Resume && ra == nil {
+	if !opts.Resume && ra == nil && !opts.MintedID {
 		// Checked again once the id is reserved: a call under it that ended meanwhile kept its outcome before
 		// it gave the id up. Rare (the two arrived together): refused even when it is the same call.
 		if s.outcomes.storedUse(opts.CallID, digest) != callIDFree {

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -71,25 +72,53 @@ func callDigest(name string, args any) string {
 	return digestOf(append(append([]byte(name), 0), raw...))
 }
 
+// lazyDigest is a call's callDigest, computed once, when first asked: most calls never ask (an id no host
+// chose, or one nothing is known under, whose outcome is not kept), and the canonical JSON is most of what
+// the core spends on a small call. Safe for concurrent use: a call in flight is compared by other calls.
+type lazyDigest struct {
+	once sync.Once
+	name string
+	args any // dropped once the digest is computed
+	d    string
+}
+
+func newLazyDigest(name string, args any) *lazyDigest { return &lazyDigest{name: name, args: args} }
+
+// knownDigest is a lazyDigest whose value is already known (a resumed round's own).
+func knownDigest(d string) *lazyDigest {
+	l := &lazyDigest{d: d}
+	l.once.Do(func() {})
+	return l
+}
+
+// get returns the digest; "" for a nil lazyDigest (a call that is not a tools/call).
+func (l *lazyDigest) get() string {
+	if l == nil {
+		return ""
+	}
+	l.once.Do(func() { l.d, l.args = callDigest(l.name, l.args), nil })
+	return l.d
+}
+
 // callIDUse is the one decision on a call without Resume whose id the bridge may know (docs/adr/0106): a
 // call in flight under the id, one kept in the store across a restart (a round, or its id's record), or one
 // whose outcome is kept or was evicted, with the same digest (callDigest) is the same call delivered again
 // and goes the resume path; with another digest, or none known (a record written before digests), the id is
 // used. A call in flight with another digest is left to beginCall, which refuses it ErrCallInFlight.
-func (co *callOutcomes) callIDUse(callID, digest string) callIDUse {
+func (co *callOutcomes) callIDUse(callID string, digest *lazyDigest) callIDUse {
 	s := co.s
 	if callID == "" {
 		return callIDFree
 	}
 	s.mu.Lock()
 	inFlight := s.calls[callID]
-	var d string
+	var d *lazyDigest
 	if inFlight != nil {
 		d = inFlight.digest
 	}
 	s.mu.Unlock()
 	if inFlight != nil {
-		if inFlight.method == "tools/call" && d != "" && d == digest {
+		if inFlight.method == "tools/call" && d.get() != "" && d.get() == digest.get() {
 			return callIDSame
 		}
 		return callIDFree // beginCall refuses it: ErrCallInFlight
@@ -99,13 +128,13 @@ func (co *callOutcomes) callIDUse(callID, digest string) callIDUse {
 
 // storedUse is callIDUse without the calls in flight: a round kept across a restart, or an outcome kept,
 // evicted or unknown (kept.go). callTool asks it again once the call's id is reserved.
-func (co *callOutcomes) storedUse(callID, digest string) callIDUse {
+func (co *callOutcomes) storedUse(callID string, digest *lazyDigest) callIDUse {
 	s := co.s
 	if callID == "" {
 		return callIDFree
 	}
 	same := func(d string) callIDUse {
-		if d != "" && d == digest {
+		if d != "" && d == digest.get() {
 			return callIDSame
 		}
 		return callIDUsed
@@ -188,14 +217,14 @@ func (co *callOutcomes) keepOutcome(call *activeCall, res **mcp.CallToolResult, 
 	if call.opts.CallID == "" || call.opts.MintedID {
 		return // an id the host did not choose: no host can resume it
 	}
-	o := &keptOutcome{result: *res, task: *task, err: *err, digest: call.digest}
+	o := &keptOutcome{result: *res, task: *task, err: *err, digest: call.digest.get()}
 	if cancelled := hostCancelled(call, o.err); cancelled != nil { // detach.go: the host's own decision
 		o.err = cancelled
 	}
 	// An approval's denial or expiry is an outcome too: nothing was sent, and a retry must not ask again; a
 	// call cut off while it waited for approval was not sent either, which a retry must know (approval.go).
 	if errors.As(o.err, new(*unsentError)) {
-		o = &keptOutcome{unsent: true, digest: call.digest}
+		o = &keptOutcome{unsent: true, digest: call.digest.get()}
 	} else if o.err != nil && !errors.As(o.err, new(*UpstreamError)) && !approvalOutcome(o.err) && !errors.Is(o.err, errCancelledByHost) {
 		return
 	}

@@ -52,8 +52,9 @@ type activeCall struct {
 	ctx    context.Context
 	token  string // progress token, "" when the host asked for no progress
 	taskOK bool   // the call may be answered with a task (CallToolOrTask)
-	// digest is callDigest of a tools/call's tool and arguments (docs/adr/0106); set under Session.mu.
-	digest string
+	// digest is callDigest of a tools/call's tool and arguments (docs/adr/0106), computed when first asked;
+	// set under Session.mu, nil for other methods.
+	digest *lazyDigest
 	// resume is the call's MRTR round record (durable.go); nil for calls that cannot take input.
 	resume *callResume
 	// ended is closed when a tools/call has its outcome, kept for resumed calls or not (resume.go).

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 )
@@ -30,37 +33,137 @@ func CheckDepth(m proto.Message) error {
 	return nil
 }
 
-// withinDepth reports whether m, at depth (the levels above it), stays within MaxNestingDepth.
+// withinDepth reports whether m, at depth (the levels above it), stays within MaxNestingDepth. It runs on
+// every request, so it walks only what can nest: a Struct, ListValue or Value by their Go types, and by
+// reflection only the fields of a message whose type can hold one (staticDepth).
 func withinDepth(m protoreflect.Message, depth int) bool {
-	if m.Descriptor().FullName() != "google.protobuf.Value" {
-		depth++
+	switch v := m.Interface().(type) {
+	case *structpb.Struct:
+		return structWithin(v, depth)
+	case *structpb.ListValue:
+		return listWithin(v, depth)
+	case *structpb.Value:
+		return valueWithin(v, depth)
 	}
+	md := m.Descriptor()
+	if depth+staticDepth(md) <= MaxNestingDepth {
+		return true // the type cannot nest deeper than that, whatever its fields hold
+	}
+	depth++
 	if depth > MaxNestingDepth {
 		return false
 	}
-	ok := true
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		k := fd.Kind()
+		if fd.IsMap() {
+			k = fd.MapValue().Kind()
+		}
+		if k != protoreflect.MessageKind && k != protoreflect.GroupKind || !m.Has(fd) {
+			continue
+		}
+		ok := true
+		switch v := m.Get(fd); {
 		case fd.IsList():
-			if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
-				l := v.List()
-				for i := 0; i < l.Len() && ok; i++ {
-					ok = withinDepth(l.Get(i).Message(), depth)
-				}
+			l := v.List()
+			for i := 0; i < l.Len() && ok; i++ {
+				ok = withinDepth(l.Get(i).Message(), depth)
 			}
 		case fd.IsMap():
-			if k := fd.MapValue().Kind(); k == protoreflect.MessageKind || k == protoreflect.GroupKind {
-				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-					ok = withinDepth(mv.Message(), depth)
-					return ok
-				})
-			}
-		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				ok = withinDepth(mv.Message(), depth)
+				return ok
+			})
+		default:
 			ok = withinDepth(v.Message(), depth)
 		}
-		return ok
-	})
-	return ok
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// structWithin, listWithin and valueWithin are withinDepth for the JSON-like types, without reflection: a
+// Struct and a ListValue are a level each, a Value none.
+func structWithin(s *structpb.Struct, depth int) bool {
+	if depth++; depth > MaxNestingDepth {
+		return false
+	}
+	for _, v := range s.GetFields() {
+		if !valueWithin(v, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+func listWithin(l *structpb.ListValue, depth int) bool {
+	if depth++; depth > MaxNestingDepth {
+		return false
+	}
+	for _, v := range l.GetValues() {
+		if !valueWithin(v, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+func valueWithin(v *structpb.Value, depth int) bool {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StructValue:
+		return structWithin(k.StructValue, depth)
+	case *structpb.Value_ListValue:
+		return listWithin(k.ListValue, depth)
+	}
+	return true
+}
+
+// unboundedDepth is staticDepth's answer for a type that can nest without limit.
+const unboundedDepth = math.MaxInt32
+
+// staticDepths caches staticDepth by message type (protoreflect.MessageDescriptor → int).
+var staticDepths sync.Map
+
+// staticDepth is the most levels a message of type md spans, itself included, whatever its fields hold
+// (counted as withinDepth counts), or unboundedDepth when it can hold a Struct, ListValue or Value, or
+// itself.
+func staticDepth(md protoreflect.MessageDescriptor) int {
+	if d, ok := staticDepths.Load(md); ok {
+		return d.(int)
+	}
+	d := typeDepth(md, map[protoreflect.FullName]bool{})
+	staticDepths.Store(md, d)
+	return d
+}
+
+func typeDepth(md protoreflect.MessageDescriptor, onPath map[protoreflect.FullName]bool) int {
+	name := md.FullName()
+	switch {
+	case name == "google.protobuf.Struct", name == "google.protobuf.ListValue", name == "google.protobuf.Value", onPath[name]:
+		return unboundedDepth
+	}
+	onPath[name] = true
+	defer delete(onPath, name)
+	deepest := 0
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
+			continue
+		}
+		d := typeDepth(fd.Message(), onPath)
+		if d == unboundedDepth {
+			return unboundedDepth
+		}
+		deepest = max(deepest, d)
+	}
+	return 1 + deepest
 }
 
 // CheckUTF8 returns INVALID_ARGUMENT, with a google.rpc.BadRequest violation naming each field (by its proto

@@ -71,6 +71,35 @@ func TestCheckDepth(t *testing.T) {
 	}
 }
 
+// TestCheckDepthMixed: Structs and ListValues nested in turn, under meta as under arguments, count a level
+// each; a type that cannot hold them is not walked (staticDepth) and one that can is.
+func TestCheckDepthMixed(t *testing.T) {
+	mixed := func(levels int) *structpb.Struct { // levels Structs and ListValues in turn, outermost a Struct
+		v := structpb.NewStringValue("x")
+		for i := levels - 1; i >= 1; i-- {
+			if i%2 == 1 {
+				v = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{v}})
+			} else {
+				v = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"k": v}})
+			}
+		}
+		return &structpb.Struct{Fields: map[string]*structpb.Value{"k": v}}
+	}
+	// The request is level 1: its meta may span MaxNestingDepth-1 levels.
+	if err := CheckDepth(&pb.CallToolRequest{SessionId: "s", Name: "t", Meta: mixed(MaxNestingDepth - 1)}); err != nil {
+		t.Errorf("meta at the limit: %v", err)
+	}
+	if err := CheckDepth(&pb.CallToolRequest{SessionId: "s", Name: "t", Meta: mixed(MaxNestingDepth)}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("meta one level over the limit = %v, want INVALID_ARGUMENT", err)
+	}
+	if d := staticDepth((&pb.GetSessionRequest{}).ProtoReflect().Descriptor()); d != 1 {
+		t.Errorf("staticDepth(GetSessionRequest) = %d, want 1", d)
+	}
+	if d := staticDepth((&pb.CallToolRequest{}).ProtoReflect().Descriptor()); d != unboundedDepth {
+		t.Errorf("staticDepth(CallToolRequest) = %d, want unbounded (it holds Structs)", d)
+	}
+}
+
 // TestCheckUTF8Linear: checking a 5,000-deep request allocates a small multiple of its size (it allocated
 // hundreds of megabytes, building every field's path as a string), and still names the bad field.
 func TestCheckUTF8Linear(t *testing.T) {
