@@ -28,7 +28,7 @@ GO_PACKAGES := ./...
 # e2e/ builds and runs the real binary; `make test-e2e` runs it on its own.
 GO_UNIT_PACKAGES := $$(go list ./... | grep -v /e2e)
 
-.PHONY: build run test test-go test-e2e test-fault test-python test-python-frameworks test-java test-java-frameworks conformance lint generate check-generate \
+.PHONY: bench-compare build run test test-go test-e2e test-fault test-python test-python-frameworks test-java test-java-frameworks conformance lint generate check-generate \
         tools node-tools python-peer redis-peer bench clean fmt check-third-party test-scale test-helm helm image test-image \
         help test-unit fuzz test-console grpcurl test-list-rss
 
@@ -172,6 +172,9 @@ conformance: node-tools ## The official MCP conformance suite, client side, both
 
 bench: build node-tools ## Benchmarks; rewrites BENCHMARKS.md and bench/results.json.
 	scripts/bench.sh
+
+bench-compare: ## The tree's bridge against BASE=<git revision>, in turns in one run (ROUNDS=3, BENCH_STEPS="S1 ").
+	scripts/bench-compare.sh
 
 fmt: ## gofmt and buf format, in place.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^gen/')
