@@ -117,13 +117,14 @@ func codeName(c codes.Code) string {
 // may run on after its host left, on the goroutine its session owns: the RPC then returns the host's context
 // error, and the record is written by that goroutine when the call ends, with the call's own outcome. The
 // service keeps no goroutine of its own for it; Close's core.Close waits for it (and so for its record).
-func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall) (*mcp.CallToolResult, *mcpcore.Task, error) {
+// held, for a detached call, is what it holds until it ends (detach, calls.go): the same hook gives it back,
+// after the record. The hook is the call's only one: it is built here, nowhere else.
+func (c *toolCalls) callToolAudited(ctx context.Context, sess *mcpcore.Session, tc toolCall, held func()) (*mcp.CallToolResult, *mcpcore.Task, error) {
 	start := time.Now()
-	then := tc.opts.OnEnd // detachCall's release of what a detached call holds
 	tc.opts.OnEnd = func(o mcpcore.CallOutcome) {
 		c.auditCall(ctx, sess, tc, start, o.Result, o.Task, o.Err)
-		if then != nil {
-			then(o)
+		if held != nil {
+			held()
 		}
 	}
 	return sess.CallToolOrTask(ctx, tc.params, tc.opts)

@@ -62,17 +62,16 @@ func callResultToProto(res *mcp.CallToolResult, task *mcpcore.Task) (*pb.CallToo
 	return callToolResultToProto(res)
 }
 
-// detachCall marks tc detached (ADR 0105): the session's use and the rate limiter's admission are released
-// when the call ends, not when the RPC does (in its end hook, which the core calls in every case). It
-// returns what the handler defers instead of useRelease.
-func detachCall(ctx context.Context, tc *toolCall, useRelease func()) func() {
-	admitted := holdAdmission(ctx)
+// detach marks tc detached (ADR 0105) and returns what the call then holds until it ends, not until its RPC
+// returns: the session's use (release) and the rate limiter's admission. callToolAudited's end hook, which
+// the core calls in every case, gives them back.
+func detach(ctx context.Context, tc *toolCall, release func()) (held func()) {
 	tc.opts.Detach = true
-	tc.opts.OnEnd = func(mcpcore.CallOutcome) {
-		useRelease()
+	admitted := holdAdmission(ctx)
+	return func() {
+		release()
 		admitted()
 	}
-	return func() {}
 }
 
 // CancelCall cancels a call in flight in the session, detached or not (ADR 0105).
@@ -100,7 +99,12 @@ func (c *toolCalls) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	defer func() { release() }()
+	var held func() // a detached call's: its end, not the RPC's return, gives the session's use back
+	defer func() {
+		if held == nil {
+			release()
+		}
+	}()
 	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
 	if err != nil {
 		return nil, err
@@ -109,9 +113,9 @@ func (c *toolCalls) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.
 	tc.opts.CallID, tc.opts.Resume = callID, req.GetResume()
 	tc.opts.MintedID = req.GetCallId() == "" // no host can resume it: its outcome is not kept
 	if req.GetDetach() {
-		release = detachCall(ctx, &tc, release)
+		held = detach(ctx, &tc, release)
 	}
-	res, task, err := s.callToolAudited(ctx, sess, tc)
+	res, task, err := s.callToolAudited(ctx, sess, tc, held)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -90,7 +90,12 @@ func (c *toolCalls) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Se
 	if err != nil {
 		return err
 	}
-	defer func() { release() }()
+	var held func() // a detached call's: its end, not the RPC's return, gives the session's use back
+	defer func() {
+		if held == nil {
+			release()
+		}
+	}()
 	tc, err := prepareToolCall(req.GetName(), req.GetArguments(), req.GetMeta(), req.GetTask())
 	if err != nil {
 		return err
@@ -164,7 +169,7 @@ func (c *toolCalls) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Se
 	tc.opts.CallID = callID
 	tc.opts.MintedID = req.GetCallId() == "" // the host chose no id to resume it by: its outcome is not kept
 	if req.GetDetach() {
-		release = detachCall(ctx, &tc, release)
+		held = detach(ctx, &tc, release)
 	}
 	tc.opts.OnProgress = func(p mcpcore.Progress) {
 		pp, err := progressToProto(&p)
@@ -193,7 +198,7 @@ func (c *toolCalls) StreamCallTool(req *pb.StreamCallToolRequest, stream grpc.Se
 		defer logPanic(s.logger, "stream call")
 		var o outcome
 		defer func() { done <- o }()
-		o.res, o.task, o.err = s.callToolAudited(ctx, sess, tc)
+		o.res, o.task, o.err = s.callToolAudited(ctx, sess, tc, held)
 	}()
 
 	flush := func() error {
