@@ -117,20 +117,21 @@ func (t *TrackedStore) note(err error) {
 		} else {
 			t.logged = t.since
 		}
-		t.logger.Log(context.Background(), level, "state store: a write failed; the bridge keeps serving, but what changes until writes succeed again is lost if it restarts (logged once until it recovers)", "err", err)
 		if t.onChange != nil {
 			t.onChange(false)
 		}
+		// Logged once the new health is published (/readyz, the metric): whoever reads the line finds it.
+		t.logger.Log(context.Background(), level, "state store: a write failed; the bridge keeps serving, but what changes until writes succeed again is lost if it restarts (logged once until it recovers)", "err", err)
 	case t.health != nil:
 		if t.good++; t.good < RecoverAfter {
 			return
 		}
 		t.good = 0
-		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond).String())
 		t.health = nil
 		t.degraded.Store(false)
 		if t.onChange != nil {
 			t.onChange(true)
 		}
+		t.logger.Info("state store: writes succeed again", "failing_for", time.Since(t.since).Round(time.Millisecond).String())
 	}
 }
