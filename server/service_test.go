@@ -720,19 +720,29 @@ func TestIdleTimeout(t *testing.T) {
 	wantCode(t, err, codes.NotFound)
 }
 
-// An attached host keeps a session from being closed as idle.
+// TestAttachedSessionIsNotIdle: a session a host is attached to is not idle, however long since its last
+// call. A session opened after it and never used closes as idle; the attached one, unused for longer, stays.
 func TestAttachedSessionIsNotIdle(t *testing.T) {
 	b := newBridge(t, bridgeConfig{opts: Options{IdleTimeout: 50 * time.Millisecond}})
 	ctx := testCtx(t, "")
 	id := b.create(ctx, serverLegacy).GetSessionId()
 	h := b.connect(ctx)
 	h.Attach(id)
-	// Several reaper rounds pass while a call runs for 300ms; the session survives them.
-	if _, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "long_operation", Arguments: mustStruct(t, map[string]any{"durationSeconds": 0.3, "steps": 1})}); err != nil {
+	control := b.create(ctx, serverLegacy).GetSessionId()
+	sess, err := b.core.Session(control)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id}); err != nil {
-		t.Fatalf("attached session closed as idle: %v", err)
+	sub := sess.Subscribe(0) // a core subscription does not count as use
+	defer sub.Close()
+	for range sub.C() { // ends when the control session closes: the reaper found it idle
+	}
+	if st, why := sess.State(); st != mcpcore.StateClosed || why != idleReason {
+		t.Fatalf("the unused session is %s (%s), want closed as idle", st, why)
+	}
+	got, err := b.client.GetSession(ctx, &pb.GetSessionRequest{SessionId: id})
+	if err != nil || got.GetSession().GetState() == pb.SessionState_SESSION_STATE_CLOSED {
+		t.Fatalf("the attached session = %v, %v; want it open (a host is attached)", got, err)
 	}
 }
 
