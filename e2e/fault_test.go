@@ -4,11 +4,15 @@ package e2e
 // request nobody answers, a shutdown — tried against the real binary, asserting the status a host gets.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -638,4 +642,64 @@ func childProcesses(t *testing.T, pid int) []string {
 		}
 	}
 	return out
+}
+
+// TestFaultServerBusySaysWhenToRetry: a Streamable HTTP server that refuses a call as busy (429, or 503)
+// with a Retry-After fails that call UNAVAILABLE with google.rpc.RetryInfo carrying its delay — on REST, 503
+// with a Retry-After header — and the session stays: the next call works. Before, the host got UNAVAILABLE
+// and no word on when to try again.
+func TestFaultServerBusySaysWhenToRetry(t *testing.T) {
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe.New() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			for _, busy := range []struct{ text, status, after string }{{"busy-429", "429", "7"}, {"busy-503", "503", "120"}} {
+				if bytes.Contains(body, []byte(busy.text)) {
+					code, _ := strconv.Atoi(busy.status)
+					w.Header().Set("Retry-After", busy.after)
+					http.Error(w, "busy", code)
+					return
+				}
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	b := start(t, bridgeConfig{extraServers: fmt.Sprintf("  busy:\n    url: %q\n", srv.URL)})
+	ctx := testCtx(t)
+	cs, err := b.client.CreateSession(ctx, &pb.CreateSessionRequest{Server: "busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cs.GetSession().GetSessionId()
+	for _, tc := range []struct {
+		text  string
+		delay time.Duration
+	}{{"busy-429", 7 * time.Second}, {"busy-503", 2 * time.Minute}} {
+		_, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": tc.text})})
+		var retry *errdetails.RetryInfo
+		for _, d := range status.Convert(err).Details() {
+			if ri, ok := d.(*errdetails.RetryInfo); ok {
+				retry = ri
+			}
+		}
+		if status.Code(err) != codes.Unavailable || retry == nil || retry.GetRetryDelay().AsDuration() != tc.delay {
+			t.Errorf("gRPC call refused %s = %v, RetryInfo %v; want UNAVAILABLE with a RetryInfo of %v", tc.text, err, retry, tc.delay)
+		}
+		resp, err := http.DefaultClient.Do(b.rest("").request(ctx, "POST", "/v1/sessions/"+id+"/tools/echo:call",
+			fmt.Sprintf(`{"arguments":{"text":%q}}`, tc.text)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := strconv.Itoa(int(tc.delay / time.Second)); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != want {
+			t.Errorf("REST call refused %s = %d Retry-After %q %s, want 503 with Retry-After %s", tc.text, resp.StatusCode, resp.Header.Get("Retry-After"), body, want)
+		}
+	}
+	res, err := b.client.CallTool(ctx, &pb.CallToolRequest{SessionId: id, Name: "echo", Arguments: args(t, map[string]any{"text": "after"})})
+	if err != nil || !strings.Contains(textOf(res.GetResult()), "after") {
+		t.Errorf("the next call = %v, %v; want it answered on the same session", res, err)
+	}
 }

@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -12,6 +13,9 @@ type callAttempt struct {
 	result   bool             // the server sent a result
 	errors   []*jsonrpc.Error // JSON-RPC errors the server sent (a response, or an HTTP error body)
 	lostSess bool             // the HTTP server refused the request: it had lost the session
+	// retryAfter is when the HTTP server said to try again, refusing the request as busy (429 or 503 with
+	// Retry-After); 0 when it did not say.
+	retryAfter time.Duration
 }
 
 // resetAttempt forgets what was seen of the previous request (run calls it before each one).
@@ -41,6 +45,20 @@ func (c *activeCall) sawLostSession() {
 	c.amu.Lock()
 	c.attempt.lostSess = true
 	c.amu.Unlock()
+}
+
+// sawRetryAfter records that the HTTP server refused the call's request as busy and said when to try again.
+func (c *activeCall) sawRetryAfter(d time.Duration) {
+	c.amu.Lock()
+	c.attempt.retryAfter = d
+	c.amu.Unlock()
+}
+
+// retryAfter is what sawRetryAfter recorded of the current request, 0 if nothing.
+func (c *activeCall) retryAfter() time.Duration {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	return c.attempt.retryAfter
 }
 
 // fromServer reports whether the server sent e (same code and message) for the current request.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -163,6 +164,30 @@ func UpstreamCode(err error) (int64, bool) {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		return ue.Err.Code, true
+	}
+	return 0, false
+}
+
+// RetryAfterError is an error after which the server said when to try again: an HTTP server that refused
+// the request as busy (429, or 503) with a Retry-After, at most MaxRetryAfter. It wraps the error's class
+// (ErrUnavailable); the server package adds google.rpc.RetryInfo to the status (REST: a Retry-After header).
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("%v (the server asks to retry after %v)", e.Err, e.After)
+}
+
+// Unwrap returns the error's class.
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// RetryAfter reports when err says to try again (a *RetryAfterError in its chain).
+func RetryAfter(err error) (time.Duration, bool) {
+	var ra *RetryAfterError
+	if errors.As(err, &ra) {
+		return ra.After, true
 	}
 	return 0, false
 }

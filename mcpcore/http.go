@@ -10,8 +10,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -224,6 +226,9 @@ func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *a
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	rpcErr, withID := errorBody(body)
+	if d, ok := retryAfter(resp); ok && origin != nil {
+		origin.sawRetryAfter(d) // the call fails ErrUnavailable, and the host is told when to try again
+	}
 	if req.Header.Get("Mcp-Session-Id") != "" {
 		lost := resp.StatusCode == http.StatusNotFound ||
 			(resp.StatusCode == http.StatusBadRequest && mentionsSession(body))
@@ -242,6 +247,32 @@ func (h *httpTap) inspectError(req *http.Request, resp *http.Response, origin *a
 	if sent != nil && !withID && refusedAlone(resp.StatusCode) {
 		h.refused(resp, rpcErr, sent, sentID)
 	}
+}
+
+// MaxRetryAfter bounds the delay a server's Retry-After can ask a host for (RetryAfterError): a server may
+// say anything, and a host that obeys it should not wait longer than this for the bridge's word.
+const MaxRetryAfter = time.Hour
+
+// retryAfter reads the Retry-After of a response refusing a request as busy (429 Too Many Requests, 503
+// Service Unavailable): delta-seconds or an HTTP-date (RFC 9110 10.2.3), at most MaxRetryAfter. A date in
+// the past is "now" (0 is reported as one second: a host is told to wait, however little).
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return 0, false
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		d = time.Duration(min(secs, uint64(MaxRetryAfter/time.Second))) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		d = time.Until(at)
+	} else {
+		return 0, false
+	}
+	return min(max(d, time.Second), MaxRetryAfter), true
 }
 
 // refusedAlone reports whether an HTTP error status answering a posted message is the failure of that message

@@ -3,12 +3,14 @@ package mcpcore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,6 +38,10 @@ func (h refusingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			code := 400
 			if i := bytes.Index(body, []byte(`"status":`)); i >= 0 {
 				code, _ = strconv.Atoi(string(body[i+9 : i+12]))
+			}
+			if _, v, ok := bytes.Cut(body, []byte(`"retryAfter":"`)); ok {
+				v, _, _ = bytes.Cut(v, []byte(`"`))
+				w.Header().Set("Retry-After", string(v))
 			}
 			http.Error(w, "the request was refused", code)
 			return
@@ -127,5 +133,58 @@ func TestHTTPErrorStatusFailsOnlyItsRequest(t *testing.T) {
 				t.Errorf("Stats().Reinitialized = %d, want 0", n)
 			}
 		})
+	}
+}
+
+// A server that refuses a request as busy (429, or 503) and says when to try again (Retry-After, in seconds
+// or as a date) fails the call ErrUnavailable with that delay (RetryAfter), at most MaxRetryAfter; without
+// the header, or with one that is neither, no delay is claimed. The session stays READY.
+func TestHTTPBusyRefusalSaysWhenToRetry(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: objectSchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ Text string }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "refuse", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	ts := httptest.NewServer(refusingHandler{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)})
+	t.Cleanup(ts.Close)
+	c, _ := newTestCore(t, map[string]ServerConfig{"http": {Transport: TransportStreamableHTTP, URL: ts.URL,
+		Restart: RestartPolicy{MaxRestarts: DefaultMaxRestarts}}}, nil)
+	s := open(t, c, "http", "2025-11-25", allCaps)
+	inAMinute := time.Now().Add(time.Minute).UTC().Format(http.TimeFormat)
+	for _, tc := range []struct {
+		status     int
+		retryAfter string
+		min, max   time.Duration // 0, 0: no delay claimed
+	}{
+		{429, "7", 7 * time.Second, 7 * time.Second},
+		{503, "120", 2 * time.Minute, 2 * time.Minute},
+		{429, inAMinute, 55 * time.Second, time.Minute},
+		{429, "0", time.Second, time.Second},
+		{503, "99999999999", MaxRetryAfter, MaxRetryAfter},
+		{429, "", 0, 0},
+		{503, "soon", 0, 0},
+	} {
+		args := map[string]any{"status": tc.status}
+		if tc.retryAfter != "" {
+			args["retryAfter"] = tc.retryAfter
+		}
+		_, err := s.CallTool(tctx(t), &mcp.CallToolParams{Name: "refuse", Arguments: args}, CallOptions{})
+		if got := Classify(err); got != ErrUnavailable {
+			t.Errorf("HTTP %d Retry-After %q: error %v (class %v), want ErrUnavailable", tc.status, tc.retryAfter, err, got)
+		}
+		d, ok := RetryAfter(err)
+		if tc.max == 0 && ok || tc.max > 0 && (!ok || d < tc.min || d > tc.max) {
+			t.Errorf("HTTP %d Retry-After %q: RetryAfter = %v, %v; want %v…%v", tc.status, tc.retryAfter, d, ok, tc.min, tc.max)
+		}
+		if st, why := s.State(); st != StateReady {
+			t.Errorf("HTTP %d: session %s (%s), want READY", tc.status, st, why)
+		}
+	}
+	if got := callText(t, s, "echo", map[string]any{"text": "still"}, CallOptions{}); got != "still" {
+		t.Errorf("the next call = %q", got)
 	}
 }

@@ -171,7 +171,12 @@ func ctxError(ctx context.Context) error {
 // a response the SDK could not use, is ErrBadMessage. The error's text is redacted of the server's
 // secrets (redact.go).
 func (s *Session) classify(ctx context.Context, g *generation, call *activeCall, err error) (out error) {
-	defer func() { out = s.red.err(out) }()
+	defer func() {
+		out = s.red.err(out)
+		if d := call.retryAfter(); d > 0 && errors.Is(out, ErrUnavailable) {
+			out = &RetryAfterError{Err: out, After: d} // the server refused the request as busy and said when to retry
+		}
+	}()
 	if ctx.Err() != nil {
 		return ctxError(ctx)
 	}

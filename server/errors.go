@@ -333,6 +333,9 @@ func toStatusPrefixed(err error, fieldPrefix string) error {
 			}}}
 			return withDetails(r.code, err.Error(), info, br)
 		}
+		if d, ok := mcpcore.RetryAfter(err); ok { // the server said when to try again
+			return withDetails(r.code, err.Error(), info, &errdetails.RetryInfo{RetryDelay: durationpb.New(d)})
+		}
 		return withDetails(r.code, err.Error(), info)
 	}
 	return internalError()

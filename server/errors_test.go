@@ -16,10 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	pb "github.com/mcp-bridge/mcp-bridge/gen/go/mcpbridge/v1"
 	"github.com/mcp-bridge/mcp-bridge/mcpcore"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -220,5 +222,38 @@ func TestReasonsAreTheProtoEnum(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("errors.go's reasons %v\nproto enum mcpbridge.v1.Reason %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+}
+
+// TestRetryAfterGivesRetryInfo: an error after which the server said when to retry keeps its class's code
+// and reason, and carries the delay as google.rpc.RetryInfo (the gateway's Retry-After).
+func TestRetryAfterGivesRetryInfo(t *testing.T) {
+	plain := fmt.Errorf("%w: rejected by transport", mcpcore.ErrUnavailable)
+	st := status.Convert(toStatus(&mcpcore.RetryAfterError{Err: plain, After: 7 * time.Second}))
+	base := status.Convert(toStatus(plain))
+	reasonOf := func(st *status.Status) string {
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				return info.GetReason()
+			}
+		}
+		return ""
+	}
+	if st.Code() != base.Code() || reasonOf(st) == "" || reasonOf(st) != reasonOf(base) {
+		t.Errorf("status %v %s, want %v %s as without the delay", st.Code(), reasonOf(st), base.Code(), reasonOf(base))
+	}
+	var retry *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			retry = ri
+		}
+	}
+	if retry.GetRetryDelay().AsDuration() != 7*time.Second {
+		t.Errorf("RetryInfo = %v, want 7s", retry)
+	}
+	for _, d := range base.Details() {
+		if _, ok := d.(*errdetails.RetryInfo); ok {
+			t.Error("RetryInfo on an error that says nothing of when to retry")
+		}
 	}
 }

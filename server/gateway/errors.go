@@ -73,7 +73,8 @@ func (w *challengeWriter) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the writer below.
 func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// setRetryAfter gives a REST answer of RESOURCE_EXHAUSTED with google.rpc.RetryInfo a Retry-After
+// setRetryAfter gives a REST answer with google.rpc.RetryInfo (RESOURCE_EXHAUSTED of a rate limit, UNAVAILABLE
+// of a server that refused a call as busy and said when to retry) a Retry-After
 // header (whole seconds, rounded up, as RFC 9110 has it).
 func setRetryAfter(w http.ResponseWriter, err error) {
 	st, ok := status.FromError(err)
