@@ -51,6 +51,9 @@ class BridgeError(Exception):
         details: every decoded detail message.
         call_id: the call id of the tool call that failed (``Session.call_tool`` and ``call_tool_stream`` set
             it, whether the host gave the id or the client made one up); "" for other calls.
+        retry_after: seconds to wait before trying again, from ``google.rpc.RetryInfo`` -- the caller's rate
+            limit (``RESOURCE_EXHAUSTED``), or an MCP server that refused the call as busy (``UNAVAILABLE``
+            ``UPSTREAM_UNAVAILABLE``, its HTTP ``Retry-After``); ``None`` when the bridge did not say.
     """
 
     def __init__(
@@ -82,6 +85,14 @@ class BridgeError(Exception):
         ``CALL_OUTCOME_UNKNOWN``. The tool may or may not have run: the host decides whether to call it again
         (with a new call id). Such errors are :class:`CallOutcomeUnknownError`."""
         return self.code == grpc.StatusCode.ABORTED and self.reason == CALL_OUTCOME_UNKNOWN
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before trying again (``google.rpc.RetryInfo.retry_delay``), ``None`` if not given."""
+        for d in self.details:
+            if type(d).__name__ == "RetryInfo" and d.HasField("retry_delay"):
+                return d.retry_delay.seconds + d.retry_delay.nanos / 1e9
+        return None
 
     @property
     def session_lost(self) -> bool:

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
 import dev.mcpbridge.v1.Reason;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -99,6 +100,17 @@ public class McpBridgeException extends RuntimeException {
   /** The upstream JSON-RPC error message, when the bridge reported one (ErrorInfo metadata jsonrpcMessage). */
   public Optional<String> jsonRpcMessage() {
     return errorInfo().map(i -> i.getMetadataMap().get("jsonrpcMessage"));
+  }
+
+  /**
+   * How long to wait before trying again ({@code google.rpc.RetryInfo}): the caller's rate limit ({@code
+   * RESOURCE_EXHAUSTED}), or an MCP server that refused the call as busy ({@code UNAVAILABLE} {@code
+   * UPSTREAM_UNAVAILABLE}, its HTTP {@code Retry-After}); empty when the bridge did not say.
+   */
+  public Optional<java.time.Duration> retryAfter() {
+    return detail(RetryInfo.class)
+        .filter(RetryInfo::hasRetryDelay)
+        .map(r -> java.time.Duration.ofSeconds(r.getRetryDelay().getSeconds(), r.getRetryDelay().getNanos()));
   }
 
   /** The ErrorInfo reason, e.g. "UPSTREAM_ERROR", "SESSION_NOT_FOUND"; empty if the bridge sent none. */

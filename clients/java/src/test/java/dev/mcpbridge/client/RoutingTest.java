@@ -78,6 +78,21 @@ class RoutingTest {
   }
 
   @Test
+  void retryAfterReadsRetryInfo() {
+    // An MCP server that refused the call as busy said when to retry: UNAVAILABLE with RetryInfo.
+    com.google.rpc.Status.Builder st = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+        .setMessage("m").addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder()
+            .setReason("UPSTREAM_UNAVAILABLE").setDomain("mcp-bridge").build()));
+    McpBridgeException without = McpBridgeException.from(io.grpc.protobuf.StatusProto.toStatusRuntimeException(st.build()));
+    assertEquals(java.util.Optional.empty(), without.retryAfter());
+    st.addDetails(com.google.protobuf.Any.pack(com.google.rpc.RetryInfo.newBuilder()
+        .setRetryDelay(com.google.protobuf.Duration.newBuilder().setSeconds(7).setNanos(500_000_000)).build()));
+    McpBridgeException with = McpBridgeException.from(io.grpc.protobuf.StatusProto.toStatusRuntimeException(st.build()));
+    assertEquals(java.util.Optional.of(java.time.Duration.ofMillis(7500)), with.retryAfter());
+    assertEquals("UPSTREAM_UNAVAILABLE", with.reason().orElse(""));
+  }
+
+  @Test
   void aHostStreamWhoseReplicaDiedEnds() throws Exception {
     try (FakeBridge fake = new FakeBridge()) {
       fake.idPrefix = "s-r1.";
