@@ -24,9 +24,9 @@ func TestHostileHugeToolList(t *testing.T) {
 		// not the bridge. make test-list-rss runs this test against a plain build.
 		t.Skip("RSS bound needs a binary built without -race: MCPBRIDGE_BIN=bin/mcp-bridge (make test-list-rss)")
 	}
-	const tools, lists = 100_000, 4
+	const tools = 100_000
 	list := string(probe.ToolList(tools))
-	srv := newRawHTTPServer(t, func(method string, id json_) string {
+	answer := func(method string, id json_) string {
 		switch method {
 		case "initialize":
 			return rawInitialize(id, "huge")
@@ -34,9 +34,30 @@ func TestHostileHugeToolList(t *testing.T) {
 			return rpcResult(id, list)
 		}
 		return ""
-	})
+	}
+	// Every transport's list waits for the slot before the SDK decodes it (the wire tap's received); a JSON
+	// body waits with only its first MiB read.
+	for _, tr := range []struct {
+		name    string
+		servers func(t *testing.T) string
+	}{
+		{"Streamable HTTP JSON", func(t *testing.T) string { return newRawHTTPServer(t, answer).config("huge") }},
+		{"Streamable HTTP SSE", func(t *testing.T) string { return serveRaw(t, &rawServer{answer: answer, sse: true}).config("huge") }},
+		{"stdio", func(t *testing.T) string {
+			return probeYAML(t, "huge", fmt.Sprintf("      %s: \"%d\"\n    protocolVersion: \"2025-11-25\"\n", probe.EnvHugeList, tools))
+		}},
+	} {
+		t.Run(tr.name, func(t *testing.T) { hugeToolLists(t, tr.servers(t), tools, int64(len(list))) })
+	}
+}
+
+// hugeToolLists lists the tools of four sessions of the server "huge" in servers (YAML under mcpServers) at
+// once, two over gRPC and two over REST, each of tools tools (size bytes of JSON), and bounds the bridge's
+// peak RSS growth to 4× size a list.
+func hugeToolLists(t *testing.T, servers string, tools int, size int64) {
+	const lists = 4
 	b := start(t, bridgeConfig{
-		extraServers: srv.config("huge"),
+		extraServers: servers,
 		extra:        "limits:\n  maxMessageBytes: 67108864\n",
 	})
 	ctx := testCtx(t)
@@ -89,7 +110,6 @@ func TestHostileHugeToolList(t *testing.T) {
 		t.Error(err)
 	}
 	peak := peakRSS(t, pid)
-	size := int64(len(list))
 	t.Logf("%d concurrent lists of %d tools (%d bytes each): peak RSS %d MB before, %d MB after (grew %d MB = %.1f× the list's size per list); RSS now %d MB",
 		lists, tools, size, before>>20, peak>>20, (peak-before)>>20, float64(peak-before)/float64(size*lists), rssBytes(t, pid)>>20)
 	if grew := peak - before; grew > 4*lists*size {

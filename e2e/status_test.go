@@ -179,6 +179,8 @@ type rawServer struct {
 	// refuse, when set, names the HTTP status (0: none) with which a tools/call of a tool is refused, with a
 	// plain text body and no JSON-RPC error.
 	refuse func(name string) int
+	// sse answers every request on an SSE stream (one event) instead of a JSON body.
+	sse bool
 }
 
 // newRawHTTPServer serves a rawServer without sessions that answers with answer (and call, once set).
@@ -228,6 +230,9 @@ func serveRaw(t *testing.T, rs *rawServer) *rawServer {
 			ctype, body = rs.call(msg.Params.Name, msg.ID)
 		} else {
 			body = rs.answer(msg.Method, msg.ID)
+		}
+		if rs.sse && ctype == "application/json" {
+			ctype, body = "text/event-stream", "event: message\ndata: "+body+"\n\n"
 		}
 		w.Header().Set("Content-Type", ctype)
 		if rs.sessionID != "" {

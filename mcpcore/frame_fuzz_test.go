@@ -32,7 +32,7 @@ func FuzzReadFrame(f *testing.F) {
 			lines = lines[:len(lines)-1]
 		}
 		for i := 0; ; i++ {
-			line, size, oversized, err := readFrame(br, int(max))
+			line, size, oversized, err := readFrame(br, int(max), nil)
 			if err != nil && !errors.Is(err, io.EOF) {
 				t.Fatalf("frame %d: %v", i, err)
 			}

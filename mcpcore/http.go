@@ -406,24 +406,11 @@ func (j *jsonBodyTap) read() ([]byte, error) {
 		if buf.Len() <= LargeListBytes {
 			return buf.Bytes(), nil
 		}
-		j.holdLargeList()
+		j.tap.s.holdLargeList(j.origin) // before the rest is read: the other large lists wait with 1 MiB read
 		limit -= int64(buf.Len())
 	}
 	_, err := buf.ReadFrom(io.LimitReader(j.body, limit))
 	return buf.Bytes(), err
-}
-
-// holdLargeList takes a large-list slot for the call (largelist.go). The server has answered: while the call
-// waits for the bridge, its requestTimeout is paused, as while it waits for a host; the host's deadline
-// still bounds the wait.
-func (j *jsonBodyTap) holdLargeList() {
-	if d := j.origin.deadline; d != nil {
-		d.pause()
-		defer d.resume()
-	}
-	if c := j.tap.s.core; c.largeLists.acquire(j.origin.ctx) {
-		c.stats.largeListWaits.Add(1)
-	}
 }
 
 func (j *jsonBodyTap) Close() error { return j.body.Close() }
@@ -473,7 +460,7 @@ var errSSENotJSON = errors.New("SSE data is not JSON")
 
 func (s *sseTap) Read(p []byte) (int, error) {
 	for len(s.out) == 0 && s.err == nil {
-		line, size, oversized, err := readSSELine(s.br, s.max)
+		line, size, oversized, err := readSSELine(s.br, s.max, s.holdLargeList)
 		s.answer = false
 		s.out = s.transform(line, size, oversized)
 		s.err = err
@@ -488,6 +475,10 @@ func (s *sseTap) Read(p []byte) (int, error) {
 	}
 	return 0, s.err
 }
+
+// holdLargeList takes the large-list slot for the tools/list call a long line answers — this POST's, else
+// the one the line's first bytes name — before the rest is read (largelist.go).
+func (s *sseTap) holdLargeList(prefix []byte) { s.tap.holdLargeListFor(prefix, s.origin) }
 
 func (s *sseTap) Close() error {
 	if s.pace != nil {
@@ -559,9 +550,10 @@ func (s *sseTap) frame(msg jsonrpc.Message) []byte {
 }
 
 // readSSELine reads one line, keeping at most 4 KiB of a line longer than max (oversized); an oversized
-// line ends in a newline all the same, so the SSE parser sees where it ends.
-func readSSELine(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
-	line, size, oversized, err = readBoundedLine(br, max+16, 4<<10)
+// line ends in a newline all the same, so the SSE parser sees where it ends. long, if set, is called before
+// the rest of a line longer than LargeListBytes is read, with its first bytes.
+func readSSELine(br *bufio.Reader, max int, long func(prefix []byte)) (line []byte, size int, oversized bool, err error) {
+	line, size, oversized, err = readBoundedLineHook(br, max+16, 4<<10, LargeListBytes, long)
 	if oversized && !bytes.HasSuffix(line, []byte("\n")) {
 		line = append(line, '\n')
 	}

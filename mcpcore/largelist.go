@@ -17,9 +17,15 @@ import (
 // without a slot (it is being abandoned, and its response with it). A ListTools holds at most one slot, so a
 // call that is retried (a reconnect) never waits for its own. Counted as Stats.LargeListWaits.
 //
-// What this covers: Streamable HTTP responses answered as one JSON body (jsonBodyTap), where the bridge
-// reads a body it can hold back. An SSE response stream and a stdio server's stdout carry other messages of
-// the session too and are not held back; their lists are still bounded by Limits.MaxMessageBytes.
+// Where: every transport's responses pass the wire tap's received (wiretap.go), which takes the slot for a
+// tools/list result over LargeListBytes before the SDK decodes it — a Streamable HTTP JSON body, a POST's or
+// the GET's SSE stream, a stdio server's stdout, the legacy SSE transport. The message has been read by then
+// (at most Limits.MaxMessageBytes); what waits for the slot is its decoding into the SDK's tools and the
+// conversion, most of a list's memory. Each transport's reader takes it earlier, after a response's first
+// LargeListBytes, so that a waiting list holds only that much: a Streamable HTTP JSON body (jsonBodyTap), an
+// SSE line and a stdio line (holdLargeListFor, which names the call from the line's first bytes when the
+// stream is not the call's own). On a stdio or SSE stream the wait holds the stream's later messages back
+// too, as any slow read of the stream would (bounded the same way).
 const (
 	// LargeListBytes is the size above which a tools/list response is a large list.
 	LargeListBytes = 1 << 20
@@ -50,6 +56,41 @@ type listHoldKey struct{}
 func HoldLargeList(ctx context.Context) (context.Context, func()) {
 	h := &listHold{}
 	return context.WithValue(ctx, listHoldKey{}, h), h.release
+}
+
+// holdLargeList takes a large-list slot for call (see above), if its context holds one (HoldLargeList). The
+// server has answered: while the call waits for the bridge, its requestTimeout is paused, as while it waits
+// for a host; the host's deadline still bounds the wait. A call holds one slot at most: a second take is a
+// no-op.
+func (s *Session) holdLargeList(call *activeCall) {
+	if d := call.deadline; d != nil {
+		d.pause()
+		defer d.resume()
+	}
+	if c := s.core; c.largeLists.acquire(call.ctx) {
+		c.stats.largeListWaits.Add(1)
+	}
+}
+
+// holdLargeListFor takes the slot for the tools/list call a line longer than LargeListBytes answers, before
+// the rest of the line is read: the call whose stream it is (origin, a POST's SSE stream), else the one whose
+// id the line's first bytes name (salvageID: a stdio server's stdout, a GET stream). A line that names no
+// list call of ours takes nothing; received takes the slot in any case before the SDK decodes a list.
+func (t *wireTap) holdLargeListFor(prefix []byte, origin *activeCall) {
+	call := origin
+	if call == nil || call.method != "tools/list" {
+		call = nil
+		if id, isRequest, ok := salvageID(prefix); ok && !isRequest {
+			t.mu.Lock()
+			if rec := t.outgoing[id]; rec != nil && rec.method == "tools/list" {
+				call = rec.call
+			}
+			t.mu.Unlock()
+		}
+	}
+	if call != nil {
+		t.s.holdLargeList(call)
+	}
 }
 
 // acquire takes a slot of l for the hold in ctx, waiting at most until ctx ends; it reports whether it

@@ -1,7 +1,10 @@
 package mcpcore
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -53,4 +56,43 @@ func TestLargeListSlots(t *testing.T) {
 	if l.acquire(ctx4); l.inUse() != 0 {
 		t.Fatal("a read after the release took a slot")
 	}
+}
+
+// TestReadBoundedLineHook: the hook is called once, when the line has grown past its threshold and before
+// the rest is read, with what was read so far; a line within the threshold does not call it, and the line
+// comes back whole either way.
+func TestReadBoundedLineHook(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":7,"result":"` + strings.Repeat("x", 3000) + `"}` + "\n"
+	r := &countingReader{r: strings.NewReader(long + `{"short":true}` + "\n")}
+	br := bufio.NewReaderSize(r, 256)
+	var calls int
+	var prefix []byte
+	var readAtCall int
+	hook := func(p []byte) { calls++; prefix = append([]byte(nil), p...); readAtCall = r.n }
+	line, size, oversized, err := readBoundedLineHook(br, 1<<20, 4<<10, 1000, hook)
+	if err != nil || oversized || string(line) != long || size != len(long) {
+		t.Fatalf("line = %d bytes (size %d, oversized %v, %v), want the whole line", len(line), size, oversized, err)
+	}
+	if calls != 1 || len(prefix) <= 1000 || !strings.HasPrefix(long, string(prefix)) || readAtCall >= len(long) {
+		t.Fatalf("hook called %d times with %d bytes after %d of %d were read; want once, past 1000 bytes, before the end", calls, len(prefix), readAtCall, len(long))
+	}
+	if id, isRequest, ok := salvageID(prefix); !ok || isRequest || id.Raw() != int64(7) {
+		t.Errorf("the prefix names id %v (request %v, ok %v), want response 7", id, isRequest, ok)
+	}
+	calls = 0
+	if line, _, _, err := readBoundedLineHook(br, 1<<20, 4<<10, 1000, hook); err != nil || string(line) != `{"short":true}`+"\n" || calls != 0 {
+		t.Errorf("a short line = %q, %v, hook called %d times; want it whole, no call", line, err, calls)
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

@@ -279,6 +279,10 @@ type stdioConn struct {
 	closeOnce sync.Once
 }
 
+// holdLargeList takes the large-list slot for the tools/list call a long line answers, named by the line's
+// first bytes, before the rest is read (largelist.go).
+func (c *stdioConn) holdLargeList(prefix []byte) { c.tap.holdLargeListFor(prefix, nil) }
+
 // reply writes a response to the server from Read (used to refuse a bad server request).
 func (c *stdioConn) reply(msg jsonrpc.Message) {
 	_ = c.Write(context.Background(), msg)
@@ -287,8 +291,8 @@ func (c *stdioConn) reply(msg jsonrpc.Message) {
 // readFrame reads one line of at most max bytes (not counting the newline). For a longer line it returns
 // the line's first 4 KiB with oversized set, having discarded the rest. size is the line's full length;
 // blank lines have size 0.
-func readFrame(br *bufio.Reader, max int) (line []byte, size int, oversized bool, err error) {
-	line, size, oversized, err = readBoundedLine(br, max+2, 4<<10) // room for "\r\n"
+func readFrame(br *bufio.Reader, max int, long func(prefix []byte)) (line []byte, size int, oversized bool, err error) {
+	line, size, oversized, err = readBoundedLineHook(br, max+2, 4<<10, LargeListBytes, long) // room for "\r\n"
 	if !oversized {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -303,9 +307,20 @@ func readFrame(br *bufio.Reader, max int) (line []byte, size int, oversized bool
 // bytes (the newline included) and only its first keep bytes past that (oversized; the rest is read and
 // dropped, so a line of any length costs at most limit + keep). size is the line's full length.
 func readBoundedLine(br *bufio.Reader, limit, keep int) (line []byte, size int, oversized bool, err error) {
+	return readBoundedLineHook(br, limit, keep, 0, nil)
+}
+
+// readBoundedLineHook is readBoundedLine that calls long with what it kept of the line so far, once, when
+// the line grows past at bytes, before the rest of it is read (a large list waits there for its slot:
+// largelist.go).
+func readBoundedLineHook(br *bufio.Reader, limit, keep, at int, long func(prefix []byte)) (line []byte, size int, oversized bool, err error) {
 	for {
 		frag, ferr := br.ReadSlice('\n')
 		size += len(frag)
+		if long != nil && size > at && errors.Is(ferr, bufio.ErrBufferFull) {
+			long(append(line, frag...))
+			long = nil
+		}
 		switch {
 		case oversized:
 		case len(line)+len(frag) > limit:
@@ -333,7 +348,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		defer stop()
 	}
 	for c.readErr == nil {
-		line, size, oversized, err := readFrame(c.br, c.max)
+		line, size, oversized, err := readFrame(c.br, c.max, c.holdLargeList)
 		c.readErr = err
 		if size == 0 {
 			continue

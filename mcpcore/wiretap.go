@@ -281,6 +281,9 @@ func (t *wireTap) received(msg jsonrpc.Message, origin *activeCall) (jsonrpc.Mes
 		}
 		if rec.call != nil {
 			rec.call.sawResponse(m.Error)
+			if rec.method == "tools/list" && m.Error == nil && len(m.Result) > LargeListBytes {
+				t.s.holdLargeList(rec.call) // largelist.go: before the SDK decodes it, whatever the transport
+			}
 		}
 		if (rec.method == "initialize" || rec.method == "server/discover") && m.Error == nil {
 			var r struct {

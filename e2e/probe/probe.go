@@ -13,11 +13,13 @@
 package probe
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/mcp-bridge/mcp-bridge/internal/stdiotransport"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -35,6 +37,10 @@ const (
 	EnvReport = "MCPBRIDGE_PROBE_REPORT"
 	// EnvNoLogging "1" serves NoLogging instead of the probe.
 	EnvNoLogging = "MCPBRIDGE_PROBE_NO_LOGGING"
+	// EnvHugeList "N" serves, instead of the probe, a plain JSON-RPC server (2025-11-25) whose tools/list
+	// answers ToolList(N) in one line, without listChanged (the bridge caches nothing): the huge list of the
+	// list-memory test over stdio.
+	EnvHugeList = "MCPBRIDGE_PROBE_HUGE_LIST"
 )
 
 // MaybeRun serves the probe over stdio and exits the process when $MCPBRIDGE_PROBE is "1"; otherwise it
@@ -42,6 +48,13 @@ const (
 func MaybeRun() {
 	if os.Getenv(EnvRun) != "1" {
 		return
+	}
+	if n, err := strconv.Atoi(os.Getenv(EnvHugeList)); err == nil {
+		if err := serveHugeList(os.Stdin, os.Stdout, n); err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	s := New()
 	if os.Getenv(EnvNoLogging) == "1" {
@@ -278,4 +291,49 @@ func ToolList(n int) []byte {
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()
+}
+
+// serveHugeList answers, one line a message, initialize (2025-11-25), ping and tools/list (ToolList(n), built
+// once) until in ends; other requests get -32601, notifications nothing.
+func serveHugeList(in io.Reader, out io.Writer, n int) error {
+	list := ToolList(n)
+	r := bufio.NewReaderSize(in, 1<<16)
+	w := bufio.NewWriterSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &msg) != nil || len(msg.ID) == 0 || msg.Method == "" {
+			continue // a notification, or a response to nothing the server asked
+		}
+		var result []byte
+		switch msg.Method {
+		case "initialize":
+			result = []byte(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"huge","version":"1"}}`)
+		case "ping":
+			result = []byte(`{}`)
+		case "tools/list":
+			result = list
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", msg.ID)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":`, msg.ID)
+		_, _ = w.Write(result)
+		_, _ = w.WriteString("}\n")
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
 }
