@@ -1,7 +1,10 @@
 package server
 
 import (
+	"iter"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,24 +89,21 @@ func withinDepth(m protoreflect.Message, depth int) bool {
 }
 
 // structWithin, listWithin and valueWithin are withinDepth for the JSON-like types, without reflection: a
-// Struct and a ListValue are a level each, a Value none.
+// Struct and a ListValue are a level each (valuesWithin), a Value none.
 func structWithin(s *structpb.Struct, depth int) bool {
-	if depth++; depth > MaxNestingDepth {
-		return false
-	}
-	for _, v := range s.GetFields() {
-		if !valueWithin(v, depth) {
-			return false
-		}
-	}
-	return true
+	return valuesWithin(maps.Values(s.GetFields()), depth)
 }
 
 func listWithin(l *structpb.ListValue, depth int) bool {
+	return valuesWithin(slices.Values(l.GetValues()), depth)
+}
+
+// valuesWithin is the level of a Struct or ListValue at depth whose values are vs.
+func valuesWithin(vs iter.Seq[*structpb.Value], depth int) bool {
 	if depth++; depth > MaxNestingDepth {
 		return false
 	}
-	for _, v := range l.GetValues() {
+	for v := range vs {
 		if !valueWithin(v, depth) {
 			return false
 		}
