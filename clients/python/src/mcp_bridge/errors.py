@@ -91,7 +91,7 @@ class BridgeError(Exception):
         """Seconds to wait before trying again (``google.rpc.RetryInfo.retry_delay``), ``None`` if not given."""
         for d in self.details:
             if type(d).__name__ == "RetryInfo" and d.HasField("retry_delay"):
-                return d.retry_delay.seconds + d.retry_delay.nanos / 1e9
+                return float(d.retry_delay.seconds + d.retry_delay.nanos / 1e9)
         return None
 
     @property
