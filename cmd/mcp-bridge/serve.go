@@ -307,14 +307,17 @@ func (b *bridge) addrs() listening {
 // for the whole upstream round trip, waiting rather than computing, so the pool is sized for the calls in
 // flight, not for the cores: with 2×GOMAXPROCS workers, 28 of 32 concurrent calls went to a fresh goroutine
 // each, and growing those goroutines' stacks was 8% of the bridge's CPU at c=32 (docs/perf-unary-findings.md).
-// An idle worker costs its goroutine and a stack the garbage collector shrinks.
+// A pool much larger than that costs the other way (ADR 0119): grpc-go hands a stream to the worker parked
+// longest, so one caller's calls go round every worker in turn, and each garbage collection halves the stack
+// of every parked worker; a worker's next call grows it back. At 64 workers most calls paid that regrowth.
 func streamWorkers() uint32 {
 	return uint32(max(minStreamWorkers, 2*goruntime.GOMAXPROCS(0)))
 }
 
 // minStreamWorkers is the pool's size on a small machine: the concurrency the benchmark's throughput runs use
-// (c=32) with room for host streams, which hold a worker for their lifetime when they find one free.
-const minStreamWorkers = 64
+// (c=32). Host streams, which hold a worker for their lifetime when they find one free, and calls beyond it
+// start goroutines of their own, as grpc-go does without a pool.
+const minStreamWorkers = 32
 
 // grpcWindow is the gRPC server's flow-control window per stream and per connection: fixed, so grpc-go does not
 // estimate the bandwidth-delay product with a ping per call, and large enough for a 1 MiB result to go out
