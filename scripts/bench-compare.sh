@@ -56,5 +56,5 @@ for k in keys:
     t = [x[k] for x in runs["tree"] if k in x]
     ma, mt = statistics.median(a), statistics.median(t)
     ratio = f"{mt / ma:.2f}" if ma else "—"
-    print(f"| {k} | {', '.join(map(str, a))} | {', '.join(map(str, t))} | {ma} | {mt} | {ratio} |")
+    print(f"| {k} | {', '.join(map(str, a))} | {', '.join(map(str, t))} | {ma:.4g} | {mt:.4g} | {ratio} |")
 PY

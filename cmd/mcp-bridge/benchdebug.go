@@ -3,9 +3,9 @@
 package main
 
 // Built only with -tags benchdebug (make bench builds such a binary next to the real one): a loopback debug
-// listener with net/http/pprof and /debug/stats (goroutines, the runtime's cumulative allocation counters),
-// at the address in MCPBRIDGE_BENCH_DEBUG_ADDR. The benchmark harness profiles the bridge through it; the
-// binary users run has no debug endpoint.
+// listener with net/http/pprof (CPU profiles and execution traces) and /debug/stats (goroutines, the runtime's
+// cumulative allocation counters, garbage collections), at the address in MCPBRIDGE_BENCH_DEBUG_ADDR. The
+// benchmark harness profiles the bridge through it; the binary users run has no debug endpoint.
 
 import (
 	"encoding/json"
@@ -31,6 +31,7 @@ func init() {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/stats", benchStats)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		done := make(chan struct{})
@@ -43,7 +44,7 @@ func init() {
 }
 
 // benchStats reports the runtime's counters: goroutines, cumulative heap allocation (bytes, objects), live
-// heap. ?gc=1 collects garbage first (for live-heap figures).
+// heap, garbage collections so far. ?gc=1 collects garbage first (for live-heap figures).
 func benchStats(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") == "1" {
 		runtime.GC()
@@ -53,7 +54,7 @@ func benchStats(w http.ResponseWriter, r *http.Request) {
 		{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"},
 		{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/sched/goroutines:goroutines"},
 		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"},
-		{Name: "/gc/stack/starting-size:bytes"},
+		{Name: "/gc/stack/starting-size:bytes"}, {Name: "/gc/cycles/total:gc-cycles"},
 	}
 	metrics.Read(s)
 	out := map[string]uint64{}
