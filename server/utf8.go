@@ -172,10 +172,12 @@ func typeDepth(md protoreflect.MessageDescriptor, onPath map[protoreflect.FullNa
 // would otherwise fail when the gateway marshals the request, as INTERNAL. The gateway runs it on every
 // request before sending it, after CheckDepth.
 //
-// Its work is linear in the message's size: the walk keeps the path as a stack of segments and joins it only
-// for a violation (building every field's path as a string cost memory in the square of the depth).
+// Its work is linear in the message's size: the walk keeps the path as a stack of segments and renders it
+// only for a violation (building every field's path as a string cost memory in the square of the depth). It
+// walks a Struct, ListValue or Value, which hold a call's arguments, by their Go types, and other messages by
+// reflection.
 func CheckUTF8(m proto.Message) error {
-	c := utf8Check{}
+	c := utf8Check{path: make([]pathSeg, 0, 8)}
 	c.message(m.ProtoReflect())
 	if len(c.vs) > 0 {
 		return invalidArgument(c.vs...)
@@ -188,50 +190,92 @@ const maxUTF8Violations = 20
 
 // utf8Check is one CheckUTF8 walk: the path to the value it is at, and the violations found.
 type utf8Check struct {
-	path []string // segments: "name", ".name", "[3]", "[\"key\"]"
+	path []pathSeg
 	vs   []mcpcore.FieldViolation
 }
 
-func (c *utf8Check) violation(desc string) {
-	if len(c.vs) < maxUTF8Violations {
-		c.vs = append(c.vs, mcpcore.FieldViolation{Field: strings.Join(c.path, ""), Description: desc})
-	}
+// pathSeg is one segment of a utf8Check's path: a field's name (".name" after the first segment), a list's
+// index ("[3]") or a map's key ("[\"key\"]").
+type pathSeg struct {
+	name  string // the field's name or the map's key
+	index int
+	kind  uint8 // segField, segIndex or segKey
 }
 
-func (c *utf8Check) push(seg string) { c.path = append(c.path, seg) }
-func (c *utf8Check) pop()            { c.path = c.path[:len(c.path)-1] }
+const (
+	segField uint8 = iota
+	segIndex
+	segKey
+)
+
+func (c *utf8Check) violation(desc string) {
+	if len(c.vs) >= maxUTF8Violations {
+		return
+	}
+	var b strings.Builder
+	for i, s := range c.path {
+		switch s.kind {
+		case segField:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.name)
+		case segIndex:
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case segKey:
+			b.WriteString("[" + strconv.Quote(s.name) + "]")
+		}
+	}
+	c.vs = append(c.vs, mcpcore.FieldViolation{Field: b.String(), Description: desc})
+}
+
+func (c *utf8Check) push(s pathSeg) { c.path = append(c.path, s) }
+func (c *utf8Check) pop()           { c.path = c.path[:len(c.path)-1] }
+
+// validKey reports whether a map key is valid UTF-8, noting a violation when not.
+func (c *utf8Check) validKey(key string) bool {
+	if utf8.ValidString(key) {
+		return true
+	}
+	c.violation("a key is not valid UTF-8")
+	return false
+}
 
 func (c *utf8Check) message(m protoreflect.Message) {
+	switch v := m.Interface().(type) {
+	case *structpb.Struct:
+		c.structFields(v)
+		return
+	case *structpb.ListValue:
+		c.listValues(v)
+		return
+	case *structpb.Value:
+		c.structValue(v)
+		return
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		name := string(fd.Name())
-		if len(c.path) > 0 {
-			name = "." + name
-		}
-		c.push(name)
-		defer c.pop()
+		c.push(pathSeg{name: string(fd.Name())})
 		switch {
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
-				c.push("[" + strconv.Itoa(i) + "]")
+				c.push(pathSeg{kind: segIndex, index: i})
 				c.value(fd, l.Get(i))
 				c.pop()
 			}
 		case fd.IsMap():
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				key := k.String()
-				if !utf8.ValidString(key) {
-					c.violation("a key is not valid UTF-8")
-					return true
+				if key := k.String(); c.validKey(key) {
+					c.push(pathSeg{kind: segKey, name: key})
+					c.value(fd.MapValue(), mv)
+					c.pop()
 				}
-				c.push("[" + strconv.Quote(key) + "]")
-				c.value(fd.MapValue(), mv)
-				c.pop()
 				return true
 			})
 		default:
 			c.value(fd, v)
 		}
+		c.pop()
 		return true
 	})
 }
@@ -244,5 +288,51 @@ func (c *utf8Check) value(fd protoreflect.FieldDescriptor, v protoreflect.Value)
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		c.message(v.Message())
+	}
+}
+
+// structFields, listValues and structValue walk a Struct, ListValue and Value as message would by
+// reflection, with the same paths ("fields[\"k\"].list_value.values[0].string_value").
+func (c *utf8Check) structFields(s *structpb.Struct) {
+	if len(s.GetFields()) == 0 {
+		return
+	}
+	c.push(pathSeg{name: "fields"})
+	for k, v := range s.GetFields() {
+		if c.validKey(k) {
+			c.push(pathSeg{kind: segKey, name: k})
+			c.structValue(v)
+			c.pop()
+		}
+	}
+	c.pop()
+}
+
+func (c *utf8Check) listValues(l *structpb.ListValue) {
+	c.push(pathSeg{name: "values"})
+	for i, v := range l.GetValues() {
+		c.push(pathSeg{kind: segIndex, index: i})
+		c.structValue(v)
+		c.pop()
+	}
+	c.pop()
+}
+
+func (c *utf8Check) structValue(v *structpb.Value) {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		if !utf8.ValidString(k.StringValue) {
+			c.push(pathSeg{name: "string_value"})
+			c.violation("not valid UTF-8")
+			c.pop()
+		}
+	case *structpb.Value_StructValue:
+		c.push(pathSeg{name: "struct_value"})
+		c.structFields(k.StructValue)
+		c.pop()
+	case *structpb.Value_ListValue:
+		c.push(pathSeg{name: "list_value"})
+		c.listValues(k.ListValue)
+		c.pop()
 	}
 }

@@ -23,6 +23,17 @@ func TestCheckUTF8(t *testing.T) {
 		{"valid", &pb.CallToolRequest{SessionId: "s-1", Name: "echo"}, ""},
 		{"top-level field", &pb.CallToolRequest{SessionId: "s-" + bad, Name: "echo"}, "session_id"},
 		{"nested value", &pb.CallToolRequest{SessionId: "s", Name: "echo", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"k": structpb.NewStringValue(bad)}}}, `arguments.fields["k"].string_value`},
+		{"in a nested struct", &pb.CallToolRequest{SessionId: "s", Name: "echo", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"k": structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"ok": structpb.NewNumberValue(1), "j": structpb.NewStringValue(bad)}}),
+		}}}, `arguments.fields["k"].struct_value.fields["j"].string_value`},
+		{"in a list", &pb.CallToolRequest{SessionId: "s", Name: "echo", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"k": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{structpb.NewStringValue("fine"), structpb.NewStringValue(bad), structpb.NewNullValue()}}),
+		}}}, `arguments.fields["k"].list_value.values[1].string_value`},
+		{"a key", &pb.CallToolRequest{SessionId: "s", Name: "echo", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"k" + bad: structpb.NewStringValue("v")}}}, `arguments.fields`},
+		{"in meta", &pb.CallToolRequest{SessionId: "s", Name: "echo", Meta: &structpb.Struct{Fields: map[string]*structpb.Value{"m": structpb.NewStringValue(bad)}}}, `meta.fields["m"].string_value`},
+		{"valid nesting", &pb.CallToolRequest{SessionId: "s", Name: "echo", Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"k": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{structpb.NewStructValue(&structpb.Struct{}), structpb.NewBoolValue(true)}}),
+		}}}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,5 +124,17 @@ func TestCheckUTF8Linear(t *testing.T) {
 	}
 	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, `invalid request: arguments.fields["a"].list_value.values[0]`) || !strings.HasSuffix(msg, "string_value: not valid UTF-8") {
 		t.Errorf("CheckUTF8 = %.200v…, want the bad field named", err)
+	}
+}
+
+// BenchmarkCheckUTF8 is the check every REST request gets, on a small CallToolRequest.
+func BenchmarkCheckUTF8(b *testing.B) {
+	args, _ := structpb.NewStruct(map[string]any{"text": strings.Repeat("a", 100), "n": 3, "list": []any{"x", "y"}})
+	m := &pb.CallToolRequest{SessionId: "s-1", Name: "echo", Arguments: args}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckUTF8(m); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
