@@ -118,7 +118,7 @@ func (co *callOutcomes) callIDUse(callID string, digest *lazyDigest) callIDUse {
 	}
 	s.mu.Unlock()
 	if inFlight != nil {
-		if d := d.get(); inFlight.method == "tools/call" && d != "" && d == digest.get() {
+		if held := d.get(); inFlight.method == "tools/call" && held != "" && held == digest.get() {
 			return callIDSame
 		}
 		return callIDFree // beginCall refuses it: ErrCallInFlight

@@ -221,9 +221,13 @@ func (c *utf8Check) violation(desc string) {
 			}
 			b.WriteString(s.name)
 		case segIndex:
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
 		case segKey:
-			b.WriteString("[" + strconv.Quote(s.name) + "]")
+			b.WriteByte('[')
+			b.WriteString(strconv.Quote(s.name))
+			b.WriteByte(']')
 		}
 	}
 	c.vs = append(c.vs, mcpcore.FieldViolation{Field: b.String(), Description: desc})
@@ -294,9 +298,6 @@ func (c *utf8Check) value(fd protoreflect.FieldDescriptor, v protoreflect.Value)
 // structFields, listValues and structValue walk a Struct, ListValue and Value as message would by
 // reflection, with the same paths ("fields[\"k\"].list_value.values[0].string_value").
 func (c *utf8Check) structFields(s *structpb.Struct) {
-	if len(s.GetFields()) == 0 {
-		return
-	}
 	c.push(pathSeg{name: "fields"})
 	for k, v := range s.GetFields() {
 		if c.validKey(k) {
